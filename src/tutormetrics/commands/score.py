@@ -1,0 +1,105 @@
+"""``tutormetrics score`` and ``tutormetrics metrics``: thin commands over :mod:`tutormetrics.scoring`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tutormetrics.commands import options as opt
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score)
+    app.command("metrics")(list_metrics_command)
+
+
+def score(
+    input: opt.InputPath,
+    output: Annotated[
+        str, typer.Option("--output", "-o", help="Output table (.csv, .parquet, .jsonl); '-' writes CSV to stdout.")
+    ] = "-",
+    id: opt.IdColumn = "exchange_id",
+    prompt: opt.PromptColumns = None,
+    response: opt.ResponseColumn = "response",
+    metrics: opt.MetricsSelection = "all",
+    input_format: opt.InputFormat = None,
+    output_format: opt.OutputFormat = None,
+    encoding: opt.Encoding = "utf8",
+    model_name_or_path: opt.ModelNameOrPath = None,
+    device: opt.Device = "auto",
+    dtype: opt.DType = "auto",
+    batch_size: opt.BatchSize = 32,
+    max_seq_length: opt.MaxSeqLength = None,
+    long_text: opt.LongText = "window",
+    trust_remote_code: opt.TrustRemoteCode = False,
+    syllables: opt.Syllables = "auto",
+    chunk_size: opt.ChunkSize = 2048,
+    progress: opt.Progress = None,
+    manifest: opt.Manifest = True,
+) -> None:
+    """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
+
+    Example: tutormetrics score exchanges.csv -o metrics.csv --prompt query --prompt code --metrics lexical
+    """
+    from tutormetrics.scoring import ScoreOptions, score_file
+
+    options = ScoreOptions(
+        id_column=id,
+        prompt_columns=list(prompt or ["prompt"]),
+        response_column=response,
+        metrics=metrics,
+        input_format=input_format,
+        output_format=output_format,
+        encoding=encoding,
+        model_name_or_path=model_name_or_path,
+        device=device,
+        dtype=dtype,
+        batch_size=batch_size,
+        max_seq_length=max_seq_length,
+        long_text=long_text,
+        trust_remote_code=trust_remote_code,
+        syllables=syllables,
+        chunk_size=chunk_size,
+        progress=progress,
+        write_manifest=manifest,
+    )
+    result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
+    if output == "-":
+        result.frame.write_csv(sys.stdout)
+
+
+def list_metrics_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List every registered metric family with its description, output columns and direction."""
+    import json
+
+    from tutormetrics.metrics.registry import REGISTRY
+
+    rows = []
+    for name in REGISTRY.names():
+        cls = REGISTRY.get_class(name)
+        metric = cls()
+        n_layers = 6 if "encoder" in cls.requires else None  # the bundled MiniLM-L6; real runs read the model
+        directions = metric.column_directions(n_layers)
+        rows.append(
+            {
+                "name": name,
+                "description": cls.description,
+                "requires": sorted(cls.requires),
+                "columns": {c: directions.get(c) for c in metric.columns(n_layers)},
+            }
+        )
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    arrow = {True: "↑ higher is better", False: "↓ lower is better", None: "· no direction"}
+    for row in rows:
+        typer.echo(f"{row['name']}  [{', '.join(row['requires']) or 'text'}]")
+        typer.echo(f"    {row['description']}")
+        for col, direction in row["columns"].items():
+            typer.echo(f"      {col:<26} {arrow[direction]}")
+    typer.echo("\nGroups for --metrics: all, lexical (no encoder), encoder. sync_lNN columns follow the model's layer count.")

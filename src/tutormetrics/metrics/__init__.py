@@ -1,0 +1,82 @@
+"""Metrics: families (classes), pure functions, the registry and the scoring suite.
+
+Every metric can be imported on its own::
+
+    from tutormetrics.metrics import distinct_n, jaccard, LexicalDiversity
+    distinct_n("a rose is a rose is a rose", 2)   # 0.428571...
+
+Encoder families (``EmbeddingSimilarity``, ``LayerwiseSynchrony``) import torch lazily on first access.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutormetrics.metrics.base import ARTIFACTS, Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.functional.length import (
+    char_count,
+    length_ratio,
+    length_ratio_chars,
+    length_structure,
+    mean_word_length,
+    sentence_count,
+    word_count,
+)
+from tutormetrics.metrics.functional.lexical import (
+    distinct_n,
+    distinct_n_li,
+    lexical_diversity,
+    ngram_entropy,
+    ngram_entropy_evenness,
+    ngram_entropy_nats,
+    repetition_n,
+    type_token_ratio,
+)
+from tutormetrics.metrics.functional.overlap import containment, jaccard, prompt_overlap
+from tutormetrics.metrics.functional.readability import (
+    SyllableCounter,
+    flesch_kincaid_grade,
+    flesch_reading_ease,
+    readability,
+    readability_counts,
+)
+from tutormetrics.metrics.length import LengthStructure
+from tutormetrics.metrics.lexical import LexicalDiversity
+from tutormetrics.metrics.overlap import PromptOverlap
+from tutormetrics.metrics.readability import Readability
+from tutormetrics.metrics.registry import (
+    GROUPS,
+    REGISTRY,
+    MetricRegistry,
+    get_metric,
+    list_metrics,
+    register_metric,
+)
+from tutormetrics.metrics.suite import Scorer, score_texts
+
+_LAZY = {
+    "EmbeddingSimilarity": "tutormetrics.metrics.embedding",
+    "LayerwiseSynchrony": "tutormetrics.metrics.synchrony",
+    "embedding_similarity_texts": "tutormetrics.metrics.embedding",
+    "layerwise_synchrony_texts": "tutormetrics.metrics.synchrony",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tutormetrics.metrics' has no attribute {name!r}")
+
+
+__all__ = [
+    "ARTIFACTS", "Artifacts", "ExchangeBatch", "Metric", "GROUPS", "REGISTRY", "MetricRegistry",
+    "get_metric", "list_metrics", "register_metric", "Scorer", "score_texts",
+    "LengthStructure", "LexicalDiversity", "PromptOverlap", "Readability",
+    "EmbeddingSimilarity", "LayerwiseSynchrony", "embedding_similarity_texts", "layerwise_synchrony_texts",
+    "char_count", "word_count", "sentence_count", "mean_word_length", "length_ratio", "length_ratio_chars",
+    "length_structure", "type_token_ratio", "distinct_n", "distinct_n_li", "ngram_entropy", "ngram_entropy_nats",
+    "ngram_entropy_evenness", "repetition_n", "lexical_diversity", "jaccard", "containment", "prompt_overlap",
+    "SyllableCounter", "readability_counts", "flesch_reading_ease", "flesch_kincaid_grade", "readability",
+]

@@ -1,0 +1,111 @@
+"""The metric protocol: what every metric family declares, and the shared artifacts it reads.
+
+A metric family is a thin class over pure functions (``tutormetrics.metrics.functional``). It declares
+its output columns up front, the shared artifacts it ``requires`` and its parameters; the suite
+(:mod:`tutormetrics.metrics.suite`) computes each artifact once per unique text and hands the same
+read-only :class:`Artifacts` to every family.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.encoders.artifacts import EncodedTexts
+
+#: Artifact names a metric may require. "tokens": T(x) per text; "sentences": S(x) counts;
+#: "encoder": one transformer pass per unique text (:class:`~tutormetrics.encoders.artifacts.EncodedTexts`).
+#: Every metric may read the NFC-normalised ``Artifacts.texts``.
+ARTIFACTS = frozenset({"tokens", "sentences", "encoder"})
+
+
+@dataclass(frozen=True)
+class ExchangeBatch:
+    """A batch of exchanges as indices into the unique texts of :class:`Artifacts`.
+
+    ``prompt_idx[i]`` and ``response_idx[i]`` point into ``Artifacts.texts`` for exchange ``ids[i]``.
+    """
+
+    ids: tuple[str, ...]
+    prompt_idx: np.ndarray
+    response_idx: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass
+class Artifacts:
+    """Per-unique-text artifacts, computed once and shared read-only by all metric families.
+
+    ``texts`` are NFC-normalised. Optional fields are ``None`` unless some metric requires them.
+    """
+
+    texts: list[str]
+    tokens: list[list[str]] | None = None
+    sentences: np.ndarray | None = None
+    encoded: EncodedTexts | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def prompts(self, batch: ExchangeBatch) -> list[str]:
+        return [self.texts[i] for i in batch.prompt_idx]
+
+    def responses(self, batch: ExchangeBatch) -> list[str]:
+        return [self.texts[i] for i in batch.response_idx]
+
+
+class Metric(ABC):
+    """Base class of a metric family.
+
+    Subclasses set the class attributes and implement :meth:`columns` and :meth:`score`.
+    ``__init__`` only stores keyword arguments (scikit-learn convention), so :meth:`get_params`
+    can read them back for the run manifest.
+
+    Example:
+        >>> from tutormetrics.metrics import get_metric
+        >>> get_metric("lexical_diversity").columns()[:2]
+        ['ttr', 'distinct_1']
+    """
+
+    #: Registry key, e.g. ``"lexical_diversity"``.
+    name: ClassVar[str]
+    #: One line shown by ``tutormetrics metrics``.
+    description: ClassVar[str]
+    #: Shared artifacts this family reads (subset of :data:`ARTIFACTS`).
+    requires: ClassVar[frozenset[str]] = frozenset()
+    #: ``True``/``False`` orients reports; ``None`` when "better" is not defined (e.g. length).
+    higher_is_better: ClassVar[bool | None] = None
+
+    @abstractmethod
+    def columns(self, n_layers: int | None = None) -> list[str]:
+        """Canonical output column names. ``n_layers`` (encoder blocks) matters only to synchrony."""
+
+    @abstractmethod
+    def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        """Return one float64 array of ``len(batch)`` values per column in :meth:`columns`."""
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters, read back from attributes of the same name."""
+        params = {}
+        for pname, p in inspect.signature(type(self).__init__).parameters.items():
+            if pname == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            params[pname] = getattr(self, pname)
+        return params
+
+    def column_directions(self, n_layers: int | None = None) -> dict[str, bool | None]:
+        """``higher_is_better`` per column; override when columns of a family differ."""
+        return {c: self.higher_is_better for c in self.columns(n_layers)}
+
+    def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
+        """Documented closed range ``(low, high)`` of each column's defined values (NaN aside)."""
+        return {c: (-np.inf, np.inf) for c in self.columns(n_layers)}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"

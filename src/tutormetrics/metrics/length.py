@@ -1,0 +1,48 @@
+"""Length and structure family (``resp_chars`` … ``len_ratio_chars``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.functional._util import ratio
+
+LENGTH_COLUMNS = ["resp_chars", "resp_words", "resp_sentences", "resp_mean_word_len", "len_ratio", "len_ratio_chars"]
+
+
+class LengthStructure(Metric):
+    """Response length in characters, words and sentences, mean word length, and response/prompt ratios.
+
+    >>> from tutormetrics.metrics import score_texts
+    >>> score_texts(["Where did the cat sit?"], ["The cat sat on the mat."], metrics=["length"])["resp_words"][0]
+    6.0
+    """
+
+    name = "length"
+    description = "Response length (chars, words, sentences), mean word length, response/prompt length ratios"
+    requires = frozenset({"tokens", "sentences"})
+    higher_is_better = None
+
+    def columns(self, n_layers: int | None = None) -> list[str]:
+        return list(LENGTH_COLUMNS)
+
+    def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
+        ranges = dict.fromkeys(LENGTH_COLUMNS, (0.0, np.inf))
+        ranges["resp_mean_word_len"] = (1.0, np.inf)
+        return ranges
+
+    def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        assert art.tokens is not None and art.sentences is not None
+        chars = np.array([len(art.texts[i].strip()) for i in range(len(art.texts))], dtype=np.float64)
+        words = np.array([len(t) for t in art.tokens], dtype=np.float64)
+        letters = np.array([sum(map(len, t)) for t in art.tokens], dtype=np.float64)
+        p, r = batch.prompt_idx, batch.response_idx
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {
+                "resp_chars": chars[r],
+                "resp_words": words[r],
+                "resp_sentences": art.sentences[r].astype(np.float64),
+                "resp_mean_word_len": np.array([ratio(letters[i], words[i]) for i in r]),
+                "len_ratio": np.array([ratio(words[i], words[j]) for i, j in zip(r, p)]),
+                "len_ratio_chars": np.array([ratio(chars[i], chars[j]) for i, j in zip(r, p)]),
+            }

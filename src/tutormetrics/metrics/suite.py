@@ -1,0 +1,329 @@
+"""The scoring suite: dedupe texts, build each shared artifact once, run every family, keep row order.
+
+1. Texts are NFC-normalised and deduplicated (MRBench: 1,655 exchanges share 200 prompts).
+2. ``T(x)`` and ``S(x)`` run once per unique text; the encoder runs once per unique text
+   (one forward pass feeds the embedding and synchrony families).
+3. Every family scores the same read-only :class:`~tutormetrics.metrics.base.Artifacts`.
+4. Input is processed in chunks of ``chunk_size`` exchanges, so memory stays flat as input grows.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from tutormetrics.errors import ConfigError
+from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
+from tutormetrics.text import normalize, split_sentences, tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+
+DEFAULT_CHUNK_SIZE = 2048
+
+
+class WindowingWarning(UserWarning):
+    """Some texts were longer than the encoder's max_seq_length (windowed or truncated)."""
+
+
+@dataclass
+class ScoreStats:
+    """Counts a run reports at the end (and writes into the manifest)."""
+
+    n_exchanges: int = 0
+    n_unique_texts: int = 0
+    n_encoded_texts: int = 0
+    n_long_texts: int = 0
+    n_empty_prompts: int = 0
+    n_empty_responses: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Scorer:
+    """Score exchanges with a set of metric families.
+
+    Args:
+        metrics: family names, groups (``"all"``, ``"lexical"``, ``"encoder"``), or :class:`Metric` instances.
+        encoder: an :class:`~tutormetrics.encoders.hf.EncoderConfig` or a ready
+            :class:`~tutormetrics.encoders.hf.TextEncoder`; only used when an encoder family is selected.
+        chunk_size: exchanges per chunk (memory bound; texts are deduplicated within a chunk).
+        progress: ``None`` shows a bar only on a terminal, ``True``/``False`` force it.
+
+    Example:
+        >>> s = Scorer(["length", "overlap"])
+        >>> s.score(["e1"], ["Where did the cat sit?"], ["The cat sat on the mat."])["jaccard_1"][0]
+        0.25
+    """
+
+    def __init__(
+        self,
+        metrics: str | Sequence[str | Metric] | None = None,
+        *,
+        encoder: EncoderConfig | TextEncoder | None = None,
+        registry: MetricRegistry = REGISTRY,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        progress: bool | None = None,
+        id_column: str = "exchange_id",
+    ) -> None:
+        if chunk_size < 1:
+            raise ConfigError("chunk_size must be at least 1")
+        self.families = _instantiate(metrics, registry)
+        self.chunk_size = chunk_size
+        self.progress = progress
+        self.id_column = id_column
+        self.stats = ScoreStats()
+        self._encoder_arg = encoder
+        self._encoder: TextEncoder | None = None
+        self.requires = frozenset().union(*(f.requires for f in self.families))
+        self._check_columns()
+
+    # -- configuration -------------------------------------------------------------------------
+    @property
+    def needs_encoder(self) -> bool:
+        return "encoder" in self.requires
+
+    @property
+    def encoder(self) -> TextEncoder:
+        """The shared encoder (loaded on first use)."""
+        if self._encoder is None:
+            from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+
+            arg = self._encoder_arg
+            self._encoder = arg if isinstance(arg, TextEncoder) else TextEncoder(arg or EncoderConfig())
+        return self._encoder
+
+    @property
+    def n_layers(self) -> int | None:
+        return self.encoder.n_layers if self.needs_encoder else None
+
+    def metric_columns(self) -> list[str]:
+        n_layers = self.n_layers
+        return [c for f in self.families for c in f.columns(n_layers)]
+
+    def diagnostic_columns(self) -> list[str]:
+        if not self.needs_encoder:
+            return []
+        cols = ["prompt_windows", "resp_windows"]
+        if self.encoder.config.long_text == "truncate":
+            cols += ["prompt_truncated", "resp_truncated"]
+        return cols
+
+    def columns(self) -> list[str]:
+        """Output columns in order: id, metric columns by family, diagnostics."""
+        return [self.id_column, *self.metric_columns(), *self.diagnostic_columns()]
+
+    def column_directions(self) -> dict[str, bool | None]:
+        return {c: d for f in self.families for c, d in f.column_directions(self.n_layers).items()}
+
+    def column_families(self) -> dict[str, str]:
+        return {c: f.name for f in self.families for c in f.columns(self.n_layers)}
+
+    def manifest(self) -> dict[str, Any]:
+        """Versions, parameters, encoder and syllable backend: everything needed to reproduce a run."""
+        import platform
+        from importlib.metadata import version
+
+        from tutormetrics import __version__
+
+        info: dict[str, Any] = {
+            "tutormetrics": __version__,
+            "python": platform.python_version(),
+            "polars": version("polars"),
+            "numpy": np.__version__,
+            "metrics": {f.name: {"class": type(f).__name__, "params": f.get_params()} for f in self.families},
+            "chunk_size": self.chunk_size,
+            "stats": {k: v for k, v in vars(self.stats).items() if k != "extra"} | self.stats.extra,
+        }
+        for f in self.families:
+            describe = getattr(f, "describe", None)
+            if callable(describe):
+                info["metrics"][f.name].update(describe())
+        if self.needs_encoder:
+            info["encoder"] = self.encoder.describe()
+        return info
+
+    # -- scoring -------------------------------------------------------------------------------
+    def score(
+        self,
+        ids: Sequence[str],
+        prompts: Sequence[str | None],
+        responses: Sequence[str | None],
+    ) -> pl.DataFrame:
+        """Score aligned sequences of ids, prompts and responses; one output row per input row, same order."""
+        if not (len(ids) == len(prompts) == len(responses)):
+            raise ConfigError("ids, prompts and responses must have the same length")
+        frames = list(self.iter_scores(_chunks(ids, prompts, responses, self.chunk_size), total=len(ids)))
+        if not frames:
+            return self.empty_frame()
+        return pl.concat(frames, how="vertical")
+
+    def iter_scores(
+        self,
+        chunks: Iterable[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]],
+        *,
+        total: int | None = None,
+    ) -> Iterator[pl.DataFrame]:
+        """Score an iterable of ``(ids, prompts, responses)`` chunks, yielding one frame per chunk."""
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, unit="ex", desc="scoring", disable=_disable(self.progress), leave=False)
+        try:
+            for ids, prompts, responses in chunks:
+                frame = self.score_chunk(ids, prompts, responses)
+                bar.update(len(ids))
+                yield frame
+        finally:
+            bar.close()
+            self._warn_long_texts()
+
+    def score_chunk(
+        self,
+        ids: Sequence[str],
+        prompts: Sequence[str | None],
+        responses: Sequence[str | None],
+    ) -> pl.DataFrame:
+        """Score one chunk (texts deduplicated within it)."""
+        texts: list[str] = []
+        index: dict[str, int] = {}
+
+        def intern(t: str | None) -> int:
+            t = normalize(t)
+            i = index.get(t)
+            if i is None:
+                i = index[t] = len(texts)
+                texts.append(t)
+            return i
+
+        p_idx = np.fromiter((intern(p) for p in prompts), dtype=np.int64, count=len(prompts))
+        r_idx = np.fromiter((intern(r) for r in responses), dtype=np.int64, count=len(responses))
+        batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx)
+        art = self.build_artifacts(texts, batch)
+
+        self.stats.n_exchanges += len(ids)
+        self.stats.n_unique_texts += len(texts)
+        stripped = np.array([not t.strip() for t in texts], dtype=bool)
+        self.stats.n_empty_prompts += int(stripped[p_idx].sum())
+        self.stats.n_empty_responses += int(stripped[r_idx].sum())
+
+        n_layers = art.encoded.n_layers if art.encoded is not None else None
+        data: dict[str, Any] = {self.id_column: list(batch.ids)}
+        for family in self.families:
+            out = family.score(batch, art)
+            for col in family.columns(n_layers):
+                if col not in out:
+                    raise RuntimeError(f"metric {family.name!r} did not return column {col!r}")
+                values = np.asarray(out[col], dtype=np.float64)
+                if values.shape != (len(batch),):
+                    raise RuntimeError(f"metric {family.name!r} returned {values.shape} values for {col!r}")
+                data[col] = values + 0.0  # clamp -0.0
+        if art.encoded is not None:
+            enc = art.encoded
+            data["prompt_windows"] = enc.n_windows[p_idx].astype(np.int64)
+            data["resp_windows"] = enc.n_windows[r_idx].astype(np.int64)
+            if "prompt_truncated" in self.diagnostic_columns():
+                data["prompt_truncated"] = enc.truncated[p_idx].astype(bool)
+                data["resp_truncated"] = enc.truncated[r_idx].astype(bool)
+        return pl.DataFrame(data)
+
+    def build_artifacts(self, texts: list[str], batch: ExchangeBatch) -> Artifacts:
+        """Compute each required artifact once per unique text."""
+        art = Artifacts(texts=texts)
+        if "tokens" in self.requires:
+            art.tokens = [tokenize(t) for t in texts]
+        if "sentences" in self.requires:
+            sentences = np.zeros(len(texts), dtype=np.int64)
+            for i in set(batch.response_idx.tolist()):
+                sentences[i] = len(split_sentences(texts[i]))
+            art.sentences = sentences
+        if self.needs_encoder:
+            encoder = self.encoder
+            art.encoded = encoder.encode(texts, progress=self.progress)
+            self.stats.n_encoded_texts += int((art.encoded.n_windows > 0).sum())
+            self.stats.n_long_texts += int((art.encoded.n_windows > 1).sum() + art.encoded.truncated.sum())
+        return art
+
+    def empty_frame(self) -> pl.DataFrame:
+        schema: dict[str, Any] = {self.id_column: pl.String}
+        schema.update({c: pl.Float64 for c in self.metric_columns()})
+        for c in self.diagnostic_columns():
+            schema[c] = pl.Boolean if c.endswith("_truncated") else pl.Int64
+        return pl.DataFrame(schema=schema)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _check_columns(self) -> None:
+        seen: dict[str, str] = {}
+        n_layers = None if not self.needs_encoder else _safe_layers(self)
+        for f in self.families:
+            for c in f.columns(n_layers):
+                if c in seen:
+                    raise ConfigError(f"metrics {seen[c]!r} and {f.name!r} both produce column {c!r}")
+                if c == self.id_column:
+                    raise ConfigError(f"metric {f.name!r} produces a column named like the id column {c!r}")
+                seen[c] = f.name
+
+    def _warn_long_texts(self) -> None:
+        if not self.needs_encoder or not self.stats.n_long_texts:
+            return
+        enc = self.encoder
+        verb = "truncated" if enc.config.long_text == "truncate" else "windowed"
+        warnings.warn(
+            f"{self.stats.n_long_texts} of {self.stats.n_encoded_texts} unique texts exceeded "
+            f"max_seq_length={enc.max_seq_length} and were {verb}",
+            WindowingWarning,
+            stacklevel=2,
+        )
+
+
+def score_texts(
+    prompts: Sequence[str | None],
+    responses: Sequence[str | None],
+    *,
+    metrics: str | Sequence[str | Metric] | None = "lexical",
+    ids: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> pl.DataFrame:
+    """Score two aligned lists of texts; returns a polars DataFrame keyed by ``exchange_id``.
+
+    >>> score_texts(["a rose is a flower which is a rose"], ["a rose is a rose is a rose"])["jaccard_2"][0]
+    0.5
+    """
+    ids = list(ids) if ids is not None else [str(i) for i in range(len(prompts))]
+    return Scorer(metrics, **kwargs).score(ids, prompts, responses)
+
+
+def _instantiate(metrics: str | Sequence[str | Metric] | None, registry: MetricRegistry) -> list[Metric]:
+    if metrics is None or isinstance(metrics, str):
+        return [registry.get(n) for n in registry.resolve(metrics)]
+    out: list[Metric] = []
+    for m in metrics:
+        if isinstance(m, Metric):
+            out.append(m)
+        elif isinstance(m, str):
+            out.extend(registry.get(n) for n in registry.resolve(m))
+        else:
+            raise ConfigError(f"not a metric: {m!r}")
+    if not out:
+        raise ConfigError("no metrics selected")
+    return out
+
+
+def _safe_layers(scorer: Scorer) -> int | None:
+    return scorer.encoder.n_layers
+
+
+def _chunks(
+    ids: Sequence[str], prompts: Sequence[str | None], responses: Sequence[str | None], size: int
+) -> Iterator[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]]:
+    for start in range(0, len(ids), size):
+        stop = start + size
+        yield ids[start:stop], prompts[start:stop], responses[start:stop]
+
+
+def _disable(progress: bool | None) -> bool | None:
+    return None if progress is None else not progress

@@ -1,0 +1,901 @@
+"""Many-facet Rasch model (MFRM) fitted by marginal maximum a posteriori (MML/MAP) with EAP theta.
+
+Model (``statistics.md`` §2.1), binary scores::
+
+    logit P(y_ijr = 1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik
+
+* ``θ_i ~ N(0, 1)`` is integrated out with 21 probabilists' Gauss–Hermite nodes (§2.2);
+  ``theta`` is the EAP ``Σ_q π_iq t_q`` and ``theta_sd`` the posterior SD, with a 94% interval
+  ``EAP ± 1.881·PSD``.
+* Priors: ``b_j ~ N(0, 1)``, ``γ_j ~ N(0, 0.5²)``, ``s ~ ZeroSumNormal(1)`` over raters and
+  ``β_j· ~ ZeroSumNormal(0.5)`` over groups within each criterion. Zero-sum vectors are
+  parametrised exactly as ``s = Qᵀz`` with the orthonormal Helmert map ``Q`` of
+  :func:`zero_sum_basis` (``QQᵀ = I``, rows sum to 0, ``QᵀQ = I − J/K``) and ``z ~ N(0, σ²I)``.
+* With one rater the rater facet is dropped (``s = 0``).
+
+Partial credit (Masters 1982, §2.5), scores ``0..M_j``: adjacent-category logits
+``log P(k)/P(k−1) = η − τ_jh`` with per-criterion thresholds summing to zero over steps
+(``τ_j = Q_{M_j}ᵀ z``, ``z ~ N(0, 1)``), so ``b_j`` is the criterion's mean step difficulty.
+Disordered thresholds are reported as they are.
+
+Choice of model (``model="auto"``): **binary** when every score is 0 or 1; otherwise **partial
+credit**, where the distinct observed score values of *each criterion*, in increasing order, become
+the ordered categories ``0..M_j`` (0/0.5/1 → 0/1/2; a criterion that only uses two values, e.g.
+0/1, has a single step and behaves as a Rasch item; unobserved values are squeezed out as in
+Facets' default). A criterion with a single observed value carries no information and is dropped
+(listed in ``MFRMResult.dropped_criteria``).
+
+Computation: observations are collapsed into *cells* that share the linear predictor (criterion,
+rater, group; plus exchange when a covariate is present), the per-exchange, per-node
+log-likelihood is a sparse count matrix times the cell log-probabilities, and the analytic
+gradient is scattered to the facets with ``np.bincount``. ``scipy.optimize.minimize`` runs
+L-BFGS-B; facet SEs come from the inverse Hessian (central differences of the analytic gradient).
+
+Example:
+    >>> ratings, truth = simulate_mfrm(n_items=120, seed=1)
+    >>> res = fit_mfrm(ratings)
+    >>> res.model, res.converged, res.n_obs
+    ('binary', True, 1200)
+    >>> res.theta_table().columns
+    ['exchange_id', 'theta', 'theta_sd', 'theta_low', 'theta_high']
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import polars as pl
+from numpy.polynomial.hermite_e import hermegauss
+from scipy import optimize, sparse
+from scipy.special import expit, logsumexp
+
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io import require_columns
+
+__all__ = [
+    "MFRMResult",
+    "Z94",
+    "fit_mfrm",
+    "simulate_mfrm",
+    "zero_sum_basis",
+    "quadrature",
+    "partial_credit_probabilities",
+]
+
+#: Half-width multiplier of a central 94% normal interval (``norm.ppf(0.97)``).
+Z94 = 1.880793608151251
+SIGMA_B = 1.0
+SIGMA_S = 1.0
+SIGMA_GAMMA = 0.5
+SIGMA_BETA = 0.5
+SIGMA_TAU = 1.0
+_MASK = 1e30  # "infinite" threshold sum for categories a criterion does not have
+REFERENCE_POINT = "theta = s = v = 0, beta at its zero-sum mean (0)"
+
+ModelKind = Literal["auto", "binary", "partial_credit"]
+
+
+# --------------------------------------------------------------------------------------------
+# Pure building blocks
+# --------------------------------------------------------------------------------------------
+
+
+def zero_sum_basis(k: int) -> np.ndarray:
+    """Orthonormal Helmert map ``Q`` ((k−1)×k): ``QQᵀ = I``, rows sum to 0, ``QᵀQ = I − J/k``.
+
+    ``x = Qᵀz`` turns ``k−1`` free numbers into a zero-sum vector; with ``z ~ N(0, σ²I)``,
+    ``x ~ ZeroSumNormal(σ)``.
+
+    Example:
+        >>> q = zero_sum_basis(3)
+        >>> np.allclose(q @ q.T, np.eye(2)), np.allclose(q.sum(1), 0)
+        (True, True)
+    """
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    q = np.zeros((k - 1, k))
+    for row in range(1, k):
+        q[row - 1, :row] = 1.0 / math.sqrt(row * (row + 1))
+        q[row - 1, row] = -row / math.sqrt(row * (row + 1))
+    return q
+
+
+def quadrature(n_nodes: int = 21) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes ``t`` and normalised weights ``w`` (Σw = 1) for ``E[f(θ)]``, θ ~ N(0, 1).
+
+    Example:
+        >>> t, w = quadrature(21)
+        >>> round(float(w.sum()), 12), round(float(w @ t**2), 12)
+        (1.0, 1.0)
+    """
+    t, w = hermegauss(n_nodes)
+    return t, w / w.sum()
+
+
+def partial_credit_probabilities(eta: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """Category probabilities of the partial-credit model, ``P(y=k) ∝ exp(Σ_{h≤k}(η − τ_h))``.
+
+    ``eta`` has any shape; ``tau`` holds the M step thresholds. Returns ``eta.shape + (M+1,)``.
+
+    Example:
+        >>> p = partial_credit_probabilities(np.array([-2.0, 0.0, 1.5]), np.array([-0.4, 0.4]))
+        >>> np.allclose(p.sum(-1), 1.0)
+        True
+    """
+    eta = np.asarray(eta, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    steps = eta[..., None] - tau
+    logits = np.concatenate([np.zeros(eta.shape + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
+    return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
+
+
+# --------------------------------------------------------------------------------------------
+# Design: observations collapsed to cells
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Design:
+    n_items: int
+    n_crit: int
+    n_raters: int
+    n_groups: int  # 0 = no group facet
+    n_cov: int
+    n_steps: np.ndarray  # (J,) M_j
+    m_max: int
+    cell_j: np.ndarray
+    cell_r: np.ndarray
+    cell_g: np.ndarray
+    cell_v: np.ndarray  # (n_cells, C) covariate values of the cell's exchange (C may be 0)
+    counts_cat: sparse.csr_matrix  # (I, n_cells*(M+1)) observation counts per cell x category
+    counts_cell: sparse.csr_matrix  # (I, n_cells)
+    cell_cat_total: np.ndarray  # (n_cells, M+1) counts over exchanges
+    n_obs: int
+    q_rater: np.ndarray
+    q_group: np.ndarray
+    q_steps: tuple[np.ndarray, ...]  # per criterion, Q_{M_j}
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.cell_j.shape[0])
+
+    def sizes(self) -> dict[str, int]:
+        """Number of free parameters per block (layout of the optimiser vector)."""
+        return {
+            "b": self.n_crit,
+            "zs": max(self.n_raters - 1, 0),
+            "gamma": self.n_crit * self.n_cov,
+            "zbeta": self.n_crit * max(self.n_groups - 1, 0),
+            "ztau": int(sum(max(int(m) - 1, 0) for m in self.n_steps)),
+        }
+
+
+def _build_design(
+    item: np.ndarray,
+    crit: np.ndarray,
+    rater: np.ndarray,
+    cat: np.ndarray,
+    *,
+    n_items: int,
+    n_crit: int,
+    n_raters: int,
+    n_steps: np.ndarray,
+    item_group: np.ndarray | None,
+    n_groups: int,
+    item_cov: np.ndarray | None,
+) -> _Design:
+    m_max = int(n_steps.max()) if n_steps.size else 1
+    group = item_group[item] if item_group is not None else np.zeros_like(item)
+    n_cov = 0 if item_cov is None else int(item_cov.shape[1])
+    # a cell shares the linear predictor; with a covariate that requires the exchange itself
+    key = (crit.astype(np.int64) * max(n_raters, 1) + rater) * max(n_groups, 1) + group
+    if n_cov:
+        key = key * n_items + item
+    uniq, cell = np.unique(key, return_inverse=True)
+    n_cells = uniq.shape[0]
+    first = np.zeros(n_cells, dtype=np.int64)
+    first[cell[::-1]] = np.arange(item.shape[0])[::-1]
+    cell_j, cell_r, cell_g = crit[first], rater[first], group[first]
+    cell_v = item_cov[item[first]] if n_cov else np.zeros((n_cells, 0))
+    ncat = m_max + 1
+    ones = np.ones(item.shape[0])
+    counts_cat = sparse.csr_matrix((ones, (item, cell * ncat + cat)), shape=(n_items, n_cells * ncat))
+    counts_cat.sum_duplicates()
+    counts_cell = sparse.csr_matrix((ones, (item, cell)), shape=(n_items, n_cells))
+    counts_cell.sum_duplicates()
+    cell_cat_total = np.bincount(cell * ncat + cat, minlength=n_cells * ncat).reshape(n_cells, ncat).astype(float)
+    return _Design(
+        n_items=n_items,
+        n_crit=n_crit,
+        n_raters=n_raters,
+        n_groups=n_groups,
+        n_cov=n_cov,
+        n_steps=n_steps,
+        m_max=m_max,
+        cell_j=cell_j,
+        cell_r=cell_r,
+        cell_g=cell_g,
+        cell_v=cell_v,
+        counts_cat=counts_cat,
+        counts_cell=counts_cell,
+        cell_cat_total=cell_cat_total,
+        n_obs=int(item.shape[0]),
+        q_rater=zero_sum_basis(max(n_raters, 1)),
+        q_group=zero_sum_basis(max(n_groups, 1)),
+        q_steps=tuple(zero_sum_basis(max(int(m), 1)) for m in n_steps),
+    )
+
+
+@dataclass(frozen=True)
+class _Params:
+    b: np.ndarray  # (J,)
+    s: np.ndarray  # (R,)
+    gamma: np.ndarray  # (J, C)
+    beta: np.ndarray  # (J, K) (K = max(n_groups, 1))
+    tau: np.ndarray  # (J, M_max) zero-padded beyond M_j
+
+
+def _split(x: np.ndarray, d: _Design) -> dict[str, np.ndarray]:
+    out, pos = {}, 0
+    for name, size in d.sizes().items():
+        out[name] = x[pos : pos + size]
+        pos += size
+    return out
+
+
+def _unpack(x: np.ndarray, d: _Design) -> _Params:
+    parts = _split(x, d)
+    s = d.q_rater.T @ parts["zs"] if d.n_raters > 1 else np.zeros(max(d.n_raters, 1))
+    gamma = parts["gamma"].reshape(d.n_crit, d.n_cov)
+    k = max(d.n_groups, 1)
+    if d.n_groups > 1:
+        beta = parts["zbeta"].reshape(d.n_crit, k - 1) @ d.q_group
+    else:
+        beta = np.zeros((d.n_crit, k))
+    tau = np.zeros((d.n_crit, d.m_max))
+    pos = 0
+    for j, m in enumerate(d.n_steps):
+        m = int(m)
+        if m > 1:
+            tau[j, :m] = d.q_steps[j].T @ parts["ztau"][pos : pos + m - 1]
+            pos += m - 1
+    return _Params(b=parts["b"], s=s, gamma=gamma, beta=beta, tau=tau)
+
+
+def _log_prior(x: np.ndarray, d: _Design) -> tuple[float, np.ndarray]:
+    parts = _split(x, d)
+    sig = {"b": SIGMA_B, "zs": SIGMA_S, "gamma": SIGMA_GAMMA, "zbeta": SIGMA_BETA, "ztau": SIGMA_TAU}
+    lp, grad = 0.0, []
+    for name, val in parts.items():
+        lp += -0.5 * float(val @ val) / sig[name] ** 2
+        grad.append(-val / sig[name] ** 2)
+    return lp, np.concatenate(grad) if grad else np.zeros(0)
+
+
+def _cell_terms(x: np.ndarray, d: _Design, t: np.ndarray) -> tuple[_Params, np.ndarray, np.ndarray]:
+    """Linear predictor per cell and the (cells, nodes, categories) log-probabilities."""
+    p = _unpack(x, d)
+    c = -p.b[d.cell_j] - p.s[d.cell_r] + p.beta[d.cell_j, d.cell_g]
+    if d.n_cov:
+        c = c + np.einsum("nc,nc->n", d.cell_v, p.gamma[d.cell_j])
+    eta = c[:, None] + t[None, :]  # (cells, Q)
+    # cumulative threshold sums T_jk (T_j0 = 0), masked beyond M_j
+    cum = np.concatenate([np.zeros((d.n_crit, 1)), np.cumsum(p.tau, axis=1)], axis=1)
+    ks = np.arange(d.m_max + 1)
+    cum = np.where(ks[None, :] <= d.n_steps[:, None], cum, _MASK)
+    logits = ks[None, None, :] * eta[:, :, None] - cum[d.cell_j][:, None, :]
+    logp = logits - logsumexp(logits, axis=2, keepdims=True)
+    return p, c, logp
+
+
+def _neg_log_posterior(
+    x: np.ndarray, d: _Design, t: np.ndarray, logw: np.ndarray, *, want_grad: bool = True
+) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """Scaled objective ``−(Σ_i log ∫ p(y_i|θ) N(θ) dθ + log prior)/n_obs`` and its gradient.
+
+    Also returns the node posteriors ``π_iq`` and the unscaled marginal log-likelihood.
+    """
+    p, _c, logp = _cell_terms(x, d, t)
+    n_cells, n_q, ncat = logp.shape
+    # S_iq = Σ_{cells, categories} counts · log P
+    lp2 = logp.transpose(0, 2, 1).reshape(n_cells * ncat, n_q)
+    s_iq = d.counts_cat @ lp2 + logw[None, :]
+    log_marg = logsumexp(s_iq, axis=1)
+    loglik = float(log_marg.sum())
+    lprior, gprior = _log_prior(x, d)
+    f = -(loglik + lprior) / d.n_obs
+    pi = np.exp(s_iq - log_marg[:, None])
+    if not want_grad:
+        return f, np.zeros_like(x), pi, loglik
+    prob = np.exp(logp)  # (cells, Q, ncat)
+    ks = np.arange(ncat, dtype=float)
+    expected = prob @ ks  # E[Y | cell, node]
+    weight = np.asarray(d.counts_cell.T @ pi)  # (cells, Q): Σ_i n_ik π_iq
+    obs_sum = d.cell_cat_total @ ks  # Σ y over a cell
+    g_c = obs_sum - np.einsum("kq,kq->k", expected, weight)  # d loglik / d c_k
+    grads: list[np.ndarray] = [-np.bincount(d.cell_j, g_c, minlength=d.n_crit)]
+    if d.n_raters > 1:
+        grads.append(d.q_rater @ -np.bincount(d.cell_r, g_c, minlength=d.n_raters))
+    if d.n_cov:
+        gg = np.stack(
+            [np.bincount(d.cell_j, g_c * d.cell_v[:, c], minlength=d.n_crit) for c in range(d.n_cov)], axis=1
+        )
+        grads.append(gg.ravel())
+    if d.n_groups > 1:
+        gb = np.bincount(d.cell_j * d.n_groups + d.cell_g, g_c, minlength=d.n_crit * d.n_groups)
+        grads.append((gb.reshape(d.n_crit, d.n_groups) @ d.q_group.T).ravel())
+    if any(int(m) > 1 for m in d.n_steps):
+        # d loglik / d τ_h = Σ [P(Y ≥ h) − 1[y ≥ h]]
+        p_ge = np.cumsum(prob[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]  # (cells, Q, M)
+        model_ge = np.einsum("kqh,kq->kh", p_ge, weight)
+        obs_ge = np.cumsum(d.cell_cat_total[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        g_tau_cell = model_ge - obs_ge
+        g_tau = np.stack(
+            [np.bincount(d.cell_j, g_tau_cell[:, h], minlength=d.n_crit) for h in range(d.m_max)], axis=1
+        )
+        for j, m in enumerate(d.n_steps):
+            m = int(m)
+            if m > 1:
+                grads.append(d.q_steps[j] @ g_tau[j, :m])
+    g = np.concatenate(grads) + gprior
+    return f, -g / d.n_obs, pi, loglik
+
+
+def _natural_map(d: _Design) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+    """Linear map A (natural × free) and labels (facet, level-kind, index) of the natural vector."""
+    sizes = d.sizes()
+    n_free = sum(sizes.values())
+    blocks: list[np.ndarray] = []
+    labels: list[tuple[str, str, str]] = []
+    offset = 0
+
+    def block(rows: np.ndarray, start: int) -> np.ndarray:
+        out = np.zeros((rows.shape[0], n_free))
+        out[:, start : start + rows.shape[1]] = rows
+        return out
+
+    blocks.append(block(np.eye(d.n_crit), offset))
+    labels += [("criterion", str(j), "") for j in range(d.n_crit)]
+    offset += sizes["b"]
+    if d.n_raters > 1:
+        blocks.append(block(d.q_rater.T, offset))
+        labels += [("rater", str(r), "") for r in range(d.n_raters)]
+    offset += sizes["zs"]
+    if d.n_cov:
+        blocks.append(block(np.eye(d.n_crit * d.n_cov), offset))
+        labels += [("covariate", str(j), str(c)) for j in range(d.n_crit) for c in range(d.n_cov)]
+    offset += sizes["gamma"]
+    if d.n_groups > 1:
+        blocks.append(block(np.kron(np.eye(d.n_crit), d.q_group.T), offset))
+        labels += [("group", str(j), str(k)) for j in range(d.n_crit) for k in range(d.n_groups)]
+    offset += sizes["zbeta"]
+    for j, m in enumerate(d.n_steps):
+        m = int(m)
+        if m > 1:
+            blocks.append(block(d.q_steps[j].T, offset))
+            offset += m - 1
+            labels += [("threshold", str(j), str(h)) for h in range(1, m + 1)]
+    return np.vstack(blocks), labels
+
+
+# --------------------------------------------------------------------------------------------
+# Result
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MFRMResult:
+    """Fitted MFRM: EAP theta per exchange, facet estimates with SEs, and fit diagnostics.
+
+    Attributes hold plain numpy arrays; :meth:`theta_table` and :meth:`facets_table` return tidy
+    polars frames. Intervals are 94% (``± 1.881·SE``; baseline probabilities are intervals on the
+    logit scale mapped back).
+    """
+
+    model: str
+    method: str
+    id_col: str
+    exchange_ids: pl.Series
+    criteria: list[str]
+    raters: list[str]
+    theta: np.ndarray
+    theta_sd: np.ndarray
+    b: np.ndarray
+    s: np.ndarray
+    gamma: np.ndarray
+    beta: np.ndarray
+    tau: np.ndarray
+    n_steps: np.ndarray
+    covariance: np.ndarray  # natural-parameter covariance (NaN if SEs were not computed)
+    natural_labels: list[tuple[str, str, str]]
+    covariate_names: list[str]
+    group_levels: list[str]
+    score_levels: dict[str, list[float]]
+    log_likelihood: float
+    log_posterior: float
+    converged: bool
+    n_obs: int
+    n_iter: int
+    message: str
+    n_nodes: int
+    dropped_criteria: list[str] = field(default_factory=list)
+    reference_point: str = REFERENCE_POINT
+
+    @property
+    def reliability(self) -> float:
+        """EAP reliability ``var(EAP) / (var(EAP) + mean(PSD²))``."""
+        v = float(np.var(self.theta))
+        return v / (v + float(np.mean(self.theta_sd**2)))
+
+    @property
+    def n_items(self) -> int:
+        return int(self.theta.shape[0])
+
+    def theta_table(self) -> pl.DataFrame:
+        """One row per exchange: ``exchange_id, theta, theta_sd, theta_low, theta_high`` (94%).
+
+        The id column keeps the name passed as ``id_col`` (``exchange_id`` by default).
+        """
+        return pl.DataFrame(
+            {
+                self.id_col: self.exchange_ids,
+                "theta": self.theta,
+                "theta_sd": self.theta_sd,
+                "theta_low": self.theta - Z94 * self.theta_sd,
+                "theta_high": self.theta + Z94 * self.theta_sd,
+            }
+        )
+
+    def _se(self) -> np.ndarray:
+        diag = np.diag(self.covariance) if self.covariance.size else np.zeros(0)
+        return np.sqrt(np.where(diag >= 0, diag, np.nan))
+
+    def facets_table(self) -> pl.DataFrame:
+        """Tidy facet estimates: ``facet, level, estimate, se, lower, upper, reference``.
+
+        Facets: ``criterion`` (b_j), ``rater`` (s_r), ``covariate:<name>`` (γ_j, level = criterion),
+        ``group:<level>`` (β_jk, level = criterion), ``threshold`` (τ_jh, level ``<criterion>:<h>``)
+        and ``baseline_probability`` (binary criterion: ``plogis(−b_j)``; partial credit: one row
+        ``<criterion>:P(y=k)`` per category at ``η = −b_j``), evaluated at ``reference_point``.
+        """
+        se_all = self._se()
+        rows: dict[str, list] = {k: [] for k in ("facet", "level", "estimate", "se", "lower", "upper", "reference")}
+
+        def add(facet: str, level: str, est: float, se: float, lo: float, hi: float, ref: str = "") -> None:
+            rows["facet"].append(facet)
+            rows["level"].append(level)
+            rows["estimate"].append(float(est))
+            rows["se"].append(float(se))
+            rows["lower"].append(float(lo))
+            rows["upper"].append(float(hi))
+            rows["reference"].append(ref)
+
+        index = {lab: i for i, lab in enumerate(self.natural_labels)}
+
+        def se_of(lab: tuple[str, str, str]) -> float:
+            i = index.get(lab)
+            return float(se_all[i]) if i is not None and i < se_all.shape[0] else float("nan")
+
+        for j, crit in enumerate(self.criteria):
+            se = se_of(("criterion", str(j), ""))
+            add("criterion", crit, self.b[j], se, self.b[j] - Z94 * se, self.b[j] + Z94 * se)
+        if len(self.raters) > 1:
+            for r, name in enumerate(self.raters):
+                se = se_of(("rater", str(r), ""))
+                add("rater", name, self.s[r], se, self.s[r] - Z94 * se, self.s[r] + Z94 * se)
+        for c, cname in enumerate(self.covariate_names):
+            for j, crit in enumerate(self.criteria):
+                est, se = self.gamma[j, c], se_of(("covariate", str(j), str(c)))
+                add(f"covariate:{cname}", crit, est, se, est - Z94 * se, est + Z94 * se)
+        if len(self.group_levels) > 1:
+            for k, lev in enumerate(self.group_levels):
+                for j, crit in enumerate(self.criteria):
+                    est, se = self.beta[j, k], se_of(("group", str(j), str(k)))
+                    add(f"group:{lev}", crit, est, se, est - Z94 * se, est + Z94 * se)
+        for j, crit in enumerate(self.criteria):
+            m = int(self.n_steps[j])
+            if m > 1:
+                for h in range(1, m + 1):
+                    est, se = self.tau[j, h - 1], se_of(("threshold", str(j), str(h)))
+                    add("threshold", f"{crit}:{h}", est, se, est - Z94 * se, est + Z94 * se)
+        for j, crit in enumerate(self.criteria):
+            for level, est, se_logit, se_p in self._baseline(j, index):
+                lo = expit(math.log(est / (1 - est)) - Z94 * se_logit) if 0 < est < 1 else float("nan")
+                hi = expit(math.log(est / (1 - est)) + Z94 * se_logit) if 0 < est < 1 else float("nan")
+                add("baseline_probability", level, est, se_p, lo, hi, self.reference_point)
+        return pl.DataFrame(rows)
+
+    def _baseline(self, j: int, index: dict) -> list[tuple[str, float, float, float]]:
+        """(level, P, SE on the logit scale, SE on the probability scale) at η = −b_j (delta method)."""
+        crit, m = self.criteria[j], int(self.n_steps[j])
+        cov = self.covariance
+        ib = index.get(("criterion", str(j), ""))
+        itau = [index.get(("threshold", str(j), str(h))) for h in range(1, m + 1)] if m > 1 else []
+        if m <= 1:
+            p = float(expit(-self.b[j]))
+            var_b = float(cov[ib, ib]) if cov.size else float("nan")
+            se_logit = math.sqrt(var_b) if var_b >= 0 else float("nan")
+            return [(crit, p, se_logit, p * (1 - p) * se_logit)]
+        tau = self.tau[j, :m]
+        probs = partial_credit_probabilities(np.array(-self.b[j]), tau)
+        ks = np.arange(m + 1)
+        mean_k = float(probs @ ks)
+        p_ge = np.cumsum(probs[::-1])[::-1][1:]  # P(Y >= h), h = 1..m
+        idx = [ib, *itau]
+        sub = cov[np.ix_(idx, idx)] if cov.size else np.full((m + 1, m + 1), np.nan)
+        out = []
+        for k in range(m + 1):
+            pk = float(probs[k])
+            # dP_k/db = -P_k (k - E[k]);  dP_k/dτ_h = P_k (P(Y>=h) - 1[h<=k])
+            grad = np.empty(m + 1)
+            grad[0] = -pk * (k - mean_k)
+            grad[1:] = pk * (p_ge - (np.arange(1, m + 1) <= k))
+            var_p = float(grad @ sub @ grad)
+            se_p = math.sqrt(var_p) if var_p >= 0 else float("nan")
+            se_logit = se_p / (pk * (1 - pk)) if 0 < pk < 1 else float("nan")
+            out.append((f"{crit}:P(y={k})", pk, se_logit, se_p))
+        return out
+
+    def summary(self) -> str:
+        """Short human-readable report (fit, reliability, facet table)."""
+        lines = [
+            f"MFRM ({self.model}, {self.method.upper()} + EAP, {self.n_nodes} Gauss-Hermite nodes)",
+            f"  observations {self.n_obs}, exchanges {self.n_items}, criteria {len(self.criteria)}, "
+            f"raters {len(self.raters)}" + (" (rater facet dropped)" if len(self.raters) <= 1 else ""),
+            f"  log-likelihood {self.log_likelihood:.3f}, converged {self.converged} ({self.n_iter} iterations)",
+            f"  EAP reliability {self.reliability:.3f}",
+            f"  reference point for probabilities: {self.reference_point}",
+        ]
+        if self.covariate_names:
+            lines.append(f"  covariates (z-scored unless stated otherwise): {', '.join(self.covariate_names)}")
+        if self.dropped_criteria:
+            lines.append(f"  dropped (single observed score): {', '.join(self.dropped_criteria)}")
+        ft = self.facets_table().filter(pl.col("facet") != "baseline_probability")
+        for row in ft.iter_rows(named=True):
+            lines.append(
+                f"  {row['facet']:<14} {row['level']:<28} {row['estimate']:8.3f}  se {row['se']:.3f}"
+                f"  [{row['lower']:.3f}, {row['upper']:.3f}]"
+            )
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Fitting
+# --------------------------------------------------------------------------------------------
+
+
+def _codes(s: pl.Series, *, sort: bool) -> tuple[np.ndarray, pl.Series]:
+    levels = s.unique(maintain_order=not sort)
+    if sort:
+        levels = levels.sort()
+    codes = s.replace_strict(levels, pl.Series(np.arange(len(levels))), return_dtype=pl.Int64).to_numpy()
+    return codes, levels
+
+
+def _per_item_table(
+    df: pl.DataFrame, id_col: str, ids: pl.Series, cols: list[str], what: str
+) -> pl.DataFrame:
+    require_columns(df, [id_col, *cols], source=what)
+    if df[id_col].dtype != ids.dtype:
+        try:
+            df = df.with_columns(pl.col(id_col).cast(ids.dtype))
+        except pl.exceptions.PolarsError as exc:
+            raise InputSchemaError(f"{what}: column {id_col!r} cannot be matched to the ratings ids") from exc
+    if df[id_col].is_duplicated().any():
+        raise InputSchemaError(f"{what}: {id_col!r} has duplicated ids", hint="give one row per exchange")
+    joined = pl.DataFrame({id_col: ids}).join(df.select([id_col, *cols]), on=id_col, how="left", maintain_order="left")
+    missing = joined.select(pl.any_horizontal(pl.col(cols).is_null())).to_series()
+    if missing.any():
+        raise InputSchemaError(
+            f"{what}: {int(missing.sum())} rated exchanges have no value in {cols}",
+            hint="provide a value for every exchange in the ratings",
+        )
+    return joined
+
+
+def fit_mfrm(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    covariates: pl.DataFrame | None = None,
+    covariate_cols: str | Sequence[str] | None = None,
+    standardize_covariates: bool = True,
+    groups: pl.DataFrame | None = None,
+    group_col: str | None = None,
+    model: ModelKind = "auto",
+    method: Literal["mml"] = "mml",
+    n_nodes: int = 21,
+    compute_se: bool = True,
+    maxiter: int = 1000,
+) -> MFRMResult:
+    """Fit the MFRM by marginal MAP over θ ~ N(0,1) (Gauss–Hermite) and return EAP theta.
+
+    ``logit P(y=1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik`` (binary) or its partial-credit
+    extension (see the module docstring for the automatic choice and the score → category rule).
+
+    Args:
+        ratings: long ratings, one row per (exchange, rater, criterion) score; null scores are dropped.
+        covariates: exchange-level table with ``id_col`` and numeric column(s) ``covariate_cols``
+            (default: every numeric column but the id). Values are z-scored over the rated exchanges
+            when ``standardize_covariates`` (so γ_j is per SD). Makes θ residual (latent regression).
+        groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
+            non-id column); one-hot x with zero-sum β_j· over groups.
+        model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
+        method: only ``"mml"`` for now (a Bayesian PyMC path would be ``"nuts"``).
+        compute_se: facet SEs from the inverse Hessian (finite differences of the gradient).
+
+    Example:
+        >>> ratings, _ = simulate_mfrm(n_items=100, seed=3)
+        >>> res = fit_mfrm(ratings)
+        >>> res.facets_table().filter(pl.col("facet") == "criterion").height
+        5
+    """
+    if method != "mml":
+        raise ConfigError(f"method {method!r} is not available", hint="use method='mml' (the Bayesian path is not implemented)")
+    if model not in ("auto", "binary", "partial_credit"):
+        raise ConfigError(f"unknown model {model!r}", hint="use auto, binary or partial_credit")
+    if n_nodes < 3:
+        raise ConfigError("n_nodes must be at least 3")
+    require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
+    df = ratings.select([id_col, rater_col, criterion_col, score_col])
+    try:
+        df = df.with_columns(pl.col(score_col).cast(pl.Float64))
+    except pl.exceptions.PolarsError as exc:
+        raise InputSchemaError(f"ratings: column {score_col!r} is not numeric", hint="scores must be numbers such as 0/1, 0/0.5/1 or 0-2") from exc
+    df = df.filter(pl.col(score_col).is_not_null() & pl.col(score_col).is_not_nan())
+    df = df.filter(pl.col(id_col).is_not_null() & pl.col(rater_col).is_not_null() & pl.col(criterion_col).is_not_null())
+    if df.height == 0:
+        raise InputSchemaError("ratings: no non-missing scores")
+    # scores -> categories per criterion
+    binary_scores = bool(df[score_col].is_in([0.0, 1.0]).all())
+    if model == "auto":
+        model = "binary" if binary_scores else "partial_credit"
+    if model == "binary" and not binary_scores:
+        raise ConfigError(
+            "model='binary' needs scores 0/1",
+            hint="use model='partial_credit' (or 'auto'), or pass a dichotomised score column (e.g. --score endorsed)",
+        )
+    crit_levels_all = df[criterion_col].unique(maintain_order=True)
+    score_levels: dict[str, list[float]] = {}
+    dropped: list[str] = []
+    for crit in crit_levels_all.to_list():
+        vals = sorted(set(df.filter(pl.col(criterion_col) == crit)[score_col].to_list()))
+        if model == "binary":
+            vals = [0.0, 1.0]
+        if len(vals) < 2 and model != "binary":
+            dropped.append(str(crit))
+        score_levels[str(crit)] = vals
+    if model == "binary":
+        dropped = [str(c) for c in crit_levels_all.to_list() if df.filter(pl.col(criterion_col) == c)[score_col].n_unique() < 2]
+    if dropped:
+        warnings.warn(f"criteria with a single observed score were dropped: {dropped}", stacklevel=2)
+        df = df.filter(~pl.col(criterion_col).cast(pl.String).is_in(dropped))
+        if df.height == 0:
+            raise InputSchemaError("ratings: every criterion has a single observed score; nothing to fit")
+    crit_codes, crit_levels = _codes(df[criterion_col], sort=False)
+    criteria = [str(c) for c in crit_levels.to_list()]
+    item_codes, ids = _codes(df[id_col], sort=True)
+    rater_codes, rater_levels = _codes(df[rater_col], sort=True)
+    raters = [str(r) for r in rater_levels.to_list()]
+    # category index of each score within its criterion
+    map_df = pl.DataFrame(
+        {
+            "__j": [j for j, c in enumerate(criteria) for _ in score_levels[c]],
+            "__score": [v for c in criteria for v in score_levels[c]],
+            "__cat": [k for c in criteria for k in range(len(score_levels[c]))],
+        },
+        schema={"__j": pl.Int64, "__score": pl.Float64, "__cat": pl.Int64},
+    )
+    cat = (
+        pl.DataFrame({"__j": crit_codes, "__score": df[score_col]})
+        .join(map_df, on=["__j", "__score"], how="left", maintain_order="left")["__cat"]
+        .to_numpy()
+    )
+    n_steps = np.array([len(score_levels[c]) - 1 for c in criteria], dtype=np.int64)
+    if model == "binary":
+        n_steps = np.ones(len(criteria), dtype=np.int64)
+    # exchange-level covariates and groups
+    cov_names: list[str] = []
+    item_cov = None
+    if covariates is not None:
+        if covariate_cols is None:
+            cov_names = [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
+        elif isinstance(covariate_cols, str):
+            cov_names = [covariate_cols]
+        else:
+            cov_names = list(covariate_cols)
+        if not cov_names:
+            raise InputSchemaError("covariates: no numeric covariate column found", hint="name it with covariate_cols / --covariate-col")
+        joined = _per_item_table(covariates, id_col, ids, cov_names, "covariates")
+        try:
+            item_cov = joined.select(pl.col(cov_names).cast(pl.Float64)).to_numpy()
+        except pl.exceptions.PolarsError as exc:
+            raise InputSchemaError(f"covariates: {cov_names} must be numeric") from exc
+        if standardize_covariates:
+            sd = item_cov.std(axis=0)
+            if np.any(sd == 0):
+                raise InputSchemaError("covariates: a covariate is constant over the rated exchanges")
+            item_cov = (item_cov - item_cov.mean(axis=0)) / sd
+    group_levels: list[str] = []
+    item_group = None
+    n_groups = 0
+    if groups is not None:
+        if group_col is None:
+            others = [c for c in groups.columns if c != id_col]
+            if len(others) != 1:
+                raise InputSchemaError("groups: name the group column", hint=f"choose one of {others} with group_col / --group-col")
+            group_col = others[0]
+        joined = _per_item_table(groups, id_col, ids, [group_col], "groups")
+        item_group, glev = _codes(joined[group_col].cast(pl.String), sort=True)
+        group_levels = [str(g) for g in glev.to_list()]
+        n_groups = len(group_levels)
+    design = _build_design(
+        item_codes,
+        crit_codes,
+        rater_codes,
+        cat.astype(np.int64),
+        n_items=len(ids),
+        n_crit=len(criteria),
+        n_raters=len(raters),
+        n_steps=n_steps,
+        item_group=item_group,
+        n_groups=n_groups,
+        item_cov=item_cov,
+    )
+    t, w = quadrature(n_nodes)
+    logw = np.log(w)
+    x0 = np.zeros(sum(design.sizes().values()))
+    # start b at the (attenuation-corrected) logit of the mean score proportion
+    tot = np.bincount(crit_codes, cat / n_steps[crit_codes], minlength=len(criteria))
+    cnt = np.bincount(crit_codes, minlength=len(criteria))
+    prop = np.clip(tot / np.maximum(cnt, 1), 0.02, 0.98)
+    x0[: len(criteria)] = -1.2 * np.log(prop / (1 - prop))
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g, _, _ = _neg_log_posterior(x, design, t, logw)
+        return f, g
+
+    res = optimize.minimize(
+        fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "ftol": 1e-13, "gtol": 1e-8}
+    )
+    x = res.x
+    f_hat, g_hat, pi, loglik = _neg_log_posterior(x, design, t, logw)
+    converged = bool(res.success) or float(np.max(np.abs(g_hat))) < 1e-6
+    theta = pi @ t
+    theta_sd = np.sqrt(np.maximum(pi @ t**2 - theta**2, 0.0))
+    amap, labels = _natural_map(design)
+    if compute_se and x.size:
+        hess = _hessian(x, design, t, logw) * design.n_obs
+        try:
+            cov_free = np.linalg.inv(hess)
+            if np.any(np.diag(cov_free) < 0) or not np.all(np.isfinite(cov_free)):
+                raise np.linalg.LinAlgError
+        except np.linalg.LinAlgError:
+            warnings.warn("MFRM Hessian is not positive definite; SEs are NaN", stacklevel=2)
+            cov_free = np.full((x.size, x.size), np.nan)
+        covariance = amap @ cov_free @ amap.T
+    else:
+        covariance = np.full((amap.shape[0], amap.shape[0]), np.nan)
+    p = _unpack(x, design)
+    return MFRMResult(
+        model=model,
+        method=method,
+        id_col=id_col,
+        exchange_ids=ids.alias(id_col),
+        criteria=criteria,
+        raters=raters,
+        theta=theta,
+        theta_sd=theta_sd,
+        b=p.b.copy(),
+        s=p.s.copy() if len(raters) > 1 else np.zeros(len(raters)),
+        gamma=p.gamma.copy(),
+        beta=p.beta.copy(),
+        tau=p.tau.copy(),
+        n_steps=n_steps,
+        covariance=covariance,
+        natural_labels=labels,
+        covariate_names=cov_names,
+        group_levels=group_levels,
+        score_levels={c: score_levels[c] for c in criteria},
+        log_likelihood=loglik,
+        log_posterior=-f_hat * design.n_obs,
+        converged=converged,
+        n_obs=design.n_obs,
+        n_iter=int(res.nit),
+        message=str(res.message),
+        n_nodes=n_nodes,
+        dropped_criteria=dropped,
+    )
+
+
+def _hessian(x: np.ndarray, d: _Design, t: np.ndarray, logw: np.ndarray, step: float = 1e-4) -> np.ndarray:
+    """Hessian of the scaled objective by central differences of the analytic gradient."""
+    n = x.size
+    h = np.empty((n, n))
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = step * max(1.0, abs(x[k]))
+        gp = _neg_log_posterior(x + e, d, t, logw)[1]
+        gm = _neg_log_posterior(x - e, d, t, logw)[1]
+        h[:, k] = (gp - gm) / (2 * e[k])
+    return 0.5 * (h + h.T)
+
+
+# --------------------------------------------------------------------------------------------
+# Simulation
+# --------------------------------------------------------------------------------------------
+
+
+def simulate_mfrm(
+    n_items: int = 249,
+    b: Sequence[float] = (1.517, 1.553, 0.0, -1.577, -1.493),
+    severities: Sequence[float] = (0.036, -0.036),
+    seed: int | None = 0,
+    *,
+    gamma: Sequence[float] | None = None,
+    beta: np.ndarray | Sequence[Sequence[float]] | None = None,
+    thresholds: np.ndarray | Sequence[Sequence[float]] | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Simulate fully crossed MFRM ratings (design of ``statistics.md`` §2.6).
+
+    θ ~ N(0,1) centred; ``gamma`` (J,) adds a standardised covariate v; ``beta`` (J×K, rows summing
+    to zero) adds K balanced groups; ``thresholds`` (J×M, rows summing to zero) makes partial-credit
+    scores 0..M instead of 0/1.
+
+    Returns:
+        ``(ratings, truth)``: ratings ``exchange_id, rater, criterion, score`` and the exchange-level
+        truth ``exchange_id, theta`` (+ ``v``, ``group`` when simulated).
+
+    Example:
+        >>> ratings, truth = simulate_mfrm(n_items=10, seed=0)
+        >>> ratings.height, truth.columns
+        (100, ['exchange_id', 'theta'])
+    """
+    rng = np.random.default_rng(seed)
+    b = np.asarray(b, dtype=float)
+    sev = np.asarray(severities, dtype=float)
+    n_crit, n_rat = b.size, sev.size
+    theta = rng.standard_normal(n_items)
+    theta -= theta.mean()
+    width = len(str(max(n_items - 1, 0)))
+    ids = [f"ex{i:0{width}d}" for i in range(n_items)]
+    truth: dict[str, object] = {"exchange_id": ids, "theta": theta}
+    eta_item = theta[:, None] - b[None, :]  # (I, J)
+    if gamma is not None:
+        v = rng.standard_normal(n_items)
+        v = (v - v.mean()) / v.std()
+        eta_item = eta_item + v[:, None] * np.asarray(gamma, dtype=float)[None, :]
+        truth["v"] = v
+    if beta is not None:
+        beta_arr = np.asarray(beta, dtype=float)
+        k = beta_arr.shape[1]
+        grp = rng.permutation(np.arange(n_items) % k)
+        eta_item = eta_item + beta_arr[:, grp].T
+        truth["group"] = [f"g{g + 1}" for g in grp]
+    eta = eta_item[:, :, None] - sev[None, None, :]  # (I, J, R)
+    if thresholds is None:
+        y = (rng.random(eta.shape) < expit(eta)).astype(float)
+    else:
+        tau = np.asarray(thresholds, dtype=float)
+        probs = np.stack([partial_credit_probabilities(eta[:, j, :], tau[j]) for j in range(n_crit)], axis=1)
+        u = rng.random(eta.shape)[..., None]
+        y = (u > np.cumsum(probs, axis=-1)).sum(-1).astype(float)
+        y = np.minimum(y, tau.shape[1])
+    ii, jj, rr = np.meshgrid(np.arange(n_items), np.arange(n_crit), np.arange(n_rat), indexing="ij")
+    ratings = pl.DataFrame(
+        {
+            "exchange_id": pl.Series(ids)[ii.ravel()],
+            "rater": pl.Series([f"r{r + 1}" for r in range(n_rat)])[rr.ravel()],
+            "criterion": pl.Series([f"c{j + 1}" for j in range(n_crit)])[jj.ravel()],
+            "score": y.ravel(),
+        }
+    )
+    return ratings, pl.DataFrame(truth)
