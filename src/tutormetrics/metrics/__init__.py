@@ -37,7 +37,7 @@ from tutormetrics.metrics.functional.readability import (
     SyllableCounter,
     flesch_kincaid_grade,
     flesch_reading_ease,
-    readability,
+    readability_scores,
     readability_counts,
 )
 from tutormetrics.metrics.length import LengthStructure
@@ -78,5 +78,5 @@ __all__ = [
     "char_count", "word_count", "sentence_count", "mean_word_length", "length_ratio", "length_ratio_chars",
     "length_structure", "type_token_ratio", "distinct_n", "distinct_n_li", "ngram_entropy", "ngram_entropy_nats",
     "ngram_entropy_evenness", "repetition_n", "lexical_diversity", "jaccard", "containment", "prompt_overlap",
-    "SyllableCounter", "readability_counts", "flesch_reading_ease", "flesch_kincaid_grade", "readability",
+    "SyllableCounter", "readability_counts", "flesch_reading_ease", "flesch_kincaid_grade", "readability_scores",
 ]

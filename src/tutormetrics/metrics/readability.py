@@ -37,6 +37,9 @@ class Readability(Metric):
             self._counter = SyllableCounter(self.syllables)  # type: ignore[arg-type]
         return self._counter
 
+    def __getstate__(self) -> dict[str, object]:
+        return {"syllables": self.syllables, "_counter": None}  # the dictionary reloads on demand
+
     def describe(self) -> dict[str, str]:
         """Syllable backend and data versions, for the run manifest."""
         return self.syllable_counter().describe()

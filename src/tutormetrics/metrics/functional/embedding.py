@@ -77,7 +77,7 @@ def extrema_rule(vmax: np.ndarray, vmin: np.ndarray) -> np.ndarray:
 
     Example:
         >>> extrema_rule(np.array([1.0, 0.5, 2.0]), np.array([-1.0, -3.0, 0.0]))
-        array([ 1. , -3. ,  2. ])
+        array([ 1., -3.,  2.])
     """
     vmax = np.asarray(vmax, dtype=np.float64)
     vmin = np.asarray(vmin, dtype=np.float64)

@@ -151,10 +151,10 @@ def flesch_kincaid_grade(counts: ReadabilityCounts) -> float:
     return 0.39 * (counts.words / counts.sentences) + 11.8 * (counts.syllables / counts.words) - 15.59
 
 
-def readability(text: str, counter: SyllableCounter | None = None) -> dict[str, float]:
+def readability_scores(text: str, counter: SyllableCounter | None = None) -> dict[str, float]:
     """Both readability columns for one text.
 
-    >>> readability("The cat sat on the mat.")["flesch_reading_ease"]
+    >>> readability_scores("The cat sat on the mat.")["flesch_reading_ease"]
     116.145
     """
     counts = readability_counts(text, counter or SyllableCounter())

@@ -1,0 +1,148 @@
+"""One conformance suite over every registered metric family (built-in or plugged in).
+
+Checks: declared columns == returned columns; NaN rules on empty input; documented ranges;
+permutation invariance with >= 3 texts of distinct, non-monotone lengths (the sort permutation
+[1, 2, 0] is not an involution, so a forward-permutation "restore" bug would show, metrics.md §9.3);
+batch-composition invariance (chunking and encoder batch size); determinism; get_params round trip.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from tutormetrics.metrics import REGISTRY, Scorer
+
+COUNT_COLUMNS = {"resp_chars", "resp_words", "resp_sentences"}
+
+# Prompts and responses in *different* length orders; lengths are distinct and non-monotone.
+PROMPTS = [
+    "where did the cat sit",  # 5 words
+    "what is two plus four",  # 5 words, repeated below (dedupe path)
+    "why is it half of the number? think step by step, we can add it again. is it two?",
+    "the cat",
+    "what is two plus four",
+]
+RESPONSES = [
+    "the cat sat on the mat. good question!",
+    "it is two plus four because you add",
+    "yes",
+    "can you try again? think of the fraction: half the number, then add two. what is it?",
+    "no",
+]
+IDS = [f"ex{i}" for i in range(len(PROMPTS))]
+
+
+def family_params():
+    return [pytest.param(name, id=name) for name in REGISTRY.names()]
+
+
+@pytest.fixture
+def make_scorer(request):
+    def make(name: str, **kwargs) -> Scorer:
+        cls = REGISTRY.get_class(name)
+        encoder = None
+        if "encoder" in cls.requires:
+            from tutormetrics.encoders.hf import EncoderConfig
+
+            model_dir = request.getfixturevalue("tiny_model_dir")
+            encoder = EncoderConfig(model_name_or_path=str(model_dir), batch_size=kwargs.pop("batch_size", 4))
+        return Scorer([cls()], encoder=encoder, progress=False, **kwargs)
+
+    return make
+
+
+def as_dict(frame) -> dict[str, dict[str, float]]:
+    cols = [c for c in frame.columns if c != "exchange_id"]
+    return {row["exchange_id"]: {c: row[c] for c in cols} for row in frame.iter_rows(named=True)}
+
+
+def assert_same(a: dict, b: dict, tol: float) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        for col, va in a[key].items():
+            vb = b[key][col]
+            if isinstance(va, float) and math.isnan(va):
+                assert isinstance(vb, float) and math.isnan(vb), (key, col)
+            else:
+                assert vb == pytest.approx(va, abs=tol), (key, col)
+
+
+@pytest.mark.parametrize("name", family_params())
+def test_declared_columns_are_returned_and_well_named(name, make_scorer):
+    scorer = make_scorer(name)
+    frame = scorer.score(IDS, PROMPTS, RESPONSES)
+    declared = scorer.metric_columns()
+    assert len(declared) == len(set(declared))
+    assert [c for c in frame.columns if c in declared] == declared
+    for col in declared:
+        assert col.islower() and " " not in col
+        assert frame[col].dtype.is_float()
+
+
+@pytest.mark.parametrize("name", family_params())
+def test_values_lie_in_documented_ranges(name, make_scorer):
+    scorer = make_scorer(name)
+    frame = scorer.score(IDS, PROMPTS, RESPONSES)
+    n_layers = scorer.n_layers
+    for family in scorer.families:
+        for col, (lo, hi) in family.column_ranges(n_layers).items():
+            values = frame[col].to_numpy()
+            defined = values[~np.isnan(values)]
+            assert defined.size, f"{col} is NaN everywhere on ordinary text"
+            assert np.all(defined >= lo - 1e-6) and np.all(defined <= hi + 1e-6), col
+            assert not np.any(np.signbit(values[values == 0])), f"{col} has -0.0"
+
+
+@pytest.mark.parametrize("name", family_params())
+def test_empty_exchange_is_nan_except_counts(name, make_scorer):
+    frame = make_scorer(name).score(["e"], [""], ["   "])
+    for col in frame.columns:
+        if col == "exchange_id" or col.endswith(("_windows", "_truncated")):
+            continue
+        value = frame[col][0]
+        if col in COUNT_COLUMNS:
+            assert value == 0.0, col
+        else:
+            assert math.isnan(value), col
+
+
+@pytest.mark.parametrize("name", family_params())
+def test_permutation_invariance(name, make_scorer):
+    scorer = make_scorer(name)
+    base = as_dict(scorer.score(IDS, PROMPTS, RESPONSES))
+    for perm in ([1, 2, 0, 4, 3], [3, 0, 4, 2, 1]):
+        permuted = scorer.score([IDS[i] for i in perm], [PROMPTS[i] for i in perm], [RESPONSES[i] for i in perm])
+        assert permuted["exchange_id"].to_list() == [IDS[i] for i in perm]  # rows keep input order
+        assert_same(base, as_dict(permuted), 1e-6)
+
+
+@pytest.mark.parametrize("name", family_params())
+def test_batch_composition_invariance(name, make_scorer):
+    together = as_dict(make_scorer(name, chunk_size=1000).score(IDS, PROMPTS, RESPONSES))
+    alone = as_dict(make_scorer(name, chunk_size=1).score(IDS, PROMPTS, RESPONSES))
+    assert_same(together, alone, 1e-5)
+    if "encoder" in REGISTRY.get_class(name).requires:
+        for batch_size in (1, 7):
+            other = as_dict(make_scorer(name, batch_size=batch_size).score(IDS, PROMPTS, RESPONSES))
+            assert_same(together, other, 1e-5)
+
+
+@pytest.mark.parametrize("name", family_params())
+def test_deterministic(name, make_scorer):
+    scorer = make_scorer(name)
+    first = as_dict(scorer.score(IDS, PROMPTS, RESPONSES))
+    assert_same(first, as_dict(scorer.score(IDS, PROMPTS, RESPONSES)), 0.0)
+
+
+@pytest.mark.parametrize("name", family_params())
+def test_params_round_trip_and_pickle(name):
+    metric = REGISTRY.get(name)
+    clone = type(metric)(**metric.get_params())
+    assert clone.get_params() == metric.get_params()
+    assert pickle.loads(pickle.dumps(metric)).get_params() == metric.get_params()
+    assert isinstance(metric.description, str) and metric.description
+    assert metric.higher_is_better in (True, False, None)
