@@ -51,16 +51,11 @@ def read_table(
     """
     path = Path(path)
     kind = infer_format(path, fmt)
-    if not path.exists():
-        raise InputSchemaError(f"{path}: file not found")
-    if path.is_dir():
-        raise InputSchemaError(f"{path}: is a directory, expected a file")
-    if path.stat().st_size == 0:
-        raise InputSchemaError(f"{path}: file is empty", hint="the file needs a header row and at least one data row")
+    _check_file(path)
     try:
         if kind == "csv":
             separator = "\t" if path.suffix.lower() == ".tsv" else ","
-            if encoding.lower().replace("-", "") in ("utf8", "utf8lossy"):
+            if _is_utf8(encoding):
                 _check_utf8(path)
                 df = pl.read_csv(path, separator=separator, infer_schema=not string_columns, encoding="utf8")
             else:
@@ -72,13 +67,22 @@ def read_table(
             df = pl.read_ndjson(path)
     except InputSchemaError:
         raise
-    except (pl.exceptions.PolarsError, OSError, ValueError, LookupError) as exc:
+    except LookupError as exc:
+        raise InputSchemaError(f"unknown text encoding {encoding!r}", hint="e.g. utf8, cp1252, latin-1") from exc
+    except UnicodeDecodeError as exc:
+        raise InputSchemaError(f"{path}: not valid {encoding}: {exc.reason} at byte {exc.start}", hint="check --encoding") from exc
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputSchemaError(f"{path}: could not be read as {kind}: {_first_line(exc)}") from exc
+    if kind == "csv":
+        df = df.with_columns(unguard_formulas_expr(df))
     return df
 
 
-def write_table(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> Path:
-    """Write ``df`` atomically (temporary file in the same folder, then rename) as CSV, Parquet or JSONL."""
+def write_table(df: pl.DataFrame | pl.LazyFrame, path: str | os.PathLike[str], fmt: str | None = None) -> Path:
+    """Write ``df`` atomically (temporary file in the same folder, then rename) as CSV, Parquet or JSONL.
+
+    A LazyFrame is streamed to disk without being collected in memory.
+    """
     path = Path(path)
     kind = infer_format(path, fmt)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,17 +90,44 @@ def write_table(df: pl.DataFrame, path: str | os.PathLike[str], fmt: str | None 
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        if kind == "csv":
+        if isinstance(df, pl.LazyFrame):
+            {"csv": df.sink_csv, "parquet": df.sink_parquet, "jsonl": df.sink_ndjson}[kind](tmp)
+        elif kind == "csv":
             df.write_csv(tmp)
         elif kind == "parquet":
             df.write_parquet(tmp)
         else:
             df.write_ndjson(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
     return path
+
+
+def scan_table(
+    path: str | os.PathLike[str], fmt: str | None = None, *, encoding: str = "utf8"
+) -> pl.LazyFrame:
+    """Open a table lazily for chunked reading; CSV columns are read as text (no type guessing)."""
+    path = Path(path)
+    kind = infer_format(path, fmt)
+    _check_file(path)
+    if kind == "csv":
+        separator = "\t" if path.suffix.lower() == ".tsv" else ","
+        if _is_utf8(encoding):
+            _check_utf8(path)
+            lf = pl.scan_csv(path, separator=separator, infer_schema=False)
+        else:
+            lf = read_table(path, fmt, encoding=encoding, string_columns=True).lazy()
+        try:
+            lf.collect_schema()
+        except pl.exceptions.PolarsError as exc:
+            raise InputSchemaError(f"{path}: could not be read as csv: {_first_line(exc)}") from exc
+        return lf.with_columns(unguard_formulas_expr(lf))
+    if kind == "parquet":
+        return pl.scan_parquet(path)
+    return pl.scan_ndjson(path)
 
 
 def require_columns(df: pl.DataFrame, columns: list[str], *, source: str, option: str | None = None) -> None:
@@ -114,6 +145,25 @@ def require_columns(df: pl.DataFrame, columns: list[str], *, source: str, option
     if option:
         hint += f"; choose another column with {option}"
     raise InputSchemaError(f"{source}: missing column {', '.join(parts)}", hint=hint)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _is_utf8(encoding: str) -> bool:
+    return encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8lossy")
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise InputSchemaError(f"{path}: file not found")
+    if path.is_dir():
+        raise InputSchemaError(f"{path}: is a directory, expected a file")
+    if path.stat().st_size == 0:
+        raise InputSchemaError(f"{path}: file is empty", hint="the file needs a header row and at least one data row")
 
 
 def _check_utf8(path: Path, chunk: int = 1 << 20) -> None:
@@ -155,20 +205,46 @@ def join_prompt_columns(df: pl.DataFrame, columns: list[str]) -> pl.Series:
     return df.select(pl.concat_str(parts, separator="\n\n", ignore_nulls=True).fill_null("").alias("prompt")).to_series()
 
 
-def stable_ids(prompts: pl.Series, responses: pl.Series) -> list[str]:
-    """Content ids for inputs without an id column: ``sha1(prompt, response)[:12]``, ``-2``, ``-3`` for repeats.
+def stable_id(prompt: str | None, response: str | None, seen: dict[str, int]) -> str:
+    """Content id for inputs without an id column: ``sha1(prompt, response)[:12]``, then ``-2``, ``-3`` for repeats.
 
-    Stable when rows are reordered or added, unlike row numbers.
+    Stable when rows are reordered or added, unlike row numbers. ``seen`` counts digests across chunks.
     """
     import hashlib
 
-    seen: dict[str, int] = {}
-    ids = []
-    for p, r in zip(prompts.to_list(), responses.to_list()):
-        digest = hashlib.sha1(f"{p or ''}\x1f{r or ''}".encode()).hexdigest()[:12]
-        seen[digest] = seen.get(digest, 0) + 1
-        ids.append(digest if seen[digest] == 1 else f"{digest}-{seen[digest]}")
-    return ids
+    digest = hashlib.sha1(f"{prompt or ''}\x1f{response or ''}".encode()).hexdigest()[:12]
+    seen[digest] = seen.get(digest, 0) + 1
+    return digest if seen[digest] == 1 else f"{digest}-{seen[digest]}"
+
+
+#: Characters that make a spreadsheet treat a cell as a formula (OWASP CSV injection).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def guard_formulas(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+    """Prefix text cells that start with ``= + - @`` (or tab/CR) with ``'`` so spreadsheets show them as text.
+
+    Only string columns change; numbers are never altered. :func:`read_table` undoes it.
+    """
+    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    pattern = "^[" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
+    exprs = [
+        pl.when(pl.col(name).str.contains(pattern)).then(pl.lit("'") + pl.col(name)).otherwise(pl.col(name)).alias(name)
+        for name, dtype in schema.items()
+        if dtype == pl.String
+    ]
+    return frame.with_columns(exprs) if exprs else frame
+
+
+def unguard_formulas_expr(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.Expr]:
+    """Expressions that strip the ``'`` added by :func:`guard_formulas` from string columns."""
+    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    pattern = "^'[" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
+    return [
+        pl.when(pl.col(name).str.contains(pattern)).then(pl.col(name).str.slice(1)).otherwise(pl.col(name)).alias(name)
+        for name, dtype in schema.items()
+        if dtype == pl.String
+    ]
 
 
 def _label(column: str) -> str:

@@ -1,22 +1,44 @@
-"""Score a file of exchanges: read, validate, score with the suite, write the table and its manifest.
+"""Score a file of exchanges: validate, stream in chunks, checkpoint each chunk, write atomically.
 
 This is the library function behind ``tutormetrics score``; the command only parses options.
+
+* **Streaming.** The input is read in chunks of ``chunk_size`` rows (polars ``collect_batches``), so
+  peak memory does not grow with the number of exchanges.
+* **Resumable.** Every scored chunk is written atomically to ``<output>.partial/`` together with a run
+  key (SHA-256 of the input bytes, the options that change results, metric parameters, encoder
+  fingerprint, package version). Rerunning the same command after an interruption (Ctrl-C, SIGKILL,
+  power loss) skips the chunks already there; chunk boundaries are fixed, so the final file is
+  byte-identical to an uninterrupted run.
+* **Atomic output.** The final table is assembled in a temporary file and renamed into place.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from tutormetrics import __version__
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import join_prompt_columns, read_table, require_columns, stable_ids, write_table
+from tutormetrics.io import (
+    guard_formulas,
+    infer_format,
+    join_prompt_columns,
+    require_columns,
+    scan_table,
+    stable_id,
+    write_table,
+)
 from tutormetrics.metrics.suite import Scorer
+
+Log = Callable[[str], None]
 
 
 @dataclass
@@ -41,53 +63,111 @@ class ScoreOptions:
     chunk_size: int = 2048
     progress: bool | None = None
     write_manifest: bool = True
+    dedupe: bool = False
+    resume: bool = True
+    csv_formula_guard: bool = True
+
+    def result_key(self) -> dict[str, Any]:
+        """The options that can change the numbers (progress, manifest and resume cannot)."""
+        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard"}
+        return {k: v for k, v in asdict(self).items() if k not in skip}
 
 
 @dataclass
 class ScoreResult:
-    frame: pl.DataFrame
+    frame: pl.DataFrame | None
     manifest: dict[str, Any]
     output: Path | None
+    n_rows: int
+    resumed_chunks: int = 0
 
 
 @dataclass
-class ExchangeTable:
-    """Validated exchanges: aligned ids, prompts and responses."""
+class InputPlan:
+    """What validation learnt about the input before scoring starts."""
 
-    ids: list[str]
-    prompts: list[str | None]
-    responses: list[str | None]
-    generated_ids: bool
+    n_rows: int
+    has_id: bool
+    keep_rows: pl.Series | None  # row indices kept after --dedupe, or None for all
+    n_dropped_duplicates: int
 
 
-def load_exchanges(path: Path, options: ScoreOptions) -> ExchangeTable:
-    """Read and validate an exchanges table (columns, ids), joining several prompt columns."""
-    df = read_table(path, options.input_format, encoding=options.encoding)
-    if df.height == 0:
+def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPlan]:
+    """Open the input lazily and check columns, ids and emptiness (one pass over the id column)."""
+    lf = scan_table(path, options.input_format, encoding=options.encoding)
+    columns = lf.collect_schema().names()
+    probe = pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
+    require_columns(probe, list(options.prompt_columns), source=str(path), option="--prompt")
+    require_columns(probe, [options.response_column], source=str(path), option="--response")
+    has_id = options.id_column in columns
+    if not has_id and options.id_column != "exchange_id":
+        require_columns(probe, [options.id_column], source=str(path), option="--id")
+    try:
+        if has_id:
+            ids = lf.select(pl.col(options.id_column).cast(pl.String)).collect().to_series()
+        else:
+            ids = lf.select(pl.len()).collect().item()
+    except pl.exceptions.PolarsError as exc:
+        raise InputSchemaError(f"{path}: could not be read: {str(exc).splitlines()[0]}") from exc
+    n_rows = len(ids) if has_id else int(ids)
+    if n_rows == 0:
         raise InputSchemaError(f"{path}: has a header but no rows", hint="add at least one exchange")
-    require_columns(df, [*options.prompt_columns], source=str(path), option="--prompt")
-    require_columns(df, [options.response_column], source=str(path), option="--response")
-    prompts = join_prompt_columns(df, options.prompt_columns)
-    responses = df.get_column(options.response_column).cast(pl.String)
-    if options.id_column in df.columns:
-        ids_series = df.get_column(options.id_column).cast(pl.String)
-        if ids_series.null_count():
-            row = ids_series.is_null().arg_true()[0]
+    keep, dropped = None, 0
+    if has_id:
+        if ids.null_count() or (ids.str.strip_chars() == "").any():
+            row = int((ids.is_null() | (ids.str.strip_chars() == "")).arg_true()[0])
             raise InputSchemaError(
-                f"{path}: column {options.id_column!r} is empty in row {row + 2} (counting the header as row 1)",
-                hint="every exchange needs an id",
+                f"{path}: column {options.id_column!r} is empty in data row {row + 1}",
+                hint="every exchange needs an id; drop the column to have stable content ids generated",
             )
-        dup = ids_series.is_duplicated()
+        dup = ids.is_duplicated()
         if dup.any():
-            first = ids_series.filter(dup).unique(maintain_order=True).head(3).to_list()
-            raise InputSchemaError(
-                f"{path}: {int(dup.sum())} rows share an id in column {options.id_column!r} (e.g. {', '.join(map(repr, first))})",
-                hint="ids must be unique: they key every join with ratings and theta",
-            )
-        return ExchangeTable(ids_series.to_list(), prompts.to_list(), responses.to_list(), False)
-    if options.id_column != "exchange_id":
-        require_columns(df, [options.id_column], source=str(path), option="--id")
-    return ExchangeTable(stable_ids(prompts, responses), prompts.to_list(), responses.to_list(), True)
+            if not options.dedupe:
+                examples = ids.filter(dup).unique(maintain_order=True).head(3).to_list()
+                raise InputSchemaError(
+                    f"{path}: {int(dup.sum())} rows share {ids.filter(dup).n_unique()} ids in column "
+                    f"{options.id_column!r} (e.g. {', '.join(map(repr, examples))})",
+                    hint="ids key every join with ratings and theta; fix them, or pass --dedupe to keep the first row of each id",
+                )
+            first = ids.is_first_distinct()
+            keep = first.arg_true()
+            dropped = n_rows - len(keep)
+    return lf, InputPlan(n_rows, has_id, keep, dropped)
+
+
+def iter_exchanges(
+    lf: pl.LazyFrame, plan: InputPlan, options: ScoreOptions
+) -> Iterator[tuple[list[str], list[str | None], list[str | None]]]:
+    """Yield ``(ids, prompts, responses)`` in chunks of exactly ``chunk_size`` rows (the last may be shorter)."""
+    cols = list(dict.fromkeys([*options.prompt_columns, options.response_column] + ([options.id_column] if plan.has_id else [])))
+    frame = lf.select([pl.col(c).cast(pl.String) for c in cols])
+    if plan.keep_rows is not None:
+        frame = frame.with_row_index("__row").filter(pl.col("__row").is_in(plan.keep_rows.implode())).drop("__row")
+    seen: dict[str, int] = {}
+    buffer: list[pl.DataFrame] = []
+    buffered = 0
+    for batch in frame.collect_batches(chunk_size=options.chunk_size):
+        buffer.append(batch)
+        buffered += batch.height
+        while buffered >= options.chunk_size:
+            whole = pl.concat(buffer)
+            head, rest = whole.head(options.chunk_size), whole.slice(options.chunk_size)
+            yield _columns(head, plan, options, seen)
+            buffer, buffered = ([rest] if rest.height else []), rest.height
+    if buffered:
+        yield _columns(pl.concat(buffer), plan, options, seen)
+
+
+def _columns(
+    df: pl.DataFrame, plan: InputPlan, options: ScoreOptions, seen: dict[str, int]
+) -> tuple[list[str], list[str | None], list[str | None]]:
+    prompts = join_prompt_columns(df, options.prompt_columns).to_list()
+    responses = df.get_column(options.response_column).to_list()
+    if plan.has_id:
+        ids = df.get_column(options.id_column).to_list()
+    else:
+        ids = [stable_id(p, r, seen) for p, r in zip(prompts, responses)]
+    return ids, prompts, responses
 
 
 def build_scorer(options: ScoreOptions) -> Scorer:
@@ -120,34 +200,140 @@ def build_scorer(options: ScoreOptions) -> Scorer:
     )
 
 
+def run_key(path: Path, options: ScoreOptions, scorer: Scorer) -> str:
+    """SHA-256 over the input bytes, result-relevant options, metric params, encoder and version."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    params = {f.name: f.get_params() for f in scorer.families}
+    encoder = scorer.encoder.config.fingerprint() if scorer.needs_encoder else None
+    meta = {"options": options.result_key(), "params": params, "encoder": encoder, "version": __version__}
+    h.update(json.dumps(meta, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+class Checkpoint:
+    """Chunk files of a run in ``<output>.partial/``, each written atomically, keyed by the run key."""
+
+    def __init__(self, output: Path, key: str) -> None:
+        self.dir = output.with_name(output.name + ".partial")
+        self.key = key
+
+    def open(self, resume: bool, log: Log) -> int:
+        """Prepare the folder; return how many chunks an earlier run of the same key left."""
+        state = self.dir / "run.json"
+        if self.dir.exists():
+            same = state.exists() and json.loads(state.read_text()).get("key") == self.key
+            if resume and same:
+                done = len(self.done())
+                if done:
+                    log(f"resuming: {done} chunk(s) already scored in {self.dir}")
+                return done
+            log(f"note: discarding partial results in {self.dir} from a different or older run")
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True)
+        _atomic_write_text(state, json.dumps({"key": self.key, "version": __version__}))
+        return 0
+
+    def path(self, index: int) -> Path:
+        return self.dir / f"chunk-{index:06d}.parquet"
+
+    def done(self) -> list[Path]:
+        return sorted(self.dir.glob("chunk-*.parquet"))
+
+    def save(self, index: int, frame: pl.DataFrame) -> None:
+        target = self.path(index)
+        tmp = target.with_suffix(".tmp")
+        frame.write_parquet(tmp)
+        tmp.replace(target)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def score_file(
     path: Path,
     output: Path | None,
     options: ScoreOptions,
     *,
-    log: Callable[[str], None] = lambda _m: None,
+    log: Log = lambda _m: None,
 ) -> ScoreResult:
-    """Read ``path``, score every exchange, write ``output`` (atomically) and ``output.manifest.json``."""
-    table = load_exchanges(path, options)
-    if table.generated_ids:
+    """Score every exchange of ``path`` and write ``output`` (atomically) plus ``output.manifest.json``.
+
+    With ``output=None`` the scored frame is returned in memory (no checkpointing).
+    """
+    lf, plan = plan_input(path, options)
+    if not plan.has_id:
         log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
+    if plan.n_dropped_duplicates:
+        log(f"note: --dedupe dropped {plan.n_dropped_duplicates} rows whose id appeared earlier")
+    if output is not None:
+        infer_format(output, options.output_format)  # fail before any work on a bad output name
     scorer = build_scorer(options)
+    n_kept = plan.n_rows - plan.n_dropped_duplicates
+    chunks = iter_exchanges(lf, plan, options)
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        frame = scorer.score(table.ids, table.prompts, table.responses)
+        if output is None:
+            frames = list(scorer.iter_scores(chunks, total=n_kept))
+            frame: pl.DataFrame | None = pl.concat(frames) if frames else scorer.empty_frame()
+            resumed = 0
+        else:
+            checkpoint = Checkpoint(output, run_key(path, options, scorer))
+            resumed = checkpoint.open(options.resume, log)
+            _score_into(checkpoint, scorer, chunks, resumed, n_kept, options.chunk_size)
+            _assemble(checkpoint, output, options, scorer)
+            checkpoint.remove()
+            frame = None
     for w in caught:
         log(f"warning: {w.message}")
     stats = scorer.stats
     if stats.n_empty_responses or stats.n_empty_prompts:
         log(
-            f"note: {stats.n_empty_responses} empty responses and {stats.n_empty_prompts} empty prompts "
-            "were scored as NaN where a metric is undefined"
+            f"note: {stats.n_empty_responses} empty responses and {stats.n_empty_prompts} empty prompts were "
+            "scored NaN where a metric is undefined (flag columns resp_empty, prompt_empty)"
         )
-    manifest = scorer.manifest() | {"input": str(path), "options": asdict(options)}
+    manifest = scorer.manifest() | {
+        "input": str(path),
+        "n_rows": n_kept,
+        "dropped_duplicates": plan.n_dropped_duplicates,
+        "generated_ids": not plan.has_id,
+        "options": asdict(options),
+        "warnings": [str(w.message) for w in caught],
+    }
     if output is not None:
-        write_table(frame, output, options.output_format)
         if options.write_manifest:
-            manifest_path = output.with_name(output.name + ".manifest.json")
-            manifest_path.write_text(json.dumps(manifest, indent=2, default=str))
-        log(f"scored {frame.height:,} exchanges ({stats.n_unique_texts:,} unique texts) -> {output}")
-    return ScoreResult(frame, manifest, output)
+            _atomic_write_text(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
+        log(f"scored {n_kept:,} exchanges -> {output}")
+    return ScoreResult(frame, manifest, output, n_kept, resumed)
+
+
+def _score_into(checkpoint: Checkpoint, scorer: Scorer, chunks: Iterator, resumed: int, total: int, size: int) -> None:
+    def remaining() -> Iterator:
+        for index, chunk in enumerate(chunks):
+            if index >= resumed:
+                yield chunk
+
+    skipped = min(resumed * size, total)
+    for offset, frame in enumerate(scorer.iter_scores(remaining(), total=total, initial=skipped)):
+        checkpoint.save(resumed + offset, frame)
+
+
+def _assemble(checkpoint: Checkpoint, output: Path, options: ScoreOptions, scorer: Scorer) -> None:
+    parts = checkpoint.done()
+    if not parts:
+        write_table(scorer.empty_frame(), output, options.output_format)
+        return
+    kind = infer_format(output, options.output_format)
+    frame = pl.scan_parquet(parts)
+    if kind == "csv" and options.csv_formula_guard:
+        frame = guard_formulas(frame)
+    write_table(frame, output, options.output_format)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)

@@ -62,3 +62,11 @@ Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write 
 def log(message: str) -> None:
     """Messages for people go to stderr; results go to stdout or files."""
     print(message, file=sys.stderr)
+Strict = Annotated[bool, typer.Option("--strict", help="Exit with code 1 when the run completed with warnings.")]
+
+
+def strict_gate(strict: bool, warnings: list[str]) -> None:
+    """Exit 1 after a completed run that had warnings, when the user asked for ``--strict``."""
+    if strict and warnings:
+        log(f"strict: {len(warnings)} warning(s); exiting with code 1 (results were written)")
+        raise typer.Exit(1)

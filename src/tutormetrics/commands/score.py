@@ -39,6 +39,18 @@ def score(
     chunk_size: opt.ChunkSize = 2048,
     progress: opt.Progress = None,
     manifest: opt.Manifest = True,
+    dedupe: Annotated[bool, typer.Option("--dedupe", help="Keep the first row of each duplicated id instead of stopping.")] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume/--restart", help="Continue an interrupted run of the same command from its checkpoint.")
+    ] = True,
+    csv_formula_guard: Annotated[
+        bool,
+        typer.Option(
+            "--csv-formula-guard/--no-csv-formula-guard",
+            help="Prefix text cells starting with = + - @ with ' in CSV output so spreadsheets cannot run them (numbers untouched).",
+        ),
+    ] = True,
+    strict: opt.Strict = False,
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
 
@@ -65,10 +77,19 @@ def score(
         chunk_size=chunk_size,
         progress=progress,
         write_manifest=manifest,
+        dedupe=dedupe,
+        resume=resume,
+        csv_formula_guard=csv_formula_guard,
     )
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
-    if output == "-":
-        result.frame.write_csv(sys.stdout)
+    if output == "-" and result.frame is not None:
+        frame = result.frame
+        if csv_formula_guard:
+            from tutormetrics.io import guard_formulas
+
+            frame = guard_formulas(frame)
+        frame.write_csv(sys.stdout)
+    opt.strict_gate(strict, result.manifest.get("warnings", []))
 
 
 def list_metrics_command(

@@ -107,9 +107,11 @@ class Scorer:
         return [c for f in self.families for c in f.columns(n_layers)]
 
     def diagnostic_columns(self) -> list[str]:
+        """Flags, not metrics: empty texts always; encoder windows (and truncation) with an encoder."""
+        cols = ["prompt_empty", "resp_empty"]
         if not self.needs_encoder:
-            return []
-        cols = ["prompt_windows", "resp_windows"]
+            return cols
+        cols += ["prompt_windows", "resp_windows"]
         if self.encoder.config.long_text == "truncate":
             cols += ["prompt_truncated", "resp_truncated"]
         return cols
@@ -168,11 +170,14 @@ class Scorer:
         chunks: Iterable[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]],
         *,
         total: int | None = None,
+        initial: int = 0,
     ) -> Iterator[pl.DataFrame]:
         """Score an iterable of ``(ids, prompts, responses)`` chunks, yielding one frame per chunk."""
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, unit="ex", desc="scoring", disable=_disable(self.progress), leave=False)
+        bar = tqdm(
+            total=total, initial=initial, unit="ex", desc="scoring", disable=_disable(self.progress), leave=False
+        )
         try:
             for ids, prompts, responses in chunks:
                 frame = self.score_chunk(ids, prompts, responses)
@@ -213,6 +218,7 @@ class Scorer:
 
         n_layers = art.encoded.n_layers if art.encoded is not None else None
         data: dict[str, Any] = {self.id_column: list(batch.ids)}
+        diagnostics: dict[str, Any] = {"prompt_empty": stripped[p_idx], "resp_empty": stripped[r_idx]}
         for family in self.families:
             out = family.score(batch, art)
             for col in family.columns(n_layers):
@@ -224,11 +230,12 @@ class Scorer:
                 data[col] = values + 0.0  # clamp -0.0
         if art.encoded is not None:
             enc = art.encoded
-            data["prompt_windows"] = enc.n_windows[p_idx].astype(np.int64)
-            data["resp_windows"] = enc.n_windows[r_idx].astype(np.int64)
-            if "prompt_truncated" in self.diagnostic_columns():
-                data["prompt_truncated"] = enc.truncated[p_idx].astype(bool)
-                data["resp_truncated"] = enc.truncated[r_idx].astype(bool)
+            diagnostics["prompt_windows"] = enc.n_windows[p_idx].astype(np.int64)
+            diagnostics["resp_windows"] = enc.n_windows[r_idx].astype(np.int64)
+            diagnostics["prompt_truncated"] = enc.truncated[p_idx].astype(bool)
+            diagnostics["resp_truncated"] = enc.truncated[r_idx].astype(bool)
+        for col in self.diagnostic_columns():
+            data[col] = diagnostics[col]
         return pl.DataFrame(data)
 
     def build_artifacts(self, texts: list[str], batch: ExchangeBatch) -> Artifacts:
@@ -252,7 +259,7 @@ class Scorer:
         schema: dict[str, Any] = {self.id_column: pl.String}
         schema.update({c: pl.Float64 for c in self.metric_columns()})
         for c in self.diagnostic_columns():
-            schema[c] = pl.Boolean if c.endswith("_truncated") else pl.Int64
+            schema[c] = pl.Int64 if c.endswith("_windows") else pl.Boolean
         return pl.DataFrame(schema=schema)
 
     # -- helpers ---------------------------------------------------------------------------------

@@ -1,0 +1,175 @@
+"""Thin Typer commands for the psychometrics layer: ``theta`` (MFRM), ``agree`` and ``compare``.
+
+Each command parses options, reads tables with :func:`tutormetrics.io.read_table`, calls one library
+function and writes the result with :func:`tutormetrics.io.write_table`. Summaries go to stderr.
+Expected errors (:class:`~tutormetrics.errors.TutorMetricsError`) print one line plus a hint and exit 2.
+
+Example:
+    >>> import typer
+    >>> app = typer.Typer()
+    >>> register(app)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tutormetrics.errors import ConfigError, TutorMetricsError
+from tutormetrics.io import read_table, write_table
+
+__all__ = ["register"]
+
+_MODELS = {"auto": "auto", "binary": "binary", "partial-credit": "partial_credit", "partial_credit": "partial_credit"}
+_ADJUST = ("holm", "bh", "by", "none")
+
+
+@contextlib.contextmanager
+def _expected_errors() -> Iterator[None]:
+    """Turn expected errors into one stderr message and their exit code (2); let typer.Exit through."""
+    try:
+        yield
+    except TutorMetricsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=exc.exit_code) from None
+
+
+def _split_list(values: Optional[list[str]]) -> Optional[list[str]]:
+    """Accept repeated options and comma-separated values alike."""
+    if not values:
+        return None
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None
+
+
+def theta(
+    ratings: Annotated[Path, typer.Argument(help="Long ratings table (exchange_id, rater, criterion, score).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Theta table (csv/parquet/jsonl).")],
+    facets: Annotated[Optional[Path], typer.Option("--facets", help="Also write the facet estimates here.")] = None,
+    covariates: Annotated[Optional[Path], typer.Option("--covariates", help="Exchange-level covariate table.")] = None,
+    covariate_col: Annotated[Optional[str], typer.Option("--covariate-col", help="Covariate column (default: all numeric).")] = None,
+    groups: Annotated[Optional[Path], typer.Option("--groups", help="Exchange-level group table.")] = None,
+    group_col: Annotated[Optional[str], typer.Option("--group-col", help="Group column in --groups.")] = None,
+    model: Annotated[str, typer.Option("--model", help="auto, binary or partial-credit.")] = "auto",
+    id_col: Annotated[str, typer.Option("--id", help="Exchange id column.")] = "exchange_id",
+    rater_col: Annotated[str, typer.Option("--rater", help="Rater column.")] = "rater",
+    criterion_col: Annotated[str, typer.Option("--criterion", help="Criterion column.")] = "criterion",
+    score_col: Annotated[str, typer.Option("--score", help="Score column.")] = "score",
+) -> None:
+    """Estimate theta (EAP) per exchange with a many-facet Rasch model (MML, Gauss-Hermite)."""
+    from tutormetrics.validity.mfrm import fit_mfrm
+
+    with _expected_errors():
+        if model not in _MODELS:
+            raise ConfigError(f"unknown --model {model!r}", hint="use auto, binary or partial-credit")
+        if covariate_col and covariates is None:
+            raise ConfigError("--covariate-col needs --covariates")
+        if group_col and groups is None:
+            raise ConfigError("--group-col needs --groups")
+        result = fit_mfrm(
+            read_table(ratings),
+            id_col=id_col,
+            rater_col=rater_col,
+            criterion_col=criterion_col,
+            score_col=score_col,
+            covariates=read_table(covariates) if covariates else None,
+            covariate_cols=covariate_col,
+            groups=read_table(groups) if groups else None,
+            group_col=group_col,
+            model=_MODELS[model],  # type: ignore[arg-type]
+        )
+        write_table(result.theta_table(), output)
+        if facets:
+            write_table(result.facets_table(), facets)
+        typer.echo(
+            f"MFRM {result.model}: {result.n_obs} observations, {result.n_items} exchanges, "
+            f"{len(result.criteria)} criteria, {len(result.raters)} raters"
+            + (" (rater facet dropped)" if len(result.raters) == 1 else "")
+            + f"; EAP reliability {result.reliability:.3f}; converged {result.converged}",
+            err=True,
+        )
+        if result.dropped_criteria:
+            typer.echo(f"dropped criteria with a single observed score: {', '.join(result.dropped_criteria)}", err=True)
+        if not result.converged:
+            typer.echo(f"warning: optimiser did not converge ({result.message})", err=True)
+
+
+def agree(
+    ratings: Annotated[Path, typer.Argument(help="Long ratings table with two raters per item.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion).")],
+    n_boot: Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap resamples of units for the CIs.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    raters: Annotated[Optional[str], typer.Option("--raters", help="Two raters to compare, 'A,B'.")] = None,
+    id_col: Annotated[str, typer.Option("--id", help="Item id column.")] = "exchange_id",
+    rater_col: Annotated[str, typer.Option("--rater", help="Rater column.")] = "rater",
+    criterion_col: Annotated[str, typer.Option("--criterion", help="Criterion column.")] = "criterion",
+    score_col: Annotated[str, typer.Option("--score", help="Score column.")] = "score",
+) -> None:
+    """Two-rater agreement per criterion (PA, kappa, Scott pi, AC1/AC2, Krippendorff alpha) with CIs."""
+    from tutormetrics.validity.agreement import agreement_table
+
+    with _expected_errors():
+        pair = None
+        if raters:
+            parts = [r.strip() for r in raters.split(",") if r.strip()]
+            if len(parts) != 2:
+                raise ConfigError(f"--raters needs two names, got {raters!r}", hint="e.g. --raters alice,bob")
+            pair = (parts[0], parts[1])
+        table = agreement_table(
+            read_table(ratings),
+            id_col=id_col,
+            rater_col=rater_col,
+            criterion_col=criterion_col,
+            score_col=score_col,
+            raters=pair,
+            n_boot=n_boot,
+            seed=seed,
+        )
+        write_table(table, output)
+        typer.echo(f"agreement: {table.height} criteria, raters {table['rater_a'][0]} vs {table['rater_b'][0]}", err=True)
+
+
+def compare(
+    metrics: Annotated[Path, typer.Argument(help="Metrics table with one row per exchange.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Comparison table.")],
+    group_col: Annotated[str, typer.Option("--group-col", help="Column with the groups, e.g. tutor.")] = "tutor",
+    block_col: Annotated[str, typer.Option("--block-col", help="Pairing column, e.g. conversation_id.")] = "conversation_id",
+    metrics_cols: Annotated[
+        Optional[list[str]], typer.Option("--metrics-cols", help="Metric columns (repeat or comma-separate); default: all numeric.")
+    ] = None,
+    groups: Annotated[Optional[str], typer.Option("--groups", help="Groups to compare, 'A,B[,C]'; default: all.")] = None,
+    adjust: Annotated[str, typer.Option("--adjust", help="holm, bh, by or none.")] = "holm",
+    min_pairs: Annotated[int, typer.Option("--min-pairs", min=1, help="Fewer complete pairs give NaN (too_few).")] = 15,
+    n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the r_rb CI.")] = 9999,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
+) -> None:
+    """Paired Wilcoxon comparisons between groups matched on a block column (T+, p, Holm, r_rb, CI)."""
+    from tutormetrics.validity.paired import compare_groups
+
+    with _expected_errors():
+        if adjust not in _ADJUST:
+            raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
+        table = compare_groups(
+            read_table(metrics),
+            metric_cols=_split_list(metrics_cols),
+            group_col=group_col,
+            block_col=block_col,
+            groups=_split_list([groups]) if groups else None,
+            adjust=adjust,  # type: ignore[arg-type]
+            min_pairs=min_pairs,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        write_table(table, output)
+        typer.echo(f"compare: {table.height} comparisons, adjust={adjust}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``theta``, ``agree`` and ``compare`` commands to ``app``."""
+    app.command("theta")(theta)
+    app.command("agree")(agree)
+    app.command("compare")(compare)
