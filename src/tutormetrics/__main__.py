@@ -1,0 +1,3 @@
+from tutormetrics.cli import main
+
+main()

@@ -1,0 +1,20 @@
+"""The bundled example: 40 C++ debugging exchanges (10 problems × 4 tutors), two raters, five binary criteria.
+
+>>> paths = example_paths()
+>>> sorted(paths)
+['exchanges', 'ratings']
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+#: Prompt columns of the example, joined as labelled sections.
+EXAMPLE_PROMPT_COLUMNS = ["query", "code", "error"]
+
+
+def example_paths() -> dict[str, Path]:
+    """Paths of the bundled ``exchanges.csv`` and ``ratings.csv``."""
+    root = Path(str(files("tutormetrics.examples").joinpath("data")))
+    return {"exchanges": root / "exchanges.csv", "ratings": root / "ratings.csv"}
