@@ -66,10 +66,11 @@ class ScoreOptions:
     dedupe: bool = False
     resume: bool = True
     csv_formula_guard: bool = True
+    n_jobs: int = 0  # 0 = auto: both cores for lexical-only inputs larger than two chunks
 
     def result_key(self) -> dict[str, Any]:
         """The options that can change the numbers (progress, manifest and resume cannot)."""
-        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard"}
+        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs"}
         return {k: v for k, v in asdict(self).items() if k not in skip}
 
 
@@ -170,7 +171,7 @@ def _columns(
     return ids, prompts, responses
 
 
-def build_scorer(options: ScoreOptions) -> Scorer:
+def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     """A :class:`Scorer` configured from options (the encoder is loaded only if an encoder family runs)."""
     from tutormetrics.metrics.registry import REGISTRY
 
@@ -191,12 +192,19 @@ def build_scorer(options: ScoreOptions) -> Scorer:
             long_text=options.long_text,  # type: ignore[arg-type]
             trust_remote_code=options.trust_remote_code,
         )
+    n_jobs = options.n_jobs
+    if n_jobs == 0:
+        import os
+
+        big = n_rows is not None and n_rows > 2 * options.chunk_size
+        n_jobs = min(2, os.cpu_count() or 1) if big and encoder is None else 1
     return Scorer(
         families,
         encoder=encoder,
         chunk_size=options.chunk_size,
         progress=options.progress,
         id_column=options.id_column,
+        n_jobs=n_jobs,
     )
 
 
@@ -270,8 +278,8 @@ def score_file(
         log(f"note: --dedupe dropped {plan.n_dropped_duplicates} rows whose id appeared earlier")
     if output is not None:
         infer_format(output, options.output_format)  # fail before any work on a bad output name
-    scorer = build_scorer(options)
     n_kept = plan.n_rows - plan.n_dropped_duplicates
+    scorer = build_scorer(options, n_kept)
     chunks = iter_exchanges(lf, plan, options)
 
     with warnings.catch_warnings(record=True) as caught:

@@ -50,6 +50,9 @@ def score(
             help="Prefix text cells starting with = + - @ with ' in CSV output so spreadsheets cannot run them (numbers untouched).",
         ),
     ] = True,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=0, help="Worker processes for lexical-only runs (0 = auto: both cores on large inputs).")
+    ] = 0,
     strict: opt.Strict = False,
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
@@ -80,6 +83,7 @@ def score(
         dedupe=dedupe,
         resume=resume,
         csv_formula_guard=csv_formula_guard,
+        n_jobs=jobs,
     )
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
     if output == "-" and result.frame is not None:

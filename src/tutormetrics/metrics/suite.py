@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,6 +45,12 @@ class ScoreStats:
     n_empty_responses: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def merge(self, other: ScoreStats) -> None:
+        """Add another chunk's counts."""
+        for f in fields(self):
+            if f.name != "extra":
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
 
 class Scorer:
     """Score exchanges with a set of metric families.
@@ -54,6 +61,8 @@ class Scorer:
             :class:`~tutormetrics.encoders.hf.TextEncoder`; only used when an encoder family is selected.
         chunk_size: exchanges per chunk (memory bound; texts are deduplicated within a chunk).
         progress: ``None`` shows a bar only on a terminal, ``True``/``False`` force it.
+        n_jobs: worker processes for runs without an encoder family (encoder runs overlap the CPU
+            families with the forward passes in a thread instead).
 
     Example:
         >>> s = Scorer(["length", "overlap"])
@@ -70,9 +79,13 @@ class Scorer:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         progress: bool | None = None,
         id_column: str = "exchange_id",
+        n_jobs: int = 1,
     ) -> None:
         if chunk_size < 1:
             raise ConfigError("chunk_size must be at least 1")
+        if n_jobs < 1:
+            raise ConfigError("n_jobs must be at least 1")
+        self.n_jobs = n_jobs
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size
         self.progress = progress
@@ -172,16 +185,20 @@ class Scorer:
         total: int | None = None,
         initial: int = 0,
     ) -> Iterator[pl.DataFrame]:
-        """Score an iterable of ``(ids, prompts, responses)`` chunks, yielding one frame per chunk."""
+        """Score an iterable of ``(ids, prompts, responses)`` chunks, yielding one frame per chunk, in order.
+
+        With ``n_jobs > 1`` and no encoder family, chunks are scored in worker processes (results are
+        identical: every metric is a pure function of its exchange).
+        """
         from tqdm.auto import tqdm
 
         bar = tqdm(
             total=total, initial=initial, unit="ex", desc="scoring", disable=_disable(self.progress), leave=False
         )
         try:
-            for ids, prompts, responses in chunks:
-                frame = self.score_chunk(ids, prompts, responses)
-                bar.update(len(ids))
+            for frame, delta in self._scored_chunks(chunks):
+                self.stats.merge(delta)
+                bar.update(frame.height)
                 yield frame
         finally:
             bar.close()
@@ -193,7 +210,26 @@ class Scorer:
         prompts: Sequence[str | None],
         responses: Sequence[str | None],
     ) -> pl.DataFrame:
-        """Score one chunk (texts deduplicated within it)."""
+        """Score one chunk (texts deduplicated within it) and add its counts to :attr:`stats`."""
+        frame, delta = self._score_chunk(ids, prompts, responses)
+        self.stats.merge(delta)
+        return frame
+
+    def _scored_chunks(
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]]
+    ) -> Iterator[tuple[pl.DataFrame, ScoreStats]]:
+        if self.n_jobs <= 1 or self.needs_encoder:
+            for ids, prompts, responses in chunks:
+                yield self._score_chunk(ids, prompts, responses)
+            return
+        yield from _parallel_map(self, chunks, self.n_jobs)
+
+    def _score_chunk(
+        self,
+        ids: Sequence[str],
+        prompts: Sequence[str | None],
+        responses: Sequence[str | None],
+    ) -> tuple[pl.DataFrame, ScoreStats]:
         texts: list[str] = []
         index: dict[str, int] = {}
 
@@ -208,19 +244,35 @@ class Scorer:
         p_idx = np.fromiter((intern(p) for p in prompts), dtype=np.int64, count=len(prompts))
         r_idx = np.fromiter((intern(r) for r in responses), dtype=np.int64, count=len(responses))
         batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx)
-        art = self.build_artifacts(texts, batch)
-
-        self.stats.n_exchanges += len(ids)
-        self.stats.n_unique_texts += len(texts)
+        art = Artifacts(texts=texts)
         stripped = np.array([not t.strip() for t in texts], dtype=bool)
-        self.stats.n_empty_prompts += int(stripped[p_idx].sum())
-        self.stats.n_empty_responses += int(stripped[r_idx].sum())
+        delta = ScoreStats(
+            n_exchanges=len(ids),
+            n_unique_texts=len(texts),
+            n_empty_prompts=int(stripped[p_idx].sum()),
+            n_empty_responses=int(stripped[r_idx].sum()),
+        )
+
+        cpu_families = [f for f in self.families if "encoder" not in f.requires]
+        encoder_families = [f for f in self.families if "encoder" in f.requires]
+        if encoder_families:
+            # The CPU families run in a thread while the encoder's forward passes (which release
+            # the GIL) keep the cores busy: the lexical work hides under the encoder.
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                cpu_future = pool.submit(self._score_cpu, cpu_families, batch, art)
+                art.encoded = self.encoder.encode(texts, progress=self.progress)
+                outputs = {f.name: f.score(batch, art) for f in encoder_families}
+                outputs.update(cpu_future.result())
+            delta.n_encoded_texts = int((art.encoded.n_windows > 0).sum())
+            delta.n_long_texts = int(((art.encoded.n_windows > 1) | art.encoded.truncated).sum())
+        else:
+            outputs = self._score_cpu(cpu_families, batch, art)
 
         n_layers = art.encoded.n_layers if art.encoded is not None else None
         data: dict[str, Any] = {self.id_column: list(batch.ids)}
         diagnostics: dict[str, Any] = {"prompt_empty": stripped[p_idx], "resp_empty": stripped[r_idx]}
         for family in self.families:
-            out = family.score(batch, art)
+            out = outputs[family.name]
             for col in family.columns(n_layers):
                 if col not in out:
                     raise RuntimeError(f"metric {family.name!r} did not return column {col!r}")
@@ -236,24 +288,19 @@ class Scorer:
             diagnostics["resp_truncated"] = enc.truncated[r_idx].astype(bool)
         for col in self.diagnostic_columns():
             data[col] = diagnostics[col]
-        return pl.DataFrame(data)
+        return pl.DataFrame(data), delta
 
-    def build_artifacts(self, texts: list[str], batch: ExchangeBatch) -> Artifacts:
-        """Compute each required artifact once per unique text."""
-        art = Artifacts(texts=texts)
-        if "tokens" in self.requires:
-            art.tokens = [tokenize(t) for t in texts]
-        if "sentences" in self.requires:
-            sentences = np.zeros(len(texts), dtype=np.int64)
+    def _score_cpu(self, families: list[Metric], batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, np.ndarray]]:
+        """Build the text artifacts (tokens once per unique text, sentences per response) and run the CPU families."""
+        requires = frozenset().union(*(f.requires for f in families)) if families else frozenset()
+        if "tokens" in requires:
+            art.tokens = [tokenize(t) for t in art.texts]
+        if "sentences" in requires:
+            sentences = np.zeros(len(art.texts), dtype=np.int64)
             for i in set(batch.response_idx.tolist()):
-                sentences[i] = len(split_sentences(texts[i]))
+                sentences[i] = len(split_sentences(art.texts[i]))
             art.sentences = sentences
-        if self.needs_encoder:
-            encoder = self.encoder
-            art.encoded = encoder.encode(texts, progress=self.progress)
-            self.stats.n_encoded_texts += int((art.encoded.n_windows > 0).sum())
-            self.stats.n_long_texts += int((art.encoded.n_windows > 1).sum() + art.encoded.truncated.sum())
-        return art
+        return {f.name: f.score(batch, art) for f in families}
 
     def empty_frame(self) -> pl.DataFrame:
         schema: dict[str, Any] = {self.id_column: pl.String}
@@ -330,6 +377,38 @@ def _chunks(
     for start in range(0, len(ids), size):
         stop = start + size
         yield ids[start:stop], prompts[start:stop], responses[start:stop]
+
+
+def _parallel_map(scorer: Scorer, chunks: Iterable[Any], n_jobs: int) -> Iterator[tuple[pl.DataFrame, ScoreStats]]:
+    """Score chunks in ``n_jobs`` spawned processes, in order, with at most ``2·n_jobs`` chunks in flight.
+
+    The scorer is sent once per worker (initializer), each task carries only its chunk's texts.
+    """
+    import multiprocessing as mp
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(
+        max_workers=n_jobs, mp_context=mp.get_context("spawn"), initializer=_worker_init, initargs=(scorer,)
+    ) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(_worker_score, chunk))
+            if len(pending) >= 2 * n_jobs:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+_WORKER: dict[str, Scorer] = {}  # one scorer per worker process, set by the pool initializer
+
+
+def _worker_init(scorer: Scorer) -> None:
+    _WORKER["scorer"] = scorer
+
+
+def _worker_score(chunk: tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]) -> tuple[pl.DataFrame, ScoreStats]:
+    return _WORKER["scorer"]._score_chunk(*chunk)
 
 
 def _disable(progress: bool | None) -> bool | None:

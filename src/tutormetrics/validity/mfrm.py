@@ -152,7 +152,7 @@ class _Design:
     cell_r: np.ndarray
     cell_g: np.ndarray
     cell_v: np.ndarray  # (n_cells, C) covariate values of the cell's exchange (C may be 0)
-    counts_cat: sparse.csr_matrix  # (I, n_cells*(M+1)) observation counts per cell x category
+    counts_cat: sparse.csr_matrix  # (I, (M+1)*n_cells) counts per category x cell (category-major)
     counts_cell: sparse.csr_matrix  # (I, n_cells)
     cell_cat_total: np.ndarray  # (n_cells, M+1) counts over exchanges
     n_obs: int
@@ -204,7 +204,7 @@ def _build_design(
     cell_v = item_cov[item[first]] if n_cov else np.zeros((n_cells, 0))
     ncat = m_max + 1
     ones = np.ones(item.shape[0])
-    counts_cat = sparse.csr_matrix((ones, (item, cell * ncat + cat)), shape=(n_items, n_cells * ncat))
+    counts_cat = sparse.csr_matrix((ones, (item, cat * n_cells + cell)), shape=(n_items, n_cells * ncat))
     counts_cat.sum_duplicates()
     counts_cell = sparse.csr_matrix((ones, (item, cell)), shape=(n_items, n_cells))
     counts_cell.sum_duplicates()
@@ -278,7 +278,7 @@ def _log_prior(x: np.ndarray, d: _Design) -> tuple[float, np.ndarray]:
 
 
 def _cell_terms(x: np.ndarray, d: _Design, t: np.ndarray) -> tuple[_Params, np.ndarray, np.ndarray]:
-    """Linear predictor per cell and the (cells, nodes, categories) log-probabilities."""
+    """Linear predictor per cell and the (categories, cells, nodes) log-probabilities."""
     p = _unpack(x, d)
     c = -p.b[d.cell_j] - p.s[d.cell_r] + p.beta[d.cell_j, d.cell_g]
     if d.n_cov:
@@ -288,9 +288,19 @@ def _cell_terms(x: np.ndarray, d: _Design, t: np.ndarray) -> tuple[_Params, np.n
     cum = np.concatenate([np.zeros((d.n_crit, 1)), np.cumsum(p.tau, axis=1)], axis=1)
     ks = np.arange(d.m_max + 1)
     cum = np.where(ks[None, :] <= d.n_steps[:, None], cum, _MASK)
-    logits = ks[None, None, :] * eta[:, :, None] - cum[d.cell_j][:, None, :]
-    logp = logits - logsumexp(logits, axis=2, keepdims=True)
+    if d.m_max == 1 and not np.any(d.n_steps < 1):
+        soft = np.logaddexp(0.0, eta)  # log(1 + e^η)
+        logp = np.stack([-soft, eta - soft], axis=0)
+    else:
+        logits = ks[:, None, None] * eta[None, :, :] - cum[d.cell_j].T[:, :, None]
+        logp = logits - _lse(logits, axis=0)[None]
     return p, c, logp
+
+
+def _lse(a: np.ndarray, axis: int) -> np.ndarray:
+    """Fast log-sum-exp for finite input (scipy's version has array-API overhead)."""
+    m = a.max(axis=axis, keepdims=True)
+    return np.squeeze(m, axis=axis) + np.log(np.exp(a - m).sum(axis=axis))
 
 
 def _neg_log_posterior(
@@ -301,20 +311,20 @@ def _neg_log_posterior(
     Also returns the node posteriors ``π_iq`` and the unscaled marginal log-likelihood.
     """
     p, _c, logp = _cell_terms(x, d, t)
-    n_cells, n_q, ncat = logp.shape
+    ncat, n_cells, n_q = logp.shape
     # S_iq = Σ_{cells, categories} counts · log P
-    lp2 = logp.transpose(0, 2, 1).reshape(n_cells * ncat, n_q)
+    lp2 = logp.reshape(ncat * n_cells, n_q)
     s_iq = d.counts_cat @ lp2 + logw[None, :]
-    log_marg = logsumexp(s_iq, axis=1)
+    log_marg = _lse(s_iq, axis=1)
     loglik = float(log_marg.sum())
     lprior, gprior = _log_prior(x, d)
     f = -(loglik + lprior) / d.n_obs
     pi = np.exp(s_iq - log_marg[:, None])
     if not want_grad:
         return f, np.zeros_like(x), pi, loglik
-    prob = np.exp(logp)  # (cells, Q, ncat)
+    prob = np.exp(logp)  # (ncat, cells, Q)
     ks = np.arange(ncat, dtype=float)
-    expected = prob @ ks  # E[Y | cell, node]
+    expected = np.tensordot(ks, prob, axes=(0, 0))  # E[Y | cell, node]
     weight = np.asarray(d.counts_cell.T @ pi)  # (cells, Q): Σ_i n_ik π_iq
     obs_sum = d.cell_cat_total @ ks  # Σ y over a cell
     g_c = obs_sum - np.einsum("kq,kq->k", expected, weight)  # d loglik / d c_k
@@ -331,8 +341,8 @@ def _neg_log_posterior(
         grads.append((gb.reshape(d.n_crit, d.n_groups) @ d.q_group.T).ravel())
     if any(int(m) > 1 for m in d.n_steps):
         # d loglik / d τ_h = Σ [P(Y ≥ h) − 1[y ≥ h]]
-        p_ge = np.cumsum(prob[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]  # (cells, Q, M)
-        model_ge = np.einsum("kqh,kq->kh", p_ge, weight)
+        p_ge = np.cumsum(prob[::-1], axis=0)[::-1][1:]  # P(Y >= h): (M, cells, Q)
+        model_ge = np.einsum("hkq,kq->kh", p_ge, weight)
         obs_ge = np.cumsum(d.cell_cat_total[:, ::-1], axis=1)[:, ::-1][:, 1:]
         g_tau_cell = model_ge - obs_ge
         g_tau = np.stack(
@@ -598,7 +608,22 @@ def _per_item_table(
     return joined
 
 
-def fit_mfrm(
+@dataclass(frozen=True)
+class _Prepared:
+    design: _Design
+    model: str
+    ids: pl.Series
+    criteria: list[str]
+    raters: list[str]
+    score_levels: dict[str, list[float]]
+    dropped: list[str]
+    cov_names: list[str]
+    group_levels: list[str]
+    crit_codes: np.ndarray
+    cat: np.ndarray
+
+
+def _prepare(
     ratings: pl.DataFrame,
     *,
     id_col: str = "exchange_id",
@@ -610,40 +635,9 @@ def fit_mfrm(
     standardize_covariates: bool = True,
     groups: pl.DataFrame | None = None,
     group_col: str | None = None,
-    model: ModelKind = "auto",
-    method: Literal["mml"] = "mml",
-    n_nodes: int = 21,
-    compute_se: bool = True,
-    maxiter: int = 1000,
-) -> MFRMResult:
-    """Fit the MFRM by marginal MAP over θ ~ N(0,1) (Gauss–Hermite) and return EAP theta.
-
-    ``logit P(y=1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik`` (binary) or its partial-credit
-    extension (see the module docstring for the automatic choice and the score → category rule).
-
-    Args:
-        ratings: long ratings, one row per (exchange, rater, criterion) score; null scores are dropped.
-        covariates: exchange-level table with ``id_col`` and numeric column(s) ``covariate_cols``
-            (default: every numeric column but the id). Values are z-scored over the rated exchanges
-            when ``standardize_covariates`` (so γ_j is per SD). Makes θ residual (latent regression).
-        groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
-            non-id column); one-hot x with zero-sum β_j· over groups.
-        model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
-        method: only ``"mml"`` for now (a Bayesian PyMC path would be ``"nuts"``).
-        compute_se: facet SEs from the inverse Hessian (finite differences of the gradient).
-
-    Example:
-        >>> ratings, _ = simulate_mfrm(n_items=100, seed=3)
-        >>> res = fit_mfrm(ratings)
-        >>> res.facets_table().filter(pl.col("facet") == "criterion").height
-        5
-    """
-    if method != "mml":
-        raise ConfigError(f"method {method!r} is not available", hint="use method='mml' (the Bayesian path is not implemented)")
-    if model not in ("auto", "binary", "partial_credit"):
-        raise ConfigError(f"unknown model {model!r}", hint="use auto, binary or partial_credit")
-    if n_nodes < 3:
-        raise ConfigError("n_nodes must be at least 3")
+    model: str = "auto",
+) -> _Prepared:
+    """Validate the inputs, map scores to categories and collapse observations into cells."""
     require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
     df = ratings.select([id_col, rater_col, criterion_col, score_col])
     try:
@@ -750,6 +744,83 @@ def fit_mfrm(
         n_groups=n_groups,
         item_cov=item_cov,
     )
+    return _Prepared(
+        design=design,
+        model=model,
+        ids=ids,
+        criteria=criteria,
+        raters=raters,
+        score_levels=score_levels,
+        dropped=dropped,
+        cov_names=cov_names,
+        group_levels=group_levels,
+        crit_codes=crit_codes,
+        cat=cat.astype(np.int64),
+    )
+
+
+def fit_mfrm(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    covariates: pl.DataFrame | None = None,
+    covariate_cols: str | Sequence[str] | None = None,
+    standardize_covariates: bool = True,
+    groups: pl.DataFrame | None = None,
+    group_col: str | None = None,
+    model: ModelKind = "auto",
+    method: Literal["mml"] = "mml",
+    n_nodes: int = 21,
+    compute_se: bool = True,
+    maxiter: int = 1000,
+) -> MFRMResult:
+    """Fit the MFRM by marginal MAP over θ ~ N(0,1) (Gauss–Hermite) and return EAP theta.
+
+    ``logit P(y=1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik`` (binary) or its partial-credit
+    extension (see the module docstring for the automatic choice and the score → category rule).
+
+    Args:
+        ratings: long ratings, one row per (exchange, rater, criterion) score; null scores are dropped.
+        covariates: exchange-level table with ``id_col`` and numeric column(s) ``covariate_cols``
+            (default: every numeric column but the id). Values are z-scored over the rated exchanges
+            when ``standardize_covariates`` (so γ_j is per SD). Makes θ residual (latent regression).
+        groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
+            non-id column); one-hot x with zero-sum β_j· over groups.
+        model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
+        method: only ``"mml"`` for now (a Bayesian PyMC path would be ``"nuts"``).
+        compute_se: facet SEs from the inverse Hessian (finite differences of the gradient).
+
+    Example:
+        >>> ratings, _ = simulate_mfrm(n_items=100, seed=3)
+        >>> res = fit_mfrm(ratings)
+        >>> res.facets_table().filter(pl.col("facet") == "criterion").height
+        5
+    """
+    if method != "mml":
+        raise ConfigError(f"method {method!r} is not available", hint="use method='mml' (the Bayesian path is not implemented)")
+    if model not in ("auto", "binary", "partial_credit"):
+        raise ConfigError(f"unknown model {model!r}", hint="use auto, binary or partial_credit")
+    if n_nodes < 3:
+        raise ConfigError("n_nodes must be at least 3")
+    prep = _prepare(
+        ratings,
+        id_col=id_col,
+        rater_col=rater_col,
+        criterion_col=criterion_col,
+        score_col=score_col,
+        covariates=covariates,
+        covariate_cols=covariate_cols,
+        standardize_covariates=standardize_covariates,
+        groups=groups,
+        group_col=group_col,
+        model=model,
+    )
+    design, model, ids, criteria, raters = prep.design, prep.model, prep.ids, prep.criteria, prep.raters
+    crit_codes, cat, n_steps = prep.crit_codes, prep.cat, design.n_steps
+    score_levels, dropped, cov_names, group_levels = prep.score_levels, prep.dropped, prep.cov_names, prep.group_levels
     t, w = quadrature(n_nodes)
     logw = np.log(w)
     x0 = np.zeros(sum(design.sizes().values()))

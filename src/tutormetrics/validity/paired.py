@@ -1,0 +1,391 @@
+"""Paired group comparisons (``statistics.md`` §4): Wilcoxon signed-rank with T+, Kerby's
+rank-biserial r with a bootstrap CI, Friedman with Kendall's W, the sign test, and Holm/BH/BY.
+
+* Differences are rounded first (``d = round(x − y, round_to)``) and zeros dropped (``"wilcox"``).
+* **T+ comes from the ``"greater"`` statistic**: scipy's two-sided ``statistic`` is ``min(T+, T−)``.
+* p is two-sided. ``method="auto"`` in scipy is exact without ties (n ≤ 50); with ties it is exact
+  only up to n = 13 and normal above, so for tied data with 13 < n ≤ 50 a
+  ``PermutationMethod(n_resamples=9999)`` (seeded) is used instead.
+* ``r_rb = (T+ − T−)/(T+ + T−) = 4T+/(n(n+1)) − 1`` over the n non-zero differences; > 0 means x > y.
+* CI: BCa bootstrap of r_rb over pairs; percentile fallback (reason ``ci_percentile``) when BCa
+  degenerates (constant resampled statistic, e.g. all differences of one sign).
+
+Example:
+    >>> d = [0.8, -0.3, 1.2, 2.1, -0.9, 0.4, 1.7, -1.4, 2.6, 0.6, 1.1, -0.2, 3.0, 0.5, 1.9]
+    >>> res = paired_wilcoxon(d, [0.0] * 15, n_resamples=999)
+    >>> res["t_plus"], round(res["r_rb"], 6), res["p"]
+    (100.0, 0.666667, 0.02154541015625)
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io import require_columns
+
+__all__ = [
+    "paired_wilcoxon",
+    "rank_biserial",
+    "compare_groups",
+    "friedman",
+    "sign_test",
+    "adjust_pvalues",
+    "stars",
+]
+
+AdjustMethod = Literal["holm", "bh", "by", "none"]
+_NAN = float("nan")
+
+
+def rank_biserial(d: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Matched-pairs rank-biserial r (Kerby 2014), vectorised along ``axis``.
+
+    Zeros are dropped, |d| is ranked with average ranks among the non-zero differences and
+    ``r = 4T+/(n(n+1)) − 1``. A resample with no non-zero difference gives 0 (no direction).
+
+    Example:
+        >>> float(rank_biserial(np.array([1.0, 2.0, -0.5, 0.0])))
+        0.6666666666666667
+    """
+    d = np.moveaxis(np.asarray(d, dtype=float), axis, -1)
+    nonzero = d != 0
+    n_zero = (~nonzero).sum(-1, keepdims=True)
+    # zeros rank below every non-zero |d|; subtracting their count gives ranks among non-zeros
+    ranks = stats.rankdata(np.abs(d), axis=-1) - n_zero
+    t_plus = np.where(d > 0, ranks, 0.0).sum(-1)
+    n = nonzero.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = 4.0 * t_plus / (n * (n + 1.0)) - 1.0
+    return np.where(n > 0, r, 0.0)
+
+
+def _t_plus(d: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Wilcoxon T+ (sum of the ranks of |d| over positive d) along ``axis``; d has no zeros."""
+    d = np.moveaxis(d, axis, -1)
+    return np.where(d > 0, stats.rankdata(np.abs(d), axis=-1), 0.0).sum(-1)
+
+
+def _nan_result(n: int, n_nonzero: int, reason: str) -> dict[str, Any]:
+    return {
+        "n": n,
+        "n_nonzero": n_nonzero,
+        "t_plus": _NAN,
+        "p": _NAN,
+        "r_rb": _NAN,
+        "ci_low": _NAN,
+        "ci_high": _NAN,
+        "p_method": "",
+        "reason": reason,
+    }
+
+
+def paired_wilcoxon(
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
+    *,
+    round_to: int = 10,
+    min_pairs: int = 15,
+    n_resamples: int = 9999,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Wilcoxon signed-rank test of x vs y over complete pairs, with T+, r_rb and its bootstrap CI.
+
+    Returns a dict ``n, n_nonzero, t_plus, p, r_rb, ci_low, ci_high, p_method, reason``; ``reason``
+    is ``too_few`` (n < ``min_pairs``), ``constant`` (every difference is zero) or ``ci_percentile``,
+    joined by ``;``. ``n_resamples=0`` skips the CI.
+
+    Example:
+        >>> res = paired_wilcoxon([3.1, 2.5], [2.0, 2.2])
+        >>> res["reason"]
+        'too_few'
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ConfigError("x and y must be 1-D arrays of equal length")
+    mask = np.isfinite(x) & np.isfinite(y)
+    d_all = np.round(x[mask] - y[mask], round_to)
+    n = int(d_all.size)
+    d = d_all[d_all != 0]
+    n_nonzero = int(d.size)
+    if n < min_pairs:
+        return _nan_result(n, n_nonzero, "too_few")
+    if n_nonzero == 0:
+        return _nan_result(n, n_nonzero, "constant")
+    has_ties = np.unique(np.abs(d)).size < n_nonzero
+    p_method = "exact" if not has_ties and n_nonzero <= 50 else "asymptotic"
+    greater = stats.wilcoxon(d, zero_method="wilcox", alternative="greater", method="asymptotic")
+    t_plus = float(greater.statistic)
+    if has_ties and n_nonzero <= 50:
+        # what stats.wilcoxon(method=PermutationMethod(9999)) computes (an exact enumeration when
+        # 2**n <= 9999, i.e. n <= 13), with a vectorised T+ instead of a Python loop
+        p = stats.permutation_test(
+            (d,),
+            _t_plus,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=9999,
+            alternative="two-sided",
+            rng=np.random.default_rng(seed),
+        ).pvalue
+        p_method = "permutation_exact" if n_nonzero <= 13 else "permutation"
+    else:
+        p = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided", method="auto").pvalue
+    r_rb = 4.0 * t_plus / (n_nonzero * (n_nonzero + 1.0)) - 1.0
+    reasons: list[str] = []
+    lo = hi = _NAN
+    if n_resamples > 0:
+        lo, hi, used_percentile = _bootstrap_ci(d_all, n_resamples, confidence_level, seed)
+        if used_percentile:
+            reasons.append("ci_percentile")
+    return {
+        "n": n,
+        "n_nonzero": n_nonzero,
+        "t_plus": t_plus,
+        "p": float(p),
+        "r_rb": float(r_rb),
+        "ci_low": lo,
+        "ci_high": hi,
+        "p_method": p_method,
+        "reason": ";".join(reasons),
+    }
+
+
+def _bootstrap_ci(d: np.ndarray, n_resamples: int, confidence_level: float, seed: int) -> tuple[float, float, bool]:
+    """BCa interval of r_rb over pairs (zeros included, as resampled units); percentile fallback."""
+    kwargs = dict(
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        axis=-1,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap((d,), rank_biserial, method="BCa", rng=np.random.default_rng(seed), **kwargs)
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if np.isfinite(lo) and np.isfinite(hi):
+            return lo, hi, False
+        res = stats.bootstrap((d,), rank_biserial, method="percentile", rng=np.random.default_rng(seed), **kwargs)
+    return float(res.confidence_interval.low), float(res.confidence_interval.high), True
+
+
+def adjust_pvalues(p: Sequence[float] | np.ndarray, method: AdjustMethod = "holm") -> np.ndarray:
+    """Multiplicity-adjusted p over the finite entries (NaN stays NaN).
+
+    Holm: sort ascending, ``adj_(i) = max_{k≤i} min(1, (m−k+1)·p_(k))``, unsort. ``bh``/``by`` use
+    ``scipy.stats.false_discovery_control`` on the 1-D vector; ``none`` returns p.
+
+    Example:
+        >>> adjust_pvalues([0.02734375, 0.001953125, 0.02734375], "holm").tolist()
+        [0.0546875, 0.005859375, 0.0546875]
+    """
+    p = np.asarray(p, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    vals = p[ok]
+    if vals.size == 0:
+        return out
+    if method == "holm":
+        order = np.argsort(vals, kind="mergesort")
+        m = vals.size
+        adj = np.minimum(1.0, (m - np.arange(m)) * vals[order])
+        adj = np.maximum.accumulate(adj)
+        res = np.empty(m)
+        res[order] = adj
+    elif method in ("bh", "by"):
+        res = stats.false_discovery_control(vals, method=method)
+    elif method == "none":
+        res = vals
+    else:
+        raise ConfigError(f"unknown adjustment {method!r}", hint="use holm, bh, by or none")
+    out[ok] = res
+    return out
+
+
+def stars(p: float) -> str:
+    """``***`` p < .001, ``**`` p < .01, ``*`` p < .05, else ``""`` (NaN → ``""``)."""
+    if not np.isfinite(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def friedman(data: np.ndarray | Sequence[Sequence[float]]) -> dict[str, Any]:
+    """Friedman test over blocks × conditions with Kendall's ``W = χ²/(n(k−1))``.
+
+    Blocks with a missing value are dropped. Returns ``n, k, chi2, p, kendall_w, reason``.
+
+    Example:
+        >>> res = friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])
+        >>> res["n"], res["k"], round(res["kendall_w"], 3)
+        (4, 3, 0.562)
+    """
+    arr = np.asarray(data, dtype=float)
+    if arr.ndim != 2:
+        raise ConfigError("friedman needs a blocks x conditions 2-D array")
+    arr = arr[np.all(np.isfinite(arr), axis=1)]
+    n, k = arr.shape
+    if k < 3 or n < 2:
+        return {"n": n, "k": k, "chi2": _NAN, "p": _NAN, "kendall_w": _NAN, "reason": "too_few"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = stats.friedmanchisquare(*arr.T)
+    chi2 = float(res.statistic)
+    reason = "" if np.isfinite(chi2) else "constant"
+    return {"n": n, "k": k, "chi2": chi2, "p": float(res.pvalue), "kendall_w": chi2 / (n * (k - 1)), "reason": reason}
+
+
+def sign_test(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray | None = None) -> dict[str, Any]:
+    """Exact sign (McNemar) test: ``binomtest(n_pos, n_pos + n_neg)`` on the signs of x − y.
+
+    Example:
+        >>> sign_test([1] * 12 + [-1] * 3)["p"]
+        0.03515625
+    """
+    d = np.asarray(x, dtype=float) - (0.0 if y is None else np.asarray(y, dtype=float))
+    d = d[np.isfinite(d)]
+    n_pos, n_neg = int((d > 0).sum()), int((d < 0).sum())
+    if n_pos + n_neg == 0:
+        return {"n_pos": 0, "n_neg": 0, "p": _NAN, "reason": "constant"}
+    return {"n_pos": n_pos, "n_neg": n_neg, "p": float(stats.binomtest(n_pos, n_pos + n_neg).pvalue), "reason": ""}
+
+
+_COLUMNS = [
+    "metric",
+    "group_a",
+    "group_b",
+    "n",
+    "n_nonzero",
+    "t_plus",
+    "p",
+    "p_adj",
+    "adjust",
+    "r_rb",
+    "ci_low",
+    "ci_high",
+    "stars",
+    "reason",
+]
+
+
+def compare_groups(
+    df: pl.DataFrame,
+    *,
+    metric_cols: Sequence[str] | None = None,
+    group_col: str,
+    block_col: str,
+    groups: Sequence[Any] | None = None,
+    adjust: AdjustMethod = "holm",
+    family: Literal["all", "metric"] = "all",
+    round_to: int = 10,
+    min_pairs: int = 15,
+    n_resamples: int = 9999,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Pairwise paired Wilcoxon comparisons of groups, matched on ``block_col``, for each metric.
+
+    For every metric and every pair (a, b) of ``groups`` (default: all levels, sorted), x = values
+    of a and y = values of b in blocks that have both. p is adjusted over the whole table
+    (``family="all"``) or within each metric (``"metric"``). Columns: ``metric, group_a, group_b, n,
+    n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low, ci_high, stars, reason`` (stars on ``p_adj``).
+
+    Example:
+        >>> df = pl.DataFrame({"conversation_id": [1, 1, 2, 2], "tutor": ["A", "B"] * 2, "m": [1., 2., 3., 5.]})
+        >>> compare_groups(df, metric_cols=["m"], group_col="tutor", block_col="conversation_id")["reason"][0]
+        'too_few'
+    """
+    require_columns(df, [group_col, block_col], source="metrics", option="--group-col/--block-col")
+    if metric_cols is None:
+        metric_cols = [c for c, dt in df.schema.items() if dt.is_numeric() and c not in (group_col, block_col)]
+    metric_cols = list(metric_cols)
+    if not metric_cols:
+        raise InputSchemaError("metrics: no numeric metric column to compare", hint="name them with --metrics-cols")
+    require_columns(df, metric_cols, source="metrics", option="--metrics-cols")
+    if family not in ("all", "metric"):
+        raise ConfigError(f"unknown family {family!r}", hint="use all or metric")
+    if adjust not in ("holm", "bh", "by", "none"):
+        raise ConfigError(f"unknown adjustment {adjust!r}", hint="use holm, bh, by or none")
+    dup = df.group_by([block_col, group_col]).len().filter(pl.col("len") > 1)
+    if dup.height:
+        raise InputSchemaError(
+            f"metrics: {dup.height} ({block_col}, {group_col}) combinations occur more than once",
+            hint="aggregate to one row per block and group before comparing",
+        )
+    present = df[group_col].drop_nulls().unique().sort().to_list()
+    if groups is None:
+        groups = present
+    else:
+        groups = list(groups)
+        as_str = {str(g): g for g in present}
+        unknown = [g for g in groups if g not in present and str(g) not in as_str]
+        if unknown:
+            raise ConfigError(f"groups {unknown} not found in {group_col!r}", hint=f"available: {present}")
+        groups = [g if g in present else as_str[str(g)] for g in groups]
+    if len(groups) < 2:
+        raise ConfigError(f"need at least two groups in {group_col!r} to compare, got {groups}")
+    rows: list[dict[str, Any]] = []
+    for metric in metric_cols:
+        try:
+            values = df.select([block_col, group_col, pl.col(metric).cast(pl.Float64)])
+        except pl.exceptions.PolarsError as exc:
+            raise InputSchemaError(f"metrics: column {metric!r} is not numeric") from exc
+        for a, b in itertools.combinations(groups, 2):
+            pair = (
+                values.filter(pl.col(group_col) == a)
+                .select([block_col, pl.col(metric).alias("__x")])
+                .join(
+                    values.filter(pl.col(group_col) == b).select([block_col, pl.col(metric).alias("__y")]),
+                    on=block_col,
+                    how="inner",
+                )
+            )
+            res = paired_wilcoxon(
+                pair["__x"].fill_null(np.nan).to_numpy(),
+                pair["__y"].fill_null(np.nan).to_numpy(),
+                round_to=round_to,
+                min_pairs=min_pairs,
+                n_resamples=n_resamples,
+                confidence_level=confidence_level,
+                seed=seed,
+            )
+            rows.append({"metric": metric, "group_a": str(a), "group_b": str(b), **res})
+    p = np.array([r["p"] for r in rows], dtype=float)
+    if family == "all":
+        p_adj = adjust_pvalues(p, adjust)
+    else:
+        p_adj = np.full(p.shape, np.nan)
+        metrics_arr = np.array([r["metric"] for r in rows])
+        for metric in metric_cols:
+            sel = metrics_arr == metric
+            p_adj[sel] = adjust_pvalues(p[sel], adjust)
+    for r, pa in zip(rows, p_adj):
+        r["p_adj"] = float(pa)
+        r["adjust"] = adjust
+        r["stars"] = stars(float(pa))
+    schema = {
+        "metric": pl.String,
+        "group_a": pl.String,
+        "group_b": pl.String,
+        "n": pl.Int64,
+        "n_nonzero": pl.Int64,
+        "t_plus": pl.Float64,
+        "p": pl.Float64,
+        "p_adj": pl.Float64,
+        "adjust": pl.String,
+        "r_rb": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+        "stars": pl.String,
+        "reason": pl.String,
+        "p_method": pl.String,
+    }
+    return pl.DataFrame([{k: r[k] for k in schema} for r in rows], schema=schema, orient="row")
