@@ -18,6 +18,7 @@ import hashlib
 import json
 import shutil
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -67,6 +68,7 @@ class ScoreOptions:
     resume: bool = True
     csv_formula_guard: bool = True
     n_jobs: int = 0  # 0 = auto: both cores for lexical-only inputs larger than two chunks
+    keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
 
     def result_key(self) -> dict[str, Any]:
         """The options that can change the numbers (progress, manifest and resume cannot)."""
@@ -100,6 +102,7 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
     probe = pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
     require_columns(probe, list(options.prompt_columns), source=str(path), option="--prompt")
     require_columns(probe, [options.response_column], source=str(path), option="--response")
+    require_columns(probe, list(options.keep_columns), source=str(path), option="--keep")
     has_id = options.id_column in columns
     if not has_id and options.id_column != "exchange_id":
         require_columns(probe, [options.id_column], source=str(path), option="--id")
@@ -137,11 +140,17 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
 
 
 def iter_exchanges(
-    lf: pl.LazyFrame, plan: InputPlan, options: ScoreOptions
+    lf: pl.LazyFrame, plan: InputPlan, options: ScoreOptions, kept: deque[pl.DataFrame] | None = None
 ) -> Iterator[tuple[list[str], list[str | None], list[str | None]]]:
-    """Yield ``(ids, prompts, responses)`` in chunks of exactly ``chunk_size`` rows (the last may be shorter)."""
-    cols = list(dict.fromkeys([*options.prompt_columns, options.response_column] + ([options.id_column] if plan.has_id else [])))
-    frame = lf.select([pl.col(c).cast(pl.String) for c in cols])
+    """Yield ``(ids, prompts, responses)`` in chunks of exactly ``chunk_size`` rows (the last may be shorter).
+
+    The ``--keep`` columns of each chunk are appended to ``kept`` in the same order.
+    """
+    id_cols = [options.id_column] if plan.has_id else []
+    cols = list(dict.fromkeys([*options.prompt_columns, options.response_column, *id_cols]))
+    frame = lf.select([pl.col(c).cast(pl.String) for c in cols] + [
+        pl.col(c).alias(f"__keep_{c}") for c in options.keep_columns
+    ])
     if plan.keep_rows is not None:
         frame = frame.with_row_index("__row").filter(pl.col("__row").is_in(plan.keep_rows.implode())).drop("__row")
     seen: dict[str, int] = {}
@@ -153,15 +162,17 @@ def iter_exchanges(
         while buffered >= options.chunk_size:
             whole = pl.concat(buffer)
             head, rest = whole.head(options.chunk_size), whole.slice(options.chunk_size)
-            yield _columns(head, plan, options, seen)
+            yield _columns(head, plan, options, seen, kept)
             buffer, buffered = ([rest] if rest.height else []), rest.height
     if buffered:
-        yield _columns(pl.concat(buffer), plan, options, seen)
+        yield _columns(pl.concat(buffer), plan, options, seen, kept)
 
 
 def _columns(
-    df: pl.DataFrame, plan: InputPlan, options: ScoreOptions, seen: dict[str, int]
+    df: pl.DataFrame, plan: InputPlan, options: ScoreOptions, seen: dict[str, int], kept: deque[pl.DataFrame] | None
 ) -> tuple[list[str], list[str | None], list[str | None]]:
+    if kept is not None and options.keep_columns:
+        kept.append(df.select([pl.col(f"__keep_{c}").alias(c) for c in options.keep_columns]))
     prompts = join_prompt_columns(df, options.prompt_columns).to_list()
     responses = df.get_column(options.response_column).to_list()
     if plan.has_id:
@@ -280,18 +291,21 @@ def score_file(
         infer_format(output, options.output_format)  # fail before any work on a bad output name
     n_kept = plan.n_rows - plan.n_dropped_duplicates
     scorer = build_scorer(options, n_kept)
-    chunks = iter_exchanges(lf, plan, options)
+    kept: deque[pl.DataFrame] = deque()
+    chunks = iter_exchanges(lf, plan, options, kept)
+    scored = _with_kept_columns(scorer, chunks, kept, n_kept, options)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if output is None:
-            frames = list(scorer.iter_scores(chunks, total=n_kept))
+            frames = list(scored(0))
             frame: pl.DataFrame | None = pl.concat(frames) if frames else scorer.empty_frame()
             resumed = 0
         else:
             checkpoint = Checkpoint(output, run_key(path, options, scorer))
             resumed = checkpoint.open(options.resume, log)
-            _score_into(checkpoint, scorer, chunks, resumed, n_kept, options.chunk_size)
+            for offset, chunk_frame in enumerate(scored(resumed)):
+                checkpoint.save(resumed + offset, chunk_frame)
             _assemble(checkpoint, output, options, scorer)
             checkpoint.remove()
             frame = None
@@ -318,15 +332,28 @@ def score_file(
     return ScoreResult(frame, manifest, output, n_kept, resumed)
 
 
-def _score_into(checkpoint: Checkpoint, scorer: Scorer, chunks: Iterator, resumed: int, total: int, size: int) -> None:
-    def remaining() -> Iterator:
-        for index, chunk in enumerate(chunks):
-            if index >= resumed:
+def _with_kept_columns(
+    scorer: Scorer, chunks: Iterator, kept: deque[pl.DataFrame], total: int, options: ScoreOptions
+) -> Callable[[int], Iterator[pl.DataFrame]]:
+    """Score chunks from index ``skip`` on (earlier ones are checkpointed), adding the ``--keep`` columns."""
+
+    def run(skip: int) -> Iterator[pl.DataFrame]:
+        def remaining() -> Iterator:
+            for index, chunk in enumerate(chunks):
+                if index < skip:
+                    if kept:
+                        kept.popleft()
+                    continue
                 yield chunk
 
-    skipped = min(resumed * size, total)
-    for offset, frame in enumerate(scorer.iter_scores(remaining(), total=total, initial=skipped)):
-        checkpoint.save(resumed + offset, frame)
+        initial = min(skip * options.chunk_size, total)
+        for frame in scorer.iter_scores(remaining(), total=total, initial=initial):
+            if options.keep_columns:
+                extra = kept.popleft()
+                frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
+            yield frame
+
+    return run
 
 
 def _assemble(checkpoint: Checkpoint, output: Path, options: ScoreOptions, scorer: Scorer) -> None:

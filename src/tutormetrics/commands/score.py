@@ -53,6 +53,10 @@ def score(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=0, help="Worker processes for lexical-only runs (0 = auto: both cores on large inputs).")
     ] = 0,
+    keep: Annotated[
+        Optional[list[str]],
+        typer.Option("--keep", help="Input column to copy into the output after the id (repeatable), e.g. --keep tutor."),
+    ] = None,
     strict: opt.Strict = False,
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
@@ -84,6 +88,7 @@ def score(
         resume=resume,
         csv_formula_guard=csv_formula_guard,
         n_jobs=jobs,
+        keep_columns=list(keep or []),
     )
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
     if output == "-" and result.frame is not None:

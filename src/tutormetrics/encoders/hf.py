@@ -33,7 +33,7 @@ import math
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -212,14 +212,13 @@ def _offline_env() -> Iterator[None]:
 
 
 def _disable_tf32() -> None:
-    """Full float32 matmuls on CUDA so that CPU and GPU agree (TF32 off)."""
-    matmul = torch.backends.cuda.matmul
-    try:
-        matmul.fp32_precision = "ieee"
-        torch.backends.cudnn.fp32_precision = "ieee"
-    except (AttributeError, RuntimeError, TypeError, ValueError):  # older torch: legacy switches
-        matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+    """Full float32 matmuls on CUDA so that CPU and GPU agree (TF32 off).
+
+    Uses ``torch.set_float32_matmul_precision("highest")``, which works across torch versions and,
+    unlike mixing ``allow_tf32`` with the newer ``fp32_precision`` switches, never makes later reads
+    of the legacy flags raise. Transformer encoders run no cuDNN convolutions, so cuDNN is left alone.
+    """
+    torch.set_float32_matmul_precision("highest")
 
 
 def _special_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
@@ -333,26 +332,30 @@ class TextEncoder:
         model = model.to(device=device, dtype=dtype)
         model.eval()
 
-        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-        max_pos = getattr(config, "max_position_embeddings", None)
-        msl = cfg.max_seq_length if cfg.max_seq_length is not None else st.max_seq_length
-        if msl is None or msl > 100_000:
-            msl = max_pos
-        if msl is None:
-            raise ConfigError(f"encoder '{path}' declares no max_seq_length", hint="pass max_seq_length")
-        if max_pos is not None and msl > max_pos:
-            raise ConfigError(
-                f"max_seq_length={msl} exceeds the model's {max_pos} position embeddings",
-                hint=f"use max_seq_length <= {max_pos}",
-            )
         prefix, suffix = _special_frame(tokenizer)
-        if msl - len(prefix) - len(suffix) < 1:
-            raise ConfigError(f"max_seq_length={msl} leaves no room for content tokens")
-
+        msl = _resolve_max_seq_length(cfg, st, model, path, len(prefix) + len(suffix))
         self._st, self._model, self._tokenizer = st, model, tokenizer
-        self._device, self._dtype, self._max_seq_length = device, dtype, int(msl)
+        self._device, self._dtype, self._max_seq_length = device, dtype, msl
         self._prefix, self._suffix, self._model_path = prefix, suffix, path
         return self
+
+    def with_options(self, **changes: Any) -> TextEncoder:
+        """A new encoder with some config fields changed, sharing this one's loaded weights when only
+        run-time fields change (``batch_size``, ``max_seq_length``, ``long_text``). Counters start at 0.
+
+        Example:
+            >>> enc.with_options(batch_size=1).config.batch_size  # doctest: +SKIP
+            1
+        """
+        new = TextEncoder(replace(self.config, **changes))
+        shared = ("model_name_or_path", "device", "dtype", "trust_remote_code")
+        if self._model is not None and all(getattr(new.config, f) == getattr(self.config, f) for f in shared):
+            n_special = len(self._prefix) + len(self._suffix)
+            new._max_seq_length = _resolve_max_seq_length(new.config, self._st, self._model, self._model_path, n_special)
+            new._st, new._model, new._tokenizer = self._st, self._model, self._tokenizer
+            new._device, new._dtype = self._device, self._dtype
+            new._prefix, new._suffix, new._model_path = self._prefix, self._suffix, self._model_path
+        return new
 
     def _config_attr(self, name: str) -> Any:
         self.load()
@@ -632,6 +635,25 @@ class TextEncoder:
         enc.n_windows[:] = n_win
         enc.truncated[:] = truncated
         return enc
+
+
+def _resolve_max_seq_length(cfg: EncoderConfig, st: Any, model: Any, path: str | None, n_special: int) -> int:
+    """``cfg.max_seq_length`` or the model's sentence-transformers value, checked against positions."""
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    max_pos = getattr(config, "max_position_embeddings", None)
+    msl = cfg.max_seq_length if cfg.max_seq_length is not None else st.max_seq_length
+    if msl is None or msl > 100_000:  # tokenizers without a limit report ~1e30
+        msl = max_pos
+    if msl is None:
+        raise ConfigError(f"encoder '{path}' declares no max_seq_length", hint="pass max_seq_length")
+    if max_pos is not None and msl > max_pos:
+        raise ConfigError(
+            f"max_seq_length={msl} exceeds the model's {max_pos} position embeddings",
+            hint=f"use max_seq_length <= {max_pos}",
+        )
+    if msl - n_special < 1:
+        raise ConfigError(f"max_seq_length={msl} leaves no room for content tokens")
+    return int(msl)
 
 
 def _is_hub_id(name: str) -> bool:

@@ -22,7 +22,10 @@ def build_tiny_model(root: Path) -> Path:
     """Write the tiny model to ``root / "tiny-st"`` and return that directory."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import Pooling, Transformer
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    except ImportError:  # pragma: no cover - older releases
+        from sentence_transformers.models import Pooling, Transformer
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     letters = list(string.ascii_lowercase) + list(string.digits)
