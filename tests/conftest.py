@@ -1,7 +1,14 @@
-"""Shared fixtures: paths to ../shared reference data and the bundled example."""
+"""Shared fixtures: paths to ../shared reference data, the bundled example, and a tiny offline encoder.
+
+The tiny encoder is a randomly initialised BERT (hidden 32, 2 blocks, 2 heads, a ~100-piece vocabulary of
+whole words, single letters and ``##`` letters so every lowercase ASCII word tokenises, 64 positions,
+``max_seq_length`` 32), saved as a sentence-transformers model directory once per session. Nothing is
+downloaded.
+"""
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import pytest
@@ -22,3 +29,59 @@ def mrbench_dir() -> Path:
 @pytest.fixture(scope="session")
 def example_dir() -> Path:
     return EXAMPLE
+
+
+TINY_WORDS = (
+    "the a cat sat on mat where did sit what is two plus four why because you can try again good "
+    "question step think fraction half number add it yes no we"
+).split()
+TINY_MAX_SEQ_LENGTH = 32
+
+
+def build_tiny_model(root: Path) -> Path:
+    """Write the tiny model to ``root / "tiny-st"`` and return that directory."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    except ImportError:  # pragma: no cover - older releases
+        from sentence_transformers.models import Pooling, Transformer
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    letters = list(string.ascii_lowercase) + list(string.digits)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *".,?!'+-=", *TINY_WORDS]
+    vocab += [c for c in letters if c not in vocab] + [f"##{c}" for c in letters]
+    hf_dir = root / "tiny-hf"
+    hf_dir.mkdir(parents=True, exist_ok=True)
+    (hf_dir / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tok = BertTokenizerFast(vocab_file=str(hf_dir / "vocab.txt"), do_lower_case=True)
+    tok.save_pretrained(str(hf_dir))
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    BertModel(config).eval().save_pretrained(str(hf_dir), safe_serialization=True)
+    transformer = Transformer(str(hf_dir), max_seq_length=TINY_MAX_SEQ_LENGTH)
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
+    st_dir = root / "tiny-st"
+    SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(st_dir))
+    return st_dir
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of the tiny sentence-transformers model."""
+    return build_tiny_model(tmp_path_factory.mktemp("tiny_encoder"))
+
+
+@pytest.fixture(scope="session")
+def tiny_st(tiny_model_dir: Path):
+    """The tiny model loaded with plain sentence-transformers (the reference)."""
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(tiny_model_dir), device="cpu", local_files_only=True)

@@ -31,7 +31,8 @@ class EncodedTexts:
         token_states: per text, ``(n_content, d)`` float32 last-layer content-token states with
             L2-normalised rows, all windows concatenated (``(0, d)`` when empty). Stored in float32,
             not float16: half precision moves cosines by ~1e-3, beyond the 1e-5 tolerance.
-        n_content_tokens: ``(U,)`` int, word pieces per text (all of them, also in truncate mode).
+        n_content_tokens: ``(U,)`` int, content word pieces that were encoded (rows of ``token_states``;
+            in truncate mode at most ``max_seq_length − 2``).
         n_windows: ``(U,)`` int, encoder windows per text (0 = no content tokens, 1 = fitted).
         truncated: ``(U,)`` bool, content was dropped (truncate mode only).
     """

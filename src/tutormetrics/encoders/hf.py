@@ -351,7 +351,9 @@ class TextEncoder:
         shared = ("model_name_or_path", "device", "dtype", "trust_remote_code")
         if self._model is not None and all(getattr(new.config, f) == getattr(self.config, f) for f in shared):
             n_special = len(self._prefix) + len(self._suffix)
-            new._max_seq_length = _resolve_max_seq_length(new.config, self._st, self._model, self._model_path, n_special)
+            new._max_seq_length = _resolve_max_seq_length(
+                new.config, self._st, self._model, self._model_path, n_special
+            )
             new._st, new._model, new._tokenizer = self._st, self._model, self._tokenizer
             new._device, new._dtype = self._device, self._dtype
             new._prefix, new._suffix, new._model_path = self._prefix, self._suffix, self._model_path

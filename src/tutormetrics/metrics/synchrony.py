@@ -94,4 +94,5 @@ def layerwise_synchrony_texts(
         >>> sorted(out)[-1]                                           # doctest: +SKIP
         'sync_mid'
     """
-    return score_texts(LayerwiseSynchrony(exclude_special=exclude_special), prompts, responses, encoder, progress=progress)
+    metric = LayerwiseSynchrony(exclude_special=exclude_special)
+    return score_texts(metric, prompts, responses, encoder, progress=progress)

@@ -607,7 +607,7 @@ def _scipy_cis(
             cell = cells[c]
             xv, yv = x[group.rows, cell.metric], y[group.rows, cell.target]
             method = ci
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
                 warnings.simplefilter("ignore", stats.DegenerateDataWarning)
                 res = stats.bootstrap(
                     (xv, yv),

@@ -100,8 +100,9 @@ def test_values_lie_in_documented_ranges(name, make_scorer):
 @pytest.mark.parametrize("name", family_params())
 def test_empty_exchange_is_nan_except_counts(name, make_scorer):
     frame = make_scorer(name).score(["e"], [""], ["   "])
+    assert frame["prompt_empty"][0] is True and frame["resp_empty"][0] is True
     for col in frame.columns:
-        if col == "exchange_id" or col.endswith(("_windows", "_truncated")):
+        if col == "exchange_id" or col.endswith(("_windows", "_truncated", "_empty")):
             continue
         value = frame[col][0]
         if col in COUNT_COLUMNS:

@@ -1,0 +1,354 @@
+"""Publication heatmap of a :func:`~tutormetrics.validity.correlate.spearman_matrix` table.
+
+Metrics are rows (grouped by family, with separator lines and family labels on the left), targets are
+columns. Colours use the diverging ``RdBu_r`` map centred at 0; each cell shows ρ with two decimals,
+without the leading zero (APA style, ``.31``), and its stars on a second line. Undefined cells are grey
+with their reason code in small type. The figure is drawn with matplotlib's object API on the Agg
+canvas (no pyplot state), so nothing is shown and nothing stays open.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import polars as pl
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io import require_columns
+
+#: Canonical metric-name prefixes → family (``metrics.md`` naming), tried in order.
+FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("resp_", "length"),
+    ("len_", "length"),
+    ("ttr", "diversity"),
+    ("distinct_", "diversity"),
+    ("entropy_", "diversity"),
+    ("rep_", "diversity"),
+    ("jaccard_", "overlap"),
+    ("contain_", "overlap"),
+    ("flesch_", "readability"),
+    ("emb_", "embedding"),
+    ("sync_", "synchrony"),
+)
+_FAMILY_ABBREV = {
+    "length": "len",
+    "diversity": "div",
+    "overlap": "ovl",
+    "readability": "read",
+    "embedding": "emb",
+    "synchrony": "sync",
+    "other": "oth",
+}
+_REASON_LABEL = {"too_few": "too few", "constant": "const."}
+_FORMATS = {".png", ".svg", ".pdf"}
+_GREY_NAN = "#d9d9d9"
+_GREY_NS = "#f4f4f4"
+
+
+def metric_family(name: str) -> str:
+    """Family of a canonical metric name from its prefix, else ``"other"``.
+
+    Example:
+        >>> [metric_family(m) for m in ("resp_chars", "ttr", "jaccard_uni", "emb_mean_cos", "foo")]
+        ['length', 'diversity', 'overlap', 'embedding', 'other']
+    """
+    for prefix, family in FAMILY_PREFIXES:
+        if name.startswith(prefix):
+            return family
+    return "other"
+
+
+def format_rho(value: float) -> str:
+    """Two decimals without the leading zero and with a true minus sign: ``-0.314`` → ``"−.31"``.
+
+    Example:
+        >>> format_rho(0.314), format_rho(-0.05), format_rho(1.0)
+        ('.31', '−.05', '1.00')
+    """
+    if not np.isfinite(value):
+        return ""
+    text = f"{abs(value):.2f}"
+    if text.startswith("0."):
+        text = text[1:]
+    return ("−" if value < 0 and text.strip("0.") else "") + text
+
+
+def _cluster_order(rows: np.ndarray) -> list[int]:
+    """Leaf order of average-linkage clustering of the rows (NaN → 0), optimal leaf ordering."""
+    if rows.shape[0] < 3:
+        return list(range(rows.shape[0]))
+    from scipy.cluster.hierarchy import leaves_list, linkage
+
+    filled = np.nan_to_num(rows, nan=0.0)
+    link = linkage(filled, method="average", metric="euclidean", optimal_ordering=True)
+    return [int(i) for i in leaves_list(link)]
+
+
+def _arrange(
+    metrics: list[str], mat: np.ndarray, groups: Mapping[str, str] | None, order: str
+) -> tuple[list[int], list[tuple[str, int, int]]]:
+    """Row order (indices into ``metrics``) and family blocks ``(family, start, stop)``."""
+    fam_of = [groups.get(m, "other") if groups is not None else metric_family(m) for m in metrics]
+    families = list(dict.fromkeys(fam_of))
+    row_order: list[int] = []
+    blocks: list[tuple[str, int, int]] = []
+    for fam in families:
+        idx = [i for i, f in enumerate(fam_of) if f == fam]
+        if order == "cluster":
+            idx = [idx[k] for k in _cluster_order(mat[idx])]
+        blocks.append((fam, len(row_order), len(row_order) + len(idx)))
+        row_order.extend(idx)
+    return row_order, blocks
+
+
+def _text_extent(fig: Figure, text: str, size: float, **kw: object) -> tuple[float, float]:
+    """Width and height in inches of ``text`` rendered at ``size`` points."""
+    if not text:
+        return 0.0, 0.0
+    artist = fig.text(0, 0, text, fontsize=size, **kw)  # type: ignore[arg-type]
+    box = artist.get_window_extent(renderer=fig.canvas.get_renderer())  # type: ignore[attr-defined]
+    artist.remove()
+    return box.width / fig.dpi, box.height / fig.dpi
+
+
+def plot_heatmap(
+    table: pl.DataFrame,
+    output: str | Path | None = None,
+    *,
+    value: str = "rho",
+    groups: Mapping[str, str] | None = None,
+    mask_nonsignificant: bool = False,
+    order: Literal["given", "cluster"] = "given",
+    title: str | None = None,
+    note: str | None = None,
+    width_in: float = 3.5,
+    dpi: int = 300,
+    vmax: float | None = 1.0,
+) -> Figure:
+    """Heatmap of ``value`` (default ρ) with metrics as rows and targets as columns.
+
+    Colours: ``RdBu_r`` on ``[−vmax, vmax]``, centred at 0 (``vmax=None`` uses the largest |value|,
+    rounded up to 0.1). Cells show the value and the ``stars`` column; undefined cells are grey with
+    their ``reason``. ``mask_nonsignificant`` fades cells without stars. Rows are grouped by family
+    (``groups`` maps metric → family; by default :func:`metric_family` on the canonical prefixes) with
+    separator lines and family labels on the left; ``order="cluster"`` orders rows within each family
+    by average-linkage clustering of their values. The height grows with the number of metrics; fonts
+    stay 5–8 pt for widths of 3.5–7 in. With ``output`` the figure is saved as PNG, SVG or PDF
+    (by extension) at ``dpi``.
+
+    Example:
+        >>> t = pl.DataFrame({"metric": ["resp_chars", "ttr"], "target": ["tone", "tone"],
+        ...                   "rho": [0.31, -0.12], "stars": ["**", ""], "reason": ["", ""]})
+        >>> fig = plot_heatmap(t, "heatmap.png")  # doctest: +SKIP
+    """
+    if order not in ("given", "cluster"):
+        raise ConfigError(f"unknown order {order!r}", hint="use 'given' or 'cluster'")
+    if not 1.0 <= width_in <= 20.0:
+        raise ConfigError(f"width_in must lie between 1 and 20 inches, got {width_in}")
+    out_path = Path(output) if output is not None else None
+    if out_path is not None and out_path.suffix.lower() not in _FORMATS:
+        raise ConfigError(
+            f"{out_path}: cannot tell the figure format from {out_path.suffix or '(no extension)'!r}",
+            hint="name the figure .png, .svg or .pdf",
+        )
+    require_columns(table, ["metric", "target", value], source="correlation table", option="--value")
+    if table.height == 0:
+        raise InputSchemaError("correlation table has no rows")
+    if not table.schema[value].is_numeric():
+        raise InputSchemaError(f"correlation table column {value!r} is not numeric", hint="use --value rho")
+    if table.select(pl.struct("metric", "target").is_duplicated().any()).item():
+        raise InputSchemaError("correlation table has duplicate (metric, target) rows")
+
+    metrics = table.get_column("metric").cast(pl.String).unique(maintain_order=True).to_list()
+    targets = table.get_column("target").cast(pl.String).unique(maintain_order=True).to_list()
+    mi = {m: i for i, m in enumerate(metrics)}
+    ti = {t: j for j, t in enumerate(targets)}
+    shape = (len(metrics), len(targets))
+    mat = np.full(shape, np.nan)
+    stars = np.full(shape, "", dtype=object)
+    reasons = np.full(shape, "", dtype=object)
+    has_stars = "stars" in table.columns
+    for row in table.iter_rows(named=True):
+        i, j = mi[str(row["metric"])], ti[str(row["target"])]
+        v = row[value]
+        mat[i, j] = float(v) if v is not None else np.nan
+        stars[i, j] = (row.get("stars") or "") if has_stars else ""
+        reasons[i, j] = row.get("reason") or ""
+    if mask_nonsignificant and not has_stars:
+        if "p_adj" not in table.columns:
+            raise InputSchemaError("mask_nonsignificant needs a 'stars' or 'p_adj' column")
+        for row in table.iter_rows(named=True):
+            p = row["p_adj"]
+            if p is not None and np.isfinite(p) and p < 0.05:
+                stars[mi[str(row["metric"])], ti[str(row["target"])]] = "*"
+
+    row_order, blocks = _arrange(metrics, mat, groups, order)
+    mat, stars, reasons = mat[row_order], stars[row_order], reasons[row_order]
+    labels = [metrics[i] for i in row_order]
+    n_rows, n_cols = shape
+
+    finite = np.abs(mat[np.isfinite(mat)])
+    if vmax is None:
+        vmax = max(0.1, math.ceil(float(finite.max(initial=0.0)) * 10 - 1e-9) / 10)
+    if not vmax > 0:
+        raise ConfigError(f"vmax must be positive, got {vmax}")
+
+    # ---- layout in inches -------------------------------------------------------------------
+    fs = float(np.interp(width_in, [3.5, 7.0], [6.5, 8.0]))  # tick-label size
+    fig = Figure(figsize=(width_in, 4.0), dpi=dpi)
+    FigureCanvasAgg(fig)
+    pad = 0.04
+    ylab_w = max(_text_extent(fig, s, fs)[0] for s in labels)
+    fam_h = _text_extent(fig, "Xg", fs, fontweight="bold")[1]
+    show_families = len(blocks) > 1 or blocks[0][0] != "other"
+    left = pad + (fam_h + 0.06 if show_families else 0.0) + ylab_w + 0.06
+    right = 0.08
+    heat_w = width_in - left - right
+    if heat_w < 0.3 * width_in:
+        raise ConfigError(
+            f"width_in={width_in} leaves too little room for {n_cols} targets beside the metric labels",
+            hint="use a larger width (e.g. 7 for a two-column figure)",
+        )
+    cell_w = heat_w / n_cols
+    cell_h = float(np.clip(cell_w * 0.8, 0.19, 0.32))
+    heat_h = cell_h * n_rows
+    xlab = [_text_extent(fig, s, fs, rotation=45) for s in targets]
+    xlab_h = max(h for _, h in xlab)
+    # a label anchored at its column centre and rotated 45° runs down-left; keep it on the page
+    overhang = max(w - (j + 0.5) * cell_w for j, (w, _) in enumerate(xlab))
+    if overhang > left - pad:
+        left = pad + overhang
+        heat_w = width_in - left - right
+        cell_w = heat_w / n_cols
+    title_h = _text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
+    cbar_h, cbar_lab = 0.07, _text_extent(fig, "Spearman ρ", fs)[1]
+    note_lines = textwrap.wrap(note, width=max(20, int(width_in * 72 / (0.5 * (fs - 0.5))))) if note else []
+    note_h = len(note_lines) * (fs - 0.5) * 1.3 / 72 + (0.06 if note_lines else 0.0)
+    top = pad + title_h
+    bottom_stack = 0.05 + xlab_h + 0.12 + cbar_h + fs * 1.3 / 72 + cbar_lab + 0.04 + note_h + pad
+    height = top + heat_h + bottom_stack
+    fig.set_size_inches(width_in, height)
+
+    def frac(x_in: float, y_in_from_top: float, w_in: float, h_in: float) -> list[float]:
+        return [x_in / width_in, 1 - (y_in_from_top + h_in) / height, w_in / width_in, h_in / height]
+
+    ax = fig.add_axes(frac(left, top, heat_w, heat_h))
+    cmap = colormaps["RdBu_r"].with_extremes(bad=_GREY_NAN)
+    norm = Normalize(vmin=-vmax, vmax=vmax)
+    image = ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+
+    ax.set_xticks(range(n_cols))
+    ax.set_xticklabels(targets, rotation=45, ha="right", rotation_mode="anchor", fontsize=fs)
+    ax.set_yticks(range(n_rows))
+    ax.set_yticklabels(labels, fontsize=fs)
+    ax.tick_params(length=0, pad=2)
+    ax.set_xticks(np.arange(-0.5, n_cols, 1), minor=True)
+    ax.set_yticks(np.arange(-0.5, n_rows, 1), minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.6)
+    ax.tick_params(which="minor", length=0)
+    for spine in ax.spines.values():
+        spine.set_linewidth(0.6)
+
+    # ---- cell annotations -------------------------------------------------------------------
+    cell_w_pt, cell_h_pt = cell_w * 72, cell_h * 72
+    fs_cell = float(min(fs - 0.5, cell_w_pt / 2.4, cell_h_pt / 2.5))
+    fs_reason = max(3.5, fs_cell - 1.5)
+    for i in range(n_rows):
+        for j in range(n_cols):
+            v = mat[i, j]
+            if not np.isfinite(v):
+                code = str(reasons[i, j]).split(";")[0]
+                label = _REASON_LABEL.get(code, code)
+                size = min(fs_reason, 0.9 * cell_w_pt / max(1, 0.55 * len(label)))
+                if label and size >= 2.5:
+                    ax.text(j, i, label, ha="center", va="center", fontsize=size, color="#555555", style="italic")
+                continue
+            faded = mask_nonsignificant and not stars[i, j]
+            if faded:
+                ax.add_patch(_cell_patch(i, j, _GREY_NS))
+                color = "#8c8c8c"
+            else:
+                color = "white" if abs(v) > 0.55 * vmax else "black"
+            text = format_rho(v) + (f"\n{stars[i, j]}" if stars[i, j] else "")
+            if fs_cell >= 3.0:
+                ax.text(j, i, text, ha="center", va="center", fontsize=fs_cell, color=color, linespacing=0.9)
+
+    # ---- family separators and labels ------------------------------------------------------
+    if show_families:
+        tick_pad = 2.0 / 72  # tick_params(pad=2) in inches
+        bracket_in = tick_pad + ylab_w + 0.04  # left of the longest metric label
+        bracket_x = -0.5 - bracket_in / cell_w  # in data units
+        label_x = -0.5 - (bracket_in + 0.03 + fam_h / 2) / cell_w
+        tick = 0.03 / cell_w
+        for k, (fam, start, stop) in enumerate(blocks):
+            if k > 0:
+                ax.axhline(start - 0.5, color="black", linewidth=0.9)
+            block_h = (stop - start) * cell_h
+            text = fam
+            size = fs
+            if _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
+                text = _FAMILY_ABBREV.get(fam, fam)
+                while size > 4.5 and _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
+                    size -= 0.5
+            ax.text(label_x, (start + stop - 1) / 2, text, rotation=90, ha="center", va="center",
+                    fontsize=size, fontweight="bold", clip_on=False)
+            y0, y1 = start - 0.5 + 0.06, stop - 0.5 - 0.06
+            ax.plot([bracket_x + tick, bracket_x, bracket_x, bracket_x + tick], [y0, y0, y1, y1],
+                    color="black", linewidth=0.6, clip_on=False, solid_joinstyle="miter")
+
+    ax.set_xlim(-0.5, n_cols - 0.5)  # the clip-free bracket lines must not move the limits
+    ax.set_ylim(n_rows - 0.5, -0.5)
+
+    # ---- colour bar, title, note -----------------------------------------------------------
+    cbar_w = min(heat_w, max(1.2, 0.6 * heat_w))
+    cbar_top = top + heat_h + 0.05 + xlab_h + 0.12
+    cax = fig.add_axes(frac(left + (heat_w - cbar_w) / 2, cbar_top, cbar_w, cbar_h))
+    cbar = fig.colorbar(image, cax=cax, orientation="horizontal")
+    cbar.set_ticks(np.linspace(-vmax, vmax, 5))
+    cbar.set_label("Spearman ρ" if value == "rho" else value, fontsize=fs, labelpad=2)
+    cbar.ax.tick_params(labelsize=fs - 0.5, length=2, width=0.5, pad=1)
+    cbar.outline.set_linewidth(0.5)  # type: ignore[attr-defined]
+    if title:
+        fig.text(left + heat_w / 2, height - pad, title, ha="center", va="top", fontsize=fs + 1.5,
+                 fontweight="bold", transform=fig.dpi_scale_trans)
+    if note_lines:
+        fig.text(pad, pad, "\n".join(note_lines), ha="left", va="bottom", fontsize=fs - 0.5,
+                 color="#333333", transform=fig.dpi_scale_trans, linespacing=1.3)
+
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out_path, dpi=dpi, format=out_path.suffix.lower().lstrip("."), facecolor="white")
+    return fig
+
+
+def _cell_patch(i: int, j: int, color: str):  # noqa: ANN202 - matplotlib Rectangle
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=color, edgecolor="none", zorder=1.2)
+
+
+def ceiling_note(targets: pl.DataFrame, columns: list[str] | None = None, *, below: float = 0.9) -> str:
+    """Note text listing targets whose prevalence ceiling on |ρ| (``sqrt(1 − Σ p_k³)``) is below ``below``.
+
+    Example:
+        >>> ceiling_note(pl.DataFrame({"tone": [1.0] * 45 + [0.0] * 204}))
+        'Max attainable |ρ| given target prevalence: tone .67.'
+    """
+    from tutormetrics.validity.correlate import prevalence_ceiling
+
+    cols = columns if columns is not None else [c for c in targets.columns if targets.schema[c].is_numeric()]
+    parts = []
+    for c in cols:
+        cap = prevalence_ceiling(targets.get_column(c).cast(pl.Float64).fill_null(float("nan")).to_numpy())
+        if np.isfinite(cap) and cap < below:
+            parts.append(f"{c} {format_rho(cap)}")
+    return f"Max attainable |ρ| given target prevalence: {', '.join(parts)}." if parts else ""

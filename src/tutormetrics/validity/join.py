@@ -1,0 +1,169 @@
+"""Join metric tables to target tables on the exchange id, reporting every unmatched row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from tutormetrics.errors import InputSchemaError
+from tutormetrics.io import require_columns
+
+#: How many unmatched ids :meth:`JoinReport.summary` prints per side and table.
+SUMMARY_MAX_IDS = 10
+
+
+@dataclass
+class JoinReport:
+    """What :func:`join_targets` matched and what it did not, per target table.
+
+    ``n_matched[k]`` counts metric rows whose id occurs in target table ``k``;
+    ``unmatched_metric_ids[k]`` lists metric ids absent from table ``k`` and
+    ``unmatched_target_ids[k]`` the ids of table ``k`` absent from the metrics (all in file order).
+    """
+
+    n_metrics_rows: int
+    names: list[str] = field(default_factory=list)
+    n_target_rows: list[int] = field(default_factory=list)
+    n_matched: list[int] = field(default_factory=list)
+    unmatched_metric_ids: list[list[str]] = field(default_factory=list)
+    unmatched_target_ids: list[list[str]] = field(default_factory=list)
+
+    @property
+    def all_matched(self) -> bool:
+        """True when every metric row found every target table and no target id was left over."""
+        return all(m == self.n_metrics_rows for m in self.n_matched) and not any(self.unmatched_target_ids)
+
+    def summary(self) -> str:
+        """One line per target table, e.g. ``1,655 of 1,655 metric rows matched ratings; 0 rating ids without metrics``.
+
+        Unmatched ids are listed up to the first 10 per side.
+        """
+        lines = []
+        for k, name in enumerate(self.names):
+            noun = name[:-1] if name.endswith("s") else name
+            line = (
+                f"{self.n_matched[k]:,} of {self.n_metrics_rows:,} metric rows matched {name}; "
+                f"{len(self.unmatched_target_ids[k]):,} {noun} ids without metrics"
+            )
+            extras = []
+            if self.unmatched_metric_ids[k]:
+                extras.append(f"metric ids without {name}: {_preview(self.unmatched_metric_ids[k])}")
+            if self.unmatched_target_ids[k]:
+                extras.append(f"{noun} ids without metrics: {_preview(self.unmatched_target_ids[k])}")
+            if extras:
+                line += " (" + "; ".join(extras) + ")"
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def _preview(ids: list[str], limit: int = SUMMARY_MAX_IDS) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", ... (+{len(ids) - limit:,} more)" if len(ids) > limit else "")
+
+
+def _id_series(df: pl.DataFrame, id_col: str) -> pl.Series:
+    """Ids as text, so that an id read as a number in one file matches the same id read as text."""
+    return df.get_column(id_col).cast(pl.String)
+
+
+def join_targets(
+    metrics: pl.DataFrame,
+    *targets: pl.DataFrame,
+    id_col: str = "exchange_id",
+    names: Sequence[str] | None = None,
+) -> tuple[pl.DataFrame, JoinReport]:
+    """Left-join target tables onto the metrics by ``id_col``; never drops a metric row.
+
+    Every metric row is kept in order; target columns are null where the id has no target row.
+    Ids are compared as text. A target table with duplicate ids, or a target column whose name is
+    already taken, raises :class:`InputSchemaError`. ``names`` labels the tables in the report
+    (default ``ratings``, then ``targets2``, ``targets3``, ...).
+
+    Example:
+        >>> m = pl.DataFrame({"exchange_id": ["a", "b"], "len": [3, 5]})
+        >>> r = pl.DataFrame({"exchange_id": ["b", "c"], "tone": [1.0, 0.0]})
+        >>> joined, report = join_targets(m, r)
+        >>> joined.rows(), report.summary()
+        ([('a', 3, None), ('b', 5, 1.0)], '1 of 2 metric rows matched ratings; 1 rating ids without metrics (metric ids without ratings: a; rating ids without metrics: c)')
+    """
+    if names is None:
+        names = ["ratings"] + [f"targets{k + 1}" for k in range(1, len(targets))]
+    names = list(names)
+    if len(names) != len(targets):
+        raise InputSchemaError(f"join_targets got {len(targets)} target tables but {len(names)} names")
+    require_columns(metrics, [id_col], source="metrics", option="--id")
+    metric_ids = _id_series(metrics, id_col)
+    report = JoinReport(n_metrics_rows=metrics.height, names=names)
+    joined = metrics.with_columns(metric_ids.alias("__id"))
+    taken = set(metrics.columns)
+    for name, table in zip(names, targets):
+        require_columns(table, [id_col], source=name, option="--id")
+        ids = _id_series(table, id_col)
+        if ids.null_count():
+            raise InputSchemaError(f"{name}: {ids.null_count()} row(s) have an empty {id_col!r}")
+        dup = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
+        if dup.len():
+            raise InputSchemaError(
+                f"{name}: {dup.len():,} id(s) occur more than once, e.g. {_preview(dup.to_list(), 3)}",
+                hint=f"a target table needs one row per {id_col}; aggregate the ratings first",
+            )
+        new_cols = [c for c in table.columns if c != id_col]
+        clash = [c for c in new_cols if c in taken or c == "__id"]
+        if clash:
+            raise InputSchemaError(
+                f"{name}: column(s) {', '.join(map(repr, clash))} already exist in the metrics or an earlier table",
+                hint="rename the target columns so every name is unique",
+            )
+        taken.update(new_cols)
+        id_set = pl.Series(ids.to_list(), dtype=pl.String)
+        in_target = metric_ids.is_in(id_set) & metric_ids.is_not_null()
+        report.n_target_rows.append(table.height)
+        report.n_matched.append(int(in_target.sum()))
+        report.unmatched_metric_ids.append(
+            ["<missing id>" if v is None else str(v) for v in metric_ids.filter(~in_target).to_list()]
+        )
+        report.unmatched_target_ids.append(ids.filter(~ids.is_in(metric_ids.drop_nulls())).to_list())
+        right = table.select(pl.Series("__id", ids.to_list(), dtype=pl.String), *new_cols)
+        joined = joined.join(right, on="__id", how="left", maintain_order="left")
+    return joined.drop("__id"), report
+
+
+#: Diagnostic columns of a metrics table that are not metrics (``metrics.md``).
+DIAGNOSTIC_METRIC_COLUMNS: tuple[str, ...] = ("prompt_windows", "resp_windows")
+_DIAGNOSTIC_SUFFIXES: tuple[str, ...] = ("_truncated", "_empty")
+
+
+def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Sequence[str] | None = None) -> list[str]:
+    """Metric columns of a metrics table.
+
+    By default every numeric (non-boolean) column except the id and the diagnostics
+    (``prompt_windows``, ``resp_windows``, ``*_truncated``, ``*_empty``). With ``columns`` those
+    names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
+
+    Example:
+        >>> df = pl.DataFrame({"exchange_id": ["a"], "ttr": [0.5], "resp_windows": [1], "resp_empty": [0], "tutor": ["x"]})
+        >>> metric_columns(df)
+        ['ttr']
+    """
+    if columns is not None:
+        cols = list(dict.fromkeys(columns))
+        require_columns(df, cols, source="metrics", option="--metrics-cols")
+        bad = [c for c in cols if not df.schema[c].is_numeric()]
+        if bad:
+            raise InputSchemaError(
+                f"metrics: column(s) {', '.join(map(repr, bad))} are not numeric", hint="pick numeric metric columns"
+            )
+        return cols
+    cols = [
+        c
+        for c in df.columns
+        if c != id_col
+        and df.schema[c].is_numeric()
+        and c not in DIAGNOSTIC_METRIC_COLUMNS
+        and not c.endswith(_DIAGNOSTIC_SUFFIXES)
+    ]
+    if not cols:
+        raise InputSchemaError("metrics: no numeric metric columns found", hint="pass --metrics-cols to name them")
+    return cols

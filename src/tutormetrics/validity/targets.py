@@ -1,0 +1,307 @@
+"""Turn rubric ratings into correlation targets (``statistics.md`` §1.1).
+
+Ratings come long (``exchange_id, rater, criterion, score``) or wide (one column per criterion, or per
+``criterion@rater``). The result is always wide: the id column, then one Float64 column per target,
+with null where an exchange has no rating for that target.
+
+Aggregation over raters, per exchange and criterion:
+
+- ``"mean"`` (primary): the mean over raters, so two binary raters give 0 / 0.5 / 1;
+- ``"per_rater"``: one target per rater, named ``criterion@rater``;
+- ``"min"``: all raters endorse; ``"max"``: any rater endorses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Literal
+
+import polars as pl
+
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io import read_table, require_columns
+
+Aggregate = Literal["mean", "per_rater", "min", "max"]
+AGGREGATES: tuple[str, ...] = ("mean", "per_rater", "min", "max")
+#: Separator between criterion and rater in per-rater target names (``coherence@r1``).
+RATER_SEP = "@"
+_MISSING_TEXT = ("", "NA", "NaN", "nan", "null", "None")
+
+
+def _check_aggregate(aggregate: str) -> None:
+    if aggregate not in AGGREGATES:
+        raise ConfigError(f"unknown aggregate {aggregate!r}", hint=f"use one of {', '.join(AGGREGATES)}")
+
+
+def _as_float(df: pl.DataFrame, col: str, *, id_col: str, source: str) -> pl.Series:
+    """Column ``col`` as Float64 (NaN and blanks become null); text that is not a number raises.
+
+    The error names the column, the first bad row (1-based data row), its id and its value.
+    """
+    s = df.get_column(col)
+    if s.dtype.is_numeric() or s.dtype in (pl.Boolean, pl.Null):
+        return s.cast(pl.Float64).fill_nan(None)
+    if s.dtype not in (pl.String, pl.Categorical, pl.Enum):
+        raise InputSchemaError(f"{source}: column {col!r} has type {s.dtype}, expected numbers")
+    frame = pl.DataFrame({"t": s.cast(pl.String).str.strip_chars()})
+    txt = frame.select(
+        pl.when(pl.col("t").is_in(list(_MISSING_TEXT))).then(None).otherwise(pl.col("t")).alias(col)
+    ).to_series()
+    num = txt.cast(pl.Float64, strict=False)
+    bad = (txt.is_not_null() & num.is_null()).arg_true()
+    if bad.len() > 0:
+        i = int(bad[0])
+        where = f"row {i + 1}"
+        if id_col in df.columns:
+            where += f" ({id_col}={df.get_column(id_col)[i]!r})"
+        raise InputSchemaError(
+            f"{source}: column {col!r} has a non-numeric value {txt[i]!r} at {where}",
+            hint=f"scores must be numbers (e.g. 0/1, 0/0.5/1 or 0-2); {bad.len()} row(s) affected",
+        )
+    return num.fill_nan(None).alias(col)
+
+
+def _check_ids(df: pl.DataFrame, id_col: str, source: str) -> None:
+    nulls = df.get_column(id_col).null_count()
+    if nulls:
+        raise InputSchemaError(f"{source}: {nulls} row(s) have an empty {id_col!r}", hint="every row needs an id")
+
+
+def _first_duplicate(df: pl.DataFrame, keys: list[str]) -> dict[str, object] | None:
+    dup = df.select(keys).filter(pl.struct(keys).is_duplicated())
+    return dup.row(0, named=True) if dup.height else None
+
+
+def ratings_to_targets(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    aggregate: Aggregate = "mean",
+) -> pl.DataFrame:
+    """Long ratings → wide targets: the id column plus one Float64 column per target.
+
+    With ``aggregate="mean"`` a target is ``mean_r score[id, criterion, r]`` over the raters who
+    rated it; ``"min"``/``"max"`` take the minimum/maximum; ``"per_rater"`` keeps one column per
+    rater named ``criterion@rater``. ``rater_col`` may be absent (one rating per id and criterion).
+    Missing scores (null, NaN, blank) are skipped; an id whose ratings are all missing keeps a row of
+    nulls. Ids and targets keep their first-appearance order. A repeated (id, rater, criterion) row
+    or a non-numeric score raises :class:`InputSchemaError`.
+
+    Example:
+        >>> long = pl.DataFrame({"exchange_id": ["a", "a", "b", "b"], "rater": ["r1", "r2", "r1", "r2"],
+        ...                      "criterion": ["tone"] * 4, "score": [1, 0, 1, 1]})
+        >>> ratings_to_targets(long).rows()
+        [('a', 0.5), ('b', 1.0)]
+    """
+    _check_aggregate(aggregate)
+    source = "ratings"
+    require_columns(ratings, [id_col, criterion_col, score_col], source=source)
+    has_rater = rater_col is not None and rater_col in ratings.columns
+    if aggregate == "per_rater" and not has_rater:
+        raise ConfigError(
+            f"aggregate='per_rater' needs a rater column, but {rater_col!r} is not in the ratings",
+            hint="name the rater column, or use aggregate='mean'",
+        )
+    _check_ids(ratings, id_col, source)
+    score = _as_float(ratings, score_col, id_col=id_col, source=source)
+    crit = ratings.get_column(criterion_col).cast(pl.String)
+    if crit.null_count():
+        raise InputSchemaError(f"{source}: {crit.null_count()} row(s) have an empty {criterion_col!r}")
+    cols: dict[str, pl.Series] = {"_id": ratings.get_column(id_col), "_crit": crit, "_score": score}
+    if has_rater:
+        assert rater_col is not None
+        cols["_rater"] = ratings.get_column(rater_col).cast(pl.String).fill_null("")
+    long = pl.DataFrame(cols)
+    keys = ["_id", "_rater", "_crit"] if has_rater else ["_id", "_crit"]
+    dup = _first_duplicate(long, keys)
+    if dup is not None:
+        shown = ", ".join(f"{k.lstrip('_')}={v!r}" for k, v in dup.items())
+        raise InputSchemaError(
+            f"{source}: more than one score for {shown}",
+            hint="each rater scores each criterion of an exchange once"
+            + ("" if has_rater else f"; add a rater column ({rater_col!r}) if several raters scored it"),
+        )
+
+    if aggregate == "per_rater":
+        long = long.with_columns((pl.col("_crit") + RATER_SEP + pl.col("_rater")).alias("_target"))
+    else:
+        long = long.with_columns(pl.col("_crit").alias("_target"))
+    target_names = long.get_column("_target").unique(maintain_order=True).to_list()
+    if id_col in target_names:
+        raise InputSchemaError(f"{source}: a criterion is named {id_col!r}, the same as the id column")
+
+    agg = {"mean": pl.col("_score").mean(), "min": pl.col("_score").min(), "max": pl.col("_score").max()}
+    cell = agg.get(aggregate, pl.col("_score").first())
+    per_cell = long.group_by(["_id", "_target"], maintain_order=True).agg(cell.alias("_value"))
+    ids = long.select(pl.col("_id").unique(maintain_order=True))
+    if per_cell.height:
+        wide = per_cell.pivot(on="_target", index="_id", values="_value", aggregate_function=None)
+        wide = ids.join(wide, on="_id", how="left", maintain_order="left")
+    else:
+        wide = ids
+    return wide.select(
+        pl.col("_id").alias(id_col),
+        *[
+            (pl.col(t) if t in wide.columns else pl.lit(None)).cast(pl.Float64).alias(t)
+            for t in target_names
+        ],
+    )
+
+
+def wide_ratings_to_targets(
+    df: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    columns: list[str] | None = None,
+    aggregate: Aggregate = "mean",
+    rater_col: str | None = None,
+) -> pl.DataFrame:
+    """Wide ratings → targets. Columns are criteria, or ``criterion@rater`` per-rater scores.
+
+    ``columns=None`` takes every numeric column except the id (and ``rater_col``). With
+    ``aggregate="mean"`` (or ``"min"``/``"max"``) the ``criterion@rater`` columns of a criterion are
+    combined row-wise, ignoring missing values: ``target = mean_r score[criterion@r]``; plain
+    criterion columns pass through. ``"per_rater"`` keeps the columns as they are. When ``rater_col``
+    names a column of ``df`` (one row per exchange and rater), the table is melted to long form and
+    handled by :func:`ratings_to_targets`. Duplicate ids raise :class:`InputSchemaError`.
+
+    Example:
+        >>> wide = pl.DataFrame({"exchange_id": ["a", "b"], "tone@r1": [1, 1], "tone@r2": [0, 1]})
+        >>> wide_ratings_to_targets(wide).rows()
+        [('a', 0.5), ('b', 1.0)]
+    """
+    _check_aggregate(aggregate)
+    source = "ratings"
+    require_columns(df, [id_col], source=source, option="--id")
+    _check_ids(df, id_col, source)
+    skip = {id_col} | ({rater_col} if rater_col else set())
+    if columns is None:
+        columns = [c for c in df.columns if c not in skip and (df.schema[c].is_numeric() or df.schema[c] == pl.Boolean)]
+        if not columns:
+            raise InputSchemaError(
+                f"{source}: no numeric rating columns besides {id_col!r}",
+                hint="pass the criterion columns explicitly, or give long ratings (criterion, score)",
+            )
+    else:
+        require_columns(df, list(columns), source=source, option="--targets-from")
+        columns = list(dict.fromkeys(columns))
+    if rater_col and rater_col in df.columns:
+        scores = df.select([id_col, rater_col, *columns]).with_columns(
+            [_as_float(df, c, id_col=id_col, source=source) for c in columns]
+        )
+        long = scores.unpivot(index=[id_col, rater_col], on=columns, variable_name="_criterion", value_name="_score")
+        return ratings_to_targets(
+            long, id_col=id_col, rater_col=rater_col, criterion_col="_criterion", score_col="_score", aggregate=aggregate
+        )
+
+    dup = _first_duplicate(df, [id_col])
+    if dup is not None:
+        raise InputSchemaError(
+            f"{source}: id {dup[id_col]!r} appears on more than one row of the wide ratings",
+            hint=f"a wide table has one row per {id_col}; give long ratings (rater, criterion, score) for several raters",
+        )
+    values = {c: _as_float(df, c, id_col=id_col, source=source) for c in columns}
+    if aggregate == "per_rater":
+        return pl.DataFrame({id_col: df.get_column(id_col), **values})
+
+    groups: dict[str, list[str]] = {}
+    for c in columns:
+        crit, sep, rater = c.rpartition(RATER_SEP)
+        groups.setdefault(crit if sep and crit and rater else c, []).append(c)
+    for crit, members in groups.items():
+        if crit in members and len(members) > 1:
+            raise InputSchemaError(
+                f"{source}: criterion {crit!r} has both a plain column and per-rater columns ({', '.join(members)})",
+                hint="rename the plain column or pass --targets-from to pick one form",
+            )
+    if id_col in groups:
+        raise InputSchemaError(f"{source}: a criterion is named {id_col!r}, the same as the id column")
+    frame = pl.DataFrame(values)
+    combine = {"mean": pl.mean_horizontal, "min": pl.min_horizontal, "max": pl.max_horizontal}[aggregate]
+    out = frame.select(
+        [
+            (pl.col(m[0]) if len(m) == 1 else combine([pl.col(c) for c in m])).cast(pl.Float64).alias(crit)
+            for crit, m in groups.items()
+        ]
+    )
+    return pl.concat([df.select(id_col), out], how="horizontal")
+
+
+def is_long_ratings(df: pl.DataFrame, *, criterion_col: str = "criterion", score_col: str = "score") -> bool:
+    """True when ``df`` has both a criterion and a score column (long ratings)."""
+    return criterion_col in df.columns and score_col in df.columns
+
+
+def read_ratings(
+    path: str | os.PathLike[str],
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    aggregate: Aggregate = "mean",
+    columns: list[str] | None = None,
+) -> pl.DataFrame:
+    """Read a ratings file (CSV, Parquet, JSONL) and return wide targets.
+
+    The layout is detected: long when the file has ``criterion_col`` and ``score_col`` (then
+    ``columns`` restricts the criteria kept), wide otherwise (``columns`` picks the criterion
+    columns). See :func:`ratings_to_targets` and :func:`wide_ratings_to_targets`.
+
+    Example:
+        >>> targets = read_ratings("ratings.csv")  # doctest: +SKIP
+    """
+    df = read_table(path)
+    if is_long_ratings(df, criterion_col=criterion_col, score_col=score_col):
+        if columns is not None:
+            wanted = list(dict.fromkeys(columns))
+            present = set(df.get_column(criterion_col).cast(pl.String).unique().to_list())
+            missing = [c for c in wanted if c not in present]
+            if missing:
+                raise InputSchemaError(
+                    f"{path}: criterion {', '.join(map(repr, missing))} not found in the ratings",
+                    hint=f"available criteria: {', '.join(sorted(str(c) for c in present if c is not None))}",
+                )
+            df = df.filter(pl.col(criterion_col).cast(pl.String).is_in(wanted))
+        return ratings_to_targets(
+            df, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col, aggregate=aggregate
+        )
+    return wide_ratings_to_targets(df, id_col=id_col, columns=columns, aggregate=aggregate, rater_col=rater_col)
+
+
+# Uncertainty columns of a theta table that are not targets: *_sd, *_psd, *_se, CI/HDI bounds.
+_THETA_AUX = re.compile(
+    r"(_sd|_psd|_se|_sem)$|(^|_)(sd|psd|se|ci|hdi|eti)(_|$)|(^|_)(lo|hi|low|high|lower|upper)$|(^|_)(ci|hdi)\d+"
+)
+
+
+def theta_to_targets(df: pl.DataFrame, *, id_col: str = "exchange_id") -> pl.DataFrame:
+    """Targets from a theta table: the id, ``theta`` and every other numeric column except uncertainty
+    columns (``*_sd``, ``*_psd``, ``*_se``, CI/HDI bounds such as ``theta_ci_low`` or ``hdi_high``).
+
+    Example:
+        >>> th = pl.DataFrame({"exchange_id": ["a"], "theta": [0.3], "theta_sd": [0.5], "theta_explanatory": [0.1]})
+        >>> theta_to_targets(th).columns
+        ['exchange_id', 'theta', 'theta_explanatory']
+    """
+    require_columns(df, [id_col], source="theta", option="--id")
+    cols = [
+        c
+        for c in df.columns
+        if c != id_col and (df.schema[c].is_numeric()) and not _THETA_AUX.search(c.lower())
+    ]
+    if not cols:
+        raise InputSchemaError(
+            "theta: no numeric target column (expected 'theta')",
+            hint=f"the theta table needs {id_col!r} and a numeric 'theta' column",
+        )
+    return df.select(id_col, *[pl.col(c).cast(pl.Float64).fill_nan(None) for c in cols])
+
+
+def read_theta(path: str | os.PathLike[str], *, id_col: str = "exchange_id") -> pl.DataFrame:
+    """Read a theta table (CSV, Parquet, JSONL) and return its targets (see :func:`theta_to_targets`)."""
+    return theta_to_targets(read_table(path), id_col=id_col)
