@@ -301,7 +301,9 @@ class TextEncoder:
             model_kwargs["use_safetensors"] = True
         try:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
 
+            hf_logging.disable_progress_bar()  # the "Loading weights" bar is noise on stderr
             with _offline_env():
                 st = SentenceTransformer(
                     path,
