@@ -54,7 +54,9 @@ def build_tiny_model(root: Path) -> Path:
     hf_dir = root / "tiny-hf"
     hf_dir.mkdir(parents=True, exist_ok=True)
     (hf_dir / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    tok = BertTokenizerFast(vocab_file=str(hf_dir / "vocab.txt"), do_lower_case=True)
+    # from_pretrained reads vocab.txt; under transformers 5 the vocab_file= constructor keeps only the specials
+    tok = BertTokenizerFast.from_pretrained(str(hf_dir), do_lower_case=True)
+    assert tok.convert_tokens_to_ids("cat") != tok.unk_token_id, "tiny tokenizer lost its vocabulary"
     tok.save_pretrained(str(hf_dir))
     torch.manual_seed(0)
     config = BertConfig(

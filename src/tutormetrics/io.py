@@ -227,7 +227,8 @@ def guard_formulas(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.Lazy
     Only string columns change; numbers are never altered. :func:`read_table` undoes it.
     """
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    pattern = "^[" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
+    # A cell that already starts with ' is guarded too, so reading back never eats a real apostrophe.
+    pattern = "^['" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
     exprs = [
         pl.when(pl.col(name).str.contains(pattern)).then(pl.lit("'") + pl.col(name)).otherwise(pl.col(name)).alias(name)
         for name, dtype in schema.items()
@@ -239,7 +240,7 @@ def guard_formulas(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.Lazy
 def unguard_formulas_expr(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.Expr]:
     """Expressions that strip the ``'`` added by :func:`guard_formulas` from string columns."""
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    pattern = "^'[" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
+    pattern = "^'['" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
     return [
         pl.when(pl.col(name).str.contains(pattern)).then(pl.col(name).str.slice(1)).otherwise(pl.col(name)).alias(name)
         for name, dtype in schema.items()

@@ -98,7 +98,10 @@ class InputPlan:
 def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPlan]:
     """Open the input lazily and check columns, ids and emptiness (one pass over the id column)."""
     lf = scan_table(path, options.input_format, encoding=options.encoding)
-    columns = lf.collect_schema().names()
+    try:
+        columns = lf.collect_schema().names()
+    except pl.exceptions.PolarsError as exc:
+        raise InputSchemaError(f"{path}: could not be read: {str(exc).splitlines()[0]}") from exc
     probe = pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
     require_columns(probe, list(options.prompt_columns), source=str(path), option="--prompt")
     require_columns(probe, [options.response_column], source=str(path), option="--response")
@@ -109,8 +112,8 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
     try:
         if has_id:
             ids = lf.select(pl.col(options.id_column).cast(pl.String)).collect().to_series()
-        else:
-            ids = lf.select(pl.len()).collect().item()
+        else:  # read the text columns too, so a malformed record fails here, not half-way through scoring
+            ids = lf.select(pl.col(options.response_column).cast(pl.String).len()).collect().item()
     except pl.exceptions.PolarsError as exc:
         raise InputSchemaError(f"{path}: could not be read: {str(exc).splitlines()[0]}") from exc
     n_rows = len(ids) if has_id else int(ids)
@@ -140,7 +143,11 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
 
 
 def iter_exchanges(
-    lf: pl.LazyFrame, plan: InputPlan, options: ScoreOptions, kept: deque[pl.DataFrame] | None = None
+    lf: pl.LazyFrame,
+    plan: InputPlan,
+    options: ScoreOptions,
+    kept: deque[pl.DataFrame] | None = None,
+    source: str = "input",
 ) -> Iterator[tuple[list[str], list[str | None], list[str | None]]]:
     """Yield ``(ids, prompts, responses)`` in chunks of exactly ``chunk_size`` rows (the last may be shorter).
 
@@ -156,7 +163,7 @@ def iter_exchanges(
     seen: dict[str, int] = {}
     buffer: list[pl.DataFrame] = []
     buffered = 0
-    for batch in frame.collect_batches(chunk_size=options.chunk_size):
+    for batch in _batches(frame, options.chunk_size, source):
         buffer.append(batch)
         buffered += batch.height
         while buffered >= options.chunk_size:
@@ -166,6 +173,19 @@ def iter_exchanges(
             buffer, buffered = ([rest] if rest.height else []), rest.height
     if buffered:
         yield _columns(pl.concat(buffer), plan, options, seen, kept)
+
+
+def _batches(frame: pl.LazyFrame, size: int, source: str) -> Iterator[pl.DataFrame]:
+    """``collect_batches`` with read errors turned into a message that names the file."""
+    batches = frame.collect_batches(chunk_size=size)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except pl.exceptions.PolarsError as exc:
+            raise InputSchemaError(f"{source}: could not be read: {str(exc).splitlines()[0]}") from exc
+        yield batch
 
 
 def _columns(
@@ -292,7 +312,7 @@ def score_file(
     n_kept = plan.n_rows - plan.n_dropped_duplicates
     scorer = build_scorer(options, n_kept)
     kept: deque[pl.DataFrame] = deque()
-    chunks = iter_exchanges(lf, plan, options, kept)
+    chunks = iter_exchanges(lf, plan, options, kept, source=str(path))
     scored = _with_kept_columns(scorer, chunks, kept, n_kept, options)
 
     with warnings.catch_warnings(record=True) as caught:

@@ -54,6 +54,9 @@ def validate(
         Optional[str], typer.Option("--metrics-cols", help="Comma-separated metric columns [default: all numeric].")
     ] = None,
     id_col: Annotated[str, typer.Option("--id", help="Exchange id column in every table.")] = "exchange_id",
+    rater_col: Annotated[str, typer.Option("--rater", help="Rater column of long ratings (optional there).")] = "rater",
+    criterion_col: Annotated[str, typer.Option("--criterion", help="Criterion column of long ratings.")] = "criterion",
+    score_col: Annotated[str, typer.Option("--score", help="Score column of long ratings.")] = "score",
     aggregate: Annotated[str, typer.Option("--aggregate", help="Rater aggregation: mean, per_rater, min or max.")] = "mean",
     adjust: Annotated[str, typer.Option("--adjust", help="Multiplicity over the whole matrix: bh, holm, by or none.")] = "bh",
     ci: Annotated[str, typer.Option("--ci", help="Confidence interval: bca, percentile, fisher or none.")] = "bca",
@@ -80,7 +83,17 @@ def validate(
     mcols = metric_columns(metrics_df, id_col=id_col, columns=_split(metrics_cols))
     tables, names = [], []
     if ratings is not None:
-        tables.append(read_ratings(ratings, id_col=id_col, aggregate=aggregate, columns=_split(targets_from)))  # type: ignore[arg-type]
+        tables.append(
+            read_ratings(
+                ratings,
+                id_col=id_col,
+                rater_col=rater_col,
+                criterion_col=criterion_col,
+                score_col=score_col,
+                aggregate=aggregate,  # type: ignore[arg-type]
+                columns=_split(targets_from),
+            )
+        )
         names.append("ratings")
     elif targets_from:
         raise ConfigError("--targets-from needs --ratings")

@@ -281,11 +281,9 @@ class Scorer:
                     raise RuntimeError(f"metric {family.name!r} returned {values.shape} values for {col!r}")
                 data[col] = values + 0.0  # clamp -0.0
         if art.encoded is not None:
-            enc = art.encoded
-            diagnostics["prompt_windows"] = enc.n_windows[p_idx].astype(np.int64)
-            diagnostics["resp_windows"] = enc.n_windows[r_idx].astype(np.int64)
-            diagnostics["prompt_truncated"] = enc.truncated[p_idx].astype(bool)
-            diagnostics["resp_truncated"] = enc.truncated[r_idx].astype(bool)
+            from tutormetrics.metrics.embedding import window_diagnostics
+
+            diagnostics.update(window_diagnostics(art.encoded, p_idx, r_idx))
         for col in self.diagnostic_columns():
             data[col] = diagnostics[col]
         return pl.DataFrame(data), delta

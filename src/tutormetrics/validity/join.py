@@ -117,14 +117,13 @@ def join_targets(
                 hint="rename the target columns so every name is unique",
             )
         taken.update(new_cols)
-        id_set = pl.Series(ids.to_list(), dtype=pl.String)
-        in_target = metric_ids.is_in(id_set) & metric_ids.is_not_null()
+        in_target = metric_ids.is_in(ids.implode()).fill_null(False)
         report.n_target_rows.append(table.height)
         report.n_matched.append(int(in_target.sum()))
         report.unmatched_metric_ids.append(
             ["<missing id>" if v is None else str(v) for v in metric_ids.filter(~in_target).to_list()]
         )
-        report.unmatched_target_ids.append(ids.filter(~ids.is_in(metric_ids.drop_nulls())).to_list())
+        report.unmatched_target_ids.append(ids.filter(~ids.is_in(metric_ids.drop_nulls().implode())).to_list())
         right = table.select(pl.Series("__id", ids.to_list(), dtype=pl.String), *new_cols)
         joined = joined.join(right, on="__id", how="left", maintain_order="left")
     return joined.drop("__id"), report

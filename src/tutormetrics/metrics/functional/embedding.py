@@ -273,17 +273,15 @@ def greedy_matching_batch(
         valid = [i for i in members if np.asarray(resp_tokens[i]).shape[0] > 0]
         if not valid:
             continue
-        rs = [np.asarray(resp_tokens[i], dtype=work_dtype) for i in valid]
-        r_all = np.concatenate(rs, axis=0)
-        if not normalized:
-            r_all = normalize_rows(r_all, work_dtype)
-        s = r_all @ pn.T  # (Σ n_r, n_p)
-        lengths = np.array([r.shape[0] for r in rs])
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        row_max = s.max(axis=1).astype(np.float64)
-        precision[valid] = np.add.reduceat(row_max, starts) / lengths
-        col_max = np.maximum.reduceat(s, starts, axis=0).astype(np.float64)  # (n_valid, n_p)
-        recall[valid] = col_max.mean(axis=1)
+        # One product per response against the shared, normalised prompt matrix: a stacked GEMM would
+        # round a row differently depending on its position, so identical pairs would not tie exactly.
+        for i in valid:
+            r = np.asarray(resp_tokens[i], dtype=work_dtype)
+            if not normalized:
+                r = normalize_rows(r, work_dtype)
+            sim = r @ pn.T  # (n_r, n_p)
+            precision[i] = sim.max(axis=1).astype(np.float64).mean()
+            recall[i] = sim.max(axis=0).astype(np.float64).mean()
     return precision, recall
 
 
