@@ -72,15 +72,14 @@ def validate(
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
 ) -> None:
     """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p."""
-    from tutormetrics.validity.correlate import rho_matrix, spearman_matrix, summarize_correlations
-    from tutormetrics.validity.join import join_targets, metric_columns
+    from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
+    from tutormetrics.validity.study import correlate_with_targets
     from tutormetrics.validity.targets import read_ratings, read_theta
 
     infer_format(output)  # fail on a bad output name before any work
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
     metrics_df = read_table(metrics)
-    mcols = metric_columns(metrics_df, id_col=id_col, columns=_split(metrics_cols))
     tables, names = [], []
     if ratings is not None:
         tables.append(
@@ -100,23 +99,24 @@ def validate(
     for k, path in enumerate(theta or []):
         tables.append(read_theta(path, id_col=id_col))
         names.append("theta" if k == 0 else f"theta{k + 1}")
-    target_cols = [c for t in tables for c in t.columns if c != id_col]
-    joined, report = join_targets(metrics_df.select(id_col, *mcols), *tables, id_col=id_col, names=names)
-    _log(report.summary())
-    table = spearman_matrix(
-        joined,
-        mcols,
-        target_cols,
-        adjust=adjust,  # type: ignore[arg-type]
-        ci=ci,  # type: ignore[arg-type]
+    result = correlate_with_targets(
+        metrics_df,
+        tables,
+        names=names,
+        id_col=id_col,
+        metrics_cols=_split(metrics_cols),
+        adjust=adjust,
+        ci=ci,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         seed=seed,
-        permutation=permutation,  # type: ignore[arg-type]
+        permutation=permutation,
         n_permutations=n_permutations,
         n_min=n_min,
-        stars_on=stars_on,  # type: ignore[arg-type]
+        stars_on=stars_on,
     )
+    _log(result.report.summary())
+    table, mcols, target_cols = result.table, result.metric_cols, result.target_cols
     write_table(table, output)
     matrix_path = output.with_name(f"{output.stem}_rho_matrix.csv")
     write_table(rho_matrix(table), matrix_path)
