@@ -53,8 +53,8 @@ def run_pipeline(
     """Run every step and return a summary (also written to ``outdir/run.json``)."""
     from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
     from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
-    from tutormetrics.validity.study import correlate_with_targets
-    from tutormetrics.validity.targets import is_long_ratings, read_ratings, read_theta, theta_to_targets
+    from tutormetrics.validity.study import correlate_with_targets, estimate_theta_targets
+    from tutormetrics.validity.targets import is_long_ratings, read_ratings, read_theta
 
     vo = validate_options
     id_col = score_options.id_column
@@ -84,16 +84,14 @@ def run_pipeline(
         names.append("theta")
         summary["theta"] = {"source": str(theta)}
     elif vo.estimate_theta and long:
-        from tutormetrics.validity.mfrm import fit_mfrm
-
         log("[2/4] no --theta given: estimating θ from the ratings with a many-facet Rasch model (MML, EAP)")
-        rater = vo.rater_col if vo.rater_col in raw_ratings.columns else None
-        fit = fit_mfrm(raw_ratings, id_col=id_col, rater_col=rater, criterion_col=vo.criterion_col, score_col=vo.score_col)
-        theta_table = fit.theta_table()
-        write_table(theta_table, outdir / "theta.csv")
+        theta_targets, fit = estimate_theta_targets(
+            raw_ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
+        )
+        write_table(fit.theta_table(), outdir / "theta.csv")
         write_table(fit.facets_table(), outdir / "facets.csv")
         files.update(theta=str(outdir / "theta.csv"), facets=str(outdir / "facets.csv"))
-        tables.append(theta_to_targets(theta_table, id_col=id_col))
+        tables.append(theta_targets)
         names.append("theta")
         summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged}
         log(f"      {fit.summary()}")
@@ -122,7 +120,7 @@ def run_pipeline(
         stars_on=vo.stars_on,
         n_min=vo.n_min,
     )
-    log(f"      {result.report.summary()}")
+    log("      " + result.report.summary().replace("\n", "\n      "))
     write_table(result.table, outdir / "correlations.csv")
     write_table(rho_matrix(result.table), outdir / "rho_matrix.csv")
     files.update(correlations=str(outdir / "correlations.csv"), rho_matrix=str(outdir / "rho_matrix.csv"))

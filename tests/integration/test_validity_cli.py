@@ -151,3 +151,17 @@ def test_validate_on_mrbench(app: typer.Typer, mrbench_dir: Path, tmp_path: Path
     assert "1,655 of 1,655 metric rows matched ratings; 0 rating ids without metrics" in result.stderr
     table = pl.read_csv(out)
     assert table.height == 8 and (table["n"] == 1655).all()
+
+
+def test_validate_can_estimate_theta(example_dir, tmp_path):
+    from tutormetrics.cli import main
+
+    metrics = tmp_path / "m.csv"
+    assert main(["score", str(example_dir / "exchanges.csv"), "--prompt", "query", "-m", "length", "-o", str(metrics)]) == 0
+    out = tmp_path / "corr.csv"
+    args = ["validate", str(metrics), "--ratings", str(example_dir / "ratings.csv"), "--ci", "fisher", "-o", str(out)]
+    assert main([*args, "--estimate-theta"]) == 0
+    assert "theta" in set(pl.read_csv(out)["target"])
+    assert (tmp_path / "corr_theta.csv").exists()
+    assert main(args) == 0
+    assert "theta" not in set(pl.read_csv(out)["target"])

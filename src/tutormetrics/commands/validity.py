@@ -70,11 +70,18 @@ def validate(
     stars_on: Annotated[str, typer.Option("--stars-on", help="Column the stars refer to: p_adj or p.")] = "p_adj",
     n_min: Annotated[int, typer.Option("--n-min", min=3, help="Fewest complete pairs for a defined cell.")] = 10,
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
+    estimate_theta: Annotated[
+        bool,
+        typer.Option(
+            "--estimate-theta/--no-estimate-theta",
+            help="Without --theta, also estimate θ from long ratings with the MFRM (written to <output stem>_theta.csv); `run` does this by default.",
+        ),
+    ] = False,
 ) -> None:
     """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p."""
     from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
     from tutormetrics.validity.study import correlate_with_targets
-    from tutormetrics.validity.targets import read_ratings, read_theta
+    from tutormetrics.validity.targets import is_long_ratings, read_ratings, read_theta
 
     infer_format(output)  # fail on a bad output name before any work
     if ratings is None and not theta:
@@ -99,6 +106,19 @@ def validate(
     for k, path in enumerate(theta or []):
         tables.append(read_theta(path, id_col=id_col))
         names.append("theta" if k == 0 else f"theta{k + 1}")
+    if ratings is not None and not theta and estimate_theta:
+        raw = read_table(ratings)
+        if is_long_ratings(raw, criterion_col=criterion_col, score_col=score_col):
+            from tutormetrics.validity.study import estimate_theta_targets
+
+            theta_targets, fit = estimate_theta_targets(
+                raw, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
+            )
+            theta_path = output.with_name(f"{output.stem}_theta.csv")
+            write_table(fit.theta_table(), theta_path)
+            _log(f"no --theta given: estimated θ from the ratings with the MFRM (EAP reliability {fit.reliability:.3f}) -> {theta_path.name}")
+            tables.append(theta_targets)
+            names.append("theta")
     result = correlate_with_targets(
         metrics_df,
         tables,

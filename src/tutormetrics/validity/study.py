@@ -40,3 +40,23 @@ def correlate_with_targets(
     joined, report = join_targets(metrics.select(id_col, *mcols), *targets, id_col=id_col, names=names)
     table = spearman_matrix(joined, mcols, target_cols, **spearman_options)
     return ValidityResult(table, joined, report, mcols, target_cols)
+
+
+def estimate_theta_targets(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+) -> tuple[pl.DataFrame, Any]:
+    """θ (EAP of the descriptive MFRM, statistics.md §2.2) from long ratings, as a target table plus the fit.
+
+    Returns ``(targets, fit)`` where ``targets`` has ``id_col`` and ``theta``.
+    """
+    from tutormetrics.validity.mfrm import fit_mfrm
+    from tutormetrics.validity.targets import theta_to_targets
+
+    rater = rater_col if rater_col in ratings.columns else None
+    fit = fit_mfrm(ratings, id_col=id_col, rater_col=rater, criterion_col=criterion_col, score_col=score_col)
+    return theta_to_targets(fit.theta_table(), id_col=id_col), fit
