@@ -52,6 +52,7 @@ from tutormetrics.metrics.registry import (
     list_metrics,
     register_metric,
 )
+from tutormetrics.metrics.single import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
 from tutormetrics.metrics.suite import Scorer, score_texts
 
 _LAZY = {
@@ -74,6 +75,7 @@ __all__ = [
     "ARTIFACTS", "Artifacts", "ExchangeBatch", "Metric", "GROUPS", "REGISTRY", "MetricRegistry",
     "get_metric", "list_metrics", "register_metric", "Scorer", "score_texts",
     "LengthStructure", "LexicalDiversity", "PromptOverlap", "Readability",
+    "DistinctN", "RepetitionN", "NGramEntropy", "Jaccard", "Containment",
     "EmbeddingSimilarity", "LayerwiseSynchrony", "embedding_similarity_texts", "layerwise_synchrony_texts",
     "char_count", "word_count", "sentence_count", "mean_word_length", "length_ratio", "length_ratio_chars",
     "length_structure", "type_token_ratio", "distinct_n", "distinct_n_li", "ngram_entropy", "ngram_entropy_nats",

@@ -37,6 +37,11 @@ BUILTIN_FAMILIES: dict[str, str] = {
     "readability": "tutormetrics.metrics.readability:Readability",
     "embedding_similarity": "tutormetrics.metrics.embedding:EmbeddingSimilarity",
     "layerwise_synchrony": "tutormetrics.metrics.synchrony:LayerwiseSynchrony",
+    "distinct_n": "tutormetrics.metrics.single:DistinctN",
+    "repetition_n": "tutormetrics.metrics.single:RepetitionN",
+    "ngram_entropy": "tutormetrics.metrics.single:NGramEntropy",
+    "jaccard": "tutormetrics.metrics.single:Jaccard",
+    "containment": "tutormetrics.metrics.single:Containment",
 }
 
 #: Named selections accepted wherever family names are (``--metrics``).
@@ -100,7 +105,10 @@ class MetricRegistry:
         return self.get_class(name)(**params)
 
     def resolve(self, selection: str | list[str] | None) -> list[str]:
-        """Expand ``"all"``, groups and comma-separated names into family names, in registry order."""
+        """Expand ``"all"``, groups and comma-separated names into family names, in registry order.
+
+        ``"all"`` leaves out classes with ``include_in_all = False`` (the single-column variants).
+        """
         if selection is None:
             return self.names()
         items = selection.split(",") if isinstance(selection, str) else list(selection)
@@ -108,7 +116,10 @@ class MetricRegistry:
         for item in (i.strip() for i in items):
             if not item:
                 continue
-            names = self.names() if item == "all" else list(GROUPS.get(item, (item,)))
+            if item == "all":
+                names = [n for n in self.names() if getattr(self.get_class(n), "include_in_all", True)]
+            else:
+                names = list(GROUPS.get(item, (item,)))
             for n in names:
                 self.get_class(n)
                 if n not in wanted:

@@ -103,3 +103,19 @@ def test_entropy_is_exactly_one_when_nothing_repeats():
 
 def test_functions_accept_text_or_tokens():
     assert distinct_n("The cat sat on the mat.", 1) == distinct_n(["the", "cat", "sat", "on", "the", "mat"], 1)
+
+
+def test_single_column_metrics_match_the_families_and_spec():
+    from tutormetrics.metrics import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN, Scorer
+
+    p, r = EX2
+    assert Jaccard(n=3)(p, r) == pytest.approx(0.428571, abs=1e-6)  # Broder's third size
+    frame = score_texts([p], [r], metrics="lexical")
+    assert DistinctN(n=3)(r) == frame["distinct_3"][0]
+    assert RepetitionN(n=2)(r) == frame["rep_2"][0]
+    assert NGramEntropy(n=2)(r) == frame["entropy_2"][0]
+    assert Containment(n=2, direction="resp_in_prompt")(p, r) == frame["contain_resp_in_prompt_2"][0]
+    custom = Scorer([Jaccard(n=3), DistinctN(n=4)]).score(["x"], [p], [r])
+    assert custom.columns[:3] == ["exchange_id", "jaccard_3", "distinct_4"]
+    with pytest.raises(Exception, match="n must be a positive integer"):
+        Jaccard(n=0)(p, r)
