@@ -1,8 +1,10 @@
 """The bundled example: 40 C++ debugging exchanges (10 problems × 4 tutors), two raters, five binary criteria.
 
+``theta.csv`` holds θ (EAP, MFRM) estimated from ``ratings.csv`` with ``tutormetrics theta``.
+
 >>> paths = example_paths()
 >>> sorted(paths)
-['exchanges', 'ratings']
+['exchanges', 'ratings', 'theta']
 """
 
 from __future__ import annotations
@@ -15,6 +17,6 @@ EXAMPLE_PROMPT_COLUMNS = ["query", "code", "error"]
 
 
 def example_paths() -> dict[str, Path]:
-    """Paths of the bundled ``exchanges.csv`` and ``ratings.csv``."""
+    """Paths of the bundled ``exchanges.csv``, ``ratings.csv`` and ``theta.csv``."""
     root = Path(str(files("tutormetrics.examples").joinpath("data")))
-    return {"exchanges": root / "exchanges.csv", "ratings": root / "ratings.csv"}
+    return {name: root / f"{name}.csv" for name in ("exchanges", "ratings", "theta")}
