@@ -59,32 +59,87 @@ def theta(
     rater_col: Annotated[str, typer.Option("--rater", help="Rater column.")] = "rater",
     criterion_col: Annotated[str, typer.Option("--criterion", help="Criterion column.")] = "criterion",
     score_col: Annotated[str, typer.Option("--score", help="Score column.")] = "score",
+    method: Annotated[str, typer.Option("--method", help="mml (Gauss-Hermite MML + EAP) or nuts (Bayesian, needs the bayes extra).")] = "mml",
+    draws: Annotated[int, typer.Option("--draws", min=1, help="nuts: draws kept per chain.")] = 1000,
+    tune: Annotated[int, typer.Option("--tune", min=0, help="nuts: warm-up iterations per chain.")] = 1000,
+    chains: Annotated[int, typer.Option("--chains", min=1, help="nuts: number of chains.")] = 4,
+    sampler: Annotated[str, typer.Option("--sampler", help="nuts: nutpie or pymc.")] = "nutpie",
+    seed: Annotated[int, typer.Option("--seed", help="nuts: random seed.")] = 0,
+    compare_models_path: Annotated[
+        Optional[Path],
+        typer.Option("--compare-models", help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates and/or --groups)."),
+    ] = None,
 ) -> None:
-    """Estimate theta (EAP) per exchange with a many-facet Rasch model (MML, Gauss-Hermite)."""
+    """Estimate theta (EAP) per exchange with a many-facet Rasch model (MML, Gauss-Hermite; or Bayesian NUTS).
+
+    With ``--method nuts`` the sampler diagnostics are written to ``<output stem>_diagnostics.csv``
+    next to the output and summarised on stderr.
+    """
     from tutormetrics.validity.mfrm import fit_mfrm
 
     with _expected_errors():
         if model not in _MODELS:
             raise ConfigError(f"unknown --model {model!r}", hint="use auto, binary or partial-credit")
+        if method not in ("mml", "nuts"):
+            raise ConfigError(f"unknown --method {method!r}", hint="use mml or nuts")
+        if sampler not in ("nutpie", "pymc"):
+            raise ConfigError(f"unknown --sampler {sampler!r}", hint="use nutpie or pymc")
+        if compare_models_path and method != "nuts":
+            raise ConfigError("--compare-models needs --method nuts")
+        if compare_models_path and covariates is None and groups is None:
+            raise ConfigError("--compare-models needs --covariates and/or --groups")
         if covariate_col and covariates is None:
             raise ConfigError("--covariate-col needs --covariates")
         if group_col and groups is None:
             raise ConfigError("--group-col needs --groups")
+        nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
+        ratings_df = read_table(ratings)
+        cov_df = read_table(covariates) if covariates else None
+        grp_df = read_table(groups) if groups else None
+        columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         result = fit_mfrm(
-            read_table(ratings),
-            id_col=id_col,
-            rater_col=rater_col,
-            criterion_col=criterion_col,
-            score_col=score_col,
-            covariates=read_table(covariates) if covariates else None,
+            ratings_df,
+            **columns,
+            covariates=cov_df,
             covariate_cols=covariate_col,
-            groups=read_table(groups) if groups else None,
+            groups=grp_df,
             group_col=group_col,
             model=_MODELS[model],  # type: ignore[arg-type]
+            method=method,  # type: ignore[arg-type]
+            **nuts,  # type: ignore[arg-type]
         )
         write_table(result.theta_table(), output)
         if facets:
             write_table(result.facets_table(), facets)
+        if method == "nuts":
+            diag_path = output.with_name(f"{output.stem}_diagnostics.csv")
+            write_table(result.diagnostics(), diag_path)  # type: ignore[union-attr]
+            typer.echo(f"{result.diagnostic_summary}; per-parameter diagnostics: {diag_path}", err=True)  # type: ignore[union-attr]
+        if compare_models_path:
+            from tutormetrics.validity.mfrm_bayes import compare_models
+
+            loo = compare_models(
+                ratings_df,
+                **columns,
+                covariates=cov_df,
+                covariate_cols=covariate_col,
+                groups=grp_df,
+                group_col=group_col,
+                model=_MODELS[model],
+                **nuts,
+            )
+            write_table(loo, compare_models_path)
+            best = loo.row(0, named=True)
+            typer.echo(
+                f"PSIS-LOO: best {best['model']} (elpd_loo {best['elpd_loo']:.1f} +/- {best['se']:.1f}); "
+                + "; ".join(
+                    f"{r['model']} elpd_diff {r['elpd_diff']:.1f} +/- {r['dse']:.1f}, p_loo {r['p_loo']:.1f}, "
+                    f"{r['n_high_pareto_k']} ratings with Pareto k > {r['pareto_k_threshold']:.2f}"
+                    for r in loo.iter_rows(named=True)
+                    if r["rank"] > 0
+                ),
+                err=True,
+            )
         typer.echo(
             f"MFRM {result.model}: {result.n_obs} observations, {result.n_items} exchanges, "
             f"{len(result.criteria)} criteria, {len(result.raters)} raters"
@@ -95,7 +150,10 @@ def theta(
         if result.dropped_criteria:
             typer.echo(f"dropped criteria with a single observed score: {', '.join(result.dropped_criteria)}", err=True)
         if not result.converged:
-            typer.echo(f"warning: optimiser did not converge ({result.message})", err=True)
+            if method == "nuts":
+                typer.echo("warning: NUTS diagnostics miss the thresholds; increase --draws/--tune before using the estimates", err=True)
+            else:
+                typer.echo(f"warning: optimiser did not converge ({result.message})", err=True)  # type: ignore[union-attr]
 
 
 def agree(

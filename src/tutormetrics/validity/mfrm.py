@@ -46,7 +46,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
@@ -56,6 +56,9 @@ from scipy.special import expit, logsumexp
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.validity.mfrm_bayes import BayesMFRMResult
 
 __all__ = [
     "MFRMResult",
@@ -772,11 +775,12 @@ def fit_mfrm(
     groups: pl.DataFrame | None = None,
     group_col: str | None = None,
     model: ModelKind = "auto",
-    method: Literal["mml"] = "mml",
+    method: Literal["mml", "nuts"] = "mml",
     n_nodes: int = 21,
     compute_se: bool = True,
     maxiter: int = 1000,
-) -> MFRMResult:
+    **nuts_options: Any,
+) -> MFRMResult | BayesMFRMResult:
     """Fit the MFRM by marginal MAP over θ ~ N(0,1) (Gauss–Hermite) and return EAP theta.
 
     ``logit P(y=1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik`` (binary) or its partial-credit
@@ -790,8 +794,11 @@ def fit_mfrm(
         groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
             non-id column); one-hot x with zero-sum β_j· over groups.
         model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
-        method: only ``"mml"`` for now (a Bayesian PyMC path would be ``"nuts"``).
+        method: ``"mml"`` (default) or ``"nuts"``, the optional Bayesian fit
+            :func:`~tutormetrics.validity.mfrm_bayes.fit_mfrm_bayes` (needs the ``bayes`` extra).
         compute_se: facet SEs from the inverse Hessian (finite differences of the gradient).
+        nuts_options: only with ``method="nuts"``: ``draws, tune, chains, target_accept, sampler,
+            seed, cores`` for :func:`~tutormetrics.validity.mfrm_bayes.fit_mfrm_bayes`.
 
     Example:
         >>> ratings, _ = simulate_mfrm(n_items=100, seed=3)
@@ -799,8 +806,27 @@ def fit_mfrm(
         >>> res.facets_table().filter(pl.col("facet") == "criterion").height
         5
     """
+    if method == "nuts":
+        from tutormetrics.validity.mfrm_bayes import fit_mfrm_bayes
+
+        return fit_mfrm_bayes(
+            ratings,
+            id_col=id_col,
+            rater_col=rater_col,
+            criterion_col=criterion_col,
+            score_col=score_col,
+            covariates=covariates,
+            covariate_cols=covariate_cols,
+            standardize_covariates=standardize_covariates,
+            groups=groups,
+            group_col=group_col,
+            model=model,
+            **nuts_options,
+        )
     if method != "mml":
-        raise ConfigError(f"method {method!r} is not available", hint="use method='mml' (the Bayesian path is not implemented)")
+        raise ConfigError(f"method {method!r} is not available", hint="use method='mml' or 'nuts'")
+    if nuts_options:
+        raise ConfigError(f"options {sorted(nuts_options)} only apply to method='nuts'")
     if model not in ("auto", "binary", "partial_credit"):
         raise ConfigError(f"unknown model {model!r}", hint="use auto, binary or partial_credit")
     if n_nodes < 3:
