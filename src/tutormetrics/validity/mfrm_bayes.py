@@ -390,6 +390,8 @@ class BayesMFRMResult:
             m = int(self.n_steps[j])
             if self._metric("baseline_p", "mean").ndim == 1:
                 add("baseline_probability", crit, "baseline_p", (j,), self.reference_point)
+            elif m <= 1:  # a one-step criterion in a partial-credit fit is a Rasch item: P(y=1), as in MML
+                add("baseline_probability", crit, "baseline_p", (j, 1), self.reference_point)
             else:
                 for k in range(m + 1):
                     add("baseline_probability", f"{crit}:P(y={k})", "baseline_p", (j, k), self.reference_point)
@@ -602,6 +604,7 @@ def loo_table(fits: Mapping[str, BayesMFRMResult]) -> pl.DataFrame:
     thresholds: dict[str, float] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # high-k warnings are counted below
+        warnings.simplefilter("ignore", DeprecationWarning)  # ArviZ 0.23 + pandas 3: sort_values(inplace=...)
         for name, fit in fits.items():
             loo = az.loo(fit.idata, pointwise=True)
             post = fit.idata.posterior
