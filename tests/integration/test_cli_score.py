@@ -185,3 +185,17 @@ def test_changed_options_do_not_reuse_a_checkpoint(mrbench_dir, tmp_path, capsys
     assert main(["score", str(src), "-o", str(out), "-m", "length", "--no-progress"]) == 0
     assert "discarding partial results" in capsys.readouterr().err
     assert pl.read_csv(out).height == 1655
+
+
+def test_metrics_command_lists_every_family(capsys):
+    import json
+
+    from tutormetrics.metrics import REGISTRY
+
+    assert main(["metrics", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == REGISTRY.names()
+    by_name = {r["name"]: r for r in rows}
+    assert "sync_l06" in by_name["layerwise_synchrony"]["columns"]
+    assert by_name["lexical_diversity"]["columns"]["rep_1"] is False
+    assert by_name["readability"]["columns"]["flesch_reading_ease"] is True
