@@ -274,7 +274,7 @@ def test_errors() -> None:
     with pytest.raises(ConfigError):
         fit_mfrm(ratings.with_columns(pl.col("score") / 2 + 0.25), model="binary")
     with pytest.raises(ConfigError):
-        fit_mfrm(ratings, method="nuts")  # type: ignore[arg-type]
+        fit_mfrm(ratings, method="bogus")  # type: ignore[arg-type]
     cov = pl.DataFrame({"exchange_id": ["ex00"], "v": [1.0]})
     with pytest.raises(InputSchemaError, match="no value"):
         fit_mfrm(ratings, covariates=cov)
