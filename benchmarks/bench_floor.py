@@ -82,19 +82,30 @@ def run(args: argparse.Namespace) -> dict:
     floor_pass(encoder, texts[:64], args.batch_size)
     scorer.score(ids[:64], prompts[:64], responses[:64])
 
+    import resource
+
+    def cpu() -> float:
+        u = resource.getrusage(resource.RUSAGE_SELF)
+        return u.ru_utime + u.ru_stime
+
     floor_s, ours_s, loads = [], [], []
+    floor_cpu, ours_cpu = [], []
     floor_tokens = 0
     for i in range(args.runs):
         loads.append(C.load_average())
+        c0 = cpu()
         s, floor_tokens, floor_batches = floor_pass(encoder, texts, args.batch_size)
+        floor_cpu.append(cpu() - c0)
         floor_s.append(s)
         if encoder.device.type == "cuda":
             torch.cuda.synchronize()
+        c0 = cpu()
         t0 = time.perf_counter()
         frame = scorer.score(ids, prompts, responses)
         ours_s.append(time.perf_counter() - t0)
-        print(f"  run {i + 1}/{args.runs}: floor {floor_s[-1]:.2f} s, full suite {ours_s[-1]:.2f} s "
-              f"(load {loads[-1]})", file=sys.stderr)  # fmt: skip
+        ours_cpu.append(cpu() - c0)
+        print(f"  run {i + 1}/{args.runs}: floor {floor_s[-1]:.2f} s ({floor_cpu[-1]:.1f} CPU s), full suite "
+              f"{ours_s[-1]:.2f} s ({ours_cpu[-1]:.1f} CPU s) (load {loads[-1]})", file=sys.stderr)  # fmt: skip
 
     enc_only = encoder.with_options()
     t0 = time.perf_counter()
@@ -129,6 +140,11 @@ def run(args: argparse.Namespace) -> dict:
             "breakdown_single_run": {"encode_only_s": encode_only_s, "lexical_families_only_s": lexical_only_s},
             "loads_before_runs": loads,
             "ratio_time": om / fm,
+            "cpu_seconds": {"floor_runs": floor_cpu, "suite_runs": ours_cpu,
+                            "ratio_median": C.median(ours_cpu) / C.median(floor_cpu),
+                            "ratio_per_run": [o / f for o, f in zip(ours_cpu, floor_cpu)],
+                            "note": "process CPU time (user+sys, all threads); less sensitive to other users' load than wall time"},
+            "ratio_time_per_run": [o / f for o, f in zip(ours_s, floor_s)],
             "ratio_per_token": (floor_tokens / fm) / (ours_tokens / om),
             "target": "full suite <= 1.25 x floor",
             "mean_emb_mean_cos": float(np.nanmean(frame["emb_mean_cos"].to_numpy())),
@@ -155,6 +171,8 @@ def markdown(res: dict, title: str) -> str:
 Target: full suite ≤ 1.25 × floor — **{'met' if res['target_met'] else 'missed'}** ({res['ratio_time']:.2f}×).
 
 {C.md_table(rows, ["what", "runs", "median s", "tokens fed (incl. CLS/SEP)", "tokens/s", "ratio to floor"])}
+
+Per-run wall ratios (runs alternate floor, suite): {", ".join(f"{x:.2f}" for x in res.get("ratio_time_per_run", []))}; process CPU-time ratio (user+sys, median): {res.get("cpu_seconds", {}).get("ratio_median", float("nan")):.2f}.
 
 Single-run breakdown: `TextEncoder.encode` alone {b['encode_only_s']:.2f} s; the four lexical families alone {b['lexical_families_only_s']:.2f} s (they run in a thread under the encoder in the full suite). Model load {res['model_load_s']:.1f} s (not in the times).
 

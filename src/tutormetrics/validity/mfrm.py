@@ -556,25 +556,34 @@ class MFRMResult:
 
     def summary(self) -> str:
         """Short human-readable report (fit, reliability, facet table)."""
-        lines = [
-            f"MFRM ({self.model}, {self.method.upper()} + EAP, {self.n_nodes} Gauss-Hermite nodes)",
-            f"  observations {self.n_obs}, exchanges {self.n_items}, criteria {len(self.criteria)}, "
-            f"raters {len(self.raters)}" + (" (rater facet dropped)" if len(self.raters) <= 1 else ""),
-            f"  log-likelihood {self.log_likelihood:.3f}, converged {self.converged} ({self.n_iter} iterations)",
-            f"  EAP reliability {self.reliability:.3f}",
-            f"  reference point for probabilities: {self.reference_point}",
-        ]
-        if self.covariate_names:
-            lines.append(f"  covariates (z-scored unless stated otherwise): {', '.join(self.covariate_names)}")
-        if self.dropped_criteria:
-            lines.append(f"  dropped (single observed score): {', '.join(self.dropped_criteria)}")
-        ft = self.facets_table().filter(pl.col("facet") != "baseline_probability")
-        for row in ft.iter_rows(named=True):
-            lines.append(
-                f"  {row['facet']:<14} {row['level']:<28} {row['estimate']:8.3f}  se {row['se']:.3f}"
-                f"  [{row['lower']:.3f}, {row['upper']:.3f}]"
-            )
-        return "\n".join(lines)
+        return summary_report(
+            self,
+            header=f"MFRM ({self.model}, {self.method.upper()} + EAP, {self.n_nodes} Gauss-Hermite nodes)",
+            fit_line=f"log-likelihood {self.log_likelihood:.3f}, converged {self.converged} ({self.n_iter} iterations)",
+            spread="se",
+        )
+
+
+def summary_report(result: Any, *, header: str, fit_line: str, spread: str) -> str:
+    """The text report shared by the MML and the Bayesian results: data, fit, reliability, facets."""
+    lines = [
+        header,
+        f"  observations {result.n_obs}, exchanges {result.n_items}, criteria {len(result.criteria)}, "
+        f"raters {len(result.raters)}" + (" (rater facet dropped)" if len(result.raters) <= 1 else ""),
+        f"  {fit_line}",
+        f"  EAP reliability {result.reliability:.3f}",
+        f"  reference point for probabilities: {result.reference_point}",
+    ]
+    if result.covariate_names:
+        lines.append(f"  covariates (z-scored unless stated otherwise): {', '.join(result.covariate_names)}")
+    if result.dropped_criteria:
+        lines.append(f"  dropped (single observed score): {', '.join(result.dropped_criteria)}")
+    for row in result.facets_table().filter(pl.col("facet") != "baseline_probability").iter_rows(named=True):
+        lines.append(
+            f"  {row['facet']:<14} {row['level']:<28} {row['estimate']:8.3f}  {spread} {row['se']:.3f}"
+            f"  [{row['lower']:.3f}, {row['upper']:.3f}]"
+        )
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------

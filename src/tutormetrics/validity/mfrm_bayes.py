@@ -57,6 +57,7 @@ from tutormetrics.validity.mfrm import (
     _Design,
     _prepare,
     _Prepared,
+    summary_report,
     zero_sum_basis,
 )
 
@@ -403,24 +404,12 @@ class BayesMFRMResult:
 
     def summary(self) -> str:
         """Short human-readable report (data, diagnostics, facet table)."""
-        lines = [
-            f"MFRM ({self.model}, Bayesian NUTS; posterior mean, SD and {HDI_PROB:.0%} HDI)",
-            f"  observations {self.n_obs}, exchanges {self.n_items}, criteria {len(self.criteria)}, "
-            f"raters {len(self.raters)}" + (" (rater facet dropped)" if len(self.raters) <= 1 else ""),
-            f"  {self.diagnostic_summary}",
-            f"  EAP reliability {self.reliability:.3f}",
-            f"  reference point for probabilities: {self.reference_point}",
-        ]
-        if self.covariate_names:
-            lines.append(f"  covariates (z-scored unless stated otherwise): {', '.join(self.covariate_names)}")
-        if self.dropped_criteria:
-            lines.append(f"  dropped (single observed score): {', '.join(self.dropped_criteria)}")
-        for row in self.facets_table().filter(pl.col("facet") != "baseline_probability").iter_rows(named=True):
-            lines.append(
-                f"  {row['facet']:<14} {row['level']:<28} {row['estimate']:8.3f}  sd {row['se']:.3f}"
-                f"  [{row['lower']:.3f}, {row['upper']:.3f}]"
-            )
-        return "\n".join(lines)
+        return summary_report(
+            self,
+            header=f"MFRM ({self.model}, Bayesian NUTS; posterior mean, SD and {HDI_PROB:.0%} HDI)",
+            fit_line=str(self.diagnostic_summary),
+            spread="sd",
+        )
 
 
 def _flat_labels(da: xr.DataArray) -> list[str]:
