@@ -26,8 +26,7 @@ def distinct_n(text_or_tokens: str | Sequence[str], n: int = 2) -> float:
     >>> distinct_n("a rose is a rose is a rose", 2)
     0.42857142857142855
     """
-    grams = ngrams(as_tokens(text_or_tokens), n)
-    return ratio(len(set(grams)), len(grams))
+    return _GramStats(ngrams(as_tokens(text_or_tokens), n)).distinct()
 
 
 def distinct_n_li(text_or_tokens: str | Sequence[str], n: int = 2) -> float:
@@ -38,14 +37,12 @@ def distinct_n_li(text_or_tokens: str | Sequence[str], n: int = 2) -> float:
 
 def repetition_n(text_or_tokens: str | Sequence[str], n: int = 2) -> float:
     """``rep_n = 1 − V_n/N_n``; NaN when ``N_n = 0``. Example: ``repetition_n("a a", 1) == 0.5``."""
-    d = distinct_n(text_or_tokens, n)
-    return clean(1.0 - d) if not math.isnan(d) else NAN
+    return _GramStats(ngrams(as_tokens(text_or_tokens), n)).repetition()
 
 
 def ngram_entropy_nats(text_or_tokens: str | Sequence[str], n: int = 1) -> float:
     """``H_n = −Σ_g (c_g/N_n) ln(c_g/N_n)``; NaN when ``N_n = 0``."""
-    grams = ngrams(as_tokens(text_or_tokens), n)
-    return clean(_entropy(grams)) if grams else NAN
+    return _GramStats(ngrams(as_tokens(text_or_tokens), n)).entropy_nats()
 
 
 def ngram_entropy(text_or_tokens: str | Sequence[str], n: int = 1) -> float:
@@ -54,51 +51,71 @@ def ngram_entropy(text_or_tokens: str | Sequence[str], n: int = 1) -> float:
     >>> round(ngram_entropy("the cat sat on the mat", 1), 6)
     0.871049
     """
-    grams = ngrams(as_tokens(text_or_tokens), n)
-    if len(grams) < 2:
-        return NAN
-    if len(set(grams)) == len(grams):  # exact 1.0 when nothing repeats (avoids 1.0000000000000002)
-        return 1.0
-    return clean(min(1.0, _entropy(grams) / math.log(len(grams))))
+    return _GramStats(ngrams(as_tokens(text_or_tokens), n)).entropy()
 
 
 def ngram_entropy_evenness(text_or_tokens: str | Sequence[str], n: int = 1) -> float:
     """Variant ``H_n / ln V_n``; NaN when ``V_n < 2``."""
-    grams = ngrams(as_tokens(text_or_tokens), n)
-    types = len(set(grams))
-    return clean(min(1.0, _entropy(grams) / math.log(types))) if types >= 2 else NAN
-
-
-def _entropy(grams: list[tuple[str, ...]]) -> float:
-    counts = Counter(grams)
-    total = len(grams)
-    return -sum((c / total) * math.log(c / total) for c in counts.values())
+    return _GramStats(ngrams(as_tokens(text_or_tokens), n)).evenness()
 
 
 def lexical_diversity(text_or_tokens: str | Sequence[str], *, variants: bool = False) -> dict[str, float]:
     """All diversity columns for one response; ``variants=True`` adds the reserved optional columns.
 
+    Each n-gram list and its counts are built once and shared by distinct, rep and entropy.
+
     >>> lexical_diversity("The cat sat on the mat.")["ttr"]
     0.8333333333333334
     """
     tokens = as_tokens(text_or_tokens)
+    stats = {n: _GramStats(ngrams(tokens, n)) for n in (1, 2, 3)}
     out = {
-        "ttr": distinct_n(tokens, 1),
-        "distinct_1": distinct_n(tokens, 1),
-        "distinct_2": distinct_n(tokens, 2),
-        "distinct_3": distinct_n(tokens, 3),
-        "entropy_1": ngram_entropy(tokens, 1),
-        "entropy_2": ngram_entropy(tokens, 2),
-        "rep_1": repetition_n(tokens, 1),
-        "rep_2": repetition_n(tokens, 2),
+        "ttr": stats[1].distinct(),
+        "distinct_1": stats[1].distinct(),
+        "distinct_2": stats[2].distinct(),
+        "distinct_3": stats[3].distinct(),
+        "entropy_1": stats[1].entropy(),
+        "entropy_2": stats[2].entropy(),
+        "rep_1": stats[1].repetition(),
+        "rep_2": stats[2].repetition(),
     }
     if variants:
         out.update(
-            distinct_2_li=distinct_n_li(tokens, 2),
-            distinct_3_li=distinct_n_li(tokens, 3),
-            entropy_1_nats=ngram_entropy_nats(tokens, 1),
-            entropy_2_nats=ngram_entropy_nats(tokens, 2),
-            entropy_1_evenness=ngram_entropy_evenness(tokens, 1),
-            entropy_2_evenness=ngram_entropy_evenness(tokens, 2),
+            distinct_2_li=ratio(stats[2].types, len(tokens)),
+            distinct_3_li=ratio(stats[3].types, len(tokens)),
+            entropy_1_nats=stats[1].entropy_nats(),
+            entropy_2_nats=stats[2].entropy_nats(),
+            entropy_1_evenness=stats[1].evenness(),
+            entropy_2_evenness=stats[2].evenness(),
         )
     return out
+
+
+class _GramStats:
+    """Counts of one n-gram list: N (tokens of the list), V (types) and the count per type."""
+
+    def __init__(self, grams: list[tuple[str, ...]]) -> None:
+        self.n = len(grams)
+        self.counts = Counter(grams)
+        self.types = len(self.counts)
+
+    def distinct(self) -> float:
+        return ratio(self.types, self.n)
+
+    def repetition(self) -> float:
+        return clean(1.0 - self.types / self.n) if self.n else NAN
+
+    def entropy_nats(self) -> float:
+        if not self.n:
+            return NAN
+        return clean(-sum((c / self.n) * math.log(c / self.n) for c in self.counts.values()))
+
+    def entropy(self) -> float:
+        if self.n < 2:
+            return NAN
+        if self.types == self.n:
+            return 1.0
+        return clean(min(1.0, self.entropy_nats() / math.log(self.n)))
+
+    def evenness(self) -> float:
+        return clean(min(1.0, self.entropy_nats() / math.log(self.types))) if self.types >= 2 else NAN
