@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
-from tutormetrics.metrics.functional.overlap import OVERLAP_COLUMNS, prompt_overlap
+from tutormetrics.metrics.functional.overlap import OVERLAP_COLUMNS, ngram_sets, overlap_from_sets
 
 
 class PromptOverlap(Metric):
@@ -24,11 +24,6 @@ class PromptOverlap(Metric):
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
         assert art.tokens is not None
-        cache: dict[tuple[int, int], dict[str, float]] = {}
-        rows = []
-        for p, r in zip(batch.prompt_idx.tolist(), batch.response_idx.tolist()):
-            key = (p, r)
-            if key not in cache:
-                cache[key] = prompt_overlap(art.tokens[p], art.tokens[r])
-            rows.append(cache[key])
+        sets = {i: ngram_sets(art.tokens[i]) for i in {*batch.prompt_idx.tolist(), *batch.response_idx.tolist()}}
+        rows = [overlap_from_sets(sets[p], sets[r]) for p, r in zip(batch.prompt_idx.tolist(), batch.response_idx.tolist())]
         return {c: np.array([row[c] for row in rows], dtype=np.float64) for c in OVERLAP_COLUMNS}

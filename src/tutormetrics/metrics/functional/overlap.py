@@ -43,9 +43,18 @@ def containment(prompt: str | Sequence[str], response: str | Sequence[str], n: i
 def prompt_overlap(prompt: str | Sequence[str], response: str | Sequence[str]) -> dict[str, float]:
     """All overlap columns for one exchange (unigram and bigram sets)."""
     p_tok, r_tok = as_tokens(prompt), as_tokens(response)
+    return overlap_from_sets(ngram_sets(p_tok), ngram_sets(r_tok))
+
+
+def ngram_sets(tokens: Sequence[str]) -> tuple[set, set]:
+    """Unigram and bigram sets of one text (computed once per unique text by the family class)."""
+    return set(ngrams(tokens, 1)), set(ngrams(tokens, 2))
+
+
+def overlap_from_sets(prompt_sets: tuple[set, set], response_sets: tuple[set, set]) -> dict[str, float]:
+    """The six overlap columns from precomputed ``(unigram, bigram)`` sets of prompt and response."""
     out: dict[str, float] = {}
-    for n, suffix in ((1, ""), (2, "_2")):
-        a, b = _sets(p_tok, r_tok, n)
+    for n, suffix, a, b in ((1, "", prompt_sets[0], response_sets[0]), (2, "_2", prompt_sets[1], response_sets[1])):
         inter = len(a & b)
         out[f"jaccard_{n}"] = ratio(inter, len(a | b))
         out[f"contain_prompt_in_resp{suffix}"] = ratio(inter, len(a))
