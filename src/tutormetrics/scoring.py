@@ -67,7 +67,7 @@ class ScoreOptions:
     dedupe: bool = False
     resume: bool = True
     csv_formula_guard: bool = True
-    n_jobs: int = 0  # 0 = auto: both cores for lexical-only inputs larger than two chunks
+    n_jobs: int = 0  # 0 = auto: up to 4 workers for large lexical-only inputs on machines with >= 4 cores
     keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
 
     def result_key(self) -> dict[str, Any]:
@@ -225,10 +225,13 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         )
     n_jobs = options.n_jobs
     if n_jobs == 0:
+        # Measured (benchmarks/RESULTS.md §3): on 2 cores, spawned workers compete with the reading and
+        # writing parent and lose (20k rows: 10.0 s vs 7.7 s); on 16 cores two workers are 2.05x faster.
         import os
 
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         big = n_rows is not None and n_rows > 2 * options.chunk_size
-        n_jobs = min(2, os.cpu_count() or 1) if big and encoder is None else 1
+        n_jobs = min(4, cores - 1) if big and encoder is None and cores >= 4 else 1
     return Scorer(
         families,
         encoder=encoder,

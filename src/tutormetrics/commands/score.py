@@ -51,7 +51,7 @@ def score(
         ),
     ] = True,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Worker processes for lexical-only runs (0 = auto: both cores on large inputs).")
+        int, typer.Option("--jobs", "-j", min=0, help="Worker processes for lexical-only runs (0 = auto: up to 4 on large inputs when there are >= 4 cores).")
     ] = 0,
     keep: Annotated[
         Optional[list[str]],

@@ -62,7 +62,9 @@ class Scorer:
         chunk_size: exchanges per chunk (memory bound; texts are deduplicated within a chunk).
         progress: ``None`` shows a bar only on a terminal, ``True``/``False`` force it.
         n_jobs: worker processes for runs without an encoder family (encoder runs overlap the CPU
-            families with the forward passes in a thread instead).
+            families with the forward passes instead).
+        cpu_overlap: where the CPU families run during the encoder pass: ``"thread"``, ``"process"``
+            (one persistent worker), or ``"auto"`` (process when the encoder is on CUDA, else thread).
 
     Example:
         >>> s = Scorer(["length", "overlap"])
@@ -80,12 +82,17 @@ class Scorer:
         progress: bool | None = None,
         id_column: str = "exchange_id",
         n_jobs: int = 1,
+        cpu_overlap: str = "auto",
     ) -> None:
         if chunk_size < 1:
             raise ConfigError("chunk_size must be at least 1")
         if n_jobs < 1:
             raise ConfigError("n_jobs must be at least 1")
         self.n_jobs = n_jobs
+        if cpu_overlap not in ("auto", "thread", "process"):
+            raise ConfigError(f"cpu_overlap must be auto, thread or process, got {cpu_overlap!r}")
+        self.cpu_overlap = cpu_overlap
+        self._pool: Any = None
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size
         self.progress = progress
@@ -202,6 +209,7 @@ class Scorer:
                 yield frame
         finally:
             bar.close()
+            self.close()
             self._warn_long_texts()
 
     def score_chunk(
@@ -256,17 +264,24 @@ class Scorer:
         cpu_families = [f for f in self.families if "encoder" not in f.requires]
         encoder_families = [f for f in self.families if "encoder" in f.requires]
         if encoder_families:
-            # The CPU families run in a thread while the encoder's forward passes (which release
-            # the GIL) keep the cores busy: the lexical work hides under the encoder.
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                cpu_future = pool.submit(self._score_cpu, cpu_families, batch, art)
+            # The CPU families run beside the encoder so the lexical work hides under the forward
+            # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
+            # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
+            if cpu_families and self._cpu_in_process():
+                cpu_future = self._cpu_pool(cpu_families).submit(_cpu_worker_score, batch, texts)
                 art.encoded = self.encoder.encode(texts, progress=self.progress)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
+            else:
+                with ThreadPoolExecutor(max_workers=1) as pool:
+                    cpu_future = pool.submit(score_cpu_families, cpu_families, batch, art)
+                    art.encoded = self.encoder.encode(texts, progress=self.progress)
+                    outputs = {f.name: f.score(batch, art) for f in encoder_families}
+                    outputs.update(cpu_future.result())
             delta.n_encoded_texts = int((art.encoded.n_windows > 0).sum())
             delta.n_long_texts = int(((art.encoded.n_windows > 1) | art.encoded.truncated).sum())
         else:
-            outputs = self._score_cpu(cpu_families, batch, art)
+            outputs = score_cpu_families(cpu_families, batch, art)
 
         n_layers = art.encoded.n_layers if art.encoded is not None else None
         data: dict[str, Any] = {self.id_column: list(batch.ids)}
@@ -288,17 +303,32 @@ class Scorer:
             data[col] = diagnostics[col]
         return pl.DataFrame(data), delta
 
-    def _score_cpu(self, families: list[Metric], batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, np.ndarray]]:
-        """Build the text artifacts (tokens once per unique text, sentences per response) and run the CPU families."""
-        requires = frozenset().union(*(f.requires for f in families)) if families else frozenset()
-        if "tokens" in requires:
-            art.tokens = [tokenize(t) for t in art.texts]
-        if "sentences" in requires:
-            sentences = np.zeros(len(art.texts), dtype=np.int64)
-            for i in set(batch.response_idx.tolist()):
-                sentences[i] = len(split_sentences(art.texts[i]))
-            art.sentences = sentences
-        return {f.name: f.score(batch, art) for f in families}
+    def _cpu_in_process(self) -> bool:
+        if self.cpu_overlap == "auto":
+            return self.encoder.device.type == "cuda"
+        return self.cpu_overlap == "process"
+
+    def _cpu_pool(self, families: list[Metric]) -> Any:
+        """One persistent spawned process that scores the CPU families (created on first use)."""
+        if self._pool is None:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=mp.get_context("spawn"), initializer=_cpu_worker_init, initargs=(families,)
+            )
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the CPU worker process, if one was started."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_pool"] = None
+        return state
 
     def empty_frame(self) -> pl.DataFrame:
         schema: dict[str, Any] = {self.id_column: pl.String}
@@ -398,7 +428,7 @@ def _parallel_map(scorer: Scorer, chunks: Iterable[Any], n_jobs: int) -> Iterato
             yield pending.popleft().result()
 
 
-_WORKER: dict[str, Scorer] = {}  # one scorer per worker process, set by the pool initializer
+_WORKER: dict[str, Any] = {}  # per worker process: what the pool initializer sent
 
 
 def _worker_init(scorer: Scorer) -> None:
@@ -407,6 +437,27 @@ def _worker_init(scorer: Scorer) -> None:
 
 def _worker_score(chunk: tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]) -> tuple[pl.DataFrame, ScoreStats]:
     return _WORKER["scorer"]._score_chunk(*chunk)
+
+
+def score_cpu_families(families: list[Metric], batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, np.ndarray]]:
+    """Build the text artifacts (tokens once per unique text, sentences per response) and run the CPU families."""
+    requires = frozenset().union(*(f.requires for f in families)) if families else frozenset()
+    if "tokens" in requires:
+        art.tokens = [tokenize(t) for t in art.texts]
+    if "sentences" in requires:
+        sentences = np.zeros(len(art.texts), dtype=np.int64)
+        for i in set(batch.response_idx.tolist()):
+            sentences[i] = len(split_sentences(art.texts[i]))
+        art.sentences = sentences
+    return {f.name: f.score(batch, art) for f in families}
+
+
+def _cpu_worker_init(families: list[Metric]) -> None:
+    _WORKER["cpu_families"] = families  # type: ignore[assignment]
+
+
+def _cpu_worker_score(batch: ExchangeBatch, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    return score_cpu_families(_WORKER["cpu_families"], batch, Artifacts(texts=texts))  # type: ignore[arg-type]
 
 
 def _disable(progress: bool | None) -> bool | None:

@@ -1,0 +1,58 @@
+"""The scoring suite: parallel paths give identical numbers; plug-ins; column collisions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tutormetrics.errors import ConfigError
+from tutormetrics.metrics import REGISTRY, Metric, Scorer, register_metric
+
+PROMPTS = ["where did the cat sit", "what is two plus four", "why is it half of the number? think", "the cat"] * 3
+RESPONSES = ["the cat sat on the mat.", "it is six because you add", "yes", "can you try again? what is it?"] * 3
+IDS = [f"e{i}" for i in range(len(PROMPTS))]
+
+
+def test_worker_processes_match_one_process():
+    one = Scorer("lexical", chunk_size=3, n_jobs=1, progress=False).score(IDS, PROMPTS, RESPONSES)
+    two = Scorer("lexical", chunk_size=3, n_jobs=2, progress=False).score(IDS, PROMPTS, RESPONSES)
+    assert one.equals(two)
+
+
+def test_cpu_families_in_a_process_match_a_thread(tiny_model_dir):
+    from tutormetrics.encoders.hf import EncoderConfig
+
+    config = EncoderConfig(model_name_or_path=str(tiny_model_dir))
+    thread = Scorer("all", encoder=config, cpu_overlap="thread", chunk_size=5, progress=False)
+    process = Scorer("all", encoder=config, cpu_overlap="process", chunk_size=5, progress=False)
+    assert thread.score(IDS, PROMPTS, RESPONSES).equals(process.score(IDS, PROMPTS, RESPONSES))
+    assert process._pool is None  # the worker is stopped when scoring ends
+
+
+def test_plug_in_metric_runs_with_the_builtins():
+    @register_metric
+    class QuestionMarks(Metric):
+        name = "question_marks_test"
+        description = "question marks in the response"
+
+        def columns(self, n_layers=None):
+            return ["resp_questions"]
+
+        def score(self, batch, art):
+            return {"resp_questions": np.array([art.texts[i].count("?") for i in batch.response_idx], float)}
+
+    try:
+        frame = Scorer(["length", "question_marks_test"], progress=False).score(IDS, PROMPTS, RESPONSES)
+        assert frame["resp_questions"].to_list()[:4] == [0.0, 0.0, 0.0, 2.0]
+        assert "question_marks_test" in REGISTRY.resolve("all")
+    finally:
+        REGISTRY.unregister("question_marks_test")
+
+
+def test_column_collisions_are_rejected_up_front():
+    from tutormetrics.metrics import DistinctN
+
+    with pytest.raises(ConfigError, match="both produce column 'distinct_2'"):
+        Scorer(["lexical_diversity", DistinctN(n=2)])
+    with pytest.raises(ConfigError, match="unknown metric 'lexicall'"):
+        Scorer("lexicall")
