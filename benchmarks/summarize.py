@@ -19,6 +19,21 @@ def _load(name: str) -> dict | None:
     return json.loads(p.read_text()) if p.exists() else None
 
 
+ORDER = ["summary", "provenance", "peers", "peers_notes", "floor", "floor_notes", "scaling", "scaling_jobs", "scaling_notes", "stats", "gpu", "gpu_probe"]
+
+
+def reorder() -> None:
+    """Put the sections of RESULTS.md in benchmark order (unknown sections keep their place at the end)."""
+    import re
+
+    text = C.RESULTS_MD.read_text(encoding="utf-8")
+    blocks = dict(re.findall(r"(<!-- bench:([\w-]+) -->.*?<!-- /bench:\2 -->)", text, re.DOTALL)[i][::-1]
+                  for i in range(len(re.findall(r"<!-- bench:([\w-]+) -->", text))))
+    first = text.index("<!-- bench:")
+    names = [n for n in ORDER if n in blocks] + [n for n in blocks if n not in ORDER]
+    C.RESULTS_MD.write_text(text[:first] + "\n\n".join(blocks[n] for n in names) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     rows = []
     if (r := _load("peers")) is not None:
@@ -56,6 +71,7 @@ def main() -> int:
     body = "## Summary\n\n" + C.md_table(rows, ["benchmark", "size", "target", "measured", "1-min load at start"])
     body += "\n\nDetails, environment and exact commands per section below; every run in `benchmarks/results/*.json`.\n"
     C.update_results_md("summary", body)
+    reorder()
     print(body)
     return 0
 
