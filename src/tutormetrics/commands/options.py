@@ -70,3 +70,12 @@ def strict_gate(strict: bool, warnings: list[str]) -> None:
     if strict and warnings:
         log(f"strict: {len(warnings)} warning(s); exiting with code 1 (results were written)")
         raise typer.Exit(1)
+
+
+def split_list(values: list[str] | str | None) -> list[str] | None:
+    """Accept comma-separated values and repeated options alike: ``["a,b", "c"]`` → ``["a", "b", "c"]``."""
+    if not values:
+        return None
+    items = [values] if isinstance(values, str) else values
+    out = [v.strip() for item in items for v in item.split(",") if v.strip()]
+    return out or None

@@ -19,6 +19,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
 from tutormetrics.io import read_table, write_table
 
@@ -36,14 +37,6 @@ def _expected_errors() -> Iterator[None]:
     except TutorMetricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=exc.exit_code) from None
-
-
-def _split_list(values: Optional[list[str]]) -> Optional[list[str]]:
-    """Accept repeated options and comma-separated values alike."""
-    if not values:
-        return None
-    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
-    return out or None
 
 
 def theta(
@@ -213,10 +206,10 @@ def compare(
             raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
         table = compare_groups(
             read_table(metrics),
-            metric_cols=_split_list(metrics_cols),
+            metric_cols=split_list(metrics_cols),
             group_col=group_col,
             block_col=block_col,
-            groups=_split_list([groups]) if groups else None,
+            groups=split_list([groups]) if groups else None,
             adjust=adjust,  # type: ignore[arg-type]
             min_pairs=min_pairs,
             n_resamples=n_resamples,

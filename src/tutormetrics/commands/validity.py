@@ -13,29 +13,18 @@ Example:
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
 from tutormetrics.io import infer_format, read_table, write_table
 
 __all__ = ["register", "validate", "heatmap"]
 
 
-def _log(message: str) -> None:
-    print(message, file=sys.stderr)
-
-
-def _split(values: Optional[list[str]] | Optional[str]) -> Optional[list[str]]:
-    """Accept comma-separated values and repeated options alike."""
-    if not values:
-        return None
-    items = [values] if isinstance(values, str) else values
-    out = [v.strip() for item in items for v in item.split(",") if v.strip()]
-    return out or None
 
 
 def validate(
@@ -97,7 +86,7 @@ def validate(
                 criterion_col=criterion_col,
                 score_col=score_col,
                 aggregate=aggregate,  # type: ignore[arg-type]
-                columns=_split(targets_from),
+                columns=split_list(targets_from),
             )
         )
         names.append("ratings")
@@ -116,7 +105,7 @@ def validate(
             )
             theta_path = output.with_name(f"{output.stem}_theta.csv")
             write_table(fit.theta_table(), theta_path)
-            _log(f"no --theta given: estimated θ from the ratings with the MFRM (EAP reliability {fit.reliability:.3f}) -> {theta_path.name}")
+            log(f"no --theta given: estimated θ from the ratings with the MFRM (EAP reliability {fit.reliability:.3f}) -> {theta_path.name}")
             tables.append(theta_targets)
             names.append("theta")
     result = correlate_with_targets(
@@ -124,7 +113,7 @@ def validate(
         tables,
         names=names,
         id_col=id_col,
-        metrics_cols=_split(metrics_cols),
+        metrics_cols=split_list(metrics_cols),
         adjust=adjust,
         ci=ci,
         n_resamples=n_resamples,
@@ -135,14 +124,14 @@ def validate(
         n_min=n_min,
         stars_on=stars_on,
     )
-    _log(result.report.summary())
+    log(result.report.summary())
     table, mcols, target_cols = result.table, result.metric_cols, result.target_cols
     write_table(table, output)
     matrix_path = output.with_name(f"{output.stem}_rho_matrix.csv")
     write_table(rho_matrix(table), matrix_path)
-    _log(f"{len(mcols)} metrics x {len(target_cols)} targets -> {output} (matrix: {matrix_path.name})")
+    log(f"{len(mcols)} metrics x {len(target_cols)} targets -> {output} (matrix: {matrix_path.name})")
     if top:
-        _log(summarize_correlations(table, top=top))
+        log(summarize_correlations(table, top=top))
 
 
 def heatmap(
@@ -174,7 +163,7 @@ def heatmap(
         width_in=width,
         dpi=dpi,
     )
-    _log(f"heatmap -> {output}")
+    log(f"heatmap -> {output}")
 
 
 def register(app: typer.Typer) -> None:
