@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bench_floor import floor_pass  # the one bare-forward floor used by every benchmark
 from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch
 from tutormetrics.metrics.embedding import EmbeddingSimilarity
@@ -47,28 +48,6 @@ def read_exchanges(path: Path, limit: int | None) -> tuple[list[str], list[str]]
             if limit is not None and len(prompts) >= limit:
                 break
     return prompts, responses
-
-
-def floor_pass(encoder: TextEncoder, texts: list[str], batch_size: int) -> tuple[float, int, int]:
-    """Bare tokenise + forward (output_hidden_states) over ``texts``; returns (seconds, tokens, batches)."""
-    tok = encoder.tokenizer
-    model = encoder.sentence_transformer[0].auto_model
-    device = encoder.device
-    msl = encoder.max_seq_length
-    t0 = time.perf_counter()
-    lengths = [len(x) for x in tok(texts, add_special_tokens=False, verbose=False)["input_ids"]]
-    order = np.argsort([-n for n in lengths], kind="stable")
-    n_tokens, n_batches = 0, 0
-    with torch.inference_mode():
-        for b0 in range(0, len(texts), batch_size):
-            batch = [texts[i] for i in order[b0 : b0 + batch_size]]
-            feats = tok(batch, padding=True, truncation=True, max_length=msl, return_tensors="pt").to(device)
-            model(**feats, output_hidden_states=True)
-            n_tokens += int(feats["attention_mask"].sum())
-            n_batches += 1
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter() - t0, n_tokens, n_batches
 
 
 def main(argv: list[str] | None = None) -> int:
