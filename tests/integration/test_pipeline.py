@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import polars as pl
 import pytest
 
@@ -50,3 +52,33 @@ def test_run_with_given_theta_and_lexical_metrics(tmp_path, example_dir, capsys)
 def test_run_without_ratings_is_a_usage_error(tmp_path, example_dir, capsys):
     assert main(["run", str(example_dir / "exchanges.csv"), "-o", str(tmp_path / "o")]) == 2
     assert "needs ratings" in capsys.readouterr().err
+
+
+def test_mrbench_score_validate_heatmap(mrbench_dir, tmp_path, capsys):
+    """Issue 4's end-to-end claim on real data: all rows scored, every cell checked against scipy, a figure."""
+    from scipy import stats
+
+    metrics, corr, fig = tmp_path / "m.parquet", tmp_path / "corr.csv", tmp_path / "fig.svg"
+    assert main(["score", str(mrbench_dir / "exchanges.csv"), "-m", "lexical", "-o", str(metrics), "--no-progress"]) == 0
+    assert main(["validate", str(metrics), "--ratings", str(mrbench_dir / "ratings.csv"), "--n-resamples", "499",
+                 "--estimate-theta", "-o", str(corr)]) == 0
+    assert main(["heatmap", str(corr), "-o", str(fig)]) == 0
+    err = capsys.readouterr().err
+    assert "1,655 of 1,655 metric rows matched ratings" in err
+    table = pl.read_csv(corr)
+    assert set(table["target"]) >= {"mistake_identification", "revealing_of_the_answer", "humanlikeness", "theta"}
+    assert fig.read_text().lstrip().startswith("<?xml")
+
+    m = pl.read_parquet(metrics)
+    ratings = pl.read_csv(mrbench_dir / "ratings.csv")
+    target = ratings.filter(pl.col("criterion") == "providing_guidance").select("exchange_id", "score")
+    joined = m.join(target, on="exchange_id")
+    for metric in ("resp_words", "ttr", "jaccard_1", "flesch_reading_ease"):
+        x, y = joined[metric].to_numpy(), joined["score"].to_numpy()
+        ok = np.isfinite(x) & np.isfinite(y)
+        expected = stats.spearmanr(x[ok], y[ok])
+        row = table.filter((pl.col("metric") == metric) & (pl.col("target") == "providing_guidance")).row(0, named=True)
+        assert row["n"] == ok.sum()
+        assert row["rho"] == pytest.approx(expected.statistic, abs=1e-12)
+        assert row["p"] == pytest.approx(expected.pvalue, rel=1e-9)
+        assert row["ci_low"] <= row["rho"] <= row["ci_high"]
