@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional._util import ratio
+from tutormetrics.metrics.functional.readability import textstat_sentences
+from tutormetrics.text import split_sentences
 
 LENGTH_COLUMNS = ["resp_chars", "resp_words", "resp_sentences", "resp_mean_word_len", "len_ratio", "len_ratio_chars"]
 
 
 class LengthStructure(Metric):
     """Response length in characters, words and sentences, mean word length, and response/prompt ratios.
+
+    ``sentence_mode="spec"`` counts ``S(x)`` (metrics.md §2), ``"textstat"`` reproduces textstat's rule;
+    ``strip_code_fences=True`` drops fenced code blocks before counting sentences.
 
     >>> from tutormetrics.metrics import score_texts
     >>> score_texts(["Where did the cat sit?"], ["The cat sat on the mat."], metrics=["length"])["resp_words"][0]
@@ -23,8 +29,28 @@ class LengthStructure(Metric):
     requires = frozenset({"tokens", "sentences"})
     higher_is_better = None
 
+    def __init__(self, sentence_mode: str = "spec", strip_code_fences: bool = False) -> None:
+        self.sentence_mode = sentence_mode
+        self.strip_code_fences = strip_code_fences
+
     def columns(self, n_layers: int | None = None) -> list[str]:
         return list(LENGTH_COLUMNS)
+
+    def _sentences(self, art: Artifacts, indices: np.ndarray) -> np.ndarray:
+        if self.sentence_mode not in ("spec", "textstat"):
+            raise ConfigError(f"sentence_mode must be spec or textstat, got {self.sentence_mode!r}")
+        if self.sentence_mode == "spec" and not self.strip_code_fences:
+            assert art.sentences is not None
+            return art.sentences[indices].astype(np.float64)  # the shared S(x) artifact
+        count = {
+            i: (
+                textstat_sentences(art.texts[i])
+                if self.sentence_mode == "textstat"
+                else len(split_sentences(art.texts[i], strip_code_fences=True))
+            )
+            for i in set(indices.tolist())
+        }
+        return np.array([count[i] for i in indices], dtype=np.float64)
 
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
         ranges = dict.fromkeys(LENGTH_COLUMNS, (0.0, np.inf))
@@ -41,7 +67,7 @@ class LengthStructure(Metric):
             return {
                 "resp_chars": chars[r],
                 "resp_words": words[r],
-                "resp_sentences": art.sentences[r].astype(np.float64),
+                "resp_sentences": self._sentences(art, r),
                 "resp_mean_word_len": np.array([ratio(letters[i], words[i]) for i in r]),
                 "len_ratio": np.array([ratio(words[i], words[j]) for i, j in zip(r, p)]),
                 "len_ratio_chars": np.array([ratio(chars[i], chars[j]) for i, j in zip(r, p)]),

@@ -119,3 +119,15 @@ def test_single_column_metrics_match_the_families_and_spec():
     assert custom.columns[:3] == ["exchange_id", "jaccard_3", "distinct_4"]
     with pytest.raises(Exception, match="n must be a positive integer"):
         Jaccard(n=0)(p, r)
+
+
+def test_sentence_modes_of_the_length_family():
+    from tutormetrics.metrics import LengthStructure, Scorer
+
+    texts = ["Great question! Let's think step by step. What do you already know about fractions?",
+             "Look:\n```cpp\nint x = 1;\n```\nDone."]
+    def count(**params):
+        return Scorer([LengthStructure(**params)]).score(["a", "b"], ["p", "p"], texts)["resp_sentences"].to_list()
+    assert count() == [3.0, 4.0]
+    assert count(sentence_mode="textstat") == [2.0, 1.0]  # textstat drops segments of <= 2 words
+    assert count(strip_code_fences=True) == [3.0, 2.0]
