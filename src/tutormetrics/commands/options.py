@@ -22,6 +22,10 @@ PromptColumns = Annotated[
         show_default=False,
     ),
 ]
+TableIdColumn = Annotated[str, typer.Option("--id", help="Exchange id column in every table.")]
+RaterColumn = Annotated[str, typer.Option("--rater", help="Rater column of long ratings.")]
+CriterionColumn = Annotated[str, typer.Option("--criterion", help="Criterion column of long ratings.")]
+ScoreColumn = Annotated[str, typer.Option("--score", help="Score column of long ratings.")]
 ResponseColumn = Annotated[str, typer.Option("--response", help="Response (tutor reply) column.")]
 MetricsSelection = Annotated[
     str,

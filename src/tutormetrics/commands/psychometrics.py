@@ -19,6 +19,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
 from tutormetrics.io import read_table, write_table
@@ -48,10 +49,10 @@ def theta(
     groups: Annotated[Optional[Path], typer.Option("--groups", help="Exchange-level group table.")] = None,
     group_col: Annotated[Optional[str], typer.Option("--group-col", help="Group column in --groups.")] = None,
     model: Annotated[str, typer.Option("--model", help="auto, binary or partial-credit.")] = "auto",
-    id_col: Annotated[str, typer.Option("--id", help="Exchange id column.")] = "exchange_id",
-    rater_col: Annotated[str, typer.Option("--rater", help="Rater column.")] = "rater",
-    criterion_col: Annotated[str, typer.Option("--criterion", help="Criterion column.")] = "criterion",
-    score_col: Annotated[str, typer.Option("--score", help="Score column.")] = "score",
+    id_col: opt.TableIdColumn = "exchange_id",
+    rater_col: opt.RaterColumn = "rater",
+    criterion_col: opt.CriterionColumn = "criterion",
+    score_col: opt.ScoreColumn = "score",
     method: Annotated[str, typer.Option("--method", help="mml (Gauss-Hermite MML + EAP) or nuts (Bayesian, needs the bayes extra).")] = "mml",
     draws: Annotated[int, typer.Option("--draws", min=1, help="nuts: draws kept per chain.")] = 1000,
     tune: Annotated[int, typer.Option("--tune", min=0, help="nuts: warm-up iterations per chain.")] = 1000,
@@ -155,10 +156,10 @@ def agree(
     n_boot: Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap resamples of units for the CIs.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     raters: Annotated[Optional[str], typer.Option("--raters", help="Two raters to compare, 'A,B'.")] = None,
-    id_col: Annotated[str, typer.Option("--id", help="Item id column.")] = "exchange_id",
-    rater_col: Annotated[str, typer.Option("--rater", help="Rater column.")] = "rater",
-    criterion_col: Annotated[str, typer.Option("--criterion", help="Criterion column.")] = "criterion",
-    score_col: Annotated[str, typer.Option("--score", help="Score column.")] = "score",
+    id_col: opt.TableIdColumn = "exchange_id",
+    rater_col: opt.RaterColumn = "rater",
+    criterion_col: opt.CriterionColumn = "criterion",
+    score_col: opt.ScoreColumn = "score",
 ) -> None:
     """Two-rater agreement per criterion (PA, kappa, Scott pi, AC1/AC2, Krippendorff alpha) with CIs."""
     from tutormetrics.validity.agreement import agreement_table

@@ -18,6 +18,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
 from tutormetrics.io import infer_format, read_table, write_table
@@ -42,10 +43,10 @@ def validate(
     metrics_cols: Annotated[
         Optional[str], typer.Option("--metrics-cols", help="Comma-separated metric columns (default: all numeric).")
     ] = None,
-    id_col: Annotated[str, typer.Option("--id", help="Exchange id column in every table.")] = "exchange_id",
-    rater_col: Annotated[str, typer.Option("--rater", help="Rater column of long ratings (optional there).")] = "rater",
-    criterion_col: Annotated[str, typer.Option("--criterion", help="Criterion column of long ratings.")] = "criterion",
-    score_col: Annotated[str, typer.Option("--score", help="Score column of long ratings.")] = "score",
+    id_col: opt.TableIdColumn = "exchange_id",
+    rater_col: opt.RaterColumn = "rater",
+    criterion_col: opt.CriterionColumn = "criterion",
+    score_col: opt.ScoreColumn = "score",
     aggregate: Annotated[str, typer.Option("--aggregate", help="Rater aggregation: mean, per_rater, min or max.")] = "mean",
     adjust: Annotated[str, typer.Option("--adjust", help="Multiplicity over the whole matrix: bh, holm, by or none.")] = "bh",
     ci: Annotated[str, typer.Option("--ci", help="Confidence interval: bca, percentile, fisher or none.")] = "bca",
