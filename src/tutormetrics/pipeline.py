@@ -54,7 +54,7 @@ def run_pipeline(
     from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
     from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
     from tutormetrics.validity.study import correlate_with_targets, estimate_theta_targets
-    from tutormetrics.validity.targets import is_long_ratings, read_ratings, read_theta
+    from tutormetrics.validity.targets import is_long_ratings, ratings_frame_to_targets, read_theta
 
     vo = validate_options
     id_col = score_options.id_column
@@ -62,8 +62,9 @@ def run_pipeline(
     files: dict[str, str] = {}
 
     raw_ratings = read_table(ratings)
-    targets = read_ratings(
-        ratings,
+    targets = ratings_frame_to_targets(
+        raw_ratings,
+        source=str(ratings),
         id_col=id_col,
         rater_col=vo.rater_col,
         criterion_col=vo.criterion_col,

@@ -71,7 +71,7 @@ def validate(
     """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p."""
     from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
     from tutormetrics.validity.study import correlate_with_targets
-    from tutormetrics.validity.targets import is_long_ratings, read_ratings, read_theta
+    from tutormetrics.validity.targets import is_long_ratings, ratings_frame_to_targets, read_theta
 
     infer_format(output)  # fail on a bad output name before any work
     if ratings is None and not theta:
@@ -79,9 +79,11 @@ def validate(
     metrics_df = read_table(metrics)
     tables, names = [], []
     if ratings is not None:
+        raw_ratings = read_table(ratings)
         tables.append(
-            read_ratings(
-                ratings,
+            ratings_frame_to_targets(
+                raw_ratings,
+                source=str(ratings),
                 id_col=id_col,
                 rater_col=rater_col,
                 criterion_col=criterion_col,
@@ -97,7 +99,7 @@ def validate(
         tables.append(read_theta(path, id_col=id_col))
         names.append("theta" if k == 0 else f"theta{k + 1}")
     if ratings is not None and not theta and estimate_theta:
-        raw = read_table(ratings)
+        raw = raw_ratings
         if is_long_ratings(raw, criterion_col=criterion_col, score_col=score_col):
             from tutormetrics.validity.study import estimate_theta_targets
 

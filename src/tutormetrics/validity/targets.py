@@ -255,7 +255,30 @@ def read_ratings(
     Example:
         >>> targets = read_ratings("ratings.csv")  # doctest: +SKIP
     """
-    df = read_table(path)
+    return ratings_frame_to_targets(
+        read_table(path),
+        source=str(path),
+        id_col=id_col,
+        rater_col=rater_col,
+        criterion_col=criterion_col,
+        score_col=score_col,
+        aggregate=aggregate,
+        columns=columns,
+    )
+
+
+def ratings_frame_to_targets(
+    df: pl.DataFrame,
+    *,
+    source: str = "ratings",
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    aggregate: Aggregate = "mean",
+    columns: list[str] | None = None,
+) -> pl.DataFrame:
+    """:func:`read_ratings` on a frame already in memory (long or wide, detected)."""
     if is_long_ratings(df, criterion_col=criterion_col, score_col=score_col):
         if columns is not None:
             wanted = list(dict.fromkeys(columns))
@@ -263,7 +286,7 @@ def read_ratings(
             missing = [c for c in wanted if c not in present]
             if missing:
                 raise InputSchemaError(
-                    f"{path}: criterion {', '.join(map(repr, missing))} not found in the ratings",
+                    f"{source}: criterion {', '.join(map(repr, missing))} not found in the ratings",
                     hint=f"available criteria: {', '.join(sorted(str(c) for c in present if c is not None))}",
                 )
             df = df.filter(pl.col(criterion_col).cast(pl.String).is_in(wanted))
