@@ -66,7 +66,7 @@ def window_tokens(encoder, texts: list[str]) -> tuple[int, int, int]:  # noqa: A
 
 def run(args: argparse.Namespace) -> dict:
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
-    from tutormetrics.metrics import Scorer
+    from tutormetrics.engine import Scorer
     from tutormetrics.text import normalize
 
     res = C.header("floor")

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from tutormetrics.validity.mfrm import fit_mfrm, simulate_mfrm
+from tutormetrics.psychometrics.mfrm.mml import fit_mfrm, simulate_mfrm
 
 B_TRUE = np.array([1.517, 1.553, 0.0, -1.577, -1.493])
 S_TRUE = np.array([0.036, -0.036])

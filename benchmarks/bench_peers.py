@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     pl.read_csv(args.input, infer_schema=False).head(n).write_csv(csv_in)
 
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
-    from tutormetrics.metrics import Scorer
+    from tutormetrics.engine import Scorer
 
     cfg = EncoderConfig(device="cpu", batch_size=args.batch_size)
 

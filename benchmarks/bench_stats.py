@@ -36,7 +36,7 @@ ENDORSED = ["mistake_identification", "mistake_location", "providing_guidance", 
 
 def scored_table(exchanges: Path, scores: Path | None) -> tuple[pl.DataFrame, list[str]]:
     from tutormetrics.encoders.hf import EncoderConfig
-    from tutormetrics.metrics import Scorer
+    from tutormetrics.engine import Scorer
 
     if scores is None:
         key = hashlib.sha1(f"{exchanges.resolve()}:{exchanges.stat().st_mtime_ns}".encode()).hexdigest()[:12]

@@ -35,7 +35,7 @@ import _common as C  # noqa: E402
 
 def _cpu_job(families, texts, p_idx, r_idx, ids):  # noqa: ANN001, ANN202
     from tutormetrics.metrics.base import Artifacts, ExchangeBatch
-    from tutormetrics.metrics.suite import Scorer
+    from tutormetrics.engine.scorer import Scorer
 
     art = Artifacts(texts=texts)
     batch = ExchangeBatch(ids, p_idx, r_idx)
@@ -78,8 +78,8 @@ def main() -> int:
     import bench_floor
     from tutormetrics.encoders import hf
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
-    from tutormetrics.metrics import Scorer
-    from tutormetrics.metrics import suite
+    from tutormetrics.engine import Scorer
+    from tutormetrics.engine import scorer as suite
     from tutormetrics.text import normalize
 
     out_dir = Path(os.environ.get("OUT", "/tmp/out"))

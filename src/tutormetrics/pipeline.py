@@ -17,7 +17,7 @@ import polars as pl
 from tutormetrics import __version__
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io import read_table, write_table
-from tutormetrics.scoring import ScoreOptions, score_file
+from tutormetrics.engine.files import ScoreOptions, score_file
 
 Log = Callable[[str], None]
 
@@ -53,8 +53,8 @@ def run_pipeline(
     """Run every step and return a summary (also written to ``outdir/run.json``)."""
     from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
     from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
-    from tutormetrics.validity.study import correlate_with_targets, estimate_theta_targets
-    from tutormetrics.validity.targets import is_long_ratings, ratings_frame_to_targets, read_theta
+    from tutormetrics.validity.correlate import correlate_with_targets
+    from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets, read_theta
 
     vo = validate_options
     id_col = score_options.id_column
@@ -100,7 +100,7 @@ def run_pipeline(
         log("[2/4] θ: none given and not estimated (ratings are wide or --no-estimate-theta)")
 
     if long and vo.rater_col in raw_ratings.columns and raw_ratings[vo.rater_col].n_unique() >= 2:
-        from tutormetrics.validity.agreement import agreement_table
+        from tutormetrics.psychometrics.agreement import agreement_table
 
         agreement = agreement_table(
             raw_ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
@@ -149,3 +149,23 @@ def run_pipeline(
 def check_ratings_path(ratings: Path | None, example: bool) -> None:
     if ratings is None and not example:
         raise InputSchemaError("run needs ratings", hint="pass --ratings RATINGS, or --example for the bundled data")
+
+
+def estimate_theta_targets(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+) -> tuple[pl.DataFrame, Any]:
+    """θ (EAP of the descriptive MFRM, statistics.md §2.2) from long ratings, as a target table plus the fit.
+
+    Returns ``(targets, fit)`` where ``targets`` has ``id_col`` and ``theta``.
+    """
+    from tutormetrics.psychometrics.mfrm import fit_mfrm
+    from tutormetrics.psychometrics.ratings import theta_to_targets
+
+    rater = rater_col if rater_col in ratings.columns else None
+    fit = fit_mfrm(ratings, id_col=id_col, rater_col=rater, criterion_col=criterion_col, score_col=score_col)
+    return theta_to_targets(fit.theta_table(), id_col=id_col), fit

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.cli import main
-from tutormetrics.metrics import Scorer
+from tutormetrics.engine import Scorer
 
 LEXICAL_COLUMNS = Scorer("lexical").metric_columns()
 

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from tutormetrics.commands.psychometrics import register
-from tutormetrics.validity.mfrm import simulate_mfrm
+from tutormetrics.psychometrics.mfrm.mml import simulate_mfrm
 
 
 @pytest.fixture(scope="module")

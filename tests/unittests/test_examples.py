@@ -4,7 +4,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.examples import example_paths
-from tutormetrics.validity.mfrm import fit_mfrm
+from tutormetrics.psychometrics.mfrm.mml import fit_mfrm
 
 
 def test_example_files_are_consistent():

@@ -54,7 +54,7 @@ def run(
     """
     from tutormetrics.examples import EXAMPLE_PROMPT_COLUMNS, example_paths
     from tutormetrics.pipeline import ValidateOptions, check_ratings_path, run_pipeline
-    from tutormetrics.scoring import ScoreOptions
+    from tutormetrics.engine.files import ScoreOptions
 
     check_ratings_path(ratings, example)
     prompt_columns = list(prompt or [])

@@ -69,7 +69,7 @@ def theta(
     With ``--method nuts`` the sampler diagnostics are written to ``<output stem>_diagnostics.csv``
     next to the output and summarised on stderr.
     """
-    from tutormetrics.validity.mfrm import fit_mfrm
+    from tutormetrics.psychometrics.mfrm import fit_theta
 
     with _expected_errors():
         if model not in _MODELS:
@@ -91,7 +91,7 @@ def theta(
         cov_df = read_table(covariates) if covariates else None
         grp_df = read_table(groups) if groups else None
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
-        result = fit_mfrm(
+        result = fit_theta(
             ratings_df,
             **columns,
             covariates=cov_df,
@@ -110,7 +110,7 @@ def theta(
             write_table(result.diagnostics(), diag_path)  # type: ignore[union-attr]
             typer.echo(f"{result.diagnostic_summary}; per-parameter diagnostics: {diag_path}", err=True)  # type: ignore[union-attr]
         if compare_models_path:
-            from tutormetrics.validity.mfrm_bayes import compare_models
+            from tutormetrics.psychometrics.mfrm.bayes import compare_models
 
             loo = compare_models(
                 ratings_df,
@@ -162,7 +162,7 @@ def agree(
     score_col: opt.ScoreColumn = "score",
 ) -> None:
     """Two-rater agreement per criterion (PA, kappa, Scott pi, AC1/AC2, Krippendorff alpha) with CIs."""
-    from tutormetrics.validity.agreement import agreement_table
+    from tutormetrics.psychometrics.agreement import agreement_table
 
     with _expected_errors():
         pair = None
@@ -200,7 +200,7 @@ def compare(
     seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
 ) -> None:
     """Paired Wilcoxon comparisons between groups matched on a block column (T+, p, Holm, r_rb, CI)."""
-    from tutormetrics.validity.paired import compare_groups
+    from tutormetrics.stats.paired import compare_groups
 
     with _expected_errors():
         if adjust not in _ADJUST:

@@ -1,4 +1,4 @@
-"""``tutormetrics score`` and ``tutormetrics metrics``: thin commands over :mod:`tutormetrics.scoring`."""
+"""``tutormetrics score`` and ``tutormetrics metrics``: thin commands over :mod:`tutormetrics.engine.files`."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def score(
 
     Example: tutormetrics score exchanges.csv -o metrics.csv --prompt query --prompt code --metrics lexical
     """
-    from tutormetrics.scoring import ScoreOptions, score_file
+    from tutormetrics.engine.files import ScoreOptions, score_file
 
     options = ScoreOptions(
         id_column=id,

@@ -70,8 +70,8 @@ def validate(
 ) -> None:
     """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p."""
     from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
-    from tutormetrics.validity.study import correlate_with_targets
-    from tutormetrics.validity.targets import is_long_ratings, ratings_frame_to_targets, read_theta
+    from tutormetrics.validity.correlate import correlate_with_targets
+    from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets, read_theta
 
     infer_format(output)  # fail on a bad output name before any work
     if ratings is None and not theta:
@@ -101,7 +101,7 @@ def validate(
     if ratings is not None and not theta and estimate_theta:
         raw = raw_ratings
         if is_long_ratings(raw, criterion_col=criterion_col, score_col=score_col):
-            from tutormetrics.validity.study import estimate_theta_targets
+            from tutormetrics.pipeline import estimate_theta_targets
 
             theta_targets, fit = estimate_theta_targets(
                 raw, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col

@@ -42,7 +42,7 @@ import torch
 
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.errors import ConfigError, ModelLoadError
-from tutormetrics.metrics.functional.embedding import extrema_rule
+from tutormetrics.encoders.reductions import extrema_rule
 
 _DEVICE_KINDS = ("auto", "cpu", "cuda", "mps")
 _DTYPES: dict[str, torch.dtype] = {

@@ -1,4 +1,6 @@
-"""Metrics: families (classes), pure functions, the registry and the scoring suite.
+"""Metrics: the Metric protocol, the registry, pure functions (``functional/``) and one class per family.
+
+Scoring many exchanges at once (dedupe, one encoder pass) is the engine's job: :class:`tutormetrics.Scorer`.
 
 Every metric can be imported on its own::
 
@@ -53,7 +55,6 @@ from tutormetrics.metrics.registry import (
     register_metric,
 )
 from tutormetrics.metrics.single import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
-from tutormetrics.metrics.suite import Scorer, score_texts
 
 _LAZY = {
     "EmbeddingSimilarity": "tutormetrics.metrics.embedding",
@@ -73,7 +74,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ARTIFACTS", "Artifacts", "ExchangeBatch", "Metric", "GROUPS", "REGISTRY", "MetricRegistry",
-    "get_metric", "list_metrics", "register_metric", "Scorer", "score_texts",
+    "get_metric", "list_metrics", "register_metric",
     "LengthStructure", "LexicalDiversity", "PromptOverlap", "Readability",
     "DistinctN", "RepetitionN", "NGramEntropy", "Jaccard", "Containment",
     "EmbeddingSimilarity", "LayerwiseSynchrony", "embedding_similarity_texts", "layerwise_synchrony_texts",

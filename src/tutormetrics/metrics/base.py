@@ -2,7 +2,7 @@
 
 A metric family is a thin class over pure functions (``tutormetrics.metrics.functional``). It declares
 its output columns up front, the shared artifacts it ``requires`` and its parameters; the suite
-(:mod:`tutormetrics.metrics.suite`) computes each artifact once per unique text and hands the same
+(:mod:`tutormetrics.engine.scorer`) computes each artifact once per unique text and hands the same
 read-only :class:`Artifacts` to every family.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -50,7 +50,6 @@ class Artifacts:
     tokens: list[list[str]] | None = None
     sentences: np.ndarray | None = None
     encoded: EncodedTexts | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def prompts(self, batch: ExchangeBatch) -> list[str]:
         return [self.texts[i] for i in batch.prompt_idx]

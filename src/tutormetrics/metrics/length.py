@@ -19,7 +19,7 @@ class LengthStructure(Metric):
     ``sentence_mode="spec"`` counts ``S(x)`` (metrics.md §2), ``"textstat"`` reproduces textstat's rule;
     ``strip_code_fences=True`` drops fenced code blocks before counting sentences.
 
-    >>> from tutormetrics.metrics import score_texts
+    >>> from tutormetrics import score_texts
     >>> score_texts(["Where did the cat sit?"], ["The cat sat on the mat."], metrics=["length"])["resp_words"][0]
     6.0
     """

@@ -1,6 +1,6 @@
 """Single-column metrics with a parameter, for direct use: ``Jaccard(n=3)``, ``DistinctN(n=4)``, ...
 
-Each is a :class:`Metric` (usable in a :class:`~tutormetrics.metrics.suite.Scorer` list) and also a plain
+Each is a :class:`Metric` (usable in a :class:`~tutormetrics.engine.scorer.Scorer` list) and also a plain
 callable on texts. They are registered but left out of ``--metrics all``, whose families already emit
 the canonical n = 1, 2 (3) columns.
 

@@ -14,7 +14,8 @@ import pickle
 import numpy as np
 import pytest
 
-from tutormetrics.metrics import REGISTRY, Scorer
+from tutormetrics.metrics import REGISTRY
+from tutormetrics.engine import Scorer
 
 COUNT_COLUMNS = {"resp_chars", "resp_words", "resp_sentences"}
 

@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tutormetrics.engine import Scorer
 from tutormetrics.metrics import (
     REGISTRY,
-    Scorer,
     containment,
     distinct_n,
     jaccard,

@@ -14,14 +14,13 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.validity.correlate import (
     DIAGNOSTIC_COLUMNS,
     RESULT_COLUMNS,
-    adjust_pvalues,
-    fisher_ci,
     prevalence_ceiling,
     rho_matrix,
-    significance_stars,
     spearman_matrix,
     summarize_correlations,
 )
+from tutormetrics.stats.correlation import fisher_ci
+from tutormetrics.stats.multiplicity import adjust_pvalues, significance_stars
 
 # statistics.md §1.4 test vector
 P = np.array([[0.0004, 0.03, 0.2], [0.008, 0.04, 0.6], [0.0001, 0.012, 0.049]])
@@ -341,7 +340,7 @@ def test_prevalence_ceiling_reference_values() -> None:
 
 @pytest.mark.mrbench
 def test_mrbench_response_length_vs_criteria(mrbench_dir: Path) -> None:
-    from tutormetrics.validity.targets import read_ratings
+    from tutormetrics.psychometrics.ratings import read_ratings
 
     ex = pl.read_csv(mrbench_dir / "exchanges.csv")
     metrics = pl.DataFrame({"exchange_id": ex["exchange_id"], "resp_chars": [float(len(r)) for r in ex["response"]]})

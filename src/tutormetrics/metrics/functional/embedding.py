@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tutormetrics.encoders.reductions import extrema_rule
+
 #: The six embedding columns, in canonical order.
 EMBEDDING_COLUMNS: tuple[str, ...] = (
     "emb_mean_cos",
@@ -68,20 +70,6 @@ def window_weighted_pool(window_sums: np.ndarray, window_counts: np.ndarray) -> 
     if sums.shape[0] == 0 or total <= 0:
         return np.full(sums.shape[1:], np.nan)
     return sums.sum(axis=0) / total
-
-
-def extrema_rule(vmax: np.ndarray, vmin: np.ndarray) -> np.ndarray:
-    """Liu et al. (2016) vector-extrema rule from per-dimension max and min.
-
-    ``v_d = max_d if max_d ≥ |min_d| else min_d`` (ties go positive; no nlg-eval ``min == 0`` quirk).
-
-    Example:
-        >>> extrema_rule(np.array([1.0, 0.5, 2.0]), np.array([-1.0, -3.0, 0.0]))
-        array([ 1., -3.,  2.])
-    """
-    vmax = np.asarray(vmax, dtype=np.float64)
-    vmin = np.asarray(vmin, dtype=np.float64)
-    return np.where(vmax >= np.abs(vmin), vmax, vmin)
 
 
 def extrema_vector(tokens: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.validity.targets import (
+from tutormetrics.psychometrics.ratings import (
     is_long_ratings,
     read_ratings,
     read_theta,

@@ -17,8 +17,9 @@ from typer.testing import CliRunner  # noqa: E402
 
 from tutormetrics.commands.psychometrics import register  # noqa: E402
 from tutormetrics.errors import ConfigError  # noqa: E402
-from tutormetrics.validity.mfrm import MFRMResult, _prepare, fit_mfrm, simulate_mfrm  # noqa: E402
-from tutormetrics.validity.mfrm_bayes import (  # noqa: E402
+from tutormetrics.psychometrics.mfrm import MFRMResult, fit_mfrm, fit_theta, simulate_mfrm  # noqa: E402
+from tutormetrics.psychometrics.mfrm.design import prepare_ratings  # noqa: E402
+from tutormetrics.psychometrics.mfrm.bayes import (  # noqa: E402
     ESS_MIN,
     R_HAT_MAX,
     BayesMFRMResult,
@@ -51,7 +52,7 @@ def seed_scale() -> tuple[BayesMFRMResult, MFRMResult]:
 def test_observations_round_trip() -> None:
     """The ratings rebuilt from the MML design are exactly the input ratings, in canonical order."""
     ratings, truth = simulate_mfrm(n_items=30, seed=4, gamma=[0.5] * 5, thresholds=[[-0.5, 0.5]] * 5)
-    prep = _prepare(ratings, covariates=truth.select("exchange_id", "v"))
+    prep = prepare_ratings(ratings, covariates=truth.select("exchange_id", "v"))
     obs = _observations(prep.design)
     assert obs.n == ratings.height
     rebuilt = sorted(
@@ -69,7 +70,7 @@ def test_observations_round_trip() -> None:
     )
     assert rebuilt == original
     # canonical order: the same for a model without the covariate (whose cells differ)
-    obs0 = _observations(_prepare(ratings).design)
+    obs0 = _observations(prepare_ratings(ratings).design)
     for name in ("item", "crit", "rater", "cat"):
         np.testing.assert_array_equal(getattr(obs0, name), getattr(obs, name))
 
@@ -97,7 +98,7 @@ def test_missing_extra_raises_config_error(monkeypatch: pytest.MonkeyPatch) -> N
         fit_mfrm_bayes(ratings)
     assert info.value.hint == "pip install 'tutormetrics[bayes]'"
     with pytest.raises(ConfigError, match="bayes extra"):
-        fit_mfrm(ratings, method="nuts")
+        fit_theta(ratings, method="nuts")
 
 
 def test_option_errors() -> None:
@@ -106,8 +107,8 @@ def test_option_errors() -> None:
         fit_mfrm_bayes(ratings, sampler="stan")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="target_accept"):
         fit_mfrm_bayes(ratings, target_accept=1.0)
-    with pytest.raises(ConfigError, match="only apply to method='nuts'"):
-        fit_mfrm(ratings, draws=10)
+    with pytest.raises(TypeError, match="draws"):
+        fit_mfrm(ratings, draws=10)  # type: ignore[call-arg]
     with pytest.raises(ConfigError, match="covariates and/or groups"):
         compare_models(ratings)
 
@@ -186,7 +187,7 @@ def test_pymc_sampler_mixed_steps_groups_covariate() -> None:
     ratings = ratings.with_columns(pl.when(one_step).then(1.0).otherwise(pl.col("score")).alias("score"))
     kw = {"groups": truth.select("exchange_id", "group"), "covariates": truth.select("exchange_id", "v")}
     mml = fit_mfrm(ratings, **kw)
-    nuts = fit_mfrm(ratings, method="nuts", draws=300, tune=300, chains=2, sampler="pymc", seed=2, cores=CORES, **kw)
+    nuts = fit_theta(ratings, method="nuts", draws=300, tune=300, chains=2, sampler="pymc", seed=2, cores=CORES, **kw)
     assert isinstance(nuts, BayesMFRMResult) and isinstance(mml, MFRMResult)
     assert nuts.model == "partial_credit" and nuts.n_steps.tolist() == [1, 2, 2, 2, 2]
     assert nuts.diagnostic_summary.n_divergences == 0

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.validity.agreement import (
+from tutormetrics.psychometrics.agreement import (
     agreement_table,
     cohen_kappa,
     contingency_table,

@@ -14,8 +14,8 @@ Partial credit (§2.5, Masters 1982), categories ``0..M_j``: ``P(y = k) ∝ exp(
 vectors are built as ``τ_j = Q_{M_j}ᵀ z_j``, ``z_j ~ N(0, I)`` — the same distribution.
 
 Data preparation (id/criterion/rater coding, covariate standardisation, score → category mapping,
-automatic model choice, dropped criteria) is the MML path's own (:func:`mfrm._prepare`), so both
-fits see identical data. Results mirror :class:`~tutormetrics.validity.mfrm.MFRMResult`:
+automatic model choice, dropped criteria) is the MML path's own (:func:`mfrm.prepare_ratings`), so both
+fits see identical data. Results mirror :class:`~tutormetrics.psychometrics.mfrm.mml.MFRMResult`:
 ``theta_table()`` (EAP = posterior mean, ``theta_sd`` = posterior SD, 94% HDI) and
 ``facets_table()`` (posterior mean, SD, 94% HDI), plus sampler diagnostics (rank-normalised R-hat
 ≤ 1.01, bulk/tail ESS ≥ 400, 0 divergences) and ``.idata`` (with the pointwise log-likelihood, one
@@ -25,7 +25,7 @@ PyMC and ArviZ are imported lazily; without them a :class:`~tutormetrics.errors.
 for the ``bayes`` extra (``pip install 'tutormetrics[bayes]'``).
 
 Example:
-    >>> from tutormetrics.validity.mfrm import simulate_mfrm
+    >>> from tutormetrics.psychometrics.mfrm.mml import simulate_mfrm
     >>> ratings, _ = simulate_mfrm(n_items=40, seed=1)
     >>> res = fit_mfrm_bayes(ratings, draws=200, tune=200, chains=2)  # doctest: +SKIP
     >>> res.theta_table().columns  # doctest: +SKIP
@@ -46,7 +46,8 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.validity.mfrm import (
+from tutormetrics.psychometrics.mfrm.design import (
+    ABSENT_CATEGORY,
     REFERENCE_POINT,
     SIGMA_B,
     SIGMA_BETA,
@@ -54,9 +55,9 @@ from tutormetrics.validity.mfrm import (
     SIGMA_S,
     SIGMA_TAU,
     ModelKind,
-    _Design,
-    _prepare,
-    _Prepared,
+    Design,
+    prepare_ratings,
+    PreparedRatings,
     summary_report,
     zero_sum_basis,
 )
@@ -85,7 +86,6 @@ HDI_PROB = 0.94
 R_HAT_MAX = 1.01
 ESS_MIN = 400.0
 _PARAMS = ("theta", "b", "s", "gamma", "beta", "tau")  # sampled parameters (diagnostics run over these)
-_MASK = -1e30  # logit of a category a criterion does not have
 _EXTRA_HINT = "pip install 'tutormetrics[bayes]'"
 
 
@@ -137,7 +137,7 @@ class _Obs:
         return int(self.item.shape[0])
 
 
-def _observations(d: _Design) -> _Obs:
+def _observations(d: Design) -> _Obs:
     """Expand the MML design's (exchange × category·cell) count matrix back into single ratings.
 
     The canonical sort makes the pointwise log-likelihoods of nested models (whose cells differ)
@@ -171,7 +171,7 @@ def _threshold_map(n_steps: np.ndarray, m_max: int) -> np.ndarray:
     return a
 
 
-def _build_model(pm: ModuleType, pt: ModuleType, prep: _Prepared, obs: _Obs) -> Any:
+def _build_model(pm: ModuleType, pt: ModuleType, prep: PreparedRatings, obs: _Obs) -> Any:
     """PyMC model of §2.3 (binary, ``pm.Bernoulli``) or §2.5 (partial credit, ``pm.Categorical``)."""
     d = prep.design
     coords: dict[str, Any] = {
@@ -215,9 +215,9 @@ def _build_model(pm: ModuleType, pt: ModuleType, prep: _Prepared, obs: _Obs) -> 
         ks = np.arange(m_max + 1, dtype=float)
         cum = pt.concatenate([pt.zeros((n_crit, 1)), pt.cumsum(tau, axis=1)], axis=1)  # Σ_{h≤k} τ_jh
         has_cat = ks[None, :] <= d.n_steps[:, None]  # (J, M+1)
-        logits = pt.where(has_cat[obs.crit], eta[:, None] * ks[None, :] - cum[obs.crit], _MASK)
+        logits = pt.where(has_cat[obs.crit], eta[:, None] * ks[None, :] - cum[obs.crit], -ABSENT_CATEGORY)
         pm.Categorical("y", logit_p=logits, observed=obs.cat, dims="obs")
-        base = pt.where(has_cat, -b[:, None] * ks[None, :] - cum, _MASK)
+        base = pt.where(has_cat, -b[:, None] * ks[None, :] - cum, -ABSENT_CATEGORY)
         pm.Deterministic("baseline_p", pt.special.softmax(base, axis=1), dims=("criterion", "category"))
     return model
 
@@ -263,7 +263,7 @@ class BayesDiagnostics:
 
 @dataclass
 class BayesMFRMResult:
-    """Posterior of the MFRM: the tables of :class:`~tutormetrics.validity.mfrm.MFRMResult` plus diagnostics.
+    """Posterior of the MFRM: the tables of :class:`~tutormetrics.psychometrics.mfrm.mml.MFRMResult` plus diagnostics.
 
     ``summary_ds`` is ``az.summary(idata, hdi_prob=0.94, fmt="xarray")`` over the parameters and the
     baseline probabilities; point estimates are posterior means, ``se`` the posterior SD and
@@ -501,7 +501,7 @@ def fit_mfrm_bayes(
     """Sample the MFRM posterior with NUTS; ``logit P(y=1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik``.
 
     Inputs and the automatic binary/partial-credit choice are those of
-    :func:`~tutormetrics.validity.mfrm.fit_mfrm` (same preparation code). Priors and the
+    :func:`~tutormetrics.psychometrics.mfrm.mml.fit_mfrm` (same preparation code). Priors and the
     partial-credit likelihood are in the module docstring.
 
     Args:
@@ -516,7 +516,7 @@ def fit_mfrm_bayes(
     """
     _check_options(model=model, draws=draws, tune=tune, chains=chains, target_accept=target_accept, sampler=sampler)
     pm, pt, az = _bayes_modules()
-    prep = _prepare(
+    prep = prepare_ratings(
         ratings,
         id_col=id_col,
         rater_col=rater_col,

@@ -46,19 +46,30 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
-from numpy.polynomial.hermite_e import hermegauss
-from scipy import optimize, sparse
-from scipy.special import expit, logsumexp
+from scipy import optimize
+from scipy.special import expit
 
-from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tutormetrics.validity.mfrm_bayes import BayesMFRMResult
+from tutormetrics.errors import ConfigError
+from tutormetrics.psychometrics.mfrm.design import (
+    ABSENT_CATEGORY,
+    REFERENCE_POINT,
+    SIGMA_B,
+    SIGMA_BETA,
+    SIGMA_GAMMA,
+    SIGMA_S,
+    SIGMA_TAU,
+    Z94,
+    Design,
+    ModelKind,
+    partial_credit_probabilities,
+    prepare_ratings,
+    quadrature,
+    summary_report,
+    zero_sum_basis,
+)
 
 __all__ = [
     "MFRMResult",
@@ -71,16 +82,7 @@ __all__ = [
 ]
 
 #: Half-width multiplier of a central 94% normal interval (``norm.ppf(0.97)``).
-Z94 = 1.880793608151251
-SIGMA_B = 1.0
-SIGMA_S = 1.0
-SIGMA_GAMMA = 0.5
-SIGMA_BETA = 0.5
-SIGMA_TAU = 1.0
-_MASK = 1e30  # "infinite" threshold sum for categories a criterion does not have
-REFERENCE_POINT = "theta = s = v = 0, beta at its zero-sum mean (0)"
 
-ModelKind = Literal["auto", "binary", "partial_credit"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,53 +90,10 @@ ModelKind = Literal["auto", "binary", "partial_credit"]
 # --------------------------------------------------------------------------------------------
 
 
-def zero_sum_basis(k: int) -> np.ndarray:
-    """Orthonormal Helmert map ``Q`` ((k−1)×k): ``QQᵀ = I``, rows sum to 0, ``QᵀQ = I − J/k``.
-
-    ``x = Qᵀz`` turns ``k−1`` free numbers into a zero-sum vector; with ``z ~ N(0, σ²I)``,
-    ``x ~ ZeroSumNormal(σ)``.
-
-    Example:
-        >>> q = zero_sum_basis(3)
-        >>> np.allclose(q @ q.T, np.eye(2)), np.allclose(q.sum(1), 0)
-        (True, True)
-    """
-    if k < 1:
-        raise ValueError("k must be >= 1")
-    q = np.zeros((k - 1, k))
-    for row in range(1, k):
-        q[row - 1, :row] = 1.0 / math.sqrt(row * (row + 1))
-        q[row - 1, row] = -row / math.sqrt(row * (row + 1))
-    return q
 
 
-def quadrature(n_nodes: int = 21) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes ``t`` and normalised weights ``w`` (Σw = 1) for ``E[f(θ)]``, θ ~ N(0, 1).
-
-    Example:
-        >>> t, w = quadrature(21)
-        >>> round(float(w.sum()), 12), round(float(w @ t**2), 12)
-        (1.0, 1.0)
-    """
-    t, w = hermegauss(n_nodes)
-    return t, w / w.sum()
 
 
-def partial_credit_probabilities(eta: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """Category probabilities of the partial-credit model, ``P(y=k) ∝ exp(Σ_{h≤k}(η − τ_h))``.
-
-    ``eta`` has any shape; ``tau`` holds the M step thresholds. Returns ``eta.shape + (M+1,)``.
-
-    Example:
-        >>> p = partial_credit_probabilities(np.array([-2.0, 0.0, 1.5]), np.array([-0.4, 0.4]))
-        >>> np.allclose(p.sum(-1), 1.0)
-        True
-    """
-    eta = np.asarray(eta, dtype=float)
-    tau = np.asarray(tau, dtype=float)
-    steps = eta[..., None] - tau
-    logits = np.concatenate([np.zeros(eta.shape + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
-    return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,96 +101,8 @@ def partial_credit_probabilities(eta: np.ndarray, tau: np.ndarray) -> np.ndarray
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Design:
-    n_items: int
-    n_crit: int
-    n_raters: int
-    n_groups: int  # 0 = no group facet
-    n_cov: int
-    n_steps: np.ndarray  # (J,) M_j
-    m_max: int
-    cell_j: np.ndarray
-    cell_r: np.ndarray
-    cell_g: np.ndarray
-    cell_v: np.ndarray  # (n_cells, C) covariate values of the cell's exchange (C may be 0)
-    counts_cat: sparse.csr_matrix  # (I, (M+1)*n_cells) counts per category x cell (category-major)
-    counts_cell: sparse.csr_matrix  # (I, n_cells)
-    cell_cat_total: np.ndarray  # (n_cells, M+1) counts over exchanges
-    n_obs: int
-    q_rater: np.ndarray
-    q_group: np.ndarray
-    q_steps: tuple[np.ndarray, ...]  # per criterion, Q_{M_j}
-
-    @property
-    def n_cells(self) -> int:
-        return int(self.cell_j.shape[0])
-
-    def sizes(self) -> dict[str, int]:
-        """Number of free parameters per block (layout of the optimiser vector)."""
-        return {
-            "b": self.n_crit,
-            "zs": max(self.n_raters - 1, 0),
-            "gamma": self.n_crit * self.n_cov,
-            "zbeta": self.n_crit * max(self.n_groups - 1, 0),
-            "ztau": int(sum(max(int(m) - 1, 0) for m in self.n_steps)),
-        }
 
 
-def _build_design(
-    item: np.ndarray,
-    crit: np.ndarray,
-    rater: np.ndarray,
-    cat: np.ndarray,
-    *,
-    n_items: int,
-    n_crit: int,
-    n_raters: int,
-    n_steps: np.ndarray,
-    item_group: np.ndarray | None,
-    n_groups: int,
-    item_cov: np.ndarray | None,
-) -> _Design:
-    m_max = int(n_steps.max()) if n_steps.size else 1
-    group = item_group[item] if item_group is not None else np.zeros_like(item)
-    n_cov = 0 if item_cov is None else int(item_cov.shape[1])
-    # a cell shares the linear predictor; with a covariate that requires the exchange itself
-    key = (crit.astype(np.int64) * max(n_raters, 1) + rater) * max(n_groups, 1) + group
-    if n_cov:
-        key = key * n_items + item
-    uniq, cell = np.unique(key, return_inverse=True)
-    n_cells = uniq.shape[0]
-    first = np.zeros(n_cells, dtype=np.int64)
-    first[cell[::-1]] = np.arange(item.shape[0])[::-1]
-    cell_j, cell_r, cell_g = crit[first], rater[first], group[first]
-    cell_v = item_cov[item[first]] if n_cov else np.zeros((n_cells, 0))
-    ncat = m_max + 1
-    ones = np.ones(item.shape[0])
-    counts_cat = sparse.csr_matrix((ones, (item, cat * n_cells + cell)), shape=(n_items, n_cells * ncat))
-    counts_cat.sum_duplicates()
-    counts_cell = sparse.csr_matrix((ones, (item, cell)), shape=(n_items, n_cells))
-    counts_cell.sum_duplicates()
-    cell_cat_total = np.bincount(cell * ncat + cat, minlength=n_cells * ncat).reshape(n_cells, ncat).astype(float)
-    return _Design(
-        n_items=n_items,
-        n_crit=n_crit,
-        n_raters=n_raters,
-        n_groups=n_groups,
-        n_cov=n_cov,
-        n_steps=n_steps,
-        m_max=m_max,
-        cell_j=cell_j,
-        cell_r=cell_r,
-        cell_g=cell_g,
-        cell_v=cell_v,
-        counts_cat=counts_cat,
-        counts_cell=counts_cell,
-        cell_cat_total=cell_cat_total,
-        n_obs=int(item.shape[0]),
-        q_rater=zero_sum_basis(max(n_raters, 1)),
-        q_group=zero_sum_basis(max(n_groups, 1)),
-        q_steps=tuple(zero_sum_basis(max(int(m), 1)) for m in n_steps),
-    )
 
 
 @dataclass(frozen=True)
@@ -243,7 +114,7 @@ class _Params:
     tau: np.ndarray  # (J, M_max) zero-padded beyond M_j
 
 
-def _split(x: np.ndarray, d: _Design) -> dict[str, np.ndarray]:
+def _split(x: np.ndarray, d: Design) -> dict[str, np.ndarray]:
     out, pos = {}, 0
     for name, size in d.sizes().items():
         out[name] = x[pos : pos + size]
@@ -251,7 +122,7 @@ def _split(x: np.ndarray, d: _Design) -> dict[str, np.ndarray]:
     return out
 
 
-def _unpack(x: np.ndarray, d: _Design) -> _Params:
+def _unpack(x: np.ndarray, d: Design) -> _Params:
     parts = _split(x, d)
     s = d.q_rater.T @ parts["zs"] if d.n_raters > 1 else np.zeros(max(d.n_raters, 1))
     gamma = parts["gamma"].reshape(d.n_crit, d.n_cov)
@@ -270,7 +141,7 @@ def _unpack(x: np.ndarray, d: _Design) -> _Params:
     return _Params(b=parts["b"], s=s, gamma=gamma, beta=beta, tau=tau)
 
 
-def _log_prior(x: np.ndarray, d: _Design) -> tuple[float, np.ndarray]:
+def _log_prior(x: np.ndarray, d: Design) -> tuple[float, np.ndarray]:
     parts = _split(x, d)
     sig = {"b": SIGMA_B, "zs": SIGMA_S, "gamma": SIGMA_GAMMA, "zbeta": SIGMA_BETA, "ztau": SIGMA_TAU}
     lp, grad = 0.0, []
@@ -280,7 +151,7 @@ def _log_prior(x: np.ndarray, d: _Design) -> tuple[float, np.ndarray]:
     return lp, np.concatenate(grad) if grad else np.zeros(0)
 
 
-def _cell_terms(x: np.ndarray, d: _Design, t: np.ndarray) -> tuple[_Params, np.ndarray, np.ndarray]:
+def _cell_terms(x: np.ndarray, d: Design, t: np.ndarray) -> tuple[_Params, np.ndarray, np.ndarray]:
     """Linear predictor per cell and the (categories, cells, nodes) log-probabilities."""
     p = _unpack(x, d)
     c = -p.b[d.cell_j] - p.s[d.cell_r] + p.beta[d.cell_j, d.cell_g]
@@ -290,7 +161,7 @@ def _cell_terms(x: np.ndarray, d: _Design, t: np.ndarray) -> tuple[_Params, np.n
     # cumulative threshold sums T_jk (T_j0 = 0), masked beyond M_j
     cum = np.concatenate([np.zeros((d.n_crit, 1)), np.cumsum(p.tau, axis=1)], axis=1)
     ks = np.arange(d.m_max + 1)
-    cum = np.where(ks[None, :] <= d.n_steps[:, None], cum, _MASK)
+    cum = np.where(ks[None, :] <= d.n_steps[:, None], cum, ABSENT_CATEGORY)
     if d.m_max == 1 and not np.any(d.n_steps < 1):
         soft = np.logaddexp(0.0, eta)  # log(1 + e^η)
         logp = np.stack([-soft, eta - soft], axis=0)
@@ -307,7 +178,7 @@ def _lse(a: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _neg_log_posterior(
-    x: np.ndarray, d: _Design, t: np.ndarray, logw: np.ndarray, *, want_grad: bool = True
+    x: np.ndarray, d: Design, t: np.ndarray, logw: np.ndarray, *, want_grad: bool = True
 ) -> tuple[float, np.ndarray, np.ndarray, float]:
     """Scaled objective ``−(Σ_i log ∫ p(y_i|θ) N(θ) dθ + log prior)/n_obs`` and its gradient.
 
@@ -359,7 +230,7 @@ def _neg_log_posterior(
     return f, -g / d.n_obs, pi, loglik
 
 
-def _natural_map(d: _Design) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+def _natural_map(d: Design) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
     """Linear map A (natural × free) and labels (facet, level-kind, index) of the natural vector."""
     sizes = d.sizes()
     n_free = sum(sizes.values())
@@ -564,26 +435,6 @@ class MFRMResult:
         )
 
 
-def summary_report(result: Any, *, header: str, fit_line: str, spread: str) -> str:
-    """The text report shared by the MML and the Bayesian results: data, fit, reliability, facets."""
-    lines = [
-        header,
-        f"  observations {result.n_obs}, exchanges {result.n_items}, criteria {len(result.criteria)}, "
-        f"raters {len(result.raters)}" + (" (rater facet dropped)" if len(result.raters) <= 1 else ""),
-        f"  {fit_line}",
-        f"  EAP reliability {result.reliability:.3f}",
-        f"  reference point for probabilities: {result.reference_point}",
-    ]
-    if result.covariate_names:
-        lines.append(f"  covariates (z-scored unless stated otherwise): {', '.join(result.covariate_names)}")
-    if result.dropped_criteria:
-        lines.append(f"  dropped (single observed score): {', '.join(result.dropped_criteria)}")
-    for row in result.facets_table().filter(pl.col("facet") != "baseline_probability").iter_rows(named=True):
-        lines.append(
-            f"  {row['facet']:<14} {row['level']:<28} {row['estimate']:8.3f}  {spread} {row['se']:.3f}"
-            f"  [{row['lower']:.3f}, {row['upper']:.3f}]"
-        )
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -591,184 +442,12 @@ def summary_report(result: Any, *, header: str, fit_line: str, spread: str) -> s
 # --------------------------------------------------------------------------------------------
 
 
-def _codes(s: pl.Series, *, sort: bool) -> tuple[np.ndarray, pl.Series]:
-    levels = s.unique(maintain_order=not sort)
-    if sort:
-        levels = levels.sort()
-    codes = s.replace_strict(levels, pl.Series(np.arange(len(levels))), return_dtype=pl.Int64).to_numpy()
-    return codes, levels
 
 
-def _per_item_table(
-    df: pl.DataFrame, id_col: str, ids: pl.Series, cols: list[str], what: str
-) -> pl.DataFrame:
-    require_columns(df, [id_col, *cols], source=what)
-    if df[id_col].dtype != ids.dtype:
-        try:
-            df = df.with_columns(pl.col(id_col).cast(ids.dtype))
-        except pl.exceptions.PolarsError as exc:
-            raise InputSchemaError(f"{what}: column {id_col!r} cannot be matched to the ratings ids") from exc
-    if df[id_col].is_duplicated().any():
-        raise InputSchemaError(f"{what}: {id_col!r} has duplicated ids", hint="give one row per exchange")
-    joined = pl.DataFrame({id_col: ids}).join(df.select([id_col, *cols]), on=id_col, how="left", maintain_order="left")
-    missing = joined.select(pl.any_horizontal(pl.col(cols).is_null())).to_series()
-    if missing.any():
-        raise InputSchemaError(
-            f"{what}: {int(missing.sum())} rated exchanges have no value in {cols}",
-            hint="provide a value for every exchange in the ratings",
-        )
-    return joined
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    design: _Design
-    model: str
-    ids: pl.Series
-    criteria: list[str]
-    raters: list[str]
-    score_levels: dict[str, list[float]]
-    dropped: list[str]
-    cov_names: list[str]
-    group_levels: list[str]
-    crit_codes: np.ndarray
-    cat: np.ndarray
 
 
-def _prepare(
-    ratings: pl.DataFrame,
-    *,
-    id_col: str = "exchange_id",
-    rater_col: str = "rater",
-    criterion_col: str = "criterion",
-    score_col: str = "score",
-    covariates: pl.DataFrame | None = None,
-    covariate_cols: str | Sequence[str] | None = None,
-    standardize_covariates: bool = True,
-    groups: pl.DataFrame | None = None,
-    group_col: str | None = None,
-    model: str = "auto",
-) -> _Prepared:
-    """Validate the inputs, map scores to categories and collapse observations into cells."""
-    require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
-    df = ratings.select([id_col, rater_col, criterion_col, score_col])
-    try:
-        df = df.with_columns(pl.col(score_col).cast(pl.Float64))
-    except pl.exceptions.PolarsError as exc:
-        raise InputSchemaError(f"ratings: column {score_col!r} is not numeric", hint="scores must be numbers such as 0/1, 0/0.5/1 or 0-2") from exc
-    df = df.filter(pl.col(score_col).is_not_null() & pl.col(score_col).is_not_nan())
-    df = df.filter(pl.col(id_col).is_not_null() & pl.col(rater_col).is_not_null() & pl.col(criterion_col).is_not_null())
-    if df.height == 0:
-        raise InputSchemaError("ratings: no non-missing scores")
-    # scores -> categories per criterion
-    binary_scores = bool(df[score_col].is_in([0.0, 1.0]).all())
-    if model == "auto":
-        model = "binary" if binary_scores else "partial_credit"
-    if model == "binary" and not binary_scores:
-        raise ConfigError(
-            "model='binary' needs scores 0/1",
-            hint="use model='partial_credit' (or 'auto'), or pass a dichotomised score column (e.g. --score endorsed)",
-        )
-    crit_levels_all = df[criterion_col].unique(maintain_order=True)
-    score_levels: dict[str, list[float]] = {}
-    dropped: list[str] = []
-    for crit in crit_levels_all.to_list():
-        vals = sorted(set(df.filter(pl.col(criterion_col) == crit)[score_col].to_list()))
-        if model == "binary":
-            vals = [0.0, 1.0]
-        if len(vals) < 2 and model != "binary":
-            dropped.append(str(crit))
-        score_levels[str(crit)] = vals
-    if model == "binary":
-        dropped = [str(c) for c in crit_levels_all.to_list() if df.filter(pl.col(criterion_col) == c)[score_col].n_unique() < 2]
-    if dropped:
-        warnings.warn(f"criteria with a single observed score were dropped: {dropped}", stacklevel=2)
-        df = df.filter(~pl.col(criterion_col).cast(pl.String).is_in(dropped))
-        if df.height == 0:
-            raise InputSchemaError("ratings: every criterion has a single observed score; nothing to fit")
-    crit_codes, crit_levels = _codes(df[criterion_col], sort=False)
-    criteria = [str(c) for c in crit_levels.to_list()]
-    item_codes, ids = _codes(df[id_col], sort=True)
-    rater_codes, rater_levels = _codes(df[rater_col], sort=True)
-    raters = [str(r) for r in rater_levels.to_list()]
-    # category index of each score within its criterion
-    map_df = pl.DataFrame(
-        {
-            "__j": [j for j, c in enumerate(criteria) for _ in score_levels[c]],
-            "__score": [v for c in criteria for v in score_levels[c]],
-            "__cat": [k for c in criteria for k in range(len(score_levels[c]))],
-        },
-        schema={"__j": pl.Int64, "__score": pl.Float64, "__cat": pl.Int64},
-    )
-    cat = (
-        pl.DataFrame({"__j": crit_codes, "__score": df[score_col]})
-        .join(map_df, on=["__j", "__score"], how="left", maintain_order="left")["__cat"]
-        .to_numpy()
-    )
-    n_steps = np.array([len(score_levels[c]) - 1 for c in criteria], dtype=np.int64)
-    if model == "binary":
-        n_steps = np.ones(len(criteria), dtype=np.int64)
-    # exchange-level covariates and groups
-    cov_names: list[str] = []
-    item_cov = None
-    if covariates is not None:
-        if covariate_cols is None:
-            cov_names = [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
-        elif isinstance(covariate_cols, str):
-            cov_names = [covariate_cols]
-        else:
-            cov_names = list(covariate_cols)
-        if not cov_names:
-            raise InputSchemaError("covariates: no numeric covariate column found", hint="name it with covariate_cols / --covariate-col")
-        joined = _per_item_table(covariates, id_col, ids, cov_names, "covariates")
-        try:
-            item_cov = joined.select(pl.col(cov_names).cast(pl.Float64)).to_numpy()
-        except pl.exceptions.PolarsError as exc:
-            raise InputSchemaError(f"covariates: {cov_names} must be numeric") from exc
-        if standardize_covariates:
-            sd = item_cov.std(axis=0)
-            if np.any(sd == 0):
-                raise InputSchemaError("covariates: a covariate is constant over the rated exchanges")
-            item_cov = (item_cov - item_cov.mean(axis=0)) / sd
-    group_levels: list[str] = []
-    item_group = None
-    n_groups = 0
-    if groups is not None:
-        if group_col is None:
-            others = [c for c in groups.columns if c != id_col]
-            if len(others) != 1:
-                raise InputSchemaError("groups: name the group column", hint=f"choose one of {others} with group_col / --group-col")
-            group_col = others[0]
-        joined = _per_item_table(groups, id_col, ids, [group_col], "groups")
-        item_group, glev = _codes(joined[group_col].cast(pl.String), sort=True)
-        group_levels = [str(g) for g in glev.to_list()]
-        n_groups = len(group_levels)
-    design = _build_design(
-        item_codes,
-        crit_codes,
-        rater_codes,
-        cat.astype(np.int64),
-        n_items=len(ids),
-        n_crit=len(criteria),
-        n_raters=len(raters),
-        n_steps=n_steps,
-        item_group=item_group,
-        n_groups=n_groups,
-        item_cov=item_cov,
-    )
-    return _Prepared(
-        design=design,
-        model=model,
-        ids=ids,
-        criteria=criteria,
-        raters=raters,
-        score_levels=score_levels,
-        dropped=dropped,
-        cov_names=cov_names,
-        group_levels=group_levels,
-        crit_codes=crit_codes,
-        cat=cat.astype(np.int64),
-    )
 
 
 def fit_mfrm(
@@ -784,12 +463,10 @@ def fit_mfrm(
     groups: pl.DataFrame | None = None,
     group_col: str | None = None,
     model: ModelKind = "auto",
-    method: Literal["mml", "nuts"] = "mml",
     n_nodes: int = 21,
     compute_se: bool = True,
     maxiter: int = 1000,
-    **nuts_options: Any,
-) -> MFRMResult | BayesMFRMResult:
+) -> MFRMResult:
     """Fit the MFRM by marginal MAP over θ ~ N(0,1) (Gauss–Hermite) and return EAP theta.
 
     ``logit P(y=1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik`` (binary) or its partial-credit
@@ -803,11 +480,7 @@ def fit_mfrm(
         groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
             non-id column); one-hot x with zero-sum β_j· over groups.
         model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
-        method: ``"mml"`` (default) or ``"nuts"``, the optional Bayesian fit
-            :func:`~tutormetrics.validity.mfrm_bayes.fit_mfrm_bayes` (needs the ``bayes`` extra).
         compute_se: facet SEs from the inverse Hessian (finite differences of the gradient).
-        nuts_options: only with ``method="nuts"``: ``draws, tune, chains, target_accept, sampler,
-            seed, cores`` for :func:`~tutormetrics.validity.mfrm_bayes.fit_mfrm_bayes`.
 
     Example:
         >>> ratings, _ = simulate_mfrm(n_items=100, seed=3)
@@ -815,32 +488,11 @@ def fit_mfrm(
         >>> res.facets_table().filter(pl.col("facet") == "criterion").height
         5
     """
-    if method == "nuts":
-        from tutormetrics.validity.mfrm_bayes import fit_mfrm_bayes
-
-        return fit_mfrm_bayes(
-            ratings,
-            id_col=id_col,
-            rater_col=rater_col,
-            criterion_col=criterion_col,
-            score_col=score_col,
-            covariates=covariates,
-            covariate_cols=covariate_cols,
-            standardize_covariates=standardize_covariates,
-            groups=groups,
-            group_col=group_col,
-            model=model,
-            **nuts_options,
-        )
-    if method != "mml":
-        raise ConfigError(f"method {method!r} is not available", hint="use method='mml' or 'nuts'")
-    if nuts_options:
-        raise ConfigError(f"options {sorted(nuts_options)} only apply to method='nuts'")
     if model not in ("auto", "binary", "partial_credit"):
         raise ConfigError(f"unknown model {model!r}", hint="use auto, binary or partial_credit")
     if n_nodes < 3:
         raise ConfigError("n_nodes must be at least 3")
-    prep = _prepare(
+    prep = prepare_ratings(
         ratings,
         id_col=id_col,
         rater_col=rater_col,
@@ -893,7 +545,7 @@ def fit_mfrm(
     p = _unpack(x, design)
     return MFRMResult(
         model=model,
-        method=method,
+        method="mml",
         id_col=id_col,
         exchange_ids=ids.alias(id_col),
         criteria=criteria,
@@ -922,7 +574,7 @@ def fit_mfrm(
     )
 
 
-def _hessian(x: np.ndarray, d: _Design, t: np.ndarray, logw: np.ndarray, step: float = 1e-4) -> np.ndarray:
+def _hessian(x: np.ndarray, d: Design, t: np.ndarray, logw: np.ndarray, step: float = 1e-4) -> np.ndarray:
     """Hessian of the scaled objective by central differences of the analytic gradient."""
     n = x.size
     h = np.empty((n, n))

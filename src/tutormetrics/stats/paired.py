@@ -30,6 +30,7 @@ from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+from tutormetrics.stats.multiplicity import ADJUST_METHODS, AdjustMethod, adjust_pvalues, significance_stars
 
 __all__ = [
     "paired_wilcoxon",
@@ -37,11 +38,8 @@ __all__ = [
     "compare_groups",
     "friedman",
     "sign_test",
-    "adjust_pvalues",
-    "stars",
 ]
 
-AdjustMethod = Literal["holm", "bh", "by", "none"]
 _NAN = float("nan")
 
 
@@ -178,46 +176,6 @@ def _bootstrap_ci(d: np.ndarray, n_resamples: int, confidence_level: float, seed
     return float(res.confidence_interval.low), float(res.confidence_interval.high), True
 
 
-def adjust_pvalues(p: Sequence[float] | np.ndarray, method: AdjustMethod = "holm") -> np.ndarray:
-    """Multiplicity-adjusted p over the finite entries (NaN stays NaN).
-
-    Holm: sort ascending, ``adj_(i) = max_{k≤i} min(1, (m−k+1)·p_(k))``, unsort. ``bh``/``by`` use
-    ``scipy.stats.false_discovery_control`` on the 1-D vector; ``none`` returns p.
-
-    Example:
-        >>> adjust_pvalues([0.02734375, 0.001953125, 0.02734375], "holm").tolist()
-        [0.0546875, 0.005859375, 0.0546875]
-    """
-    p = np.asarray(p, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    vals = p[ok]
-    if vals.size == 0:
-        return out
-    if method == "holm":
-        order = np.argsort(vals, kind="mergesort")
-        m = vals.size
-        adj = np.minimum(1.0, (m - np.arange(m)) * vals[order])
-        adj = np.maximum.accumulate(adj)
-        res = np.empty(m)
-        res[order] = adj
-    elif method in ("bh", "by"):
-        res = stats.false_discovery_control(vals, method=method)
-    elif method == "none":
-        res = vals
-    else:
-        raise ConfigError(f"unknown adjustment {method!r}", hint="use holm, bh, by or none")
-    out[ok] = res
-    return out
-
-
-def stars(p: float) -> str:
-    """``***`` p < .001, ``**`` p < .01, ``*`` p < .05, else ``""`` (NaN → ``""``)."""
-    if not np.isfinite(p):
-        return ""
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
-
-
 def friedman(data: np.ndarray | Sequence[Sequence[float]]) -> dict[str, Any]:
     """Friedman test over blocks × conditions with Kendall's ``W = χ²/(n(k−1))``.
 
@@ -312,7 +270,7 @@ def compare_groups(
     require_columns(df, metric_cols, source="metrics", option="--metrics-cols")
     if family not in ("all", "metric"):
         raise ConfigError(f"unknown family {family!r}", hint="use all or metric")
-    if adjust not in ("holm", "bh", "by", "none"):
+    if adjust not in ADJUST_METHODS:
         raise ConfigError(f"unknown adjustment {adjust!r}", hint="use holm, bh, by or none")
     dup = df.group_by([block_col, group_col]).len().filter(pl.col("len") > 1)
     if dup.height:
@@ -370,7 +328,7 @@ def compare_groups(
     for r, pa in zip(rows, p_adj):
         r["p_adj"] = float(pa)
         r["adjust"] = adjust
-        r["stars"] = stars(float(pa))
+        r["stars"] = significance_stars(float(pa))
     schema = {
         "metric": pl.String,
         "group_a": pl.String,

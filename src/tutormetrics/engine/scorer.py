@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +21,8 @@ import polars as pl
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
-from tutormetrics.text import normalize, split_sentences, tokenize
+from tutormetrics.engine.concurrency import cpu_family_pool, parallel_map, score_cpu_chunk, score_cpu_families
+from tutormetrics.text import normalize
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
@@ -43,13 +44,11 @@ class ScoreStats:
     n_long_texts: int = 0
     n_empty_prompts: int = 0
     n_empty_responses: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def merge(self, other: ScoreStats) -> None:
         """Add another chunk's counts."""
         for f in fields(self):
-            if f.name != "extra":
-                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 class Scorer:
@@ -160,7 +159,7 @@ class Scorer:
             "numpy": np.__version__,
             "metrics": {f.name: {"class": type(f).__name__, "params": f.get_params()} for f in self.families},
             "chunk_size": self.chunk_size,
-            "stats": {k: v for k, v in vars(self.stats).items() if k != "extra"} | self.stats.extra,
+            "stats": dict(vars(self.stats)),
         }
         for f in self.families:
             describe = getattr(f, "describe", None)
@@ -212,17 +211,6 @@ class Scorer:
             self.close()
             self._warn_long_texts()
 
-    def score_chunk(
-        self,
-        ids: Sequence[str],
-        prompts: Sequence[str | None],
-        responses: Sequence[str | None],
-    ) -> pl.DataFrame:
-        """Score one chunk (texts deduplicated within it) and add its counts to :attr:`stats`."""
-        frame, delta = self._score_chunk(ids, prompts, responses)
-        self.stats.merge(delta)
-        return frame
-
     def _scored_chunks(
         self, chunks: Iterable[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]]
     ) -> Iterator[tuple[pl.DataFrame, ScoreStats]]:
@@ -230,7 +218,7 @@ class Scorer:
             for ids, prompts, responses in chunks:
                 yield self._score_chunk(ids, prompts, responses)
             return
-        yield from _parallel_map(self, chunks, self.n_jobs)
+        yield from parallel_map(self, chunks, self.n_jobs)
 
     def _score_chunk(
         self,
@@ -268,7 +256,7 @@ class Scorer:
             # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
             # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
             if cpu_families and self._cpu_in_process():
-                cpu_future = self._cpu_pool(cpu_families).submit(_cpu_worker_score, batch, texts)
+                cpu_future = self._cpu_pool(cpu_families).submit(score_cpu_chunk, batch, texts)
                 art.encoded = self.encoder.encode(texts, progress=self.progress)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
@@ -311,12 +299,7 @@ class Scorer:
     def _cpu_pool(self, families: list[Metric]) -> Any:
         """One persistent spawned process that scores the CPU families (created on first use)."""
         if self._pool is None:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=mp.get_context("spawn"), initializer=_cpu_worker_init, initargs=(families,)
-            )
+            self._pool = cpu_family_pool(families)
         return self._pool
 
     def close(self) -> None:
@@ -405,59 +388,6 @@ def _chunks(
     for start in range(0, len(ids), size):
         stop = start + size
         yield ids[start:stop], prompts[start:stop], responses[start:stop]
-
-
-def _parallel_map(scorer: Scorer, chunks: Iterable[Any], n_jobs: int) -> Iterator[tuple[pl.DataFrame, ScoreStats]]:
-    """Score chunks in ``n_jobs`` spawned processes, in order, with at most ``2·n_jobs`` chunks in flight.
-
-    The scorer is sent once per worker (initializer), each task carries only its chunk's texts.
-    """
-    import multiprocessing as mp
-    from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(
-        max_workers=n_jobs, mp_context=mp.get_context("spawn"), initializer=_worker_init, initargs=(scorer,)
-    ) as pool:
-        pending: deque = deque()
-        for chunk in chunks:
-            pending.append(pool.submit(_worker_score, chunk))
-            if len(pending) >= 2 * n_jobs:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-
-
-_WORKER: dict[str, Any] = {}  # per worker process: what the pool initializer sent
-
-
-def _worker_init(scorer: Scorer) -> None:
-    _WORKER["scorer"] = scorer
-
-
-def _worker_score(chunk: tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]) -> tuple[pl.DataFrame, ScoreStats]:
-    return _WORKER["scorer"]._score_chunk(*chunk)
-
-
-def score_cpu_families(families: list[Metric], batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, np.ndarray]]:
-    """Build the text artifacts (tokens once per unique text, sentences per response) and run the CPU families."""
-    requires = frozenset().union(*(f.requires for f in families)) if families else frozenset()
-    if "tokens" in requires:
-        art.tokens = [tokenize(t) for t in art.texts]
-    if "sentences" in requires:
-        sentences = np.zeros(len(art.texts), dtype=np.int64)
-        for i in set(batch.response_idx.tolist()):
-            sentences[i] = len(split_sentences(art.texts[i]))
-        art.sentences = sentences
-    return {f.name: f.score(batch, art) for f in families}
-
-
-def _cpu_worker_init(families: list[Metric]) -> None:
-    _WORKER["cpu_families"] = families  # type: ignore[assignment]
-
-
-def _cpu_worker_score(batch: ExchangeBatch, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
-    return score_cpu_families(_WORKER["cpu_families"], batch, Artifacts(texts=texts))  # type: ignore[arg-type]
 
 
 def _disable(progress: bool | None) -> bool | None:

@@ -9,8 +9,10 @@ from scipy.optimize import approx_fprime
 from scipy.special import expit
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.validity import mfrm
-from tutormetrics.validity.mfrm import (
+from tutormetrics.psychometrics.mfrm import mml as mfrm
+from tutormetrics.psychometrics.mfrm import fit_theta
+from tutormetrics.psychometrics.mfrm.design import prepare_ratings
+from tutormetrics.psychometrics.mfrm.mml import (
     Z94,
     fit_mfrm,
     partial_credit_probabilities,
@@ -80,7 +82,7 @@ def test_partial_credit_one_step_is_rasch() -> None:
 
 
 def _prepared(ratings: pl.DataFrame, **kwargs) -> tuple:
-    prep = mfrm._prepare(ratings, **kwargs)
+    prep = prepare_ratings(ratings, **kwargs)
     t, w = quadrature(21)
     return prep, t, np.log(w)
 
@@ -274,7 +276,7 @@ def test_errors() -> None:
     with pytest.raises(ConfigError):
         fit_mfrm(ratings.with_columns(pl.col("score") / 2 + 0.25), model="binary")
     with pytest.raises(ConfigError):
-        fit_mfrm(ratings, method="bogus")  # type: ignore[arg-type]
+        fit_theta(ratings, method="bogus")  # type: ignore[arg-type]
     cov = pl.DataFrame({"exchange_id": ["ex00"], "v": [1.0]})
     with pytest.raises(InputSchemaError, match="no value"):
         fit_mfrm(ratings, covariates=cov)

@@ -37,7 +37,7 @@ from tutormetrics.io import (
     stable_id,
     write_table,
 )
-from tutormetrics.metrics.suite import Scorer
+from tutormetrics.engine.scorer import Scorer
 
 Log = Callable[[str], None]
 

@@ -1,0 +1,86 @@
+"""Where the scoring work runs besides the main thread: worker processes for lexical-only runs, and one
+CPU-family worker beside an encoder (``Scorer(cpu_overlap=...)``).
+
+Worker processes are spawned; each keeps what its pool initializer sent in a per-process dict, so a
+task carries only its chunk's texts.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.text import split_sentences, tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.engine.scorer import Scorer, ScoreStats
+
+Chunk = tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]
+
+
+def score_cpu_families(families: list[Metric], batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, np.ndarray]]:
+    """Build the text artifacts (tokens once per unique text, sentences per response) and run the CPU families."""
+    requires = frozenset().union(*(f.requires for f in families)) if families else frozenset()
+    if "tokens" in requires:
+        art.tokens = [tokenize(t) for t in art.texts]
+    if "sentences" in requires:
+        sentences = np.zeros(len(art.texts), dtype=np.int64)
+        for i in set(batch.response_idx.tolist()):
+            sentences[i] = len(split_sentences(art.texts[i]))
+        art.sentences = sentences
+    return {f.name: f.score(batch, art) for f in families}
+
+
+def parallel_map(scorer: Scorer, chunks: Iterable[Any], n_jobs: int) -> Iterator[tuple[pl.DataFrame, ScoreStats]]:
+    """Score chunks in ``n_jobs`` spawned processes, in order, with at most ``2·n_jobs`` chunks in flight.
+
+    The scorer is sent once per worker (initializer), each task carries only its chunk's texts.
+    """
+    with ProcessPoolExecutor(
+        max_workers=n_jobs, mp_context=mp.get_context("spawn"), initializer=_worker_init, initargs=(scorer,)
+    ) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(_worker_score, chunk))
+            if len(pending) >= 2 * n_jobs:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+_WORKER: dict[str, Any] = {}  # per worker process: what the pool initializer sent
+
+
+def _worker_init(scorer: Scorer) -> None:
+    _WORKER["scorer"] = scorer
+
+
+def _worker_score(chunk: Chunk) -> tuple[pl.DataFrame, ScoreStats]:
+    return _WORKER["scorer"]._score_chunk(*chunk)
+
+
+def _cpu_worker_init(families: list[Metric]) -> None:
+    _WORKER["cpu_families"] = families  # type: ignore[assignment]
+
+
+def _cpu_worker_score(batch: ExchangeBatch, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    return score_cpu_families(_WORKER["cpu_families"], batch, Artifacts(texts=texts))  # type: ignore[arg-type]
+
+
+def cpu_family_pool(families: list[Metric]) -> ProcessPoolExecutor:
+    """One spawned process that scores the CPU families; submit :func:`score_cpu_chunk` to it."""
+    return ProcessPoolExecutor(
+        max_workers=1, mp_context=mp.get_context("spawn"), initializer=_cpu_worker_init, initargs=(families,)
+    )
+
+
+def score_cpu_chunk(batch: ExchangeBatch, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    """Task run in :func:`cpu_family_pool`'s worker."""
+    return _cpu_worker_score(batch, texts)

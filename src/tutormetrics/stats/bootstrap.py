@@ -1,0 +1,202 @@
+"""Vectorised paired bootstrap and jackknife of Spearman ρ for many cells at once, and BCa levels (``statistics.md`` §1.5).
+
+Resampling the rows of a paired sample is the same as giving every original row an integer weight ``w_i``
+(how often it was drawn), so the average rank of row ``i`` inside the resample is::
+
+    r_i(w) = W_below(i) + (W_tied(i) + 1) / 2
+
+where ``W_below`` is the total weight of rows with a smaller value and ``W_tied`` the total weight of
+rows tied with row ``i``. One cumulative sum over each column's sorted order gives the ranks of all
+rows for every resample, with no sorting inside the bootstrap loop. The mean rank is always
+``(N + 1) / 2`` with ``N = Σ w``, so Spearman's rho of a resample is the weighted Pearson correlation
+of centred ranks, and all metric × target cells of a resample come out of one batched matrix
+product. The BCa jackknife reuses the same code with the weights ``1 − e_i`` (leave row ``i`` out).
+Resample indices are drawn exactly as :func:`scipy.stats.bootstrap` draws them
+(``rng.integers(0, n, (B, n))``), so with the same seed this path and ``scipy.stats.bootstrap`` see
+identical resamples (measured speed and agreement: ``benchmarks/RESULTS.md``, statistics section).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+
+# Elements (rows × columns × resamples) per bootstrap chunk: ~16 MiB per float64 work array.
+_CHUNK_ELEMENTS = 1 << 21
+
+
+@dataclass(frozen=True)
+class _RankPlan:
+    """Tie structure of several columns, flattened so one gather serves all of them.
+
+    ``order`` (K, n) sorts each column; ``ends`` are flat positions (into K·n) of the last row of each
+    tie group; ``prev`` indexes the previous group's end in ``ends`` shifted by one (0 = column start);
+    ``group_of_row`` (K·n) maps each row of each column, in original order, to its global tie group.
+    """
+
+    order: np.ndarray
+    ends: np.ndarray
+    prev: np.ndarray
+    group_of_row: np.ndarray
+    n_cols: int
+    n_rows: int
+
+
+def _rank_plan(cols: np.ndarray) -> _RankPlan:
+    """Build a :class:`_RankPlan` for the columns of ``cols`` (n rows × K columns, all finite)."""
+    n, k = cols.shape
+    order = np.argsort(cols, axis=0, kind="stable").T.copy()  # (K, n)
+    ends_list: list[np.ndarray] = []
+    prev_list: list[np.ndarray] = []
+    group_of_row = np.empty(k * n, dtype=np.intp)
+    offset = 0
+    for j in range(k):
+        sorted_vals = cols[order[j], j]
+        new_group = np.empty(n, dtype=bool)
+        new_group[0] = True
+        new_group[1:] = sorted_vals[1:] != sorted_vals[:-1]
+        gid_sorted = np.cumsum(new_group) - 1  # group index of each sorted position
+        n_groups = int(gid_sorted[-1]) + 1
+        last = np.flatnonzero(np.append(new_group[1:], True))  # last sorted position of each group
+        ends_list.append(j * n + last)
+        # previous group's end: index into [0, E...] padded array (0 means "nothing before").
+        prev_list.append(np.concatenate(([0], offset + np.arange(1, n_groups))))
+        rows = np.empty(n, dtype=np.intp)
+        rows[order[j]] = gid_sorted
+        group_of_row[j * n : (j + 1) * n] = offset + rows
+        offset += n_groups
+    return _RankPlan(
+        order=order,
+        ends=np.concatenate(ends_list),
+        prev=np.concatenate(prev_list),
+        group_of_row=group_of_row,
+        n_cols=k,
+        n_rows=n,
+    )
+
+
+def _weighted_centred_ranks(weights: np.ndarray, plan: _RankPlan) -> np.ndarray:
+    """Twice the centred average ranks of every column under integer row weights.
+
+    ``weights`` is an int64 (c, n) array; the result is float64 (c, K, n) holding
+    ``2·r_i(w) − (Σw + 1)`` with ``r_i(w) = W_below(i) + (W_tied(i) + 1)/2``, i.e.
+    ``W_before_group + W_through_group − Σw``. Everything up to the final gather is integer
+    arithmetic (an int64 cumulative sum is several times faster than a float one, and exact);
+    doubling keeps half-ranks integral. Rows with zero weight get a rank but no influence.
+    """
+    c = weights.shape[0]
+    ws = weights[:, plan.order]  # (c, K, n) weights in each column's sorted order
+    cs = np.cumsum(ws, axis=2).reshape(c, -1)
+    end = cs[:, plan.ends]  # (c, G) cumulative weight through each tie group
+    padded = np.concatenate((np.zeros((c, 1), dtype=end.dtype), end), axis=1)
+    # groups are numbered consecutively, so the previous group's end sits right before in `padded`,
+    # except at a column start where `prev` points at the zero pad.
+    twice = padded[:, plan.prev] + end - weights.sum(axis=1, keepdims=True)
+    return twice.astype(np.float64)[:, plan.group_of_row].reshape(c, plan.n_cols, plan.n_rows)
+
+
+def _weighted_spearman_block(
+    weights: np.ndarray, plan: _RankPlan, n_x: int, pairs: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """Spearman ρ of the requested (x, y) column pairs for each weight row; returns (c, n_pairs).
+
+    The first ``n_x`` columns of ``plan`` are metrics, the rest targets. ρ is the weighted Pearson
+    correlation of centred ranks: ``Σ w rx ry / sqrt(Σ w rx² · Σ w ry²)`` (the factor 2 of the
+    doubled ranks cancels).
+    """
+    r = _weighted_centred_ranks(weights, plan)
+    rx, ry = r[:, :n_x, :], r[:, n_x:, :]
+    wf = weights.astype(np.float64)
+    wx = rx * wf[:, None, :]
+    # a contiguous (c, n, n_y) operand keeps the batched product on BLAS
+    cross = np.matmul(wx, np.ascontiguousarray(ry.transpose(0, 2, 1)))  # (c, n_x, n_y)
+    vx = np.einsum("ckn,ckn->ck", wx, rx)
+    vy = np.einsum("ckn,ckn->ck", ry * wf[:, None, :], ry)
+    ix, iy = pairs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = cross[:, ix, iy] / np.sqrt(vx[:, ix] * vy[:, iy])
+    return np.clip(rho, -1.0, 1.0)
+
+
+def single_threaded_blas() -> contextlib.AbstractContextManager[object]:
+    """Limit BLAS to one thread while the bootstrap runs, when threadpoolctl is available.
+
+    Each chunk makes many small batched products; a multi-threaded BLAS spends more time waking and
+    spinning its workers than multiplying (measured 1.5–2× more CPU time on 2 cores).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: results are identical, only slower
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _chunk_size(n_rows: int, n_cols: int, total: int) -> int:
+    return int(max(1, min(total, _CHUNK_ELEMENTS // max(1, n_rows * n_cols))))
+
+
+def bootstrap_spearman_block(
+    block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Bootstrap distribution (n_pairs, B) of ρ for paired row resamples drawn like scipy does."""
+    n = block.shape[0]
+    plan = _rank_plan(block)
+    out = np.empty((pairs[0].size, n_resamples))
+    step = _chunk_size(n, block.shape[1], n_resamples)
+    for start in range(0, n_resamples, step):
+        c = min(step, n_resamples - start)
+        idx = rng.integers(0, n, (c, n))  # identical stream to scipy.stats.bootstrap(paired=True)
+        flat = (idx + (np.arange(c) * n)[:, None]).ravel()
+        weights = np.bincount(flat, minlength=c * n).reshape(c, n).astype(np.int64)
+        out[:, start : start + c] = _weighted_spearman_block(weights, plan, n_x, pairs).T
+    return out
+
+
+def jackknife_spearman_block(block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Leave-one-out ρ (n_pairs, n) for every row, via weights ``1 − e_i``."""
+    n = block.shape[0]
+    plan = _rank_plan(block)
+    out = np.empty((pairs[0].size, n))
+    step = _chunk_size(n, block.shape[1], n)
+    for start in range(0, n, step):
+        c = min(step, n - start)
+        weights = np.ones((c, n), dtype=np.int64)
+        weights[np.arange(c), start + np.arange(c)] = 0
+        out[:, start : start + c] = _weighted_spearman_block(weights, plan, n_x, pairs).T
+    return out
+
+
+def bca_levels(theta_hat: float, theta_b: np.ndarray, theta_jack: np.ndarray, alpha: float) -> tuple[float, float]:
+    """BCa quantile levels (Efron & Tibshirani 1993, eq. 14.10/15.36), as in ``scipy.stats.bootstrap``.
+
+    ``z0 = Φ⁻¹((#{θ*_b < θ̂} + #{θ*_b ≤ θ̂}) / 2B)``;
+    ``a = Σ U³ / (6 (Σ U²)^{3/2})`` with jackknife ``U_i = (n − 1)(θ̄_(·) − θ̂_(i))``;
+    ``α_1 = Φ(z0 + (z0 + z_α)/(1 − a(z0 + z_α)))`` and likewise ``α_2`` with ``z_{1−α}``.
+    """
+    b = theta_b.size
+    pct = (np.count_nonzero(theta_b < theta_hat) + np.count_nonzero(theta_b <= theta_hat)) / (2.0 * b)
+    z0 = float(special.ndtri(pct))
+    n_j = float(theta_jack.size)
+    u = (n_j - 1.0) * (theta_jack.mean() - theta_jack)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a_hat = (1.0 / 6.0) * (np.sum(u**3) / n_j**3) / (np.sum(u**2) / n_j**2) ** 1.5
+        z_a = float(special.ndtri(alpha))
+        num1 = z0 + z_a
+        num2 = z0 - z_a
+        a1 = float(special.ndtr(z0 + num1 / (1.0 - a_hat * num1)))
+        a2 = float(special.ndtr(z0 + num2 / (1.0 - a_hat * num2)))
+    return a1, a2
+
+
+def seed_root(seed: int | None) -> np.random.SeedSequence:
+    return np.random.SeedSequence(seed)
+
+
+def child_rng(root: np.random.SeedSequence, kind: int, index: int) -> np.random.Generator:
+    """Independent, reproducible stream per purpose (0 = bootstrap group, 1 = permutation cell)."""
+    return np.random.default_rng(np.random.SeedSequence(entropy=root.entropy, spawn_key=(kind, index)))
+
