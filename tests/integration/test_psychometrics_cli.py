@@ -109,7 +109,7 @@ def test_theta_missing_file_exit_2(app, runner, tmp_path) -> None:
 
 def test_agree(app, runner, sim, tmp_path) -> None:
     out = tmp_path / "agree.csv"
-    res = runner.invoke(app, ["agree", str(sim["ratings"]), "-o", str(out), "--n-boot", "200", "--seed", "3"])
+    res = runner.invoke(app, ["agree", str(sim["ratings"]), "-o", str(out), "--n-resamples", "200", "--seed", "3"])
     assert res.exit_code == 0, res.output
     table = pl.read_csv(out)
     assert table["criterion"].to_list() == ["c1", "c2", "c3", "c4", "c5"]

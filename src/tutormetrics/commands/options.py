@@ -63,6 +63,19 @@ Progress = Annotated[
 Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
 
 
+# Spellings renamed in 0.2 (one name per idea: n_min, n_resamples); accepted, hidden, for one release.
+OldNResamples = Annotated[Optional[int], typer.Option("--n-boot", hidden=True, min=0)]
+OldMinPairs = Annotated[Optional[int], typer.Option("--min-pairs", hidden=True, min=1)]
+
+
+def renamed(value: int, old: int | None, old_flag: str, new_flag: str) -> int:
+    """The value of an option whose old spelling is still accepted; the old one wins when given (with a note)."""
+    if old is None:
+        return value
+    log(f"note: {old_flag} is now {new_flag}; the old spelling goes away in the next release")
+    return old
+
+
 def log(message: str) -> None:
     """Messages for people go to stderr; results go to stdout or files."""
     print(message, file=sys.stderr)

@@ -153,7 +153,8 @@ def theta(
 def agree(
     ratings: Annotated[Path, typer.Argument(help="Long ratings table with two raters per item.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion).")],
-    n_boot: Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap resamples of units for the CIs.")] = 2000,
+    n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples of units for the CIs.")] = 2000,
+    n_boot: opt.OldNResamples = None,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     raters: Annotated[Optional[str], typer.Option("--raters", help="Two raters to compare, 'A,B'.")] = None,
     id_col: opt.TableIdColumn = "exchange_id",
@@ -178,7 +179,7 @@ def agree(
             criterion_col=criterion_col,
             score_col=score_col,
             raters=pair,
-            n_boot=n_boot,
+            n_resamples=opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"),
             seed=seed,
         )
         write_table(table, output)
@@ -195,7 +196,8 @@ def compare(
     ] = None,
     groups: Annotated[Optional[str], typer.Option("--groups", help="Groups to compare, 'A,B[,C]'; default: all.")] = None,
     adjust: Annotated[str, typer.Option("--adjust", help="holm, bh, by or none.")] = "holm",
-    min_pairs: Annotated[int, typer.Option("--min-pairs", min=1, help="Fewer complete pairs give NaN (too_few).")] = 15,
+    n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer complete pairs give NaN (too_few).")] = 15,
+    min_pairs: opt.OldMinPairs = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the r_rb CI.")] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
 ) -> None:
@@ -212,7 +214,7 @@ def compare(
             block_col=block_col,
             groups=split_list([groups]) if groups else None,
             adjust=adjust,  # type: ignore[arg-type]
-            min_pairs=min_pairs,
+            n_min=opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min"),
             n_resamples=n_resamples,
             seed=seed,
         )

@@ -200,25 +200,25 @@ def agreement_table(
     criterion_col: str = "criterion",
     score_col: str = "score",
     raters: tuple[str, str] | None = None,
-    n_boot: int = 2000,
+    n_resamples: int = 2000,
     seed: int = 0,
     confidence_level: float = 0.95,
-    min_units: int = 10,
+    n_min: int = 10,
 ) -> pl.DataFrame:
     """Two-rater agreement per criterion from long ratings, with bootstrap CIs over units.
 
     Columns: ``criterion, n, pa, prevalence, kappa, scott_pi, ac1, alpha_nominal`` and, when a
     criterion has more than two categories, ``kappa_quadratic, ac2_quadratic, alpha_ordinal``
     (quadratic weights on the score values; NaN for binary criteria), then ``<stat>_ci_low`` /
-    ``<stat>_ci_high`` (percentile bootstrap, ``n_boot`` resamples of units), ``rater_a, rater_b``
+    ``<stat>_ci_high`` (percentile bootstrap, ``n_resamples`` resamples of units), ``rater_a, rater_b``
     and ``reason``. ``n`` counts units rated by both raters; ``prevalence`` is the pooled share of
-    the highest score. ``reason``: ``too_few`` (n < ``min_units``: NaN statistics), ``constant``
+    the highest score. ``reason``: ``too_few`` (n < ``n_min``: NaN statistics), ``constant``
     (a single category in both raters: chance-corrected values NaN), ``first_two_of_<k>_raters``.
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["a", "b"] * 2,
         ...                    "criterion": ["c"] * 4, "score": [1, 1, 0, 1]})
-        >>> agreement_table(df, n_boot=0, min_units=2)["pa"].to_list()
+        >>> agreement_table(df, n_resamples=0, n_min=2)["pa"].to_list()
         [0.5]
     """
     require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
@@ -279,7 +279,7 @@ def agreement_table(
         row: dict = {"criterion": crit, "n": n}
         reasons = []
         ordinal = q > 2
-        if n < min_units:
+        if n < n_min:
             reasons.append("too_few")
             est = {k: np.nan for k in stats_cols}
             ci = {k: (np.nan, np.nan) for k in stats_cols}
@@ -289,10 +289,10 @@ def agreement_table(
             if q < 2 or np.count_nonzero(table.sum(0) + table.sum(1)) < 2:
                 reasons.append("constant")
             ci = {}
-            if n_boot > 0:
-                idx = rng.integers(0, n, size=(n_boot, n))
-                codes = a[idx] * q + b[idx] + (np.arange(n_boot) * q * q)[:, None]
-                tables = np.bincount(codes.ravel(), minlength=n_boot * q * q).reshape(n_boot, q, q).astype(float)
+            if n_resamples > 0:
+                idx = rng.integers(0, n, size=(n_resamples, n))
+                codes = a[idx] * q + b[idx] + (np.arange(n_resamples) * q * q)[:, None]
+                tables = np.bincount(codes.ravel(), minlength=n_resamples * q * q).reshape(n_resamples, q, q).astype(float)
                 boot = _statistics(tables, vals, ordinal)
                 for k, v in boot.items():
                     finite = v[np.isfinite(v)]

@@ -90,7 +90,7 @@ def paired_wilcoxon(
     y: Sequence[float] | np.ndarray,
     *,
     round_to: int = 10,
-    min_pairs: int = 15,
+    n_min: int = 15,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
     seed: int = 0,
@@ -98,7 +98,7 @@ def paired_wilcoxon(
     """Wilcoxon signed-rank test of x vs y over complete pairs, with T+, r_rb and its bootstrap CI.
 
     Returns a dict ``n, n_nonzero, t_plus, p, r_rb, ci_low, ci_high, p_method, reason``; ``reason``
-    is ``too_few`` (n < ``min_pairs``), ``constant`` (every difference is zero) or ``ci_percentile``,
+    is ``too_few`` (n < ``n_min``), ``constant`` (every difference is zero) or ``ci_percentile``,
     joined by ``;``. ``n_resamples=0`` skips the CI.
 
     Example:
@@ -115,7 +115,7 @@ def paired_wilcoxon(
     n = int(d_all.size)
     d = d_all[d_all != 0]
     n_nonzero = int(d.size)
-    if n < min_pairs:
+    if n < n_min:
         return _nan_result(n, n_nonzero, "too_few")
     if n_nonzero == 0:
         return _nan_result(n, n_nonzero, "constant")
@@ -244,7 +244,7 @@ def compare_groups(
     adjust: AdjustMethod = "holm",
     family: Literal["all", "metric"] = "all",
     round_to: int = 10,
-    min_pairs: int = 15,
+    n_min: int = 15,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
     seed: int = 0,
@@ -310,7 +310,7 @@ def compare_groups(
                 pair["__x"].fill_null(np.nan).to_numpy(),
                 pair["__y"].fill_null(np.nan).to_numpy(),
                 round_to=round_to,
-                min_pairs=min_pairs,
+                n_min=n_min,
                 n_resamples=n_resamples,
                 confidence_level=confidence_level,
                 seed=seed,

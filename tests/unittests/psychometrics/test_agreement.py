@@ -136,7 +136,7 @@ def _long_ratings(seed: int = 0, n: int = 80, raters: tuple[str, ...] = ("alice"
 
 def test_agreement_table_values_and_columns() -> None:
     ratings = _long_ratings()
-    out = agreement_table(ratings, n_boot=300, seed=1)
+    out = agreement_table(ratings, n_resamples=300, seed=1)
     assert out.columns[:8] == ["criterion", "n", "pa", "prevalence", "kappa", "scott_pi", "ac1", "alpha_nominal"]
     assert {"kappa_quadratic", "ac2_quadratic", "alpha_ordinal", "kappa_ci_low", "alpha_ordinal_ci_high", "reason"} <= set(out.columns)
     assert out["criterion"].to_list() == ["binary_c", "ordinal_c"]
@@ -156,33 +156,33 @@ def test_agreement_table_values_and_columns() -> None:
     assert np.isnan(out.row(0, named=True)["kappa_quadratic"])
     assert out["reason"].to_list() == ["", ""]
     # reproducible with the seed
-    assert out.equals(agreement_table(ratings, n_boot=300, seed=1))
+    assert out.equals(agreement_table(ratings, n_resamples=300, seed=1))
 
 
 def test_agreement_table_binary_only_has_no_ordinal_columns() -> None:
     ratings = _long_ratings().filter(pl.col("criterion") == "binary_c")
-    out = agreement_table(ratings, n_boot=0)
+    out = agreement_table(ratings, n_resamples=0)
     assert "kappa_quadratic" not in out.columns
     assert np.isnan(out["kappa_ci_low"][0])
 
 
 def test_agreement_reasons() -> None:
     ratings = _long_ratings(n=8)
-    out = agreement_table(ratings, n_boot=50)
+    out = agreement_table(ratings, n_resamples=50)
     assert out["reason"].to_list() == ["too_few", "too_few"]
     assert out["kappa"].is_nan().all()
     const = _long_ratings(n=20).with_columns(pl.lit(1.0).alias("score"))
-    out = agreement_table(const, n_boot=50)
+    out = agreement_table(const, n_resamples=50)
     assert out["reason"][0] == "constant"
     assert out["pa"][0] == 1.0 and np.isnan(out["kappa"][0])
 
 
 def test_agreement_more_than_two_raters() -> None:
     ratings = _long_ratings(raters=("carol", "alice", "bob"))
-    out = agreement_table(ratings, n_boot=0)
+    out = agreement_table(ratings, n_resamples=0)
     assert out["rater_a"][0] == "alice" and out["rater_b"][0] == "bob"
     assert out["reason"][0] == "first_two_of_3_raters"
-    out = agreement_table(ratings, n_boot=0, raters=("bob", "carol"))
+    out = agreement_table(ratings, n_resamples=0, raters=("bob", "carol"))
     assert out["reason"][0] == ""
     with pytest.raises(ConfigError):
         agreement_table(ratings, raters=("bob", "dave"))

@@ -55,9 +55,9 @@ def test_wilcoxon_reference_and_t_plus_trap() -> None:
 
 def test_smallest_exact_p_table() -> None:
     for n, p_min in ((6, 0.03125), (10, 0.001953125), (15, 6.103515625e-05)):
-        res = paired_wilcoxon(np.arange(1, n + 1, dtype=float), np.zeros(n), min_pairs=5, n_resamples=0)
+        res = paired_wilcoxon(np.arange(1, n + 1, dtype=float), np.zeros(n), n_min=5, n_resamples=0)
         assert res["p"] == pytest.approx(p_min, rel=1e-9)
-    res = paired_wilcoxon(np.arange(1, 6, dtype=float), np.zeros(5), min_pairs=5, n_resamples=0)
+    res = paired_wilcoxon(np.arange(1, 6, dtype=float), np.zeros(5), n_min=5, n_resamples=0)
     assert res["p"] == pytest.approx(0.0625)
 
 
@@ -131,7 +131,7 @@ def test_friedman_follow_up_with_holm() -> None:
             "m": FRIEDMAN.ravel(),
         }
     )
-    out = compare_groups(df, metric_cols=["m"], group_col="cond", block_col="block", min_pairs=10, n_resamples=999)
+    out = compare_groups(df, metric_cols=["m"], group_col="cond", block_col="block", n_min=10, n_resamples=999)
     assert out.columns[:14] == [
         "metric", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
         "adjust", "r_rb", "ci_low", "ci_high", "stars", "reason",
@@ -208,6 +208,6 @@ def test_adjust_pvalues_spec_vector() -> None:
 
 def test_small_tied_data_exact_enumeration_matches_scipy_auto() -> None:
     d = np.array([1.0, 1.0, 2.0, -1.0, 3.0, 3.0, 2.0, 4.0, -2.0, 1.0])
-    res = paired_wilcoxon(d, np.zeros(10), min_pairs=10, n_resamples=0)
+    res = paired_wilcoxon(d, np.zeros(10), n_min=10, n_resamples=0)
     assert res["p_method"] == "permutation_exact"
     assert res["p"] == pytest.approx(stats.wilcoxon(d).pvalue, abs=1e-12)
