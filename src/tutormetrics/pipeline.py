@@ -1,13 +1,24 @@
-"""``tutormetrics run``: score → (θ by MFRM) → agreement → validate → heatmap, into one output folder.
+"""The in-memory study flow that ``validate`` and ``run`` both call: targets → (θ) → Spearman table.
 
-Every step is the same library call the single commands make, so the pipeline and the commands
-cannot drift apart. Scoring is checkpointed, so a rerun after an interruption resumes.
+``run`` adds scoring before it and agreement and the heatmap after it; it hands the scored frame and
+the Scorer's own column → family map to :func:`validate_metrics`, so nothing is re-read from disk or
+guessed from column names. ``validate`` reads a metrics table and calls the same function with the
+same :class:`ValidateOptions` defaults.
+
+Example:
+    >>> import polars as pl
+    >>> metrics = pl.DataFrame({"exchange_id": [str(i) for i in range(12)], "resp_words": [float(i) for i in range(12)]})
+    >>> ratings = pl.DataFrame({"exchange_id": [str(i) for i in range(12)], "rater": ["a"] * 12,
+    ...                         "criterion": ["clear"] * 12, "score": [0, 0, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1]})
+    >>> study = validate_metrics(metrics, ratings=ratings, options=ValidateOptions(estimate_theta=False, ci="none"))
+    >>> round(study.validity.table["rho"][0], 3)
+    0.71
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,140 +26,124 @@ from typing import Any
 import polars as pl
 
 from tutormetrics import __version__
-from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import read_table, write_table
 from tutormetrics.engine.files import ScoreOptions, score_file
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io import read_table, write_table
 
 Log = Callable[[str], None]
 
 
+def _quiet(_message: str) -> None:
+    """The default logger: says nothing."""
+
+
 @dataclass
 class ValidateOptions:
-    """Options of the validation step (same names as ``tutormetrics validate``)."""
+    """Options of the validation step: one set of names and defaults for ``validate``, ``run`` and the API."""
 
     rater_col: str = "rater"
     criterion_col: str = "criterion"
     score_col: str = "score"
     aggregate: str = "mean"
+    targets_from: list[str] | None = None
     adjust: str = "bh"
     ci: str = "bca"
     n_resamples: int = 9999
+    confidence_level: float = 0.95
     seed: int = 0
+    permutation: str = "auto"
+    n_permutations: int = 9999
     stars_on: str = "p_adj"
     n_min: int = 10
     estimate_theta: bool = True
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
+    def spearman_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`~tutormetrics.validity.correlate.spearman_matrix`."""
+        return {
+            "adjust": self.adjust,
+            "ci": self.ci,
+            "n_resamples": self.n_resamples,
+            "confidence_level": self.confidence_level,
+            "seed": self.seed,
+            "permutation": self.permutation,
+            "n_permutations": self.n_permutations,
+            "stars_on": self.stars_on,
+            "n_min": self.n_min,
+        }
 
-def run_pipeline(
-    exchanges: Path,
-    ratings: Path,
-    outdir: Path,
+
+@dataclass
+class StudyResult:
+    """What :func:`validate_metrics` computed: the Spearman result and, when estimated, the θ fit."""
+
+    validity: Any  # tutormetrics.validity.correlate.ValidityResult
+    theta_fit: Any | None = None  # MFRMResult when θ was estimated here
+    long_ratings: bool = False
+
+
+def validate_metrics(
+    metrics: pl.DataFrame,
     *,
-    score_options: ScoreOptions,
-    validate_options: ValidateOptions,
-    theta: Path | None = None,
-    log: Log = lambda _m: None,
-) -> dict[str, Any]:
-    """Run every step and return a summary (also written to ``outdir/run.json``)."""
-    from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
-    from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
+    ratings: pl.DataFrame | None = None,
+    theta: Sequence[pl.DataFrame] = (),
+    options: ValidateOptions | None = None,
+    id_col: str = "exchange_id",
+    metric_cols: Sequence[str] | None = None,
+    ratings_source: str = "ratings",
+    log: Log = _quiet,
+) -> StudyResult:
+    """Targets from ``ratings`` (long or wide) and ``theta`` tables, θ estimated by the MFRM when asked and
+    none is given, then every metric column against every target (``statistics.md`` §1).
+
+    ``metric_cols`` names the metric columns (``run`` passes the Scorer's); without it every numeric
+    column but the id is a metric.
+    """
+    from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets
     from tutormetrics.validity.correlate import correlate_with_targets
-    from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets, read_theta
 
-    vo = validate_options
-    id_col = score_options.id_column
-    outdir.mkdir(parents=True, exist_ok=True)
-    files: dict[str, str] = {}
-
-    raw_ratings = read_table(ratings)
-    targets = ratings_frame_to_targets(
-        raw_ratings,
-        source=str(ratings),
-        id_col=id_col,
-        rater_col=vo.rater_col,
-        criterion_col=vo.criterion_col,
-        score_col=vo.score_col,
-        aggregate=vo.aggregate,  # type: ignore[arg-type]
-    )
-
-    log("[1/4] scoring")
-    metrics_path = outdir / "metrics.csv"
-    score_file(exchanges, metrics_path, score_options, log=log)
-    files["metrics"] = str(metrics_path)
-
-    tables, names = [targets], ["ratings"]
-    summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
-    long = is_long_ratings(raw_ratings, criterion_col=vo.criterion_col, score_col=vo.score_col)
-    if theta is not None:
-        tables.append(read_theta(theta, id_col=id_col))
-        names.append("theta")
-        summary["theta"] = {"source": str(theta)}
-    elif vo.estimate_theta and long:
-        log("[2/4] no --theta given: estimating θ from the ratings with a many-facet Rasch model (MML, EAP)")
-        theta_targets, fit = estimate_theta_targets(
-            raw_ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
+    vo = options or ValidateOptions()
+    if ratings is None and not theta:
+        raise ConfigError("nothing to correlate against", hint="pass ratings and/or theta")
+    if ratings is None and vo.targets_from:
+        raise ConfigError("--targets-from needs --ratings")
+    tables: list[pl.DataFrame] = []
+    names: list[str] = []
+    fit = None
+    long = False
+    if ratings is not None:
+        tables.append(
+            ratings_frame_to_targets(
+                ratings,
+                source=ratings_source,
+                id_col=id_col,
+                rater_col=vo.rater_col,
+                criterion_col=vo.criterion_col,
+                score_col=vo.score_col,
+                aggregate=vo.aggregate,  # type: ignore[arg-type]
+                columns=vo.targets_from,
+            )
         )
-        write_table(fit.theta_table(), outdir / "theta.csv")
-        write_table(fit.facets_table(), outdir / "facets.csv")
-        files.update(theta=str(outdir / "theta.csv"), facets=str(outdir / "facets.csv"))
-        tables.append(theta_targets)
-        names.append("theta")
-        summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged}
-        log(f"      {fit.summary()}")
-    else:
-        log("[2/4] θ: none given and not estimated (ratings are wide or --no-estimate-theta)")
-
-    if long and vo.rater_col in raw_ratings.columns and raw_ratings[vo.rater_col].n_unique() >= 2:
-        from tutormetrics.psychometrics.agreement import agreement_table
-
-        agreement = agreement_table(
-            raw_ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
-        )
-        write_table(agreement, outdir / "agreement.csv")
-        files["agreement"] = str(outdir / "agreement.csv")
-
-    log("[3/4] correlating metrics with ratings" + (" and θ" if len(tables) > 1 else ""))
+        names.append("ratings")
+        long = is_long_ratings(ratings, criterion_col=vo.criterion_col, score_col=vo.score_col)
+    for k, table in enumerate(theta):
+        tables.append(table)
+        names.append("theta" if k == 0 else f"theta{k + 1}")
+    if ratings is not None and not theta and vo.estimate_theta:
+        if long:
+            log("no θ given: estimating θ from the ratings with a many-facet Rasch model (MML, EAP)")
+            theta_targets, fit = estimate_theta_targets(
+                ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
+            )
+            tables.append(theta_targets)
+            names.append("theta")
+            log(f"      {fit.summary()}")
+        else:
+            log("θ: not estimated (the ratings are wide; the MFRM needs long ratings)")
     result = correlate_with_targets(
-        read_table(metrics_path),
-        tables,
-        names=names,
-        id_col=id_col,
-        adjust=vo.adjust,
-        ci=vo.ci,
-        n_resamples=vo.n_resamples,
-        seed=vo.seed,
-        stars_on=vo.stars_on,
-        n_min=vo.n_min,
+        metrics, tables, names=names, id_col=id_col, metrics_cols=metric_cols, **vo.spearman_options()
     )
-    log("      " + result.report.summary().replace("\n", "\n      "))
-    write_table(result.table, outdir / "correlations.csv")
-    write_table(rho_matrix(result.table), outdir / "rho_matrix.csv")
-    files.update(correlations=str(outdir / "correlations.csv"), rho_matrix=str(outdir / "rho_matrix.csv"))
-
-    log("[4/4] drawing the heatmap")
-    note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
-    for fmt in vo.figure_formats:
-        path = outdir / f"heatmap.{fmt}"
-        plot_heatmap(result.table, path, note=note or None, width_in=max(3.5, 1.6 + 0.55 * len(result.target_cols)))
-        files[f"heatmap_{fmt}"] = str(path)
-
-    summary.update(
-        files=files,
-        join=result.report.summary(),
-        n_metrics=len(result.metric_cols),
-        targets=result.target_cols,
-        score_options=asdict(score_options),
-        validate_options=asdict(vo),
-    )
-    (outdir / "run.json").write_text(json.dumps(summary, indent=2, default=str))
-    log(summarize_correlations(result.table, top=5))
-    return summary
-
-
-def check_ratings_path(ratings: Path | None, example: bool) -> None:
-    if ratings is None and not example:
-        raise InputSchemaError("run needs ratings", hint="pass --ratings RATINGS, or --example for the bundled data")
+    return StudyResult(result, fit, long)
 
 
 def estimate_theta_targets(
@@ -169,3 +164,107 @@ def estimate_theta_targets(
     rater = rater_col if rater_col in ratings.columns else None
     fit = fit_mfrm(ratings, id_col=id_col, rater_col=rater, criterion_col=criterion_col, score_col=score_col)
     return theta_to_targets(fit.theta_table(), id_col=id_col), fit
+
+
+def run_pipeline(
+    exchanges: Path,
+    ratings: Path,
+    outdir: Path,
+    *,
+    score_options: ScoreOptions,
+    validate_options: ValidateOptions,
+    theta: Path | None = None,
+    log: Log = _quiet,
+) -> dict[str, Any]:
+    """Score → (θ) → agreement → Spearman table → heatmap into ``outdir``; returns the summary (``run.json``)."""
+    from tutormetrics.psychometrics.ratings import read_theta
+    from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
+
+    vo = validate_options
+    id_col = score_options.id_column
+    outdir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    raw_ratings = read_table(ratings)
+
+    log("[1/4] scoring")
+    metrics_path = outdir / "metrics.csv"
+    scored = score_file(exchanges, metrics_path, score_options, log=log, keep_frame=True)
+    files["metrics"] = str(metrics_path)
+
+    summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
+    theta_tables = [read_theta(theta, id_col=id_col)] if theta is not None else []
+    log("[2/4] θ and agreement")
+    study = validate_metrics(
+        scored.frame,
+        ratings=raw_ratings,
+        theta=theta_tables,
+        options=vo,
+        id_col=id_col,
+        metric_cols=list(scored.column_families),
+        ratings_source=str(ratings),
+        log=log,
+    )
+    if theta is not None:
+        summary["theta"] = {"source": str(theta)}
+    elif study.theta_fit is not None:
+        fit = study.theta_fit
+        write_table(fit.theta_table(), outdir / "theta.csv")
+        write_table(fit.facets_table(), outdir / "facets.csv")
+        files.update(theta=str(outdir / "theta.csv"), facets=str(outdir / "facets.csv"))
+        summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged}
+    agreement = _agreement(raw_ratings, study.long_ratings, id_col, vo)
+    if agreement is not None:
+        write_table(agreement, outdir / "agreement.csv")
+        files["agreement"] = str(outdir / "agreement.csv")
+
+    result = study.validity
+    log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
+    log("      " + result.report.summary().replace("\n", "\n      "))
+    write_table(result.table, outdir / "correlations.csv")
+    write_table(rho_matrix(result.table), outdir / "rho_matrix.csv")
+    files.update(correlations=str(outdir / "correlations.csv"), rho_matrix=str(outdir / "rho_matrix.csv"))
+
+    log("[4/4] drawing the heatmap")
+    files.update(_heatmaps(result, scored.column_families, outdir, vo.figure_formats))
+    summary.update(
+        files=files,
+        join=result.report.summary(),
+        n_metrics=len(result.metric_cols),
+        targets=result.target_cols,
+        score_options=asdict(score_options),
+        validate_options=asdict(vo),
+    )
+    (outdir / "run.json").write_text(json.dumps(summary, indent=2, default=str))
+    log(summarize_correlations(result.table, top=5))
+    return summary
+
+
+def _agreement(ratings: pl.DataFrame, long: bool, id_col: str, vo: ValidateOptions) -> pl.DataFrame | None:
+    """Rater agreement per criterion when the ratings are long with two or more raters."""
+    if not long or vo.rater_col not in ratings.columns or ratings[vo.rater_col].n_unique() < 2:
+        return None
+    from tutormetrics.psychometrics.agreement import agreement_table
+
+    return agreement_table(
+        ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
+    )
+
+
+def _heatmaps(result: Any, column_families: Mapping[str, str], outdir: Path, formats: Sequence[str]) -> dict[str, str]:
+    """The heatmap in each format, rows grouped by the Scorer's families."""
+    from tutormetrics.validity.heatmap import ceiling_note, display_families, plot_heatmap
+
+    note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
+    groups = display_families(column_families)
+    files: dict[str, str] = {}
+    for fmt in formats:
+        path = outdir / f"heatmap.{fmt}"
+        width = max(3.5, 1.6 + 0.55 * len(result.target_cols))
+        plot_heatmap(result.table, path, groups=groups, note=note or None, width_in=width)
+        files[f"heatmap_{fmt}"] = str(path)
+    return files
+
+
+def check_ratings_path(ratings: Path | None, example: bool) -> None:
+    if ratings is None and not example:
+        raise InputSchemaError("run needs ratings", hint="pass --ratings RATINGS, or --example for the bundled data")

@@ -199,3 +199,40 @@ def test_metrics_command_lists_every_family(capsys):
     assert "sync_l06" in by_name["layerwise_synchrony"]["columns"]
     assert by_name["lexical_diversity"]["columns"]["rep_1"] is False
     assert by_name["readability"]["columns"]["flesch_reading_ease"] is True
+
+
+def test_metric_param_reaches_the_family(tmp_path, capsys):
+    """--metric-param family.name=value configures the family exactly as the Python API does."""
+    from tutormetrics.metrics import LengthStructure
+
+    src = tmp_path / "in.csv"
+    texts = ["First point.Second point! Third?", "One sentence only. e.g. not two", "Ends here...and continues"]
+    pl.DataFrame({"exchange_id": ["a", "b", "c"], "prompt": ["q"] * 3, "response": texts}).write_csv(src)
+    out = tmp_path / "m.csv"
+    args = ["score", str(src), "-o", str(out), "-m", "length", "--no-progress"]
+    assert main([*args, "--metric-param", "length.sentence_mode=textstat"]) == 0
+    via_cli = pl.read_csv(out)["resp_sentences"].to_list()
+    via_api = Scorer([LengthStructure(sentence_mode="textstat")]).score(["a", "b", "c"], ["q"] * 3, texts)
+    default = Scorer([LengthStructure()]).score(["a", "b", "c"], ["q"] * 3, texts)["resp_sentences"].to_list()
+    assert via_cli == via_api["resp_sentences"].to_list()
+    assert via_cli != default  # the parameter changed the numbers
+    manifest = (tmp_path / "m.csv.manifest.json").read_text()
+    assert '"sentence_mode": "textstat"' in manifest
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("length.bogus=1", "valid: length.sentence_mode, length.strip_code_fences"),
+        ("length.strip_code_fences=maybe", "not a valid true or false"),
+        ("overlap.n=2", "not among the selected metrics"),
+        ("sentence_mode=textstat", "family.name=value"),
+    ],
+)
+def test_metric_param_errors_name_the_valid_keys(tmp_path, capsys, param, message):
+    src = tmp_path / "in.csv"
+    pl.DataFrame({"exchange_id": ["a"], "prompt": ["q"], "response": ["r."]}).write_csv(src)
+    out = tmp_path / "m.csv"
+    assert main(["score", str(src), "-o", str(out), "-m", "length", "--metric-param", param]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

@@ -63,6 +63,52 @@ Progress = Annotated[
 Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
 
 
+MetricParams = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--metric-param",
+        help="A family parameter, family.name=value (repeatable), e.g. --metric-param length.sentence_mode=textstat; "
+        "`tutormetrics metrics` lists each family's parameters.",
+        show_default=False,
+    ),
+]
+
+
+def parse_metric_params(values: list[str] | None) -> dict[str, dict[str, str]]:
+    """``["length.sentence_mode=textstat"]`` → ``{"length": {"sentence_mode": "textstat"}}`` (checked later
+    against each family's ``get_params``).
+
+    Example:
+        >>> parse_metric_params(["length.sentence_mode=textstat", "lexical_diversity.variants=true"])
+        {'length': {'sentence_mode': 'textstat'}, 'lexical_diversity': {'variants': 'true'}}
+    """
+    from tutormetrics.errors import ConfigError
+
+    out: dict[str, dict[str, str]] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        family, dot, name = key.strip().partition(".")
+        if not (sep and dot and family and name):
+            raise ConfigError(f"--metric-param {item!r} is not family.name=value", hint="e.g. --metric-param length.sentence_mode=textstat")
+        out.setdefault(family, {})[name] = value
+    return out
+
+
+# Validation options shared by `validate` and `run` (defaults: tutormetrics.pipeline.ValidateOptions).
+Aggregate = Annotated[str, typer.Option("--aggregate", help="Rater aggregation: mean, per_rater, min or max.")]
+Adjust = Annotated[str, typer.Option("--adjust", help="Multiplicity over the whole matrix: bh, holm, by or none.")]
+CI = Annotated[str, typer.Option("--ci", help="Confidence interval: bca, percentile, fisher or none.")]
+NResamples = Annotated[int, typer.Option("--n-resamples", min=2, help="Bootstrap resamples.")]
+ConfidenceLevel = Annotated[float, typer.Option("--confidence-level", min=0.5, max=0.999, help="CI level.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation draws.")]
+Permutation = Annotated[str, typer.Option("--permutation", help="auto (permutation p when n < 50), always or never.")]
+NPermutations = Annotated[int, typer.Option("--n-permutations", min=1, help="Permutations for a permutation p.")]
+StarsOn = Annotated[str, typer.Option("--stars-on", help="Column the stars refer to: p_adj or p.")]
+NMin = Annotated[int, typer.Option("--n-min", min=3, help="Fewest complete pairs for a defined cell.")]
+TargetsFrom = Annotated[
+    Optional[str], typer.Option("--targets-from", help="Comma-separated criteria (long) or columns (wide) to use as targets.")
+]
+
 # Spellings renamed in 0.2 (one name per idea: n_min, n_resamples); accepted, hidden, for one release.
 OldNResamples = Annotated[Optional[int], typer.Option("--n-boot", hidden=True, min=0)]
 OldMinPairs = Annotated[Optional[int], typer.Option("--min-pairs", hidden=True, min=1)]

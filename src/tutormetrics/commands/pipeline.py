@@ -8,6 +8,9 @@ from typing import Annotated, Optional
 import typer
 
 from tutormetrics.commands import options as opt
+from tutormetrics.pipeline import ValidateOptions
+
+_DEFAULTS = ValidateOptions()
 
 
 def register(app: typer.Typer) -> None:
@@ -38,22 +41,31 @@ def run(
     syllables: opt.Syllables = "auto",
     chunk_size: opt.ChunkSize = 2048,
     progress: opt.Progress = None,
-    aggregate: Annotated[str, typer.Option("--aggregate", help="Rater aggregation: mean, per_rater, min or max.")] = "mean",
-    adjust: Annotated[str, typer.Option("--adjust", help="Multiplicity over the whole matrix: bh, holm, by or none.")] = "bh",
-    ci: Annotated[str, typer.Option("--ci", help="Confidence interval: bca, percentile, fisher or none.")] = "bca",
-    n_resamples: Annotated[int, typer.Option("--n-resamples", min=2, help="Bootstrap resamples.")] = 9999,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation draws.")] = 0,
-    stars_on: Annotated[str, typer.Option("--stars-on", help="Column the stars refer to: p_adj or p.")] = "p_adj",
+    metric_param: opt.MetricParams = None,
+    rater_col: opt.RaterColumn = _DEFAULTS.rater_col,
+    criterion_col: opt.CriterionColumn = _DEFAULTS.criterion_col,
+    score_col: opt.ScoreColumn = _DEFAULTS.score_col,
+    aggregate: opt.Aggregate = _DEFAULTS.aggregate,
+    targets_from: opt.TargetsFrom = None,
+    adjust: opt.Adjust = _DEFAULTS.adjust,
+    ci: opt.CI = _DEFAULTS.ci,
+    n_resamples: opt.NResamples = _DEFAULTS.n_resamples,
+    confidence_level: opt.ConfidenceLevel = _DEFAULTS.confidence_level,
+    seed: opt.Seed = _DEFAULTS.seed,
+    permutation: opt.Permutation = _DEFAULTS.permutation,
+    n_permutations: opt.NPermutations = _DEFAULTS.n_permutations,
+    stars_on: opt.StarsOn = _DEFAULTS.stars_on,
+    n_min: opt.NMin = _DEFAULTS.n_min,
     estimate_theta: Annotated[
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
-    ] = True,
+    ] = _DEFAULTS.estimate_theta,
 ) -> None:
     """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
 
     Example: tutormetrics run --example -o demo-out
     """
     from tutormetrics.examples import EXAMPLE_PROMPT_COLUMNS, example_paths
-    from tutormetrics.pipeline import ValidateOptions, check_ratings_path, run_pipeline
+    from tutormetrics.pipeline import check_ratings_path, run_pipeline
     from tutormetrics.engine.files import ScoreOptions
 
     check_ratings_path(ratings, example)
@@ -80,9 +92,23 @@ def run(
         syllables=syllables,
         chunk_size=chunk_size,
         progress=progress,
+        metric_params=opt.parse_metric_params(metric_param),
     )
     validate_options = ValidateOptions(
-        aggregate=aggregate, adjust=adjust, ci=ci, n_resamples=n_resamples, seed=seed, stars_on=stars_on,
+        rater_col=rater_col,
+        criterion_col=criterion_col,
+        score_col=score_col,
+        aggregate=aggregate,
+        targets_from=opt.split_list(targets_from),
+        adjust=adjust,
+        ci=ci,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        permutation=permutation,
+        n_permutations=n_permutations,
+        stars_on=stars_on,
+        n_min=n_min,
         estimate_theta=estimate_theta,
     )
     summary = run_pipeline(

@@ -57,6 +57,7 @@ def score(
         Optional[list[str]],
         typer.Option("--keep", help="Input column to copy into the output after the id (repeatable), e.g. --keep tutor."),
     ] = None,
+    metric_param: opt.MetricParams = None,
     strict: opt.Strict = False,
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
@@ -89,6 +90,7 @@ def score(
         csv_formula_guard=csv_formula_guard,
         n_jobs=jobs,
         keep_columns=list(keep or []),
+        metric_params=opt.parse_metric_params(metric_param),
     )
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
     if output == "-" and result.frame is not None:
@@ -121,6 +123,7 @@ def list_metrics_command(
                 "description": cls.description,
                 "requires": sorted(cls.requires),
                 "columns": {c: directions.get(c) for c in metric.columns(n_layers)},
+                "params": metric.get_params(),
             }
         )
     if as_json:
@@ -130,6 +133,8 @@ def list_metrics_command(
     for row in rows:
         typer.echo(f"{row['name']}  [{', '.join(row['requires']) or 'text'}]")
         typer.echo(f"    {row['description']}")
+        if row["params"]:
+            typer.echo("    params: " + ", ".join(f"{row['name']}.{k}={v!r}" for k, v in row["params"].items()))
         for col, direction in row["columns"].items():
             typer.echo(f"      {col:<26} {arrow[direction]}")
     typer.echo("\nGroups for --metrics: all, lexical (no encoder), encoder. sync_lNN columns follow the model's layer count.")

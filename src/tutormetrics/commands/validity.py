@@ -22,8 +22,11 @@ from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
 from tutormetrics.io import infer_format, read_table, write_table
+from tutormetrics.pipeline import ValidateOptions
 
 __all__ = ["register", "validate", "heatmap"]
+
+_DEFAULTS = ValidateOptions()
 
 
 
@@ -37,86 +40,48 @@ def validate(
     theta: Annotated[
         Optional[list[Path]], typer.Option("--theta", help="Theta table(s) with id, theta[, theta_sd]; repeatable.", dir_okay=False)
     ] = None,
-    targets_from: Annotated[
-        Optional[str], typer.Option("--targets-from", help="Comma-separated criteria (long) or columns (wide) to use as targets.")
-    ] = None,
+    targets_from: opt.TargetsFrom = None,
     metrics_cols: Annotated[
         Optional[str], typer.Option("--metrics-cols", help="Comma-separated metric columns (default: all numeric).")
     ] = None,
     id_col: opt.TableIdColumn = "exchange_id",
-    rater_col: opt.RaterColumn = "rater",
-    criterion_col: opt.CriterionColumn = "criterion",
-    score_col: opt.ScoreColumn = "score",
-    aggregate: Annotated[str, typer.Option("--aggregate", help="Rater aggregation: mean, per_rater, min or max.")] = "mean",
-    adjust: Annotated[str, typer.Option("--adjust", help="Multiplicity over the whole matrix: bh, holm, by or none.")] = "bh",
-    ci: Annotated[str, typer.Option("--ci", help="Confidence interval: bca, percentile, fisher or none.")] = "bca",
-    n_resamples: Annotated[int, typer.Option("--n-resamples", min=2, help="Bootstrap resamples.")] = 9999,
-    confidence_level: Annotated[float, typer.Option("--confidence-level", min=0.5, max=0.999, help="CI level.")] = 0.95,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation draws.")] = 0,
-    permutation: Annotated[
-        str, typer.Option("--permutation", help="auto (permutation p when n < 50), always or never.")
-    ] = "auto",
-    n_permutations: Annotated[int, typer.Option("--n-permutations", min=1, help="Permutations for a permutation p.")] = 9999,
-    stars_on: Annotated[str, typer.Option("--stars-on", help="Column the stars refer to: p_adj or p.")] = "p_adj",
-    n_min: Annotated[int, typer.Option("--n-min", min=3, help="Fewest complete pairs for a defined cell.")] = 10,
+    rater_col: opt.RaterColumn = _DEFAULTS.rater_col,
+    criterion_col: opt.CriterionColumn = _DEFAULTS.criterion_col,
+    score_col: opt.ScoreColumn = _DEFAULTS.score_col,
+    aggregate: opt.Aggregate = _DEFAULTS.aggregate,
+    adjust: opt.Adjust = _DEFAULTS.adjust,
+    ci: opt.CI = _DEFAULTS.ci,
+    n_resamples: opt.NResamples = _DEFAULTS.n_resamples,
+    confidence_level: opt.ConfidenceLevel = _DEFAULTS.confidence_level,
+    seed: opt.Seed = _DEFAULTS.seed,
+    permutation: opt.Permutation = _DEFAULTS.permutation,
+    n_permutations: opt.NPermutations = _DEFAULTS.n_permutations,
+    stars_on: opt.StarsOn = _DEFAULTS.stars_on,
+    n_min: opt.NMin = _DEFAULTS.n_min,
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
     estimate_theta: Annotated[
         bool,
         typer.Option(
             "--estimate-theta/--no-estimate-theta",
-            help="Without --theta, also estimate θ from long ratings with the MFRM (written to <output stem>_theta.csv); `run` does this by default.",
+            help="Without --theta, also estimate θ from long ratings with the MFRM (written to <output stem>_theta.csv); "
+            "off here so validate writes only what you name, on in `run`.",
         ),
     ] = False,
 ) -> None:
     """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p."""
+    from tutormetrics.pipeline import ValidateOptions, validate_metrics
+    from tutormetrics.psychometrics.ratings import read_theta
     from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
-    from tutormetrics.validity.correlate import correlate_with_targets
-    from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets, read_theta
 
     infer_format(output)  # fail on a bad output name before any work
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
-    metrics_df = read_table(metrics)
-    tables, names = [], []
-    if ratings is not None:
-        raw_ratings = read_table(ratings)
-        tables.append(
-            ratings_frame_to_targets(
-                raw_ratings,
-                source=str(ratings),
-                id_col=id_col,
-                rater_col=rater_col,
-                criterion_col=criterion_col,
-                score_col=score_col,
-                aggregate=aggregate,  # type: ignore[arg-type]
-                columns=split_list(targets_from),
-            )
-        )
-        names.append("ratings")
-    elif targets_from:
-        raise ConfigError("--targets-from needs --ratings")
-    for k, path in enumerate(theta or []):
-        tables.append(read_theta(path, id_col=id_col))
-        names.append("theta" if k == 0 else f"theta{k + 1}")
-    if ratings is not None and not theta and estimate_theta:
-        raw = raw_ratings
-        if is_long_ratings(raw, criterion_col=criterion_col, score_col=score_col):
-            from tutormetrics.pipeline import estimate_theta_targets
-
-            theta_targets, fit = estimate_theta_targets(
-                raw, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
-            )
-            theta_path = output.with_name(f"{output.stem}_theta.csv")
-            write_table(fit.theta_table(), theta_path)
-            log(f"no --theta given: estimated θ from the ratings with the MFRM (EAP reliability {fit.reliability:.3f}) -> {theta_path.name}")
-            tables.append(theta_targets)
-            names.append("theta")
-    result = correlate_with_targets(
-        metrics_df,
-        tables,
-        names=names,
-        id_col=id_col,
-        metrics_cols=split_list(metrics_cols),
+    options = ValidateOptions(
+        rater_col=rater_col,
+        criterion_col=criterion_col,
+        score_col=score_col,
+        aggregate=aggregate,
+        targets_from=split_list(targets_from),
         adjust=adjust,
         ci=ci,
         n_resamples=n_resamples,
@@ -124,17 +89,32 @@ def validate(
         seed=seed,
         permutation=permutation,
         n_permutations=n_permutations,
-        n_min=n_min,
         stars_on=stars_on,
+        n_min=n_min,
+        estimate_theta=estimate_theta,
     )
+    study = validate_metrics(
+        read_table(metrics),
+        ratings=read_table(ratings) if ratings is not None else None,
+        theta=[read_theta(path, id_col=id_col) for path in theta or []],
+        options=options,
+        id_col=id_col,
+        metric_cols=split_list(metrics_cols),
+        ratings_source=str(ratings),
+        log=log,
+    )
+    if study.theta_fit is not None:
+        theta_path = output.with_name(f"{output.stem}_theta.csv")
+        write_table(study.theta_fit.theta_table(), theta_path)
+        log(f"θ (EAP reliability {study.theta_fit.reliability:.3f}) -> {theta_path.name}")
+    result = study.validity
     log(result.report.summary())
-    table, mcols, target_cols = result.table, result.metric_cols, result.target_cols
-    write_table(table, output)
+    write_table(result.table, output)
     matrix_path = output.with_name(f"{output.stem}_rho_matrix.csv")
-    write_table(rho_matrix(table), matrix_path)
-    log(f"{len(mcols)} metrics x {len(target_cols)} targets -> {output} (matrix: {matrix_path.name})")
+    write_table(rho_matrix(result.table), matrix_path)
+    log(f"{len(result.metric_cols)} metrics x {len(result.target_cols)} targets -> {output} (matrix: {matrix_path.name})")
     if top:
-        log(summarize_correlations(table, top=top))
+        log(summarize_correlations(result.table, top=top))
 
 
 def heatmap(

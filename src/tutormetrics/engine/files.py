@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics import __version__
-from tutormetrics.errors import InputSchemaError
+from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import (
     guard_formulas,
     infer_format,
@@ -69,6 +69,7 @@ class ScoreOptions:
     csv_formula_guard: bool = True
     n_jobs: int = 0  # 0 = auto: up to 4 workers for large lexical-only inputs on machines with >= 4 cores
     keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
+    metric_params: dict[str, dict[str, str]] = field(default_factory=dict)  # family -> {parameter: value}
 
     def result_key(self) -> dict[str, Any]:
         """The options that can change the numbers (progress, manifest and resume cannot)."""
@@ -78,11 +79,15 @@ class ScoreOptions:
 
 @dataclass
 class ScoreResult:
+    """What :func:`score_file` did: the scored frame (in memory, or with ``keep_frame``), the manifest, and
+    the Scorer's metric column → family map (the metric columns, in output order)."""
+
     frame: pl.DataFrame | None
     manifest: dict[str, Any]
     output: Path | None
     n_rows: int
     resumed_chunks: int = 0
+    column_families: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -207,9 +212,13 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     from tutormetrics.metrics.registry import REGISTRY
 
     names = REGISTRY.resolve(options.metrics)
-    families = [
-        REGISTRY.get(n, syllables=options.syllables) if n == "readability" else REGISTRY.get(n) for n in names
-    ]
+    not_selected = sorted(set(options.metric_params) - set(names))
+    if not_selected:
+        raise ConfigError(
+            f"--metric-param names {', '.join(not_selected)}, which is not among the selected metrics",
+            hint=f"selected: {', '.join(names)}",
+        )
+    families = [REGISTRY.configure(n, _family_params(n, options)) for n in names]
     encoder = None
     if any("encoder" in f.requires for f in families):
         from tutormetrics.encoders.config import EncoderConfig
@@ -240,6 +249,12 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         id_column=options.id_column,
         n_jobs=n_jobs,
     )
+
+
+def _family_params(name: str, options: ScoreOptions) -> dict[str, Any]:
+    """A family's parameters: ``--syllables`` for readability, then ``--metric-param name.key=value``."""
+    params: dict[str, Any] = {"syllables": options.syllables} if name == "readability" else {}
+    return params | options.metric_params.get(name, {})
 
 
 def run_key(path: Path, options: ScoreOptions, scorer: Scorer) -> str:
@@ -300,10 +315,12 @@ def score_file(
     options: ScoreOptions,
     *,
     log: Log = lambda _m: None,
+    keep_frame: bool = False,
 ) -> ScoreResult:
     """Score every exchange of ``path`` and write ``output`` (atomically) plus ``output.manifest.json``.
 
-    With ``output=None`` the scored frame is returned in memory (no checkpointing).
+    With ``output=None`` the scored frame is returned in memory (no checkpointing); with ``keep_frame``
+    it is returned as well as written (read from the verified chunk checkpoints, not from ``output``).
     """
     lf, plan = plan_input(path, options)
     if not plan.has_id:
@@ -330,8 +347,8 @@ def score_file(
             for offset, chunk_frame in enumerate(scored(resumed)):
                 checkpoint.save(resumed + offset, chunk_frame)
             _assemble(checkpoint, output, options, scorer)
+            frame = _checkpointed_frame(checkpoint, scorer) if keep_frame else None
             checkpoint.remove()
-            frame = None
     for w in caught:
         log(f"warning: {w.message}")
     stats = scorer.stats
@@ -352,7 +369,7 @@ def score_file(
         if options.write_manifest:
             _atomic_write_text(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
         log(f"scored {n_kept:,} exchanges -> {output}")
-    return ScoreResult(frame, manifest, output, n_kept, resumed)
+    return ScoreResult(frame, manifest, output, n_kept, resumed, scorer.column_families())
 
 
 def _with_kept_columns(
@@ -389,6 +406,11 @@ def _assemble(checkpoint: Checkpoint, output: Path, options: ScoreOptions, score
     if kind == "csv" and options.csv_formula_guard:
         frame = guard_formulas(frame)
     write_table(frame, output, options.output_format)
+
+
+def _checkpointed_frame(checkpoint: Checkpoint, scorer: Scorer) -> pl.DataFrame:
+    parts = checkpoint.done()
+    return pl.read_parquet(parts) if parts else scorer.empty_frame()
 
 
 def _atomic_write_text(path: Path, text: str) -> None:

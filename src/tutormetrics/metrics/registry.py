@@ -19,8 +19,9 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
@@ -104,6 +105,27 @@ class MetricRegistry:
         """A configured instance: ``REGISTRY.get("lexical_diversity", variants=True)``."""
         return self.get_class(name)(**params)
 
+    def configure(self, name: str, params: Mapping[str, Any]) -> Metric:
+        """An instance with ``params`` given as text (e.g. from the CLI), checked against ``get_params()``.
+
+        Each value is converted to the type of the family's default (``bool`` accepts true/false/1/0/yes/no);
+        an unknown key or a value that does not convert raises :class:`ConfigError` naming the valid keys.
+
+        Example:
+            >>> REGISTRY.configure("length", {"sentence_mode": "textstat"}).get_params()["sentence_mode"]
+            'textstat'
+        """
+        defaults = self.get_class(name)().get_params()
+        unknown = sorted(set(params) - set(defaults))
+        if unknown:
+            valid = ", ".join(f"{name}.{k}" for k in defaults) or f"none ({name} has no parameters)"
+            raise ConfigError(f"unknown parameter {', '.join(f'{name}.{k}' for k in unknown)}", hint=f"valid: {valid}")
+        values = {k: _convert(name, k, v, defaults[k]) for k, v in params.items()}
+        try:
+            return self.get(name, **values)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"{name}: {err}") from err
+
     def resolve(self, selection: str | list[str] | None) -> list[str]:
         """Expand ``"all"``, groups and comma-separated names into family names, in registry order.
 
@@ -169,3 +191,31 @@ def get_metric(name: str, **params: Any) -> Metric:
 def list_metrics() -> list[str]:
     """Names of every registered family (built-ins, decorated classes, entry points)."""
     return REGISTRY.names()
+
+
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+def _convert(family: str, key: str, value: Any, default: Any) -> Any:
+    """``value`` (text from the CLI, or already typed) as the type of ``default``."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        if isinstance(default, bool):
+            if text.lower() not in _TRUE + _FALSE:
+                raise ValueError
+            return text.lower() in _TRUE
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+        if default is None:
+            for kind in (int, float):
+                with contextlib.suppress(ValueError):
+                    return kind(text)
+            return None if text.lower() in ("none", "null", "") else text
+    except ValueError:
+        kind = "true or false" if isinstance(default, bool) else type(default).__name__
+        raise ConfigError(f"{family}.{key}={value!r} is not a valid {kind}", hint=f"default: {default!r}") from None
+    return text

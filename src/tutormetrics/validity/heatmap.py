@@ -54,6 +54,27 @@ _GREY_NAN = "#d9d9d9"
 _GREY_NS = "#f4f4f4"
 
 
+#: Short row-group labels for the registered families (the registry's names are long for a figure).
+FAMILY_LABELS = {
+    "length": "length",
+    "lexical_diversity": "diversity",
+    "overlap": "overlap",
+    "readability": "readability",
+    "embedding_similarity": "embedding",
+    "layerwise_synchrony": "synchrony",
+}
+
+
+def display_families(column_families: Mapping[str, str]) -> dict[str, str]:
+    """Metric column → figure label of its family (the Scorer's map, with short labels).
+
+    Example:
+        >>> display_families({"ttr": "lexical_diversity", "my_col": "my_family"})
+        {'ttr': 'diversity', 'my_col': 'my_family'}
+    """
+    return {col: FAMILY_LABELS.get(fam, fam) for col, fam in column_families.items()}
+
+
 def metric_family(name: str) -> str:
     """Family of a canonical metric name from its prefix, else ``"other"``.
 
