@@ -27,21 +27,19 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import math
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 
 from tutormetrics.encoders.artifacts import EncodedTexts
-from tutormetrics.encoders.config import EncoderConfig, default_model_path, read_layer_count
+from tutormetrics.encoders.config import EncoderConfig, default_model_path, read_layer_count  # noqa: F401 - re-exported
 from tutormetrics.errors import ConfigError, ModelLoadError
 from tutormetrics.encoders.reductions import extrema_rule
 

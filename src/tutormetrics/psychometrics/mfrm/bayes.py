@@ -63,7 +63,6 @@ from tutormetrics.psychometrics.mfrm.design import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    import arviz as az
     import xarray as xr
 
 __all__ = [
