@@ -148,10 +148,10 @@ def device(args: argparse.Namespace) -> int:
     import bench_scaling
     import torch
 
-    from tutormetrics.encoders import hf
+    from tutormetrics.encoders import config as encoder_config
 
     # bench_floor builds EncoderConfig() without a model path: point the default at our copy
-    hf.default_model_path = lambda: str(model_dir)  # type: ignore[assignment]
+    encoder_config.default_model_path = lambda: str(model_dir)  # type: ignore[assignment]
     data = DATA / "exchanges.csv"
     floors = {}
     for bs in args.floor_batch_sizes:

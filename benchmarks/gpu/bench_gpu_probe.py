@@ -76,7 +76,7 @@ def main() -> int:
     import torch
 
     import bench_floor
-    from tutormetrics.encoders import hf
+    from tutormetrics.encoders import config as encoder_config
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
     from tutormetrics.engine import Scorer
     from tutormetrics.engine import scorer as suite
@@ -88,7 +88,7 @@ def main() -> int:
 
     model_dir = Path("/tmp/minilm_f32")
     model_note = materialise_model(model_dir)
-    hf.default_model_path = lambda: str(model_dir)  # type: ignore[assignment]
+    encoder_config.default_model_path = lambda: str(model_dir)  # type: ignore[assignment]
     dev = os.environ.get("PROBE_DEVICE", "cuda")  # cpu for a local dry run
     limit = int(os.environ["PROBE_LIMIT"]) if os.environ.get("PROBE_LIMIT") else None
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
