@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 import typer
@@ -16,7 +17,8 @@ import typer
 from tutormetrics import __version__
 from tutormetrics.errors import TutorMetricsError
 
-EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_GATE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+INTERRUPTED = "interrupted; rerun the same command to resume (finished chunks are kept and verified)"
 
 app = typer.Typer(
     name="tutormetrics",
@@ -63,9 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("TUTORMETRICS_DEBUG") == "1"
     try:
-        app(args=args, prog_name="tutormetrics", standalone_mode=True)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning  # a warning is a message for people, not a code location
+            app(args=args, prog_name="tutormetrics", standalone_mode=True)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
+        if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into a silent exit 130
+            print(INTERRUPTED, file=sys.stderr)
         return _finish(code, argv)
     except TutorMetricsError as exc:
         if debug:
@@ -73,8 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return _finish(exc.exit_code, argv)
     except KeyboardInterrupt:
-        print("interrupted: files already written are complete; rerun the same command to resume", file=sys.stderr)
-        return _finish(130, argv)
+        print(INTERRUPTED, file=sys.stderr)
+        return _finish(EXIT_INTERRUPTED, argv)
     except MemoryError:
         if debug:
             raise
@@ -86,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the full traceback", file=sys.stderr)
         return _finish(EXIT_ERROR, argv)
     return _finish(EXIT_OK, argv)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _finish(code: int, argv: Sequence[str] | None) -> int:

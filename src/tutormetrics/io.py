@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Literal
 
 import polars as pl
@@ -44,10 +45,13 @@ def read_table(
     *,
     encoding: str = "utf8",
     string_columns: bool = False,
+    id_columns: Sequence[str] = (),
 ) -> pl.DataFrame:
     """Read a CSV, Parquet or JSONL file into a polars DataFrame with clear errors.
 
-    ``string_columns=True`` reads every CSV column as text (ids such as ``007`` keep their zeros).
+    ``string_columns=True`` reads every CSV column as text; ``id_columns`` are always read as text
+    (ids such as ``007`` keep their zeros and never collide with ``7``). The CSV formula guard is undone
+    only in files tutormetrics wrote (:func:`written_with_guard`), so a user's own ``'+`` stays as it is.
     """
     path = Path(path)
     kind = infer_format(path, fmt)
@@ -57,10 +61,14 @@ def read_table(
             separator = "\t" if path.suffix.lower() == ".tsv" else ","
             if _is_utf8(encoding):
                 _check_utf8(path)
-                df = pl.read_csv(path, separator=separator, infer_schema=not string_columns, encoding="utf8")
+                source: Path | bytes = path
             else:
-                text = path.read_bytes().decode(encoding)
-                df = pl.read_csv(text.encode("utf8"), separator=separator, infer_schema=not string_columns)
+                source = path.read_bytes().decode(encoding).encode("utf8")
+            header = pl.read_csv(source, separator=separator, n_rows=0).columns
+            overrides = {c: pl.String for c in id_columns if c in header}
+            df = pl.read_csv(
+                source, separator=separator, infer_schema=not string_columns, schema_overrides=overrides or None
+            )
         elif kind == "parquet":
             df = pl.read_parquet(path)
         else:
@@ -73,18 +81,54 @@ def read_table(
         raise InputSchemaError(f"{path}: not valid {encoding}: {exc.reason} at byte {exc.start}", hint="check --encoding") from exc
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputSchemaError(f"{path}: could not be read as {kind}: {_first_line(exc)}") from exc
-    if kind == "csv":
+    if kind == "csv" and written_with_guard(path):
         df = df.with_columns(unguard_formulas_expr(df))
+    return _ids_as_text(df, id_columns, path)
+
+
+def _ids_as_text(df: pl.DataFrame, id_columns: Sequence[str], path: Path) -> pl.DataFrame:
+    """Id columns as text; a nested value (list, struct) in an id column is an error."""
+    for col in id_columns:
+        if col not in df.columns or df.schema[col] == pl.String:
+            continue
+        if df.schema[col].is_nested() or df.schema[col] == pl.Object:
+            raise InputSchemaError(f"{path}: id column {col!r} holds {df.schema[col]} values", hint="ids must be text or numbers")
+        df = df.with_columns(pl.col(col).cast(pl.String))
     return df
 
 
-def write_table(df: pl.DataFrame | pl.LazyFrame, path: str | os.PathLike[str], fmt: str | None = None) -> Path:
+def write_table(
+    df: pl.DataFrame | pl.LazyFrame,
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    *,
+    formula_guard: bool = True,
+    record: bool = True,
+) -> Path:
     """Write ``df`` atomically (temporary file in the same folder, then rename) as CSV, Parquet or JSONL.
 
-    A LazyFrame is streamed to disk without being collected in memory.
+    A LazyFrame is streamed to disk without being collected in memory. CSV text cells that a spreadsheet
+    would run as a formula are guarded (:func:`guard_formulas`); when any cell was (and ``record``), the
+    guard is recorded in ``<path>.manifest.json`` with the file's SHA-256 so :func:`read_table` undoes it
+    exactly.
     """
     path = Path(path)
     kind = infer_format(path, fmt)
+    if kind == "csv" and formula_guard:
+        needs_record = record and (isinstance(df, pl.LazyFrame) or _any_guarded(df))
+        _write_atomic_table(guard_formulas(df), path, kind)
+        if needs_record:
+            record_guard(path)
+        else:
+            forget_guard(path)
+        return path
+    _write_atomic_table(df, path, kind)
+    if kind == "csv":
+        forget_guard(path)
+    return path
+
+
+def _write_atomic_table(df: pl.DataFrame | pl.LazyFrame, path: Path, kind: TableFormat) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -103,7 +147,42 @@ def write_table(df: pl.DataFrame | pl.LazyFrame, path: str | os.PathLike[str], f
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to ``path`` through a fresh temporary file (``mkstemp``: never follows a planted
+    symlink) in the same folder, then ``os.replace`` — readers see the old file or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf8") as fh:
+            fh.write(text)
+        os.chmod(tmp_name, 0o666 & ~_umask())
+        os.replace(tmp_name, path)
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
     return path
+
+
+def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
+    """Delete ``.<name>.*.tmp`` files that a killed write of ``path`` left in its folder; returns how many."""
+    path = Path(path)
+    removed = 0
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+            if tmp.is_file() and not tmp.is_symlink():
+                tmp.unlink()
+                removed += 1
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped."""
+    import glob
+
+    return glob.escape(name)
 
 
 def scan_table(
@@ -124,7 +203,7 @@ def scan_table(
             lf.collect_schema()
         except pl.exceptions.PolarsError as exc:
             raise InputSchemaError(f"{path}: could not be read as csv: {_first_line(exc)}") from exc
-        return lf.with_columns(unguard_formulas_expr(lf))
+        return lf.with_columns(unguard_formulas_expr(lf)) if written_with_guard(path) else lf
     if kind == "parquet":
         return pl.scan_parquet(path)
     return pl.scan_ndjson(path)
@@ -221,26 +300,116 @@ def stable_id(prompt: str | None, response: str | None, seen: dict[str, int]) ->
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
+#: A cell that is a plain number (``-3.5``, ``+2e3``): a spreadsheet reads it as that number, never as a formula.
+_PLAIN_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+_GUARD_PATTERN = "^['" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
+GUARD_RECORD_SUFFIX = ".manifest.json"
+
+
+def _guard_condition(name: str) -> pl.Expr:
+    col = pl.col(name)
+    return col.str.contains(_GUARD_PATTERN) & ~col.str.contains(_PLAIN_NUMBER)
+
+
 def guard_formulas(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
     """Prefix text cells that start with ``= + - @`` (or tab/CR) with ``'`` so spreadsheets show them as text.
 
-    Only string columns change; numbers are never altered. :func:`read_table` undoes it.
+    Only string columns change, and plain numbers in them (``-3.5``) are left alone. A cell that already
+    starts with ``'`` is guarded too, so undoing the guard (:func:`unguard_formulas_expr`) is exact.
+
+    Example:
+        >>> guard_formulas(pl.DataFrame({"t": ["=1+2", "-3.5", "'x", "ok"]}))["t"].to_list()
+        ["'=1+2", '-3.5', "''x", 'ok']
     """
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    # A cell that already starts with ' is guarded too, so reading back never eats a real apostrophe.
-    pattern = "^['" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
     exprs = [
-        pl.when(pl.col(name).str.contains(pattern)).then(pl.lit("'") + pl.col(name)).otherwise(pl.col(name)).alias(name)
+        pl.when(_guard_condition(name)).then(pl.lit("'") + pl.col(name)).otherwise(pl.col(name)).alias(name)
         for name, dtype in schema.items()
         if dtype == pl.String
     ]
     return frame.with_columns(exprs) if exprs else frame
 
 
+def _any_guarded(df: pl.DataFrame) -> bool:
+    cols = [name for name, dtype in df.schema.items() if dtype == pl.String]
+    if not cols or df.height == 0:
+        return False
+    return bool(df.select(pl.any_horizontal(_guard_condition(c).any() for c in cols)).item())
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def record_guard(path: str | os.PathLike[str], extra: dict | None = None) -> None:
+    """Note in ``<path>.manifest.json`` that tutormetrics guarded this CSV (with its SHA-256).
+
+    An existing manifest (``score`` writes one) keeps its other entries.
+    """
+    import json
+
+    path = Path(path)
+    record = Path(str(path) + GUARD_RECORD_SUFFIX)
+    data: dict = {}
+    if record.is_file() and not record.is_symlink():
+        try:
+            data = json.loads(record.read_text())
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+    from tutormetrics import __version__
+
+    data.update(extra or {})
+    data["written_by"] = f"tutormetrics {__version__}"
+    data["csv_formula_guard"] = {"file": path.name, "sha256": _file_sha256(path)}
+    write_text_atomic(record, json.dumps(data, indent=2, default=str))
+
+
+def forget_guard(path: str | os.PathLike[str]) -> None:
+    """Drop a stale guard record of ``path`` (the file was rewritten without guarded cells)."""
+    import json
+
+    record = Path(str(path) + GUARD_RECORD_SUFFIX)
+    if not record.is_file() or record.is_symlink():
+        return
+    try:
+        data = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict) and "csv_formula_guard" in data:
+        data.pop("csv_formula_guard")
+        if set(data) <= {"written_by"}:
+            record.unlink()
+        else:
+            write_text_atomic(record, json.dumps(data, indent=2, default=str))
+
+
+def written_with_guard(path: str | os.PathLike[str]) -> bool:
+    """True when ``<path>.manifest.json`` says tutormetrics guarded this very file (same SHA-256)."""
+    import json
+
+    path = Path(path)
+    record = Path(str(path) + GUARD_RECORD_SUFFIX)
+    if not record.is_file():
+        return False
+    try:
+        entry = json.loads(record.read_text()).get("csv_formula_guard")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(entry, dict) and entry.get("sha256") == _file_sha256(path)
+
+
 def unguard_formulas_expr(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.Expr]:
     """Expressions that strip the ``'`` added by :func:`guard_formulas` from string columns."""
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    pattern = "^'['" + "".join("\\" + c if c in "-+" else c for c in FORMULA_PREFIXES) + "]"
+    pattern = "^'" + _GUARD_PATTERN[1:]
     return [
         pl.when(pl.col(name).str.contains(pattern)).then(pl.col(name).str.slice(1)).otherwise(pl.col(name)).alias(name)
         for name, dtype in schema.items()
@@ -250,3 +419,58 @@ def unguard_formulas_expr(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.Expr]:
 
 def _label(column: str) -> str:
     return column.replace("_", " ").strip().capitalize()
+
+
+def check_outputs(inputs: Sequence[str | os.PathLike[str] | None], outputs: Sequence[str | os.PathLike[str] | None]) -> None:
+    """Refuse, before any work, outputs that would overwrite an input or each other, or cannot be written.
+
+    Paths are compared after resolving symlinks (and by inode for files that exist), so ``./e.csv``,
+    ``e.csv`` and a link to it are the same file. Each output must not be a folder, and its folder (or
+    the nearest existing parent) must be writable.
+
+    Example:
+        >>> check_outputs(["in.csv"], ["out.csv", "out_rho.csv"])
+        >>> check_outputs(["in.csv"], ["./in.csv"])
+        Traceback (most recent call last):
+        ...
+        tutormetrics.errors.InputSchemaError: output in.csv is the input in.csv: tutormetrics never overwrites an input
+          hint: choose another output name
+    """
+    ins = [Path(p) for p in inputs if p is not None]
+    outs = [Path(p) for p in outputs if p is not None]
+    seen: dict[Path, Path] = {}
+    for out in outs:
+        key = _identity(out)
+        for src in ins:
+            if key == _identity(src):
+                raise InputSchemaError(
+                    f"output {out} is the input {src}: tutormetrics never overwrites an input",
+                    hint="choose another output name",
+                )
+        if key in seen:
+            raise InputSchemaError(f"two outputs are the same file: {seen[key]} and {out}", hint="give each output its own name")
+        seen[key] = out
+        if out.is_dir() and not out.is_symlink():
+            raise InputSchemaError(f"output {out} is a folder", hint="name a file inside it, e.g. {}/metrics.csv".format(out))
+        _check_writable_folder(out)
+
+
+def _identity(path: Path) -> Path | tuple[int, int]:
+    """A key equal for two names of one file: (device, inode) when it exists, else the resolved path."""
+    try:
+        st = path.stat()
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return path.resolve()
+
+
+def _check_writable_folder(path: Path) -> None:
+    folder = path.parent if str(path.parent) else Path(".")
+    while not folder.exists():
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputSchemaError(f"cannot write {path}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputSchemaError(f"cannot write {path}: folder {folder} is not writable", hint="choose a folder you can write to")

@@ -28,9 +28,15 @@ import polars as pl
 from tutormetrics import __version__
 from tutormetrics.engine.files import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import read_table, write_table
+from tutormetrics.io import check_outputs, read_table, write_table, write_text_atomic
 
 Log = Callable[[str], None]
+
+#: Every file ``run`` may write into its folder (checked against the inputs before any work).
+RUN_FILES = (
+    "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
+    "correlations.csv", "rho_matrix.csv", "heatmap.png", "heatmap.pdf", "run.json",
+)
 
 
 def _quiet(_message: str) -> None:
@@ -182,6 +188,7 @@ def run_pipeline(
 
     vo = validate_options
     id_col = score_options.id_column
+    check_outputs([exchanges, ratings, theta], [outdir / name for name in RUN_FILES])
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     raw_ratings = read_table(ratings)
@@ -234,7 +241,7 @@ def run_pipeline(
         score_options=asdict(score_options),
         validate_options=asdict(vo),
     )
-    (outdir / "run.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))
     log(summarize_correlations(result.table, top=5))
     return summary
 

@@ -22,7 +22,7 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
-from tutormetrics.io import read_table, write_table
+from tutormetrics.io import check_outputs, read_table, write_table
 
 __all__ = ["register"]
 
@@ -78,6 +78,8 @@ def theta(
             raise ConfigError(f"unknown --method {method!r}", hint="use mml or nuts")
         if sampler not in ("nutpie", "pymc"):
             raise ConfigError(f"unknown --sampler {sampler!r}", hint="use nutpie or pymc")
+        diagnostics = output.with_name(f"{output.stem}_diagnostics.csv") if method == "nuts" else None
+        check_outputs([ratings, covariates, groups], [output, facets, diagnostics, compare_models_path])
         if compare_models_path and method != "nuts":
             raise ConfigError("--compare-models needs --method nuts")
         if compare_models_path and covariates is None and groups is None:
@@ -106,7 +108,7 @@ def theta(
         if facets:
             write_table(result.facets_table(), facets)
         if method == "nuts":
-            diag_path = output.with_name(f"{output.stem}_diagnostics.csv")
+            diag_path = diagnostics
             write_table(result.diagnostics(), diag_path)  # type: ignore[union-attr]
             typer.echo(f"{result.diagnostic_summary}; per-parameter diagnostics: {diag_path}", err=True)  # type: ignore[union-attr]
         if compare_models_path:
@@ -166,6 +168,7 @@ def agree(
     from tutormetrics.psychometrics.agreement import agreement_table
 
     with _expected_errors():
+        check_outputs([ratings], [output])
         pair = None
         if raters:
             parts = [r.strip() for r in raters.split(",") if r.strip()]
@@ -205,6 +208,7 @@ def compare(
     from tutormetrics.stats.paired import compare_groups
 
     with _expected_errors():
+        check_outputs([metrics], [output])
         if adjust not in _ADJUST:
             raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
         table = compare_groups(

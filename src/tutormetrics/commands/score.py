@@ -92,6 +92,11 @@ def score(
         keep_columns=list(keep or []),
         metric_params=opt.parse_metric_params(metric_param),
     )
+    if output != "-":
+        from tutormetrics.io import check_outputs
+
+        out = Path(output)
+        check_outputs([input], [out, out.with_name(out.name + ".manifest.json")])
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
     if output == "-" and result.frame is not None:
         frame = result.frame

@@ -21,7 +21,7 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import infer_format, read_table, write_table
+from tutormetrics.io import check_outputs, infer_format, read_table, write_table
 from tutormetrics.pipeline import ValidateOptions
 
 __all__ = ["register", "validate", "heatmap"]
@@ -76,6 +76,8 @@ def validate(
     infer_format(output)  # fail on a bad output name before any work
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
+    theta_out = output.with_name(f"{output.stem}_theta.csv") if estimate_theta and not theta else None
+    check_outputs([metrics, ratings, *(theta or [])], [output, output.with_name(f"{output.stem}_rho_matrix.csv"), theta_out])
     options = ValidateOptions(
         rater_col=rater_col,
         criterion_col=criterion_col,
@@ -135,6 +137,7 @@ def heatmap(
 
     if order not in ("given", "cluster"):
         raise ConfigError(f"unknown --order {order!r}", hint="use given or cluster")
+    check_outputs([corr], [output])
     plot_heatmap(
         read_table(corr),
         output,

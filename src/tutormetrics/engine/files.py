@@ -6,9 +6,10 @@ This is the library function behind ``tutormetrics score``; the command only par
   peak memory does not grow with the number of exchanges.
 * **Resumable.** Every scored chunk is written atomically to ``<output>.partial/`` together with a run
   key (SHA-256 of the input bytes, the options that change results, metric parameters, encoder
-  fingerprint, package version). Rerunning the same command after an interruption (Ctrl-C, SIGKILL,
-  power loss) skips the chunks already there; chunk boundaries are fixed, so the final file is
-  byte-identical to an uninterrupted run.
+  fingerprint, package version) and a ledger that verifies it (:mod:`tutormetrics.engine.checkpoint`).
+  Rerunning the same command after an interruption (Ctrl-C, SIGKILL, power loss) reuses the verified
+  chunks and recomputes the rest; chunk boundaries are fixed, so the final file is byte-identical to an
+  uninterrupted run, and so are the manifest's counts and warnings.
 * **Atomic output.** The final table is assembled in a temporary file and renamed into place.
 """
 
@@ -16,11 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +29,18 @@ import polars as pl
 from tutormetrics import __version__
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import (
-    guard_formulas,
     infer_format,
+    record_guard,
+    remove_stale_temporaries,
     join_prompt_columns,
     require_columns,
     scan_table,
     stable_id,
     write_table,
+    write_text_atomic,
 )
-from tutormetrics.engine.scorer import Scorer
+from tutormetrics.engine.checkpoint import Checkpoint
+from tutormetrics.engine.scorer import Scorer, ScoreStats
 
 Log = Callable[[str], None]
 
@@ -270,45 +273,6 @@ def run_key(path: Path, options: ScoreOptions, scorer: Scorer) -> str:
     return h.hexdigest()
 
 
-class Checkpoint:
-    """Chunk files of a run in ``<output>.partial/``, each written atomically, keyed by the run key."""
-
-    def __init__(self, output: Path, key: str) -> None:
-        self.dir = output.with_name(output.name + ".partial")
-        self.key = key
-
-    def open(self, resume: bool, log: Log) -> int:
-        """Prepare the folder; return how many chunks an earlier run of the same key left."""
-        state = self.dir / "run.json"
-        if self.dir.exists():
-            same = state.exists() and json.loads(state.read_text()).get("key") == self.key
-            if resume and same:
-                done = len(self.done())
-                if done:
-                    log(f"resuming: {done} chunk(s) already scored in {self.dir}")
-                return done
-            log(f"note: discarding partial results in {self.dir} from a different or older run")
-            shutil.rmtree(self.dir)
-        self.dir.mkdir(parents=True)
-        _atomic_write_text(state, json.dumps({"key": self.key, "version": __version__}))
-        return 0
-
-    def path(self, index: int) -> Path:
-        return self.dir / f"chunk-{index:06d}.parquet"
-
-    def done(self) -> list[Path]:
-        return sorted(self.dir.glob("chunk-*.parquet"))
-
-    def save(self, index: int, frame: pl.DataFrame) -> None:
-        target = self.path(index)
-        tmp = target.with_suffix(".tmp")
-        frame.write_parquet(tmp)
-        tmp.replace(target)
-
-    def remove(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
 def score_file(
     path: Path,
     output: Path | None,
@@ -333,24 +297,29 @@ def score_file(
     scorer = build_scorer(options, n_kept)
     kept: deque[pl.DataFrame] = deque()
     chunks = iter_exchanges(lf, plan, options, kept, source=str(path))
-    scored = _with_kept_columns(scorer, chunks, kept, n_kept, options)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if output is None:
-            frames = list(scored(0))
+            run = _ChunkRun(scorer, options, kept, caught, n_kept)
+            frames = [frame for _, frame in run.scored(chunks)]
             frame: pl.DataFrame | None = pl.concat(frames) if frames else scorer.empty_frame()
-            resumed = 0
+            resumed, chunk_warnings = 0, run.warnings()
         else:
-            checkpoint = Checkpoint(output, run_key(path, options, scorer))
-            resumed = checkpoint.open(options.resume, log)
-            for offset, chunk_frame in enumerate(scored(resumed)):
-                checkpoint.save(resumed + offset, chunk_frame)
-            _assemble(checkpoint, output, options, scorer)
-            frame = _checkpointed_frame(checkpoint, scorer) if keep_frame else None
-            checkpoint.remove()
-    for w in caught:
-        log(f"warning: {w.message}")
+            with Checkpoint(output, run_key(path, options, scorer)) as checkpoint:
+                checkpoint.open(options.resume, log)
+                remove_stale_temporaries(output)
+                run = _ChunkRun(scorer, options, kept, caught, n_kept, checkpoint)
+                for index, chunk_frame in run.scored(chunks):
+                    checkpoint.save(index, chunk_frame, options.id_column, run.stats_of(index), run.warnings_of(index))
+                _assemble(checkpoint.parts(run.n_chunks), output, options, scorer)
+                frame = _read_parts(checkpoint.parts(run.n_chunks), scorer) if keep_frame else None
+                resumed, chunk_warnings = run.n_reused, run.warnings()
+                checkpoint.remove()
+        run_warnings = [str(w.message) for w in caught[run.n_caught:]]
+    all_warnings = chunk_warnings + run_warnings
+    for message in all_warnings:
+        log(f"warning: {message}")
     stats = scorer.stats
     if stats.n_empty_responses or stats.n_empty_prompts:
         log(
@@ -363,57 +332,109 @@ def score_file(
         "dropped_duplicates": plan.n_dropped_duplicates,
         "generated_ids": not plan.has_id,
         "options": asdict(options),
-        "warnings": [str(w.message) for w in caught],
+        "warnings": all_warnings,
     }
     if output is not None:
         if options.write_manifest:
-            _atomic_write_text(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
+            write_text_atomic(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
+            if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
+                record_guard(output)  # the manifest was rewritten: note the guard of this output again
         log(f"scored {n_kept:,} exchanges -> {output}")
     return ScoreResult(frame, manifest, output, n_kept, resumed, scorer.column_families())
 
 
-def _with_kept_columns(
-    scorer: Scorer, chunks: Iterator, kept: deque[pl.DataFrame], total: int, options: ScoreOptions
-) -> Callable[[int], Iterator[pl.DataFrame]]:
-    """Score chunks from index ``skip`` on (earlier ones are checkpointed), adding the ``--keep`` columns."""
+class _ChunkRun:
+    """Feeds chunks to the Scorer, reusing verified checkpoint chunks, and keeps each chunk's counts and
+    warnings (so a resumed run reports exactly what an uninterrupted one does)."""
 
-    def run(skip: int) -> Iterator[pl.DataFrame]:
-        def remaining() -> Iterator:
+    def __init__(
+        self,
+        scorer: Scorer,
+        options: ScoreOptions,
+        kept: deque[pl.DataFrame],
+        caught: list[warnings.WarningMessage],
+        total: int,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        self.scorer, self.options, self.kept, self.caught, self.total = scorer, options, kept, caught, total
+        self.checkpoint = checkpoint
+        self.n_chunks = 0
+        self.n_reused = 0
+        self.n_caught = 0
+        self._stats: dict[int, dict[str, int]] = {}
+        self._warnings: dict[int, list[str]] = {}
+
+    def scored(self, chunks: Iterator) -> Iterator[tuple[int, pl.DataFrame]]:
+        """``(index, frame)`` for every chunk that is scored now (reused chunks are skipped)."""
+        pending: deque[int] = deque()
+        scorer, options = self.scorer, self.options
+        initial = self._reused_rows()
+
+        def fresh() -> Iterator:
             for index, chunk in enumerate(chunks):
-                if index < skip:
-                    if kept:
-                        kept.popleft()
+                self.n_chunks = index + 1
+                extra = self.kept.popleft() if options.keep_columns else None
+                if self.checkpoint is not None and self.checkpoint.reusable(index, chunk[0]):
+                    self._reuse(index)
                     continue
+                if self.checkpoint is not None:
+                    self.checkpoint.forget(index)
+                pending.append(index)
+                self._extra[index] = extra
                 yield chunk
 
-        initial = min(skip * options.chunk_size, total)
-        for frame in scorer.iter_scores(remaining(), total=total, initial=initial):
-            if options.keep_columns:
-                extra = kept.popleft()
+        self._extra: dict[int, pl.DataFrame | None] = {}
+        before = dict(vars(scorer.stats))
+        mark = len(self.caught)
+        for frame in scorer.iter_scores(fresh(), total=self.total, initial=initial):
+            index = pending.popleft()
+            now = dict(vars(scorer.stats))
+            self._stats[index] = {k: now[k] - before.get(k, 0) for k in now}
+            self._warnings[index] = [str(w.message) for w in self.caught[mark:]]
+            before, mark = now, len(self.caught)
+            extra = self._extra.pop(index)
+            if extra is not None:
                 frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
-            yield frame
+            yield index, frame
+            self.n_caught = mark
+        self.n_caught = mark  # warnings after this point (e.g. the long-text summary) belong to the whole run
 
-    return run
+    def _reused_rows(self) -> int:
+        if self.checkpoint is None:
+            return 0
+        return sum(int(e.get("rows", 0)) for e in self.checkpoint.ledger.values())
+
+    def _reuse(self, index: int) -> None:
+        assert self.checkpoint is not None
+        entry = self.checkpoint.ledger[index]
+        self.scorer.stats.merge(ScoreStats(**{k: int(v) for k, v in entry.get("stats", {}).items() if k in _STAT_FIELDS}))
+        self._stats[index] = entry.get("stats", {})
+        self._warnings[index] = list(entry.get("warnings", []))
+        self.n_reused += 1
+
+    def stats_of(self, index: int) -> dict[str, int]:
+        return self._stats.get(index, {})
+
+    def warnings_of(self, index: int) -> list[str]:
+        return self._warnings.get(index, [])
+
+    def warnings(self) -> list[str]:
+        """Warnings of every chunk, in chunk order."""
+        return [w for i in sorted(self._warnings) for w in self._warnings[i]]
 
 
-def _assemble(checkpoint: Checkpoint, output: Path, options: ScoreOptions, scorer: Scorer) -> None:
-    parts = checkpoint.done()
-    if not parts:
-        write_table(scorer.empty_frame(), output, options.output_format)
-        return
-    kind = infer_format(output, options.output_format)
-    frame = pl.scan_parquet(parts)
-    if kind == "csv" and options.csv_formula_guard:
-        frame = guard_formulas(frame)
-    write_table(frame, output, options.output_format)
+_STAT_FIELDS = {f.name for f in fields(ScoreStats)}
 
 
-def _checkpointed_frame(checkpoint: Checkpoint, scorer: Scorer) -> pl.DataFrame:
-    parts = checkpoint.done()
+def _assemble(parts: list[Path], output: Path, options: ScoreOptions, scorer: Scorer) -> None:
+    write_table(
+        pl.scan_parquet(parts) if parts else scorer.empty_frame(),
+        output,
+        options.output_format,
+        formula_guard=options.csv_formula_guard,
+        record=options.write_manifest,
+    )
+
+
+def _read_parts(parts: list[Path], scorer: Scorer) -> pl.DataFrame:
     return pl.read_parquet(parts) if parts else scorer.empty_frame()
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
