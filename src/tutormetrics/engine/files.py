@@ -61,6 +61,10 @@ class ScoreOptions:
     long_text: str = "window"
     trust_remote_code: bool = False
     syllables: str = "auto"
+    lang: str = "auto"  # auto | en | zh | ja (languages.md §3)
+    segmenter: str = "char"  # char | rjieba (Chinese rows only; extra tutormetrics[zh])
+    chars_per_sentence: float = 100.0  # concision: characters per sentence-equivalent
+    concision_bands: tuple[float, float] = (3.0, 6.0)  # concision_band 2 up to the first, 1 up to the second
     chunk_size: int = 2048
     progress: bool | None = None
     write_manifest: bool = True
@@ -206,10 +210,15 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     """A :class:`Scorer` configured from options (the encoder is loaded only if an encoder family runs)."""
     from tutormetrics.metrics.registry import REGISTRY
 
+    from tutormetrics.metrics.functional.length import check_concision
+
     names = REGISTRY.resolve(options.metrics)
-    families = [
-        REGISTRY.get(n, syllables=options.syllables) if n == "readability" else REGISTRY.get(n) for n in names
-    ]
+    cps, bands = check_concision(options.chars_per_sentence, options.concision_bands)
+    params: dict[str, dict[str, Any]] = {
+        "readability": {"syllables": options.syllables},
+        "length": {"chars_per_sentence": cps, "concision_bands": bands},
+    }
+    families = [REGISTRY.get(n, **params.get(n, {})) for n in names]
     encoder = None
     if any("encoder" in f.requires for f in families):
         from tutormetrics.encoders.hf import EncoderConfig
@@ -239,6 +248,8 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         progress=options.progress,
         id_column=options.id_column,
         n_jobs=n_jobs,
+        lang=options.lang,
+        segmenter=options.segmenter,
     )
 
 
@@ -340,6 +351,14 @@ def score_file(
             f"note: {stats.n_empty_responses} empty responses and {stats.n_empty_prompts} empty prompts were "
             "scored NaN where a metric is undefined (flag columns resp_empty, prompt_empty)"
         )
+    not_english = stats.n_lang_zh + stats.n_lang_ja
+    nan_reasons: dict[str, dict[str, int]] = {}
+    if not_english and any(f.name == "readability" for f in scorer.families):
+        nan_reasons = {c: {"lang_not_en": not_english} for c in ("flesch_reading_ease", "flesch_kincaid_grade")}
+        log(
+            f"note: {not_english} responses are Chinese or Japanese ({stats.n_lang_zh} zh, {stats.n_lang_ja} ja; "
+            "column lang): flesch_reading_ease and flesch_kincaid_grade are English formulas and NaN for them"
+        )
     manifest = scorer.manifest() | {
         "input": str(path),
         "n_rows": n_kept,
@@ -347,6 +366,7 @@ def score_file(
         "generated_ids": not plan.has_id,
         "options": asdict(options),
         "warnings": [str(w.message) for w in caught],
+        "nan_reasons": nan_reasons,
     }
     if output is not None:
         if options.write_manifest:
