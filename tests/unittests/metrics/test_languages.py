@@ -402,3 +402,13 @@ def test_mrbench_columns_equal_values_computed_before_the_change(mrbench_dir):
     assert set(out["lang"]) == {"en"}
     for col in fixture.columns[1:]:
         np.testing.assert_allclose(out[col].to_numpy(), fixture[col].to_numpy(), rtol=0, atol=1e-12, err_msg=col)
+
+
+def test_missing_rjieba_is_a_config_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba now raises ImportError
+    with pytest.raises(ConfigError, match="rjieba"):
+        Scorer("length", segmenter="rjieba")
+    with pytest.raises(ConfigError):
+        tokenize("遍历", "rjieba")
