@@ -24,7 +24,7 @@ from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
 from tutormetrics.engine.concurrency import cpu_family_pool, parallel_map, score_cpu_chunk, score_cpu_families
-from tutormetrics.text import check_lang, check_segmenter, normalize, segmenter_info, text_language, tokenize
+from tutormetrics.text import check_lang, normalize, require_segmenter, segmenter_info, text_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
@@ -102,9 +102,7 @@ class Scorer:
             raise ConfigError(f"cpu_overlap must be auto, thread or process, got {cpu_overlap!r}")
         self.cpu_overlap = cpu_overlap
         self.lang = check_lang(lang)
-        self.segmenter = check_segmenter(segmenter)
-        if segmenter != "char":
-            tokenize("", segmenter)  # fail now (ConfigError) when the package is missing
+        self.segmenter = require_segmenter(segmenter)  # ConfigError now when rjieba is missing
         self._pool: Any = None
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size

@@ -360,6 +360,8 @@ def test_without_cjk_characters_T_and_S_are_unchanged(text):
     assert tokenize(text) == old_T(text)
     assert split_sentences(text) == old_S(text)
     assert detect_language(text) in ("en", "und")
+    # the premise of text.py's fast path: the full CJK-aware regexes agree with the old ones here
+    assert ref_T(text) == old_T(text) and ref_S(text) == old_S(text)
 
 
 @settings(max_examples=100, deadline=None)
