@@ -43,7 +43,7 @@ class LengthStructure(Metric):
     """
 
     name = "length"
-    description = "Response length (chars, words, sentences), mean word length, response/prompt length ratios"
+    description = "Response length (chars, words, sentences), mean word length, response/prompt length ratios, CSTutorBench concision"
     requires = frozenset({"tokens", "sentences"})
     higher_is_better = None
 
