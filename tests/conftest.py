@@ -3,7 +3,9 @@
 The tiny encoder is a randomly initialised BERT (hidden 32, 2 blocks, 2 heads, a ~100-piece vocabulary of
 whole words, single letters and ``##`` letters so every lowercase ASCII word tokenises, 64 positions,
 ``max_seq_length`` 32), saved as a sentence-transformers model directory once per session. Nothing is
-downloaded.
+downloaded. ``tiny_cjk_model_dir`` is the same model with CJK characters added to the vocabulary
+(:data:`TINY_CJK_CHARS`, each also as a ``##`` piece): BERT's tokenizer makes every Han character its
+own word, and kana runs become one piece per character.
 """
 
 from __future__ import annotations
@@ -36,10 +38,23 @@ TINY_WORDS = (
     "question step think fraction half number add it yes no we"
 ).split()
 TINY_MAX_SEQ_LENGTH = 32
+#: Han characters, the hiragana/katakana blocks (BERT's uncased tokenizer strips dakuten, so the plain
+#: kana suffice) and CJK punctuation for the tiny CJK model.
+TINY_CJK_CHARS = (
+    "变量的值是多少五你试打印它循环遍历列表从到用写怎么这个数字为什么我程序错误下标长度检查条件函数返回"
+    "递归停基本情况调自己文件读取关闭字符串拼接慢收集连接元组修改不同常改应该"
+    "変数値確認表示関処理名前付書定義使出画面文字無限原因更新条件式真中増会则否要超需"
+    + "".join(chr(c) for c in range(0x3041, 0x3097))
+    + "".join(chr(c) for c in range(0x30A1, 0x30FB))
+    + "ー。、！？，：「」"
+)
 
 
-def build_tiny_model(root: Path) -> Path:
-    """Write the tiny model to ``root / "tiny-st"`` and return that directory."""
+def build_tiny_model(root: Path, extra_chars: str = "") -> Path:
+    """Write the tiny model to ``root / "tiny-st"`` and return that directory.
+
+    ``extra_chars`` are added to the vocabulary, each as a word and as a ``##`` continuation piece.
+    """
     import torch
     from sentence_transformers import SentenceTransformer
     try:  # sentence-transformers >= 6
@@ -51,6 +66,8 @@ def build_tiny_model(root: Path) -> Path:
     letters = list(string.ascii_lowercase) + list(string.digits)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *".,?!'+-=", *TINY_WORDS]
     vocab += [c for c in letters if c not in vocab] + [f"##{c}" for c in letters]
+    extra = list(dict.fromkeys(c for c in extra_chars if c not in vocab))
+    vocab += extra + [f"##{c}" for c in extra]
     hf_dir = root / "tiny-hf"
     hf_dir.mkdir(parents=True, exist_ok=True)
     (hf_dir / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
@@ -87,3 +104,14 @@ def tiny_st(tiny_model_dir: Path):
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(tiny_model_dir), device="cpu", local_files_only=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_cjk_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of the tiny sentence-transformers model whose vocabulary holds CJK characters.
+
+    Besides :data:`TINY_CJK_CHARS`, every non-ASCII character of the bundled ``cjk_exchanges.csv``.
+    """
+    example = (EXAMPLE / "cjk_exchanges.csv").read_text(encoding="utf-8")
+    chars = TINY_CJK_CHARS + "".join(sorted({c for c in example if ord(c) > 0x2000 and not c.isspace()}))
+    return build_tiny_model(tmp_path_factory.mktemp("tiny_cjk_encoder"), extra_chars=chars)

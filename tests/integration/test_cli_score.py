@@ -30,7 +30,8 @@ def test_mrbench_lexical_all_rows(mrbench_dir, tmp_path):
     frame = pl.read_csv(out)
     source = pl.read_csv(mrbench_dir / "exchanges.csv")
     assert frame.height == 1655
-    assert frame.columns == ["exchange_id", *LEXICAL_COLUMNS, "prompt_empty", "resp_empty"]
+    assert frame.columns == ["exchange_id", *LEXICAL_COLUMNS, "prompt_empty", "resp_empty", "lang"]
+    assert set(frame["lang"]) == {"en"}  # MRBench is English
     assert frame["exchange_id"].to_list() == source["exchange_id"].to_list()
     assert frame["resp_words"].null_count() == 0 and frame["resp_words"].min() >= 1
     assert (out.parent / "metrics.csv.manifest.json").exists()

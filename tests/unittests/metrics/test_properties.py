@@ -35,7 +35,7 @@ from tutormetrics.metrics import (
     type_token_ratio,
 )
 from tutormetrics.metrics.functional.readability import textstat_words
-from tutormetrics.text import ngrams, normalize, split_sentences, tokenize
+from tutormetrics.text import detect_language, ngrams, normalize, split_sentences, tokenize
 
 # --------------------------------------------------------------------------------------- families
 FAMILIES = REGISTRY.names()
@@ -91,6 +91,14 @@ FRAGMENTS = [
     "hmm shh",
     "a a a a",
     "the cat sat on the mat. ",
+    # Chinese and Japanese (languages.md): CJK tokens, 。！？ and …… sentence ends, closing brackets, kana
+    "你好。我是老师！你呢？",
+    "真的吗！？好的……继续。",
+    "他说：「可以。」然后走了。",
+    "変数xの値を確認してください。",
+    "ｴﾗｰ・コード",
+    "用for循环遍历list，i从0到9!好",
+    "𠀀𠀁\uf900",
 ]
 WORDS = ["the", "cat", "sat", "on", "mat", "what", "is", "two", "plus", "four", "why", "because", "good", "question"]
 BLANKS = ["", " ", "   ", "\t\n ", "\r\n", "\u00a0", "\u3000", "\n\n\n"]
@@ -231,6 +239,12 @@ def _check_row(row: dict, p: str, r: str) -> None:
         assert _nan(row["len_ratio_chars"]) == (np_chars == 0)
         if tp:
             assert row["len_ratio"] == pytest.approx(len(tr) / len(tp), rel=1e-12)
+        # concision (languages.md §4, default 100 characters per sentence, bands 3 and 6)
+        assert row["resp_sentence_equiv"] * 100 == pytest.approx(nr_chars, abs=1e-9)
+        assert _nan(row["concision_band"]) == (nr_chars == 0)
+        if nr_chars:
+            assert row["concision_band"] == (2 if nr_chars <= 300 else 1 if nr_chars <= 600 else 0)
+    assert row["lang"] == detect_language(r)
     # lexical diversity: NaN iff N_n = 0 (entropy: N_n < 2)
     if "ttr" in row:
         for col, n in DIVERSITY.items():
@@ -257,11 +271,11 @@ def _check_row(row: dict, p: str, r: str) -> None:
                     assert _nan(row[col]), col
                 else:
                     assert row[col] == inter / den, col
-    # readability: NaN iff textstat finds no words; no tokens implies no words
+    # readability: NaN iff textstat finds no words or lang is not en; no tokens implies no words
     if "flesch_reading_ease" in row:
         no_words = not textstat_words(normalize(r))
         for col in READABILITY:
-            assert _nan(row[col]) == no_words, (col, r)
+            assert _nan(row[col]) == (no_words or row["lang"] != "en"), (col, r)
         if not tr:
             assert _nan(row["flesch_reading_ease"])
     # encoder families: an empty side (or no encoder window) makes every metric column NaN
@@ -517,14 +531,14 @@ def test_readability_scores_range_and_nan(text):
     fre, fkgl = out["flesch_reading_ease"], out["flesch_kincaid_grade"]
     assert _nan(fre) == _nan(fkgl)
     no_words = not textstat_words(normalize(text))
-    assert _nan(fre) == no_words
+    assert _nan(fre) == (no_words or detect_language(text) != "en")  # languages.md §3: English only
     if not tokenize(text):
         assert _nan(fre)
     if not _nan(fre):
         assert math.isfinite(fre) and math.isfinite(fkgl)
         assert fre <= 206.835 - 1.015 + CPU_TOL
         assert fkgl >= 0.39 - 15.59 - CPU_TOL
-    assert readability_scores(unicodedata.normalize("NFD", text)) == out or (_nan(fre) and no_words)
+    assert readability_scores(unicodedata.normalize("NFD", text)) == out or _nan(fre)
 
 
 def test_readability_on_huge_inputs():

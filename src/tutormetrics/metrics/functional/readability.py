@@ -17,7 +17,7 @@ from typing import Literal
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.functional._util import NAN
-from tutormetrics.text import normalize
+from tutormetrics.text import normalize, text_language
 
 _NONCONTRACTION_APOSTROPHE = re.compile(r"'(?!(?:[tsd]|ve|ll|re))")
 _PUNCTUATION = re.compile(r"[^\w\s']")
@@ -151,11 +151,15 @@ def flesch_kincaid_grade(counts: ReadabilityCounts) -> float:
     return 0.39 * (counts.words / counts.sentences) + 11.8 * (counts.syllables / counts.words) - 15.59
 
 
-def readability_scores(text: str, counter: SyllableCounter | None = None) -> dict[str, float]:
-    """Both readability columns for one text.
+def readability_scores(text: str, counter: SyllableCounter | None = None, lang: str = "auto") -> dict[str, float]:
+    """Both readability columns for one text; NaN unless its ``lang`` (languages.md §3) is ``en``.
 
     >>> round(readability_scores("The cat sat on the mat.")["flesch_reading_ease"], 6)
     116.145
+    >>> readability_scores("你好。我是老师！")["flesch_reading_ease"]
+    nan
     """
+    if text_language(text, lang) != "en":
+        return {"flesch_reading_ease": NAN, "flesch_kincaid_grade": NAN}
     counts = readability_counts(text, counter or SyllableCounter())
     return {"flesch_reading_ease": flesch_reading_ease(counts), "flesch_kincaid_grade": flesch_kincaid_grade(counts)}
