@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
+import polars as pl
 import typer
 
 from tutormetrics.commands import options as opt
@@ -151,39 +152,80 @@ def theta(
 
 
 def agree(
-    ratings: Annotated[Path, typer.Argument(help="Long ratings table with two raters per item.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion).")],
+    ratings: Annotated[Path, typer.Argument(help="Long ratings table (exchange_id, rater, criterion, score); any number of raters, missing ratings allowed.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion), or the judge table with --judge.")],
+    judge: Annotated[
+        Optional[str],
+        typer.Option("--judge", help="Rater NAME is an LLM judge: compare it with each human rater and the human majority."),
+    ] = None,
+    confusion: Annotated[
+        Optional[Path], typer.Option("--confusion", help="With --judge: also write the confusion counts (criterion x reference).")
+    ] = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples of units for the CIs.")] = 2000,
     n_boot: opt.OldNResamples = None,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    raters: Annotated[Optional[str], typer.Option("--raters", help="Two raters to compare, 'A,B'.")] = None,
+    n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")] = 10,
+    raters: Annotated[Optional[str], typer.Option("--raters", help="The two raters of the two-rater columns, 'A,B' (default: the first two).")] = None,
     id_col: opt.TableIdColumn = "exchange_id",
     rater_col: opt.RaterColumn = "rater",
     criterion_col: opt.CriterionColumn = "criterion",
     score_col: opt.ScoreColumn = "score",
 ) -> None:
-    """Two-rater agreement per criterion (PA, kappa, Scott pi, AC1/AC2, Krippendorff alpha) with CIs."""
+    """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
+    plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
+    with _expected_errors():
+        if confusion and not judge:
+            raise ConfigError("--confusion needs --judge")
+        if judge and raters:
+            raise ConfigError("--raters and --judge cannot be combined", hint="--judge compares the judge with every human")
+        columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+        common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
+        frame = read_table(ratings)
+        if judge:
+            _agree_judge(frame, judge, output, confusion, columns, common)
+        else:
+            _agree_raters(frame, _parse_pair(raters), output, columns, common)
+
+
+def _parse_pair(raters: str | None) -> tuple[str, str] | None:
+    if not raters:
+        return None
+    parts = [r.strip() for r in raters.split(",") if r.strip()]
+    if len(parts) != 2:
+        raise ConfigError(f"--raters needs two names, got {raters!r}", hint="e.g. --raters alice,bob")
+    return parts[0], parts[1]
+
+
+def _agree_raters(
+    frame: pl.DataFrame, pair: tuple[str, str] | None, output: Path, columns: dict[str, str], common: dict[str, int]
+) -> None:
     from tutormetrics.psychometrics.agreement import agreement_table
 
-    with _expected_errors():
-        pair = None
-        if raters:
-            parts = [r.strip() for r in raters.split(",") if r.strip()]
-            if len(parts) != 2:
-                raise ConfigError(f"--raters needs two names, got {raters!r}", hint="e.g. --raters alice,bob")
-            pair = (parts[0], parts[1])
-        table = agreement_table(
-            read_table(ratings),
-            id_col=id_col,
-            rater_col=rater_col,
-            criterion_col=criterion_col,
-            score_col=score_col,
-            raters=pair,
-            n_resamples=opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"),
-            seed=seed,
-        )
-        write_table(table, output)
-        typer.echo(f"agreement: {table.height} criteria, raters {table['rater_a'][0]} vs {table['rater_b'][0]}", err=True)
+    table = agreement_table(frame, raters=pair, **columns, **common)
+    write_table(table, output)
+    n_raters = table["n_raters"].max() if table.height else 0
+    flagged = table.filter(pl.col("reason").str.contains("one_rater|too_few|constant"))["criterion"].to_list()
+    typer.echo(
+        f"agreement: {table.height} criteria, up to {n_raters} raters; two-rater columns: "
+        f"{table['rater_a'][0] if table.height else ''} vs {table['rater_b'][0] if table.height else ''}"
+        + (f"; see reason for {', '.join(flagged)}" if flagged else ""),
+        err=True,
+    )
+
+
+def _agree_judge(
+    frame: pl.DataFrame, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
+) -> None:
+    from tutormetrics.psychometrics.judge import judge_table
+
+    result = judge_table(frame, judge, **columns, **common)
+    write_table(result.table, output)
+    if confusion:
+        write_table(result.confusion, confusion)
+    for note in result.notes:
+        typer.echo(f"note: {note}", err=True)
+    refs = result.table["reference"].unique(maintain_order=True).to_list()
+    typer.echo(f"judge {judge}: {result.table['criterion'].n_unique()} criteria x {len(refs)} references ({', '.join(refs)})", err=True)
 
 
 def compare(

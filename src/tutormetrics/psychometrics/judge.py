@@ -150,7 +150,8 @@ def _reference_row(
 def _check_raters(all_raters: list[str], judge: str) -> list[str]:
     """The human raters (sorted); errors for an unknown judge, no human, or a human named ``majority``."""
     if judge not in all_raters:
-        close = difflib.get_close_matches(judge, all_raters, n=3, cutoff=0.5)
+        lower = {r.lower(): r for r in all_raters}
+        close = [lower[c] for c in difflib.get_close_matches(judge.lower(), list(lower), n=3, cutoff=0.5)]
         hint = f"did you mean {', '.join(close)}?" if close else f"raters in the file: {', '.join(all_raters[:10])}"
         raise InputSchemaError(f"ratings: the judge {judge!r} is not a rater in the file", hint=hint)
     humans = [r for r in all_raters if r != judge]
