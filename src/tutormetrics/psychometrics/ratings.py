@@ -357,3 +357,43 @@ def theta_to_targets(df: pl.DataFrame, *, id_col: str = "exchange_id") -> pl.Dat
 def read_theta(path: str | os.PathLike[str], *, id_col: str = "exchange_id") -> pl.DataFrame:
     """Read a theta table (CSV, Parquet, JSONL) and return its targets (see :func:`theta_to_targets`)."""
     return theta_to_targets(read_table(path), id_col=id_col)
+
+
+def rating_variables(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+) -> pl.DataFrame:
+    """Per exchange, two variables per criterion (``raters.md`` §4), criteria in first-appearance order:
+
+    * ``<criterion>_score`` = the mean score over the exchange's raters;
+    * ``<criterion>_endorsed`` = the share of its ratings at the criterion's top category (the
+      highest score observed for the criterion in the file).
+
+    Columns: ``id_col`` (as text), then the variables; null where an exchange has no rating.
+
+    Example:
+        >>> long = pl.DataFrame({"exchange_id": ["a", "a", "b"], "rater": ["r1", "r2", "r1"],
+        ...                      "criterion": ["tone"] * 3, "score": [2, 1, 0]})
+        >>> rating_variables(long).rows()
+        [('a', 1.5, 0.5), ('b', 0.0, 0.0)]
+    """
+    long = clean_long_ratings(
+        ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
+    ).filter(pl.col("_score").is_not_null())
+    long = long.with_columns(pl.col("_id").cast(pl.String), (pl.col("_score") == pl.col("_score").max().over("_crit")).alias("_top"))
+    criteria = long.get_column("_crit").unique(maintain_order=True).to_list()
+    per_cell = long.group_by(["_id", "_crit"], maintain_order=True).agg(
+        pl.col("_score").mean().alias("score"), pl.col("_top").cast(pl.Float64).mean().alias("endorsed")
+    )
+    ids = long.select(pl.col("_id").unique(maintain_order=True))
+    out = ids
+    for crit in criteria:
+        cell = per_cell.filter(pl.col("_crit") == crit).select(
+            "_id", pl.col("score").alias(f"{crit}_score"), pl.col("endorsed").alias(f"{crit}_endorsed")
+        )
+        out = out.join(cell, on="_id", how="left", maintain_order="left")
+    return out.rename({"_id": id_col})
