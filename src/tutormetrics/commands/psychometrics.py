@@ -237,31 +237,55 @@ def compare(
         Optional[list[str]], typer.Option("--metrics-cols", help="Metric columns (repeat or comma-separate); default: all numeric.")
     ] = None,
     groups: Annotated[Optional[str], typer.Option("--groups", help="Groups to compare, 'A,B[,C]'; default: all.")] = None,
+    dimension: Annotated[
+        Optional[list[str]],
+        typer.Option("--dimension", help="Run the analysis per value of this column (repeat for several), e.g. a demographic dimension."),
+    ] = None,
+    figure: Annotated[
+        Optional[Path], typer.Option("--figure", help="Also draw the effect matrix (r_rb by metric x contrast): .png, .svg or .pdf.")
+    ] = None,
     adjust: Annotated[str, typer.Option("--adjust", help="holm, bh, by or none.")] = "holm",
-    n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer complete pairs give NaN (too_few).")] = 15,
+    n_min: Annotated[
+        int, typer.Option("--n-min", min=1, help="Fewer complete pairs give NaN (too_few); a violation needs at least this many.")
+    ] = 15,
     min_pairs: opt.OldMinPairs = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the r_rb CI.")] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
 ) -> None:
-    """Paired Wilcoxon comparisons between groups matched on a block column (T+, p, Holm, r_rb, CI)."""
+    """Paired comparisons of groups matched on a block column: with 3+ groups a Friedman row per metric (chi2, p,
+    Kendall W), then Holm-corrected pairwise Wilcoxon rows (T+, p, r_rb, CI, violation)."""
     from tutormetrics.stats.paired import compare_groups
 
     with _expected_errors():
         if adjust not in _ADJUST:
             raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
+        if figure is not None and figure.suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
+        pairs_min = opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min")
         table = compare_groups(
             read_table(metrics),
             metric_cols=split_list(metrics_cols),
             group_col=group_col,
             block_col=block_col,
             groups=split_list([groups]) if groups else None,
+            dimensions=split_list(dimension),
             adjust=adjust,  # type: ignore[arg-type]
-            n_min=opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min"),
+            n_min=pairs_min,
             n_resamples=n_resamples,
             seed=seed,
         )
         write_table(table, output)
-        typer.echo(f"compare: {table.height} comparisons, adjust={adjust}", err=True)
+        if figure is not None:
+            from tutormetrics.report.effects import plot_effect_matrix
+
+            plot_effect_matrix(table, figure)
+        n_friedman = int((table["test"] == "friedman").sum())
+        n_violations = int(table["violation"].fill_null(False).sum())
+        typer.echo(
+            f"compare: {n_friedman} Friedman and {table.height - n_friedman} pairwise rows, adjust={adjust}; "
+            f"{n_violations} violation(s) (CI of r_rb excludes 0 with n >= {pairs_min})",
+            err=True,
+        )
 
 
 def register(app: typer.Typer) -> None:
