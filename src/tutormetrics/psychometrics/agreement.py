@@ -201,12 +201,21 @@ def _statistics(tables: np.ndarray, values: np.ndarray, ordinal: bool) -> dict[s
     return out
 
 
-def bootstrap_tables(a: np.ndarray, b: np.ndarray, q: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_resamples`` Q×Q tables of unit resamples (``rng.integers(0, n, (B, n))``) of paired codes a, b."""
-    n = a.size
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    codes = a[idx] * q + b[idx] + (np.arange(n_resamples) * q * q)[:, None]
-    return np.bincount(codes.ravel(), minlength=n_resamples * q * q).reshape(n_resamples, q, q).astype(float)
+def bootstrap_tables(table: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_resamples`` bootstrap Q×Q tables of a table of n units.
+
+    Resampling n units with replacement only matters through how many units land in each cell, and
+    those cell counts are ``Multinomial(n, table/n)``; one draw per resample replaces n index draws.
+
+    Example:
+        >>> boot = bootstrap_tables(np.array([[5., 1.], [2., 2.]]), 4, np.random.default_rng(0))
+        >>> boot.shape, boot.sum(axis=(1, 2)).tolist()
+        ((4, 2, 2), [10.0, 10.0, 10.0, 10.0])
+    """
+    t = np.asarray(table, dtype=float)
+    n = int(round(t.sum()))
+    draws = rng.multinomial(n, t.ravel() / n, size=n_resamples)
+    return draws.reshape(n_resamples, *t.shape).astype(float)
 
 
 def percentile_ci(boot: np.ndarray, confidence_level: float) -> tuple[float, float]:
@@ -361,7 +370,7 @@ def two_rater_row(
         if q < 2 or np.count_nonzero(table.sum(0) + table.sum(1)) < 2:
             reasons.append("constant")
         if n_resamples > 0:
-            boot = _statistics(bootstrap_tables(a, b, q, n_resamples, np.random.default_rng(seed)), crit.values, ordinal)
+            boot = _statistics(bootstrap_tables(table, n_resamples, np.random.default_rng(seed)), crit.values, ordinal)
             ci.update({k: percentile_ci(v, confidence_level) for k, v in boot.items()})
     row: dict[str, Any] = {"n": n, **{k: est[k] for k in stats_cols}}
     for k in stats_cols:

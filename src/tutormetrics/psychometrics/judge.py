@@ -109,11 +109,8 @@ class JudgeResult(NamedTuple):
     notes: list[str]
 
 
-def _row_metrics(
-    table: np.ndarray, a: np.ndarray, b: np.ndarray, *, n_resamples: int, seed: int, confidence_level: float
-) -> dict[str, float]:
+def _row_metrics(table: np.ndarray, *, n_resamples: int, seed: int, confidence_level: float) -> dict[str, float]:
     """Agreement of ŷ (columns) with y (rows) on one confusion table, with the bootstrap CI of κ."""
-    q = table.shape[0]
     lenient = lenient_table(table)
     out = {
         "accuracy": float(np.trace(table) / table.sum()),
@@ -126,7 +123,7 @@ def _row_metrics(
         "kappa_ci_high": float("nan"),
     }
     if n_resamples > 0:
-        boot = cohen_kappa(bootstrap_tables(a, b, q, n_resamples, np.random.default_rng(seed)))
+        boot = cohen_kappa(bootstrap_tables(table, n_resamples, np.random.default_rng(seed)))
         out["kappa_ci_low"], out["kappa_ci_high"] = percentile_ci(boot, confidence_level)
     return out
 
@@ -141,7 +138,7 @@ def _reference_row(
     row: dict[str, Any] = {"n": int(y.size), **{k: float("nan") for k in [*_METRICS, "kappa_ci_low", "kappa_ci_high"]}}
     if y.size < n_min:
         return row, table, ["too_few"]
-    row.update(_row_metrics(table, y, yhat, **boot))
+    row.update(_row_metrics(table, **boot))
     p = table / table.sum()
     p_e = float((p.sum(1) * p.sum(0)).sum())
     return row, table, (["constant"] if np.isclose(p_e, 1.0) else [])

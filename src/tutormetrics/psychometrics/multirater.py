@@ -33,12 +33,10 @@ __all__ = [
     "krippendorff_alpha_counts",
     "gwet_ac1_counts",
     "alpha_bootstrap",
+    "alpha_bootstrap_values",
 ]
 
 Level = Literal["nominal", "ordinal", "interval"]
-
-# Bootstrap work arrays hold at most this many unit draws at once (~32 MiB of int64).
-_CHUNK_DRAWS = 1 << 22
 
 
 def unit_counts(unit: np.ndarray, code: np.ndarray, n_units: int, q: int) -> np.ndarray:
@@ -220,6 +218,17 @@ def _alpha_nominal_from_sums(sums: np.ndarray) -> np.ndarray:
     return np.where(expected > 0, out, np.nan)
 
 
+def alpha_bootstrap_values(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Nominal α of weighted resamples: ``weights`` (B, U) says how often each unit was drawn.
+
+    Example:
+        >>> r = np.array([[2, 0], [0, 2], [1, 1]])
+        >>> alpha_bootstrap_values(r, np.array([[1, 1, 1], [2, 1, 0]])).round(4).tolist()
+        [0.4444, 1.0]
+    """
+    return _alpha_nominal_from_sums(np.asarray(weights, dtype=float) @ _alpha_nominal_features(counts))
+
+
 def alpha_bootstrap(
     counts: np.ndarray,
     *,
@@ -229,9 +238,10 @@ def alpha_bootstrap(
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the nominal α over units (every row of ``counts`` is a unit).
 
-    Resample indices are drawn as ``rng.integers(0, U, (n_resamples, U))`` with
-    ``rng = default_rng(seed)``; units are reduced to their distinct count patterns first, so each
-    resample costs one gather and one ``bincount``. Resamples where α is undefined are dropped.
+    Units are reduced to their distinct count patterns; resampling U units with replacement then
+    only matters through how many draws land on each pattern, which is ``Multinomial(U, f_p/U)``
+    (f_p = units with pattern p). One multinomial draw of P ≪ U cells per resample, from
+    ``default_rng(seed)``, replaces U index draws. Resamples where α is undefined are dropped.
 
     Example:
         >>> r = np.array([[2, 0], [0, 2], [1, 1], [2, 0], [0, 2], [2, 0]] * 5)
@@ -243,18 +253,10 @@ def alpha_bootstrap(
     n_units = feats.shape[0]
     if n_resamples <= 0 or n_units == 0:
         return float("nan"), float("nan")
-    patterns, inverse = np.unique(feats, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    n_pat = patterns.shape[0]
+    patterns, freq = np.unique(feats, axis=0, return_counts=True)
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(n_resamples, _CHUNK_DRAWS // max(n_units, 1)))
-    boot = np.empty(n_resamples)
-    for start in range(0, n_resamples, chunk):
-        b = min(chunk, n_resamples - start)
-        idx = rng.integers(0, n_units, size=(b, n_units))
-        codes = inverse[idx] + (np.arange(b) * n_pat)[:, None]
-        weights = np.bincount(codes.ravel(), minlength=b * n_pat).reshape(b, n_pat)
-        boot[start : start + b] = _alpha_nominal_from_sums(weights @ patterns)
+    weights = rng.multinomial(n_units, freq / n_units, size=n_resamples)
+    boot = _alpha_nominal_from_sums(weights @ patterns)
     finite = boot[np.isfinite(boot)]
     if finite.size == 0:
         return float("nan"), float("nan")

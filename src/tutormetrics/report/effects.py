@@ -78,8 +78,7 @@ def plot_effect_matrix(table: pl.DataFrame, output: str | os.PathLike[str] | Non
     fig = Figure(figsize=(width, 1.4 + 0.45 * n_rows))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    cmap = colormaps["RdBu_r"].copy()
-    cmap.set_bad("#dddddd")
+    cmap = colormaps["RdBu_r"].with_extremes(bad="#dddddd")
     norm = Normalize(-1.0, 1.0)
     image = ax.imshow(np.ma.masked_invalid(r), cmap=cmap, norm=norm, aspect="auto")
     for i in range(n_rows):

@@ -13,6 +13,7 @@ from tutormetrics.psychometrics.agreement import agreement_table, gwet_ac, conti
 from tutormetrics.psychometrics.multirater import (
     _alpha_nominal_from_sums,
     alpha_bootstrap,
+    alpha_bootstrap_values,
     coincidence_matrix,
     exact_agreement,
     fleiss_kappa_modal,
@@ -135,17 +136,28 @@ def test_coincidence_matrix_sums_to_pairable_values() -> None:
     assert o.sum() == pytest.approx(counts[counts.sum(1) >= 2].sum())
 
 
-def test_bootstrap_equals_naive_unit_resampling() -> None:
+def test_bootstrap_statistic_equals_naive_unit_resampling() -> None:
     data, _ = _simulated(7)
     counts, _ = _counts(data)
-    n_units, b = counts.shape[0], 300
+    n_units, b = counts.shape[0], 200
     idx = np.random.default_rng(11).integers(0, n_units, size=(b, n_units))
     naive = np.array([krippendorff_alpha_counts(counts[i]) for i in idx])
-    naive = naive[np.isfinite(naive)]
-    expected = np.quantile(naive, [0.025, 0.975])
-    lo, hi = alpha_bootstrap(counts, n_resamples=b, seed=11)
-    assert (lo, hi) == pytest.approx(tuple(expected), abs=1e-12)
+    weights = np.stack([np.bincount(i, minlength=n_units) for i in idx])
+    np.testing.assert_allclose(alpha_bootstrap_values(counts, weights), naive, atol=1e-12)
     assert np.isnan(_alpha_nominal_from_sums(np.array([[3.0, 0.0, 3.0]])))[0]
+
+
+def test_multinomial_bootstrap_matches_index_bootstrap_in_distribution() -> None:
+    data, _ = _simulated(9)
+    counts, _ = _counts(data)
+    n_units, b = counts.shape[0], 4000
+    idx = np.random.default_rng(1).integers(0, n_units, size=(b, n_units))
+    weights = np.stack([np.bincount(i, minlength=n_units) for i in idx])
+    naive = np.quantile(alpha_bootstrap_values(counts, weights), [0.025, 0.975])
+    lo, hi = alpha_bootstrap(counts, n_resamples=b, seed=2)
+    # two independent bootstraps of the same distribution: bounds agree to Monte-Carlo error
+    assert lo == pytest.approx(naive[0], abs=0.02) and hi == pytest.approx(naive[1], abs=0.02)
+    assert alpha_bootstrap(counts, n_resamples=300, seed=5) == alpha_bootstrap(counts, n_resamples=300, seed=5)
 
 
 def test_too_few_and_constant_and_one_rater_rows() -> None:
