@@ -239,7 +239,7 @@ _ORDINAL = ["kappa_quadratic", "ac2_quadratic", "alpha_quadratic"]
 
 
 class _Criterion(NamedTuple):
-    """The cleaned ratings of one criterion: unit index, rater and category code per rating."""
+    """The cleaned ratings of one criterion: unit index, rater code and category code per rating."""
 
     name: str
     unit: np.ndarray
@@ -247,6 +247,15 @@ class _Criterion(NamedTuple):
     code: np.ndarray
     values: np.ndarray
     n_units: int
+    raters: list[str]
+
+    def rater_codes(self, name: str) -> np.ndarray:
+        """Per unit, the category code given by rater ``name`` (−1 where it did not rate the unit)."""
+        codes = np.full(self.n_units, -1)
+        if name in self.raters:
+            sel = self.rater == self.raters.index(name)
+            codes[self.unit[sel]] = self.code[sel]
+        return codes
 
 
 def clean_ratings(
@@ -263,20 +272,27 @@ def clean_ratings(
 
 def split_criteria(long: pl.DataFrame) -> list[_Criterion]:
     """One :class:`_Criterion` per criterion (first-appearance order); units are the criterion's ids in
-    sorted order, categories its distinct scores over all raters, sorted (``raters.md`` §1)."""
+    sorted order, raters its raters in sorted order, categories its distinct scores over all raters,
+    sorted (``raters.md`` §1)."""
     out = []
     for (crit,), sub in long.group_by("_crit", maintain_order=True):
-        unit = sub.select(pl.col("_id").rank("dense") - 1).to_series().to_numpy().astype(np.int64)
-        scores = sub["_score"].to_numpy()
+        coded = sub.select(
+            (pl.col("_id").rank("dense") - 1).alias("unit"),
+            (pl.col("_rater").rank("dense") - 1).alias("rater"),
+            pl.col("_score"),
+        )
+        unit = coded["unit"].to_numpy().astype(np.int64)
+        scores = coded["_score"].to_numpy()
         values = np.unique(scores)
         out.append(
             _Criterion(
                 name=str(crit),
                 unit=unit,
-                rater=sub["_rater"].to_numpy(),
+                rater=coded["rater"].to_numpy().astype(np.int64),
                 code=np.searchsorted(values, scores),
                 values=values,
                 n_units=int(unit.max()) + 1 if unit.size else 0,
+                raters=sorted(sub["_rater"].unique().to_list()),
             )
         )
     return out
@@ -304,7 +320,7 @@ def multirater_row(
 ) -> tuple[dict[str, Any], list[str]]:
     """The many-rater block of one criterion (``raters.md`` §2) and its reason codes."""
     counts = unit_counts(crit.unit, crit.code, crit.n_units, crit.values.size)
-    n_raters = int(np.unique(crit.rater).size)
+    n_raters = len(crit.raters)
     row: dict[str, Any] = {
         "n_units": crit.n_units,
         "n_raters": n_raters,
@@ -351,11 +367,8 @@ def two_rater_row(
     """The two-rater block of one criterion (``statistics.md`` §3) for the raters in ``pair``."""
     q = crit.values.size
     ordinal = q > 2
-    a_codes = np.full(crit.n_units, -1)
-    b_codes = np.full(crit.n_units, -1)
-    a_codes[crit.unit[crit.rater == pair[0]]] = crit.code[crit.rater == pair[0]]
-    if pair[1] is not None:
-        b_codes[crit.unit[crit.rater == pair[1]]] = crit.code[crit.rater == pair[1]]
+    a_codes = crit.rater_codes(pair[0])
+    b_codes = crit.rater_codes(pair[1]) if pair[1] is not None else np.full(crit.n_units, -1)
     both = (a_codes >= 0) & (b_codes >= 0)
     a, b = a_codes[both], b_codes[both]
     n = int(a.size)

@@ -39,6 +39,7 @@ from tutormetrics.psychometrics.agreement import (
     percentile_ci,
     split_criteria,
 )
+from tutormetrics.psychometrics.multirater import unit_counts
 
 __all__ = ["MAJORITY", "JudgeResult", "macro_f1", "lenient_table", "majority_codes", "judge_table"]
 
@@ -200,15 +201,9 @@ def judge_table(
     notes: list[str] = []
     for crit in split_criteria(long):
         q = crit.values.size
-        by_rater = {}
-        for name in [judge, *humans]:
-            codes = np.full(crit.n_units, -1)
-            sel = crit.rater == name
-            codes[crit.unit[sel]] = crit.code[sel]
-            by_rater[name] = codes
-        human_sel = crit.rater != judge
-        counts = np.zeros((crit.n_units, q), dtype=np.int64)
-        np.add.at(counts, (crit.unit[human_sel], crit.code[human_sel]), 1)
+        by_rater = {name: crit.rater_codes(name) for name in [judge, *humans]}
+        human_sel = crit.rater != crit.raters.index(judge) if judge in crit.raters else np.ones(crit.rater.size, bool)
+        counts = unit_counts(crit.unit[human_sel], crit.code[human_sel], crit.n_units, q)
         judge_only = [v for k, v in enumerate(crit.values) if counts[:, k].sum() == 0 and (by_rater[judge] == k).any()]
         if judge_only:
             notes.append(f"{crit.name}: the judge uses score(s) {', '.join(f'{v:g}' for v in judge_only)} that no human used")

@@ -253,7 +253,14 @@ def alpha_bootstrap(
     n_units = feats.shape[0]
     if n_resamples <= 0 or n_units == 0:
         return float("nan"), float("nan")
-    patterns, freq = np.unique(feats, axis=0, return_counts=True)
+    r = np.asarray(counts, dtype=np.int64)
+    radix = int(r.max(initial=0)) + 1
+    if r.shape[1] * np.log2(radix) < 62:  # one integer per count pattern: a fast 1-D unique
+        key = r @ radix ** np.arange(r.shape[1], dtype=np.int64)
+        _, first, freq = np.unique(key, return_index=True, return_counts=True)
+        patterns = feats[first]
+    else:
+        patterns, freq = np.unique(feats, axis=0, return_counts=True)
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(n_units, freq / n_units, size=n_resamples)
     boot = _alpha_nominal_from_sums(weights @ patterns)
