@@ -23,12 +23,17 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
-from tutormetrics.io import read_table, write_table
+from tutormetrics.io import guard_formulas, infer_format, read_table, write_table
 
 __all__ = ["register"]
 
 _MODELS = {"auto": "auto", "binary": "binary", "partial-credit": "partial_credit", "partial_credit": "partial_credit"}
 _ADJUST = ("holm", "bh", "by", "none")
+
+
+def _write(table: pl.DataFrame, path: Path) -> None:
+    """Write a result table; CSV text cells that a spreadsheet would run as formulas are guarded."""
+    write_table(guard_formulas(table) if infer_format(path) == "csv" else table, path)
 
 
 @contextlib.contextmanager
@@ -202,7 +207,7 @@ def _agree_raters(
     from tutormetrics.psychometrics.agreement import agreement_table
 
     table = agreement_table(frame, raters=pair, **columns, **common)
-    write_table(table, output)
+    _write(table, output)
     n_raters = table["n_raters"].max() if table.height else 0
     flagged = table.filter(pl.col("reason").str.contains("one_rater|too_few|constant"))["criterion"].to_list()
     typer.echo(
@@ -219,9 +224,9 @@ def _agree_judge(
     from tutormetrics.psychometrics.judge import judge_table
 
     result = judge_table(frame, judge, **columns, **common)
-    write_table(result.table, output)
+    _write(result.table, output)
     if confusion:
-        write_table(result.confusion, confusion)
+        _write(result.confusion, confusion)
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     refs = result.table["reference"].unique(maintain_order=True).to_list()
@@ -274,7 +279,7 @@ def compare(
             n_resamples=n_resamples,
             seed=seed,
         )
-        write_table(table, output)
+        _write(table, output)
         if figure is not None:
             from tutormetrics.report.effects import plot_effect_matrix
 

@@ -373,7 +373,8 @@ def compare_groups(
     (Wilcoxon rows) = the r_rb CI excludes 0 and n ≥ ``n_min``. ``dimensions`` repeats the analysis per
     value of each named column (leading columns ``dimension, dimension_value``; nulls skipped).
     Columns: ``metric, group_a, group_b, n, n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low,
-    ci_high, stars, reason, p_method, test, k, chi2, kendall_w, violation``.
+    ci_high, stars, reason, p_method, test, k, chi2, kendall_w, violation`` (``k, chi2, kendall_w``
+    only with k ≥ 3 groups: with two, the table is the two-group table plus ``test`` and ``violation``).
 
     Example:
         >>> df = pl.DataFrame({"conversation_id": [1, 1, 2, 2], "tutor": ["A", "B"] * 2, "m": [1., 2., 3., 5.]})
@@ -393,18 +394,22 @@ def compare_groups(
     groups = _resolve_groups(df, group_col, groups)
     wilcoxon_kwargs = {"round_to": round_to, "n_min": n_min, "n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
     args = (metric_cols, groups, group_col, block_col, adjust, family, wilcoxon_kwargs)
+    k_cols = len(groups) >= 3  # with k = 2: today's table plus test and violation only
     if not dimensions:
-        return _frame(_compare_one(df, *args), {})
+        return _frame(_compare_one(df, *args), {}, k_cols)
     frames = []
     for dim in dimensions:
         levels = df.get_column(dim).cast(pl.String)
         for level in sorted(levels.drop_nulls().unique().to_list()):
             subset = df.filter(levels == level)
             _check_input(subset, metric_cols, group_col, block_col)
-            frames.append(_frame(_compare_one(subset, *args), {"dimension": dim, "dimension_value": level}))
-    return pl.concat(frames) if frames else _frame([], {"dimension": "", "dimension_value": ""})
+            frames.append(_frame(_compare_one(subset, *args), {"dimension": dim, "dimension_value": level}, k_cols))
+    return pl.concat(frames) if frames else _frame([], {"dimension": "", "dimension_value": ""}, k_cols)
 
 
-def _frame(rows: list[dict[str, Any]], lead: dict[str, str]) -> pl.DataFrame:
+def _frame(rows: list[dict[str, Any]], lead: dict[str, str], k_cols: bool) -> pl.DataFrame:
+    """Rows as a frame: ``lead`` columns first; ``k, chi2, kendall_w`` only when Friedman rows can occur."""
     schema = {**{k: pl.String for k in lead}, **_SCHEMA}
+    if not k_cols:
+        schema = {k: v for k, v in schema.items() if k not in ("k", "chi2", "kendall_w")}
     return pl.DataFrame([{**lead, **{k: r.get(k) for k in _SCHEMA}} for r in rows], schema=schema, orient="row")

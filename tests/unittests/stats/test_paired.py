@@ -173,6 +173,9 @@ def test_compare_groups_matching_and_options() -> None:
     )
     out = compare_groups(df, group_col="tutor", block_col="conversation_id", groups=["A", "B"], n_resamples=0)
     assert out["metric"].to_list() == ["len", "other"]
+    # k = 2: the two-group table plus test and violation, no Friedman columns
+    assert out.columns[-3:] == ["p_method", "test", "violation"] and "chi2" not in out.columns
+    assert out["test"].to_list() == ["wilcoxon"] * 2
     assert out.row(0, named=True)["r_rb"] == 1.0 and out.row(0, named=True)["n"] == n
     # shuffling rows does not change the matched pairs
     shuffled = compare_groups(
