@@ -144,3 +144,34 @@ def test_summarize_mrbench_per_tutor(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert got["mean"] == pytest.approx(row["score"], abs=1e-12) and got["n"] == row["n"]
         got = table.filter((pl.col("group") == row["tutor"]) & (pl.col("variable") == "mistake_identification_endorsed")).row(0, named=True)
         assert got["mean"] == pytest.approx(row["endorsed"], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("", "no scores"),
+        ("a,r1,c,1\na,r2,c,inf\n", "infinite"),
+        ("a,r1,c,1\na,r1,c,0\n", "more than one score for exchange_id='a', rater='r1', criterion='c'"),
+        ("a,r1,c,yes\n", "non-numeric value 'yes'"),
+    ],
+)
+@pytest.mark.parametrize("judge", [[], ["--judge", "r1"]])
+def test_agree_bad_ratings_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, message: str, judge: list[str]) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text("exchange_id,rater,criterion,score\n" + body)
+    assert main(["agree", str(path), "-o", str(tmp_path / "o.csv"), *judge]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_agree_hostile_names_are_guarded_in_csv(tmp_path: Path) -> None:
+    path, out = tmp_path / "r.csv", tmp_path / "o.csv"
+    rows = [(f"e{i}", r, "=HYPERLINK(\"http://x\")", float(i % 2)) for i in range(12) for r in ("@a", "b")]
+    pl.DataFrame(rows, schema=["exchange_id", "rater", "criterion", "score"], orient="row").write_csv(path)
+    assert main(["agree", str(path), "-o", str(out), "--n-resamples", "0"]) == 0
+    raw = out.read_text()
+    assert "'=HYPERLINK" in raw and "'@a" in raw
+    from tutormetrics.io import read_table
+
+    assert read_table(out)["criterion"][0] == "=HYPERLINK(\"http://x\")"  # read_table undoes the guard

@@ -33,7 +33,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from tutormetrics.errors import ConfigError
+from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
 from tutormetrics.psychometrics.multirater import (
     alpha_bootstrap,
@@ -267,7 +267,16 @@ def clean_ratings(
     long = clean_long_ratings(
         ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
     )
-    return long.filter(pl.col("_score").is_not_null())
+    long = long.filter(pl.col("_score").is_not_null())
+    if long.height == 0:
+        raise InputSchemaError("ratings: no scores (the table is empty or every score is missing)")
+    infinite = long.filter(pl.col("_score").is_infinite())
+    if infinite.height:
+        raise InputSchemaError(
+            f"ratings: {infinite.height} score(s) are infinite, e.g. for {id_col}={infinite['_id'][0]!r}",
+            hint="scores must be finite numbers (e.g. 0/1 or 0-2)",
+        )
+    return long
 
 
 def split_criteria(long: pl.DataFrame) -> list[_Criterion]:

@@ -109,7 +109,8 @@ def clean_long_ratings(
     keys = ["_id", "_rater", "_crit"] if has_rater else ["_id", "_crit"]
     dup = _first_duplicate(long, keys)
     if dup is not None:
-        shown = ", ".join(f"{k.lstrip('_')}={v!r}" for k, v in dup.items())
+        names = {"_id": id_col, "_rater": rater_col, "_crit": criterion_col}
+        shown = ", ".join(f"{names[k]}={v!r}" for k, v in dup.items())
         raise InputSchemaError(
             f"{source}: more than one score for {shown}",
             hint="each rater scores each criterion of an exchange once"
