@@ -46,16 +46,16 @@ from tutormetrics.psychometrics.multirater import (
 from tutormetrics.psychometrics.ratings import clean_long_ratings
 
 __all__ = [
-    "weights_matrix",
-    "percent_agreement",
-    "cohen_kappa",
-    "scott_pi",
-    "gwet_ac",
-    "krippendorff_alpha",
-    "contingency_table",
     "agreement_table",
-    "percentile_ci",
+    "cohen_kappa",
+    "contingency_table",
+    "gwet_ac",
     "join_reasons",
+    "krippendorff_alpha",
+    "percent_agreement",
+    "percentile_ci",
+    "scott_pi",
+    "weights_matrix",
 ]
 
 WeightKind = Literal["identity", "linear", "quadratic"]
@@ -213,7 +213,7 @@ def bootstrap_tables(table: np.ndarray, n_resamples: int, rng: np.random.Generat
         ((4, 2, 2), [10.0, 10.0, 10.0, 10.0])
     """
     t = np.asarray(table, dtype=float)
-    n = int(round(t.sum()))
+    n = round(float(t.sum()))
     draws = rng.multinomial(n, t.ravel() / n, size=n_resamples)
     return draws.reshape(n_resamples, *t.shape).astype(float)
 

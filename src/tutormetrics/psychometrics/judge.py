@@ -41,7 +41,7 @@ from tutormetrics.psychometrics.agreement import (
 )
 from tutormetrics.psychometrics.multirater import unit_counts
 
-__all__ = ["MAJORITY", "JudgeResult", "macro_f1", "lenient_table", "majority_codes", "judge_table"]
+__all__ = ["MAJORITY", "JudgeResult", "judge_table", "lenient_table", "macro_f1", "majority_codes"]
 
 #: Name of the human-majority reference.
 MAJORITY = "majority"

@@ -24,16 +24,16 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 __all__ = [
-    "unit_counts",
-    "exact_agreement",
     "FleissResult",
-    "fleiss_kappa_modal",
-    "coincidence_matrix",
-    "alpha_from_coincidence",
-    "krippendorff_alpha_counts",
-    "gwet_ac1_counts",
     "alpha_bootstrap",
     "alpha_bootstrap_values",
+    "alpha_from_coincidence",
+    "coincidence_matrix",
+    "exact_agreement",
+    "fleiss_kappa_modal",
+    "gwet_ac1_counts",
+    "krippendorff_alpha_counts",
+    "unit_counts",
 ]
 
 Level = Literal["nominal", "ordinal", "interval"]

@@ -24,7 +24,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError
 
-__all__ = ["escape_markdown", "escape_latex", "cell_text", "markdown_table", "latex_table", "write_text", "TABLE_FORMATS"]
+__all__ = ["TABLE_FORMATS", "cell_text", "escape_latex", "escape_markdown", "latex_table", "markdown_table", "write_text"]
 
 TABLE_FORMATS = ("csv", "md", "tex")
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.psychometrics.agreement import gwet_ac, contingency_table
+from tutormetrics.psychometrics.agreement import contingency_table, gwet_ac
 from tutormetrics.psychometrics.judge import judge_table, lenient_table, macro_f1, majority_codes
 
 MRBENCH = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "mrbench"
@@ -53,6 +53,7 @@ def test_spec_worked_example() -> None:
     assert t["judge"].unique().to_list() == ["J"]
     for row, expected in zip(t.iter_rows(named=True), SPEC_ROWS):
         ref, n, *values, reason = expected
+        assert row["reference"] == ref
         assert row["n"] == n and row["reason"] == reason
         got = [row[k] for k in ("accuracy", "macro_f1", "macro_f1_lenient", "cohen_kappa", "krippendorff_alpha", "gwet_ac1")]
         assert got == pytest.approx(values, abs=5e-7)

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tutormetrics.psychometrics.agreement import agreement_table, gwet_ac, contingency_table
+from tutormetrics.psychometrics.agreement import agreement_table, contingency_table, gwet_ac
 from tutormetrics.psychometrics.multirater import (
     _alpha_nominal_from_sums,
     alpha_bootstrap,
