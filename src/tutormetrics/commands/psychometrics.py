@@ -208,11 +208,11 @@ def _agree_raters(
 
     table = agreement_table(frame, raters=pair, **columns, **common)
     _write(table, output)
-    n_raters = table["n_raters"].max() if table.height else 0
     flagged = table.filter(pl.col("reason").str.contains("one_rater|too_few|constant"))["criterion"].to_list()
+    rater_a, rater_b = table["rater_a"][0], table["rater_b"][0]
     typer.echo(
-        f"agreement: {table.height} criteria, up to {n_raters} raters; two-rater columns: "
-        f"{table['rater_a'][0] if table.height else ''} vs {table['rater_b'][0] if table.height else ''}"
+        f"agreement: {table.height} criteria, up to {table['n_raters'].max()} raters; two-rater columns: "
+        + (f"{rater_a} vs {rater_b}" if rater_b is not None else "none (one rater)")
         + (f"; see reason for {', '.join(flagged)}" if flagged else ""),
         err=True,
     )
