@@ -183,6 +183,43 @@ def test_binary_scale_has_no_ordinal_alpha_and_missing_scores_skipped() -> None:
     assert row["n_raters"] == 3 and row["n_ratings"] == 40
 
 
+def _ac1_and_exact_by_loop(data: np.ndarray) -> tuple[float, float]:
+    """Gwet's multi-rater AC1 (irrCAC ``gwet.ac1.raw``) and exact agreement, written unit by unit from the
+    raters × units matrix with NaN for missing ratings, as an independent check of the count-matrix code."""
+    categories = sorted({float(v) for v in data.ravel() if np.isfinite(v)})
+    q = len(categories)
+    pa_terms, pi_sum, n_rated, all_equal = [], dict.fromkeys(categories, 0.0), 0, []
+    for unit in data.T:
+        vals = [float(v) for v in unit if np.isfinite(v)]
+        if not vals:
+            continue
+        n_rated += 1
+        for k in categories:
+            pi_sum[k] += vals.count(k) / len(vals)
+        if len(vals) >= 2:
+            r = len(vals)
+            pa_terms.append(sum(vals.count(k) * (vals.count(k) - 1) for k in categories) / (r * (r - 1)))
+            all_equal.append(len(set(vals)) == 1)
+    p_a = sum(pa_terms) / len(pa_terms)
+    p_e = sum((pi_sum[k] / n_rated) * (1 - pi_sum[k] / n_rated) for k in categories) / (q - 1)
+    return (p_a - p_e) / (1 - p_e), sum(all_equal) / len(all_equal)
+
+
+def test_loop_oracle_reproduces_the_spec_example() -> None:
+    data = np.array([[np.nan if v is None else v for v in s] for s in RAW4.values()], dtype=float)
+    ac1, exact = _ac1_and_exact_by_loop(data)
+    assert ac1 == pytest.approx(0.7754441, abs=1e-7) and exact == pytest.approx(8 / 11)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ac1_against_loop_oracle_on_simulated(seed: int) -> None:
+    data, _ = _simulated(seed)
+    counts, _ = _counts(data)
+    ac1, exact = _ac1_and_exact_by_loop(data)
+    assert gwet_ac1_counts(counts) == pytest.approx(ac1, abs=1e-12)
+    assert exact_agreement(counts) == pytest.approx(exact, abs=1e-12)
+
+
 @pytest.mark.skipif(not MRBENCH.exists(), reason="shared MRBench data not available")
 def test_mrbench_tutors_as_raters_against_oracles() -> None:
     """Real ratings: conversations are units, the 9 tutors are 'raters' (Novice only in Bridge: missing)."""
@@ -207,4 +244,7 @@ def test_mrbench_tutors_as_raters_against_oracles() -> None:
                 assert row[col] == pytest.approx(expected, abs=1e-12)
         modal = counts[counts.sum(1) == 8]
         assert row["fleiss_kappa"] == pytest.approx(inter_rater.fleiss_kappa(modal), abs=1e-12)
+        ac1, exact = _ac1_and_exact_by_loop(data)
+        assert row["gwet_ac1"] == pytest.approx(ac1, abs=1e-12)
+        assert row["exact"] == pytest.approx(exact, abs=1e-12)
         assert row["reason"].startswith("fleiss_145_of_200_units_with_8_ratings")
