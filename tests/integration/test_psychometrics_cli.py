@@ -120,11 +120,66 @@ def test_agree(app, runner, sim, tmp_path) -> None:
     assert pl.read_csv(again).equals(table)
 
 
-def test_agree_single_rater_exit_2(app, runner, sim, tmp_path) -> None:
-    res = runner.invoke(app, ["agree", str(sim["single"]), "-o", str(tmp_path / "a.csv")])
+def test_agree_single_rater_is_a_reason_not_an_error(app, runner, sim, tmp_path) -> None:
+    out = tmp_path / "a.csv"
+    res = runner.invoke(app, ["agree", str(sim["single"]), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    table = pl.read_csv(out)
+    assert table["reason"].to_list() == ["one_rater"] * 5
+    assert table["krippendorff_alpha"].is_null().all() or table["krippendorff_alpha"].is_nan().all()
+    assert "see reason" in res.stderr
+
+
+SPEC_JUDGE = {
+    "A": [2, 2, 1, 0, 2, 1, 0, 2, 1, 2],
+    "B": [2, 1, 1, 0, 2, 0, 0, 2, 2, 2],
+    "C": [2, 2, 0, 0, 1, 1, None, 2, 0, 2],
+    "J": [2, 2, 1, 1, 2, 0, 0, 1, 2, 2],
+}
+
+
+def _spec_judge_file(tmp_path: Path) -> Path:
+    rows = [
+        (f"u{i}", r, "guidance", v) for r, vals in SPEC_JUDGE.items() for i, v in enumerate(vals) if v is not None
+    ]
+    path = tmp_path / "judge.csv"
+    pl.DataFrame(rows, schema=["item", "who", "criterion", "score"], orient="row").write_csv(path)
+    return path
+
+
+def test_agree_judge_spec_example(app, runner, tmp_path) -> None:
+    path, out, conf = _spec_judge_file(tmp_path), tmp_path / "judge_out.csv", tmp_path / "conf.csv"
+    res = runner.invoke(
+        app,
+        ["agree", str(path), "--judge", "J", "--id", "item", "--rater", "who", "--n-min", "9",
+         "--n-resamples", "200", "-o", str(out), "--confusion", str(conf)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    table = pl.read_csv(out)
+    assert table["reference"].to_list() == ["A", "B", "C", "majority"]
+    assert table["cohen_kappa"].to_list() == pytest.approx([0.3548387, 0.5238095, -0.0384615, 0.4705882], abs=5e-7)
+    assert table["macro_f1_lenient"].to_list() == pytest.approx([0.6875, 0.8666667, 0.3571429, 0.6785714], abs=5e-7)
+    assert table["reason"].fill_null("").to_list() == ["", "", "", "majority_ties_1"]
+    confusion = pl.read_csv(conf)
+    assert confusion.columns == ["criterion", "reference", "reference_score", "judge_score", "count"]
+    assert confusion.filter(pl.col("reference") == "A")["count"].sum() == 10
+    assert "4 references" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--judge", "j"], "did you mean J"),
+        (["--confusion", "x.csv"], "--confusion needs --judge"),
+        (["--judge", "J", "--raters", "A,B"], "cannot be combined"),
+    ],
+)
+def test_agree_judge_errors_exit_2(app, runner, tmp_path, extra, message) -> None:
+    path = _spec_judge_file(tmp_path)
+    res = runner.invoke(app, ["agree", str(path), "--id", "item", "--rater", "who", "-o", str(tmp_path / "o.csv"), *extra])
     assert res.exit_code == 2
-    assert "at least 2 raters" in res.stderr
-    assert "hint:" in res.stderr
+    assert message in res.stderr
+    assert not (tmp_path / "o.csv").exists()
 
 
 def test_compare(app, runner, tmp_path) -> None:

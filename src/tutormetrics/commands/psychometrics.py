@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
+import polars as pl
 import typer
 
 from tutormetrics.commands import options as opt
@@ -28,6 +29,11 @@ __all__ = ["register"]
 
 _MODELS = {"auto": "auto", "binary": "binary", "partial-credit": "partial_credit", "partial_credit": "partial_credit"}
 _ADJUST = ("holm", "bh", "by", "none")
+
+
+def _write(table: pl.DataFrame, path: Path) -> None:
+    """Write a result table (CSV text cells that a spreadsheet would run as formulas are guarded)."""
+    write_table(table, path)
 
 
 @contextlib.contextmanager
@@ -153,40 +159,81 @@ def theta(
 
 
 def agree(
-    ratings: Annotated[Path, typer.Argument(help="Long ratings table with two raters per item.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion).")],
+    ratings: Annotated[Path, typer.Argument(help="Long ratings table (exchange_id, rater, criterion, score); any number of raters, missing ratings allowed.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion), or the judge table with --judge.")],
+    judge: Annotated[
+        Optional[str],
+        typer.Option("--judge", help="Rater NAME is an LLM judge: compare it with each human rater and the human majority."),
+    ] = None,
+    confusion: Annotated[
+        Optional[Path], typer.Option("--confusion", help="With --judge: also write the confusion counts (criterion x reference).")
+    ] = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples of units for the CIs.")] = 2000,
     n_boot: opt.OldNResamples = None,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    raters: Annotated[Optional[str], typer.Option("--raters", help="Two raters to compare, 'A,B'.")] = None,
+    n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")] = 10,
+    raters: Annotated[Optional[str], typer.Option("--raters", help="The two raters of the two-rater columns, 'A,B' (default: the first two).")] = None,
     id_col: opt.TableIdColumn = "exchange_id",
     rater_col: opt.RaterColumn = "rater",
     criterion_col: opt.CriterionColumn = "criterion",
     score_col: opt.ScoreColumn = "score",
 ) -> None:
-    """Two-rater agreement per criterion (PA, kappa, Scott pi, AC1/AC2, Krippendorff alpha) with CIs."""
+    """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
+    plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
+    with _expected_errors():
+        if confusion and not judge:
+            raise ConfigError("--confusion needs --judge")
+        if judge and raters:
+            raise ConfigError("--raters and --judge cannot be combined", hint="--judge compares the judge with every human")
+        check_outputs([ratings], [output, confusion])
+        columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+        common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
+        frame = read_table(ratings)
+        if judge:
+            _agree_judge(frame, judge, output, confusion, columns, common)
+        else:
+            _agree_raters(frame, _parse_pair(raters), output, columns, common)
+
+
+def _parse_pair(raters: str | None) -> tuple[str, str] | None:
+    if not raters:
+        return None
+    parts = [r.strip() for r in raters.split(",") if r.strip()]
+    if len(parts) != 2:
+        raise ConfigError(f"--raters needs two names, got {raters!r}", hint="e.g. --raters alice,bob")
+    return parts[0], parts[1]
+
+
+def _agree_raters(
+    frame: pl.DataFrame, pair: tuple[str, str] | None, output: Path, columns: dict[str, str], common: dict[str, int]
+) -> None:
     from tutormetrics.psychometrics.agreement import agreement_table
 
-    with _expected_errors():
-        check_outputs([ratings], [output])
-        pair = None
-        if raters:
-            parts = [r.strip() for r in raters.split(",") if r.strip()]
-            if len(parts) != 2:
-                raise ConfigError(f"--raters needs two names, got {raters!r}", hint="e.g. --raters alice,bob")
-            pair = (parts[0], parts[1])
-        table = agreement_table(
-            read_table(ratings),
-            id_col=id_col,
-            rater_col=rater_col,
-            criterion_col=criterion_col,
-            score_col=score_col,
-            raters=pair,
-            n_resamples=opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"),
-            seed=seed,
-        )
-        write_table(table, output)
-        typer.echo(f"agreement: {table.height} criteria, raters {table['rater_a'][0]} vs {table['rater_b'][0]}", err=True)
+    table = agreement_table(frame, raters=pair, **columns, **common)
+    _write(table, output)
+    flagged = table.filter(pl.col("reason").str.contains("one_rater|too_few|constant"))["criterion"].to_list()
+    rater_a, rater_b = table["rater_a"][0], table["rater_b"][0]
+    typer.echo(
+        f"agreement: {table.height} criteria, up to {table['n_raters'].max()} raters; two-rater columns: "
+        + (f"{rater_a} vs {rater_b}" if rater_b is not None else "none (one rater)")
+        + (f"; see reason for {', '.join(flagged)}" if flagged else ""),
+        err=True,
+    )
+
+
+def _agree_judge(
+    frame: pl.DataFrame, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
+) -> None:
+    from tutormetrics.psychometrics.judge import judge_table
+
+    result = judge_table(frame, judge, **columns, **common)
+    _write(result.table, output)
+    if confusion:
+        _write(result.confusion, confusion)
+    for note in result.notes:
+        typer.echo(f"note: {note}", err=True)
+    refs = result.table["reference"].unique(maintain_order=True).to_list()
+    typer.echo(f"judge {judge}: {result.table['criterion'].n_unique()} criteria x {len(refs)} references ({', '.join(refs)})", err=True)
 
 
 def compare(
@@ -198,32 +245,56 @@ def compare(
         Optional[list[str]], typer.Option("--metrics-cols", help="Metric columns (repeat or comma-separate); default: all numeric.")
     ] = None,
     groups: Annotated[Optional[str], typer.Option("--groups", help="Groups to compare, 'A,B[,C]'; default: all.")] = None,
+    dimension: Annotated[
+        Optional[list[str]],
+        typer.Option("--dimension", help="Run the analysis per value of this column (repeat for several), e.g. a demographic dimension."),
+    ] = None,
+    figure: Annotated[
+        Optional[Path], typer.Option("--figure", help="Also draw the effect matrix (r_rb by metric x contrast): .png, .svg or .pdf.")
+    ] = None,
     adjust: Annotated[str, typer.Option("--adjust", help="holm, bh, by or none.")] = "holm",
-    n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer complete pairs give NaN (too_few).")] = 15,
+    n_min: Annotated[
+        int, typer.Option("--n-min", min=1, help="Fewer complete pairs give NaN (too_few); a violation needs at least this many.")
+    ] = 15,
     min_pairs: opt.OldMinPairs = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the r_rb CI.")] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
 ) -> None:
-    """Paired Wilcoxon comparisons between groups matched on a block column (T+, p, Holm, r_rb, CI)."""
+    """Paired comparisons of groups matched on a block column: with 3+ groups a Friedman row per metric (chi2, p,
+    Kendall W), then Holm-corrected pairwise Wilcoxon rows (T+, p, r_rb, CI, violation)."""
     from tutormetrics.stats.paired import compare_groups
 
     with _expected_errors():
-        check_outputs([metrics], [output])
+        check_outputs([metrics], [output, figure])
         if adjust not in _ADJUST:
             raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
+        if figure is not None and figure.suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
+        pairs_min = opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min")
         table = compare_groups(
             read_table(metrics),
             metric_cols=split_list(metrics_cols),
             group_col=group_col,
             block_col=block_col,
             groups=split_list([groups]) if groups else None,
+            dimensions=split_list(dimension),
             adjust=adjust,  # type: ignore[arg-type]
-            n_min=opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min"),
+            n_min=pairs_min,
             n_resamples=n_resamples,
             seed=seed,
         )
-        write_table(table, output)
-        typer.echo(f"compare: {table.height} comparisons, adjust={adjust}", err=True)
+        _write(table, output)
+        if figure is not None:
+            from tutormetrics.report.effects import plot_effect_matrix
+
+            plot_effect_matrix(table, figure)
+        n_friedman = int((table["test"] == "friedman").sum())
+        n_violations = int(table["violation"].fill_null(False).sum())
+        typer.echo(
+            f"compare: {n_friedman} Friedman and {table.height - n_friedman} pairwise rows, adjust={adjust}; "
+            f"{n_violations} violation(s) (CI of r_rb excludes 0 with n >= {pairs_min})",
+            err=True,
+        )
 
 
 def register(app: typer.Typer) -> None:

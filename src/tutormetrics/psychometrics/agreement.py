@@ -1,21 +1,23 @@
-"""Two-rater agreement per criterion: PA, Cohen κ, Scott π, Gwet AC1/AC2 and Krippendorff α.
+"""Agreement per criterion: any number of raters (``raters.md`` §2), then the two-rater block.
 
-Everything is computed from a Q×Q table of counts (rows: rater A, columns: rater B) with
+The many-rater coefficients (exact agreement, Fleiss' κ on the modal units, Krippendorff's α at three
+levels, Gwet's AC1, bootstrap CI of α) come from :mod:`tutormetrics.psychometrics.multirater`.
+
+The two-rater block is computed from a Q×Q table of counts (rows: rater A, columns: rater B) with
 agreement weights ``w`` (identity = nominal), following ``statistics.md`` §3. With ``p`` the
 joint proportions, ``r``/``c`` the margins and ``π = (r + c)/2``:
 
 * ``PA = Σ w∘p``; each chance-corrected coefficient is ``(PA − p_e)/(1 − p_e)`` with
   Cohen ``p_e = Σ w∘(r cᵀ)``, Scott ``p_e = Σ w∘(π πᵀ)``, Gwet ``p_e = Σw/(Q(Q−1)) · Σ π_k(1−π_k)``;
 * Krippendorff ``α = 1 − (Σ d∘o / N) / (Σ d∘(n nᵀ) / (N(N−1)))`` with ``o = t + tᵀ``,
-  ``n`` its row sums, ``N = Σo`` and ``d = 1 − w``. Quadratic weights give the interval α,
-  which is what the table reports as ``alpha_ordinal`` (the spec's "α quadratic"; the
-  ``krippendorff`` package's rank-based ``"ordinal"`` level differs slightly).
+  ``n`` its row sums, ``N = Σo`` and ``d = 1 − w``. Quadratic weights on the score values give
+  Krippendorff's *interval* α, reported as ``alpha_quadratic`` (``raters.md`` §2 renamed it from
+  ``alpha_ordinal``, which now holds the many-rater ordinal α).
 
 The pure functions accept stacked tables of shape ``(..., Q, Q)`` and return shape ``(...)``, which
-keeps the bootstrap over units vectorised.
-
-More than two raters: :func:`agreement_table` uses the pair given in ``raters`` or, by default, the
-first two raters in sorted order, and says so in ``reason`` (``first_two_of_<k>_raters``).
+keeps the bootstrap over units vectorised. With more than two raters the two-rater block uses the
+pair given in ``raters`` or, by default, the first two raters in sorted order, and says so in
+``reason`` (``first_two_of_<k>_raters``).
 
 Example:
     >>> t = np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]])
@@ -26,23 +28,34 @@ Example:
 from __future__ import annotations
 
 import warnings
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+from tutormetrics.psychometrics.multirater import (
+    alpha_bootstrap,
+    exact_agreement,
+    fleiss_kappa_modal,
+    gwet_ac1_counts,
+    krippendorff_alpha_counts,
+    unit_counts,
+)
+from tutormetrics.psychometrics.ratings import clean_long_ratings
 
 __all__ = [
-    "weights_matrix",
-    "percent_agreement",
-    "cohen_kappa",
-    "scott_pi",
-    "gwet_ac",
-    "krippendorff_alpha",
-    "contingency_table",
     "agreement_table",
+    "cohen_kappa",
+    "contingency_table",
+    "gwet_ac",
+    "join_reasons",
+    "krippendorff_alpha",
+    "percent_agreement",
+    "percentile_ci",
+    "scott_pi",
+    "weights_matrix",
 ]
 
 WeightKind = Literal["identity", "linear", "quadratic"]
@@ -184,12 +197,227 @@ def _statistics(tables: np.ndarray, values: np.ndarray, ordinal: bool) -> dict[s
         wq = weights_matrix(q, "quadratic", values)
         out["kappa_quadratic"] = cohen_kappa(tables, wq)
         out["ac2_quadratic"] = gwet_ac(tables, wq)
-        out["alpha_ordinal"] = krippendorff_alpha(tables, wq)
+        out["alpha_quadratic"] = krippendorff_alpha(tables, wq)
     return out
 
 
+def bootstrap_tables(table: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_resamples`` bootstrap Q×Q tables of a table of n units.
+
+    Resampling n units with replacement only matters through how many units land in each cell, and
+    those cell counts are ``Multinomial(n, table/n)``; one draw per resample replaces n index draws.
+
+    Example:
+        >>> boot = bootstrap_tables(np.array([[5., 1.], [2., 2.]]), 4, np.random.default_rng(0))
+        >>> boot.shape, boot.sum(axis=(1, 2)).tolist()
+        ((4, 2, 2), [10.0, 10.0, 10.0, 10.0])
+    """
+    t = np.asarray(table, dtype=float)
+    n = round(float(t.sum()))
+    draws = rng.multinomial(n, t.ravel() / n, size=n_resamples)
+    return draws.reshape(n_resamples, *t.shape).astype(float)
+
+
+def percentile_ci(boot: np.ndarray, confidence_level: float) -> tuple[float, float]:
+    """Percentile interval of the finite values of ``boot``; NaN when none is finite.
+
+    Example:
+        >>> percentile_ci(np.array([np.nan, 1.0, 2.0, 3.0]), 0.5)
+        (1.5, 2.5)
+    """
+    finite = boot[np.isfinite(boot)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    tail = (1 - confidence_level) / 2
+    lo, hi = np.quantile(finite, [tail, 1 - tail])
+    return float(lo), float(hi)
+
+
+_MULTI = ["exact", "fleiss_kappa", "krippendorff_alpha", "alpha_ordinal", "alpha_interval", "gwet_ac1"]
 _BASE = ["pa", "prevalence", "kappa", "scott_pi", "ac1", "alpha_nominal"]
-_ORDINAL = ["kappa_quadratic", "ac2_quadratic", "alpha_ordinal"]
+_ORDINAL = ["kappa_quadratic", "ac2_quadratic", "alpha_quadratic"]
+
+
+class _Criterion(NamedTuple):
+    """The cleaned ratings of one criterion: unit index, rater code and category code per rating."""
+
+    name: str
+    unit: np.ndarray
+    rater: np.ndarray
+    code: np.ndarray
+    values: np.ndarray
+    n_units: int
+    raters: list[str]
+
+    def rater_codes(self, name: str) -> np.ndarray:
+        """Per unit, the category code given by rater ``name`` (−1 where it did not rate the unit)."""
+        codes = np.full(self.n_units, -1)
+        if name in self.raters:
+            sel = self.rater == self.raters.index(name)
+            codes[self.unit[sel]] = self.code[sel]
+        return codes
+
+
+def clean_ratings(
+    ratings: pl.DataFrame, *, id_col: str, rater_col: str, criterion_col: str, score_col: str
+) -> pl.DataFrame:
+    """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings`, missing
+    scores dropped: columns ``_id, _rater, _crit, _score``."""
+    require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
+    long = clean_long_ratings(
+        ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
+    )
+    long = long.filter(pl.col("_score").is_not_null())
+    if long.height == 0:
+        raise InputSchemaError("ratings: no scores (the table is empty or every score is missing)")
+    infinite = long.filter(pl.col("_score").is_infinite())
+    if infinite.height:
+        raise InputSchemaError(
+            f"ratings: {infinite.height} score(s) are infinite, e.g. for {id_col}={infinite['_id'][0]!r}",
+            hint="scores must be finite numbers (e.g. 0/1 or 0-2)",
+        )
+    return long
+
+
+def split_criteria(long: pl.DataFrame) -> list[_Criterion]:
+    """One :class:`_Criterion` per criterion (first-appearance order); units are the criterion's ids in
+    sorted order, raters its raters in sorted order, categories its distinct scores over all raters,
+    sorted (``raters.md`` §1)."""
+    out = []
+    for (crit,), sub in long.group_by("_crit", maintain_order=True):
+        coded = sub.select(
+            (pl.col("_id").rank("dense") - 1).alias("unit"),
+            (pl.col("_rater").rank("dense") - 1).alias("rater"),
+            pl.col("_score"),
+        )
+        unit = coded["unit"].to_numpy().astype(np.int64)
+        scores = coded["_score"].to_numpy()
+        values = np.unique(scores)
+        out.append(
+            _Criterion(
+                name=str(crit),
+                unit=unit,
+                rater=coded["rater"].to_numpy().astype(np.int64),
+                code=np.searchsorted(values, scores),
+                values=values,
+                n_units=int(unit.max()) + 1 if unit.size else 0,
+                raters=sorted(sub["_rater"].unique().to_list()),
+            )
+        )
+    return out
+
+
+def _pick_pair(all_raters: list[str], raters: tuple[str, str] | None) -> tuple[tuple[str, str | None], str]:
+    """The two raters of the two-rater block and the note ``first_two_of_<k>_raters`` (or "")."""
+    if raters is not None:
+        missing = [r for r in raters if r not in all_raters]
+        if missing or len(raters) != 2 or raters[0] == raters[1]:
+            raise ConfigError(f"raters {raters!r} must be two distinct raters of {all_raters}")
+        return (raters[0], raters[1]), ""
+    if len(all_raters) < 2:
+        return (all_raters[0] if all_raters else "", None), ""
+    note = f"first_two_of_{len(all_raters)}_raters" if len(all_raters) > 2 else ""
+    return (all_raters[0], all_raters[1]), note
+
+
+def _nan_stats(cols: list[str]) -> dict[str, float]:
+    return {k: float("nan") for k in cols}
+
+
+def multirater_row(
+    crit: _Criterion, *, n_min: int, n_resamples: int, seed: int, confidence_level: float
+) -> tuple[dict[str, Any], list[str]]:
+    """The many-rater block of one criterion (``raters.md`` §2) and its reason codes."""
+    counts = unit_counts(crit.unit, crit.code, crit.n_units, crit.values.size)
+    n_raters = len(crit.raters)
+    row: dict[str, Any] = {
+        "n_units": crit.n_units,
+        "n_raters": n_raters,
+        "n_ratings": int(crit.code.size),
+        **_nan_stats(_MULTI),
+        "alpha_ci_low": float("nan"),
+        "alpha_ci_high": float("nan"),
+    }
+    if n_raters < 2:
+        return row, ["one_rater"]
+    fleiss = fleiss_kappa_modal(counts)
+    reasons = []
+    q = crit.values.size
+    if fleiss.v < n_min:
+        reasons.append("too_few")
+    else:
+        if q == 1:
+            reasons.append("constant")
+        row["exact"] = exact_agreement(counts)
+        row["fleiss_kappa"] = fleiss.kappa
+        row["krippendorff_alpha"] = krippendorff_alpha_counts(counts, crit.values, "nominal")
+        if q > 2:
+            row["alpha_ordinal"] = krippendorff_alpha_counts(counts, crit.values, "ordinal")
+            row["alpha_interval"] = krippendorff_alpha_counts(counts, crit.values, "interval")
+        row["gwet_ac1"] = gwet_ac1_counts(counts)
+        if n_resamples > 0 and q > 1:
+            row["alpha_ci_low"], row["alpha_ci_high"] = alpha_bootstrap(
+                counts, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level
+            )
+    reasons.append(fleiss.reason)
+    return row, reasons
+
+
+def two_rater_row(
+    crit: _Criterion,
+    pair: tuple[str, str | None],
+    stats_cols: list[str],
+    *,
+    n_min: int,
+    n_resamples: int,
+    seed: int,
+    confidence_level: float,
+) -> tuple[dict[str, Any], list[str]]:
+    """The two-rater block of one criterion (``statistics.md`` §3) for the raters in ``pair``."""
+    q = crit.values.size
+    ordinal = q > 2
+    a_codes = crit.rater_codes(pair[0])
+    b_codes = crit.rater_codes(pair[1]) if pair[1] is not None else np.full(crit.n_units, -1)
+    both = (a_codes >= 0) & (b_codes >= 0)
+    a, b = a_codes[both], b_codes[both]
+    n = int(a.size)
+    est = _nan_stats(stats_cols)
+    ci = {k: (float("nan"), float("nan")) for k in stats_cols}
+    reasons: list[str] = []
+    if n < n_min:
+        reasons.append("too_few")
+    else:
+        table = contingency_table(a, b, q)
+        est.update({k: float(v) for k, v in _statistics(table, crit.values, ordinal).items()})
+        if q < 2 or np.count_nonzero(table.sum(0) + table.sum(1)) < 2:
+            reasons.append("constant")
+        if n_resamples > 0:
+            boot = _statistics(bootstrap_tables(table, n_resamples, np.random.default_rng(seed)), crit.values, ordinal)
+            ci.update({k: percentile_ci(v, confidence_level) for k, v in boot.items()})
+    row: dict[str, Any] = {"n": n, **{k: est[k] for k in stats_cols}}
+    for k in stats_cols:
+        row[f"{k}_ci_low"], row[f"{k}_ci_high"] = ci[k]
+    return row, reasons
+
+
+def _schema(stats_cols: list[str]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"criterion": pl.String, "n_units": pl.Int64, "n_raters": pl.Int64, "n_ratings": pl.Int64}
+    schema.update({k: pl.Float64 for k in [*_MULTI, "alpha_ci_low", "alpha_ci_high"]})
+    schema["n"] = pl.Int64
+    schema.update({k: pl.Float64 for k in stats_cols})
+    schema.update({f"{k}_ci_{s}": pl.Float64 for k in stats_cols for s in ("low", "high")})
+    schema.update({"rater_a": pl.String, "rater_b": pl.String, "reason": pl.String})
+    return schema
+
+
+def join_reasons(codes: list[str]) -> str:
+    """Reason codes joined by ``;``, empty ones dropped and repeats kept once.
+
+    Example:
+        >>> join_reasons(["too_few", "", "too_few", "constant"])
+        'too_few;constant'
+    """
+    return ";".join(dict.fromkeys(c for c in codes if c))
 
 
 def agreement_table(
@@ -205,116 +433,52 @@ def agreement_table(
     confidence_level: float = 0.95,
     n_min: int = 10,
 ) -> pl.DataFrame:
-    """Two-rater agreement per criterion from long ratings, with bootstrap CIs over units.
+    """Agreement per criterion among any number of raters, then the two-rater block (``raters.md`` §2).
 
-    Columns: ``criterion, n, pa, prevalence, kappa, scott_pi, ac1, alpha_nominal`` and, when a
-    criterion has more than two categories, ``kappa_quadratic, ac2_quadratic, alpha_ordinal``
-    (quadratic weights on the score values; NaN for binary criteria), then ``<stat>_ci_low`` /
-    ``<stat>_ci_high`` (percentile bootstrap, ``n_resamples`` resamples of units), ``rater_a, rater_b``
-    and ``reason``. ``n`` counts units rated by both raters; ``prevalence`` is the pooled share of
-    the highest score. ``reason``: ``too_few`` (n < ``n_min``: NaN statistics), ``constant``
-    (a single category in both raters: chance-corrected values NaN), ``first_two_of_<k>_raters``.
+    Columns: ``criterion, n_units, n_raters, n_ratings, exact, fleiss_kappa, krippendorff_alpha,
+    alpha_ordinal, alpha_interval, gwet_ac1, alpha_ci_low, alpha_ci_high`` (many raters, missing
+    ratings allowed), then ``n, pa, prevalence, kappa, scott_pi, ac1, alpha_nominal`` and, when a
+    criterion has more than two categories, ``kappa_quadratic, ac2_quadratic, alpha_quadratic``
+    (quadratic weights on the score values) with their ``_ci_low``/``_ci_high`` for the raters in
+    ``raters`` (default: the first two in sorted order), ``rater_a, rater_b`` and ``reason``.
+    CIs: percentile bootstrap over units, ``n_resamples`` resamples, a fresh ``default_rng(seed)``
+    per criterion. Reasons: ``one_rater``, ``too_few`` (fewer than ``n_min`` units with two ratings),
+    ``constant``, ``fleiss_<u>_of_<v>_units_with_<m>_ratings``, ``first_two_of_<k>_raters``.
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["a", "b"] * 2,
         ...                    "criterion": ["c"] * 4, "score": [1, 1, 0, 1]})
-        >>> agreement_table(df, n_resamples=0, n_min=2)["pa"].to_list()
-        [0.5]
+        >>> out = agreement_table(df, n_resamples=0, n_min=2)
+        >>> out["exact"].to_list(), out["pa"].to_list(), out["reason"].to_list()
+        ([0.5], [0.5], ['fleiss_2_of_2_units_with_2_ratings'])
     """
-    require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
     if not 0 < confidence_level < 1:
         raise ConfigError("confidence_level must be in (0, 1)")
-    df = ratings.select([id_col, rater_col, criterion_col, score_col])
-    try:
-        df = df.with_columns(pl.col(score_col).cast(pl.Float64))
-    except pl.exceptions.PolarsError as exc:
-        raise InputSchemaError(f"ratings: column {score_col!r} is not numeric") from exc
-    df = df.filter(pl.col(score_col).is_not_null() & pl.col(score_col).is_not_nan())
-    all_raters = sorted(df[rater_col].unique().cast(pl.String).to_list())
-    if len(all_raters) < 2:
-        raise InputSchemaError(
-            f"agreement needs at least 2 raters per item; the ratings have {len(all_raters)} "
-            f"({', '.join(all_raters) or 'none'}) in column {rater_col!r}",
-            hint="use data with two ratings per exchange and criterion, or choose the rater column with --rater",
-        )
-    note = ""
-    if raters is None:
-        raters = (all_raters[0], all_raters[1])
-        if len(all_raters) > 2:
-            note = f"first_two_of_{len(all_raters)}_raters"
-    else:
-        missing = [r for r in raters if r not in all_raters]
-        if missing or len(raters) != 2 or raters[0] == raters[1]:
-            raise ConfigError(f"raters {raters!r} must be two distinct raters of {all_raters}")
-    df = df.with_columns(pl.col(rater_col).cast(pl.String)).filter(pl.col(rater_col).is_in(list(raters)))
-    dup = df.group_by([id_col, rater_col, criterion_col]).len().filter(pl.col("len") > 1)
-    if dup.height:
-        raise InputSchemaError(
-            f"ratings: {dup.height} (item, rater, criterion) combinations have more than one score",
-            hint="keep one score per item, rater and criterion",
-        )
-    wide = (
-        df.filter(pl.col(rater_col) == raters[0])
-        .select([id_col, criterion_col, pl.col(score_col).alias("__a")])
-        .join(
-            df.filter(pl.col(rater_col) == raters[1]).select([id_col, criterion_col, pl.col(score_col).alias("__b")]),
-            on=[id_col, criterion_col],
-            how="inner",
-        )
-    )
-    criteria = df[criterion_col].unique(maintain_order=True).to_list()
-    levels = {c: sorted(set(df.filter(pl.col(criterion_col) == c)[score_col].to_list())) for c in criteria}
-    any_ordinal = any(len(v) > 2 for v in levels.values())
+    long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
+    all_raters = sorted(long["_rater"].unique().to_list())
+    pair, note = _pick_pair(all_raters, raters)
+    criteria = split_criteria(long)
+    any_ordinal = any(c.values.size > 2 for c in criteria)
     stats_cols = _BASE + (_ORDINAL if any_ordinal else [])
-    rng = np.random.default_rng(seed)
-    alpha = 1 - confidence_level
-    rows: list[dict] = []
+    opts = {"n_min": n_min, "n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level}
+    rows = []
     for crit in criteria:
-        sub = wide.filter(pl.col(criterion_col) == crit)
-        vals = np.array(levels[crit])
-        q = len(vals)
-        a = np.searchsorted(vals, sub["__a"].to_numpy())
-        b = np.searchsorted(vals, sub["__b"].to_numpy())
-        n = int(a.size)
-        row: dict = {"criterion": crit, "n": n}
-        reasons = []
-        ordinal = q > 2
-        if n < n_min:
-            reasons.append("too_few")
-            est = {k: np.nan for k in stats_cols}
-            ci = {k: (np.nan, np.nan) for k in stats_cols}
-        else:
-            table = contingency_table(a, b, q)
-            est = {k: float(v) for k, v in _statistics(table, vals, ordinal).items()}
-            if q < 2 or np.count_nonzero(table.sum(0) + table.sum(1)) < 2:
-                reasons.append("constant")
-            ci = {}
-            if n_resamples > 0:
-                idx = rng.integers(0, n, size=(n_resamples, n))
-                codes = a[idx] * q + b[idx] + (np.arange(n_resamples) * q * q)[:, None]
-                tables = np.bincount(codes.ravel(), minlength=n_resamples * q * q).reshape(n_resamples, q, q).astype(float)
-                boot = _statistics(tables, vals, ordinal)
-                for k, v in boot.items():
-                    finite = v[np.isfinite(v)]
-                    if finite.size == 0:
-                        ci[k] = (np.nan, np.nan)
-                    else:
-                        lo, hi = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
-                        ci[k] = (float(lo), float(hi))
-        for k in stats_cols:
-            row[k] = est.get(k, np.nan)
-        for k in stats_cols:
-            lo, hi = ci.get(k, (np.nan, np.nan))
-            row[f"{k}_ci_low"], row[f"{k}_ci_high"] = lo, hi
-        row["rater_a"], row["rater_b"] = raters
-        if note:
-            reasons.append(note)
-        row["reason"] = ";".join(reasons)
-        rows.append(row)
-    schema = {"criterion": pl.String, "n": pl.Int64}
-    schema.update({k: pl.Float64 for k in stats_cols})
-    schema.update({f"{k}_ci_{s}": pl.Float64 for k in stats_cols for s in ("low", "high")})
-    schema.update({"rater_a": pl.String, "rater_b": pl.String, "reason": pl.String})
+        multi, reasons = multirater_row(crit, **opts)
+        two, two_reasons = two_rater_row(crit, pair, stats_cols, **opts)
+        if "one_rater" in reasons:
+            two = {**two, **_nan_stats([k for k in two if k != "n"])}
+            two_reasons = []
+        rows.append(
+            {
+                "criterion": crit.name,
+                **multi,
+                **two,
+                "rater_a": pair[0],
+                "rater_b": pair[1],
+                "reason": join_reasons([*reasons, *two_reasons, note]),
+            }
+        )
+    schema = _schema(stats_cols)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return pl.DataFrame([{**r, "criterion": str(r["criterion"])} for r in rows], schema=schema, orient="row")
+        return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")

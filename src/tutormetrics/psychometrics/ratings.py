@@ -73,6 +73,52 @@ def _first_duplicate(df: pl.DataFrame, keys: list[str]) -> dict[str, object] | N
     return dup.row(0, named=True) if dup.height else None
 
 
+def clean_long_ratings(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    source: str = "ratings",
+) -> pl.DataFrame:
+    """The one cleaner of long ratings: columns ``_id, _rater, _crit, _score`` (``_rater`` only when
+    ``rater_col`` is in the table), scores as Float64 with NaN/blank → null.
+
+    Raises :class:`InputSchemaError` on a missing column, an empty id or criterion, a non-numeric
+    score, or a repeated (id, rater, criterion) row. Null raters become ``""``.
+
+    Example:
+        >>> long = pl.DataFrame({"exchange_id": ["a", "a"], "rater": ["r1", "r2"],
+        ...                      "criterion": ["tone", "tone"], "score": ["1", "NaN"]})
+        >>> clean_long_ratings(long)["_score"].to_list()
+        [1.0, None]
+    """
+    require_columns(ratings, [id_col, criterion_col, score_col], source=source)
+    has_rater = rater_col is not None and rater_col in ratings.columns
+    _check_ids(ratings, id_col, source)
+    score = _as_float(ratings, score_col, id_col=id_col, source=source)
+    crit = ratings.get_column(criterion_col).cast(pl.String)
+    if crit.null_count():
+        raise InputSchemaError(f"{source}: {crit.null_count()} row(s) have an empty {criterion_col!r}")
+    cols: dict[str, pl.Series] = {"_id": ratings.get_column(id_col), "_crit": crit, "_score": score}
+    if has_rater:
+        assert rater_col is not None
+        cols["_rater"] = ratings.get_column(rater_col).cast(pl.String).fill_null("")
+    long = pl.DataFrame(cols)
+    keys = ["_id", "_rater", "_crit"] if has_rater else ["_id", "_crit"]
+    dup = _first_duplicate(long, keys)
+    if dup is not None:
+        names = {"_id": id_col, "_rater": rater_col, "_crit": criterion_col}
+        shown = ", ".join(f"{names[k]}={v!r}" for k, v in dup.items())
+        raise InputSchemaError(
+            f"{source}: more than one score for {shown}",
+            hint="each rater scores each criterion of an exchange once"
+            + ("" if has_rater else f"; add a rater column ({rater_col!r}) if several raters scored it"),
+        )
+    return long
+
+
 def ratings_to_targets(
     ratings: pl.DataFrame,
     *,
@@ -99,32 +145,16 @@ def ratings_to_targets(
     """
     _check_aggregate(aggregate)
     source = "ratings"
-    require_columns(ratings, [id_col, criterion_col, score_col], source=source)
     has_rater = rater_col is not None and rater_col in ratings.columns
     if aggregate == "per_rater" and not has_rater:
+        require_columns(ratings, [id_col, criterion_col, score_col], source=source)
         raise ConfigError(
             f"aggregate='per_rater' needs a rater column, but {rater_col!r} is not in the ratings",
             hint="name the rater column, or use aggregate='mean'",
         )
-    _check_ids(ratings, id_col, source)
-    score = _as_float(ratings, score_col, id_col=id_col, source=source)
-    crit = ratings.get_column(criterion_col).cast(pl.String)
-    if crit.null_count():
-        raise InputSchemaError(f"{source}: {crit.null_count()} row(s) have an empty {criterion_col!r}")
-    cols: dict[str, pl.Series] = {"_id": ratings.get_column(id_col), "_crit": crit, "_score": score}
-    if has_rater:
-        assert rater_col is not None
-        cols["_rater"] = ratings.get_column(rater_col).cast(pl.String).fill_null("")
-    long = pl.DataFrame(cols)
-    keys = ["_id", "_rater", "_crit"] if has_rater else ["_id", "_crit"]
-    dup = _first_duplicate(long, keys)
-    if dup is not None:
-        shown = ", ".join(f"{k.lstrip('_')}={v!r}" for k, v in dup.items())
-        raise InputSchemaError(
-            f"{source}: more than one score for {shown}",
-            hint="each rater scores each criterion of an exchange once"
-            + ("" if has_rater else f"; add a rater column ({rater_col!r}) if several raters scored it"),
-        )
+    long = clean_long_ratings(
+        ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col, source=source
+    )
 
     if aggregate == "per_rater":
         long = long.with_columns((pl.col("_crit") + RATER_SEP + pl.col("_rater")).alias("_target"))
@@ -328,3 +358,43 @@ def theta_to_targets(df: pl.DataFrame, *, id_col: str = "exchange_id") -> pl.Dat
 def read_theta(path: str | os.PathLike[str], *, id_col: str = "exchange_id") -> pl.DataFrame:
     """Read a theta table (CSV, Parquet, JSONL) and return its targets (see :func:`theta_to_targets`)."""
     return theta_to_targets(read_table(path), id_col=id_col)
+
+
+def rating_variables(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+) -> pl.DataFrame:
+    """Per exchange, two variables per criterion (``raters.md`` §4), criteria in first-appearance order:
+
+    * ``<criterion>_score`` = the mean score over the exchange's raters;
+    * ``<criterion>_endorsed`` = the share of its ratings at the criterion's top category (the
+      highest score observed for the criterion in the file).
+
+    Columns: ``id_col`` (as text), then the variables; null where an exchange has no rating.
+
+    Example:
+        >>> long = pl.DataFrame({"exchange_id": ["a", "a", "b"], "rater": ["r1", "r2", "r1"],
+        ...                      "criterion": ["tone"] * 3, "score": [2, 1, 0]})
+        >>> rating_variables(long).rows()
+        [('a', 1.5, 0.5), ('b', 0.0, 0.0)]
+    """
+    long = clean_long_ratings(
+        ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
+    ).filter(pl.col("_score").is_not_null())
+    long = long.with_columns(pl.col("_id").cast(pl.String), (pl.col("_score") == pl.col("_score").max().over("_crit")).alias("_top"))
+    criteria = long.get_column("_crit").unique(maintain_order=True).to_list()
+    per_cell = long.group_by(["_id", "_crit"], maintain_order=True).agg(
+        pl.col("_score").mean().alias("score"), pl.col("_top").cast(pl.Float64).mean().alias("endorsed")
+    )
+    ids = long.select(pl.col("_id").unique(maintain_order=True))
+    out = ids
+    for crit in criteria:
+        cell = per_cell.filter(pl.col("_crit") == crit).select(
+            "_id", pl.col("score").alias(f"{crit}_score"), pl.col("endorsed").alias(f"{crit}_endorsed")
+        )
+        out = out.join(cell, on="_id", how="left", maintain_order="left")
+    return out.rename({"_id": id_col})

@@ -216,22 +216,136 @@ def sign_test(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray |
     return {"n_pos": n_pos, "n_neg": n_neg, "p": float(stats.binomtest(n_pos, n_pos + n_neg).pvalue), "reason": ""}
 
 
-_COLUMNS = [
-    "metric",
-    "group_a",
-    "group_b",
-    "n",
-    "n_nonzero",
-    "t_plus",
-    "p",
-    "p_adj",
-    "adjust",
-    "r_rb",
-    "ci_low",
-    "ci_high",
-    "stars",
-    "reason",
-]
+_SCHEMA: dict[str, Any] = {
+    "metric": pl.String,
+    "group_a": pl.String,
+    "group_b": pl.String,
+    "n": pl.Int64,
+    "n_nonzero": pl.Int64,
+    "t_plus": pl.Float64,
+    "p": pl.Float64,
+    "p_adj": pl.Float64,
+    "adjust": pl.String,
+    "r_rb": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "stars": pl.String,
+    "reason": pl.String,
+    "p_method": pl.String,
+    "test": pl.String,
+    "k": pl.Int64,
+    "chi2": pl.Float64,
+    "kendall_w": pl.Float64,
+    "violation": pl.Boolean,
+}
+
+
+def _resolve_groups(df: pl.DataFrame, group_col: str, groups: Sequence[Any] | None) -> list[Any]:
+    """The groups to compare: all levels (sorted) or the requested ones, matched as values or text."""
+    present = df[group_col].drop_nulls().unique().sort().to_list()
+    if groups is None:
+        groups = present
+    else:
+        as_str = {str(g): g for g in present}
+        unknown = [g for g in groups if g not in present and str(g) not in as_str]
+        if unknown:
+            raise ConfigError(f"groups {unknown} not found in {group_col!r}", hint=f"available: {present}")
+        groups = [g if g in present else as_str[str(g)] for g in groups]
+    if len(groups) < 2:
+        raise ConfigError(f"need at least two groups in {group_col!r} to compare, got {groups}")
+    return list(groups)
+
+
+def _check_input(df: pl.DataFrame, metric_cols: Sequence[str] | None, group_col: str, block_col: str) -> list[str]:
+    """Validated metric columns (default: every numeric column but the group and block)."""
+    require_columns(df, [group_col, block_col], source="metrics", option="--group-col/--block-col")
+    if metric_cols is None:
+        metric_cols = [c for c, dt in df.schema.items() if dt.is_numeric() and c not in (group_col, block_col)]
+    metric_cols = list(metric_cols)
+    if not metric_cols:
+        raise InputSchemaError("metrics: no numeric metric column to compare", hint="name them with --metrics-cols")
+    require_columns(df, metric_cols, source="metrics", option="--metrics-cols")
+    for metric in metric_cols:
+        if not (df.schema[metric].is_numeric() or df.schema[metric] in (pl.Boolean, pl.Null)):
+            raise InputSchemaError(f"metrics: column {metric!r} is not numeric", hint="choose metric columns with --metrics-cols")
+    dup = df.group_by([block_col, group_col]).len().filter(pl.col("len") > 1)
+    if dup.height:
+        raise InputSchemaError(
+            f"metrics: {dup.height} ({block_col}, {group_col}) combinations occur more than once",
+            hint="aggregate to one row per block and group before comparing (or split them with --dimension)",
+        )
+    return metric_cols
+
+
+def _block_matrix(values: pl.DataFrame, groups: list[Any], group_col: str, block_col: str, metric: str) -> np.ndarray:
+    """Blocks × groups matrix of one metric (NaN where a block lacks a group or a value)."""
+    cols = []
+    blocks = values.select(pl.col(block_col).unique().sort())
+    for g in groups:
+        sub = values.filter(pl.col(group_col) == g).select(block_col, pl.col(metric).alias("__v"))
+        cols.append(blocks.join(sub, on=block_col, how="left")["__v"].fill_null(np.nan).to_numpy())
+    return np.column_stack(cols) if cols else np.empty((0, 0))
+
+
+def _friedman_row(matrix: np.ndarray, metric: str) -> dict[str, Any]:
+    """The Friedman row of one metric: complete blocks, χ², p, Kendall's W."""
+    res = friedman(matrix)
+    return {
+        "metric": metric, "test": "friedman", "group_a": None, "group_b": None, "n": res["n"], "k": res["k"],
+        "chi2": res["chi2"], "kendall_w": res["kendall_w"], "p": res["p"], "reason": res["reason"],
+        "n_nonzero": None, "t_plus": _NAN, "r_rb": _NAN, "ci_low": _NAN, "ci_high": _NAN, "p_method": "", "violation": None,
+    }  # fmt: skip
+
+
+def _wilcoxon_rows(matrix: np.ndarray, groups: list[Any], metric: str, *, n_min: int, **kwargs: Any) -> list[dict[str, Any]]:
+    """The k(k − 1)/2 pairwise Wilcoxon rows of one metric, with ``violation`` (CI excludes 0, n ≥ n_min)."""
+    rows = []
+    for i, j in itertools.combinations(range(len(groups)), 2):
+        res = paired_wilcoxon(matrix[:, i], matrix[:, j], n_min=n_min, **kwargs)
+        excludes_zero = bool(res["ci_low"] > 0 or res["ci_high"] < 0)  # False for NaN
+        rows.append(
+            {
+                "metric": metric, "test": "wilcoxon", "group_a": str(groups[i]), "group_b": str(groups[j]), **res,
+                "k": None, "chi2": _NAN, "kendall_w": _NAN, "violation": excludes_zero and res["n"] >= n_min,
+            }
+        )  # fmt: skip
+    return rows
+
+
+def _adjust_rows(rows: list[dict[str, Any]], adjust: AdjustMethod, family: str, metric_cols: list[str]) -> None:
+    """Fill ``p_adj``, ``adjust`` and ``stars``: Friedman rows across metrics; Wilcoxon rows over the whole
+    table (``family="all"``) or within each metric (``"metric"``)."""
+    for test in ("friedman", "wilcoxon"):
+        sel = [r for r in rows if r["test"] == test]
+        families = [sel] if family == "all" or test == "friedman" else [[r for r in sel if r["metric"] == m] for m in metric_cols]
+        for fam in families:
+            if not fam:
+                continue
+            p_adj = adjust_pvalues(np.array([r["p"] for r in fam], dtype=float), adjust)
+            for r, pa in zip(fam, p_adj):
+                r.update(p_adj=float(pa), adjust=adjust, stars=significance_stars(float(pa)))
+
+
+def _compare_one(
+    df: pl.DataFrame,
+    metric_cols: list[str],
+    groups: list[Any],
+    group_col: str,
+    block_col: str,
+    adjust: AdjustMethod,
+    family: str,
+    wilcoxon_kwargs: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """All rows of one analysis (one subset of the data)."""
+    rows: list[dict[str, Any]] = []
+    for metric in metric_cols:
+        values = df.select([block_col, group_col, pl.col(metric).cast(pl.Float64)])
+        matrix = _block_matrix(values, groups, group_col, block_col, metric)
+        if len(groups) >= 3:
+            rows.append(_friedman_row(matrix, metric))
+        rows.extend(_wilcoxon_rows(matrix, groups, metric, **wilcoxon_kwargs))
+    _adjust_rows(rows, adjust, family, metric_cols)
+    return rows
 
 
 def compare_groups(
@@ -241,6 +355,7 @@ def compare_groups(
     group_col: str,
     block_col: str,
     groups: Sequence[Any] | None = None,
+    dimensions: Sequence[str] | None = None,
     adjust: AdjustMethod = "holm",
     family: Literal["all", "metric"] = "all",
     round_to: int = 10,
@@ -249,101 +364,52 @@ def compare_groups(
     confidence_level: float = 0.95,
     seed: int = 0,
 ) -> pl.DataFrame:
-    """Pairwise paired Wilcoxon comparisons of groups, matched on ``block_col``, for each metric.
+    """Paired comparisons of groups matched on ``block_col``, for each metric (``raters.md`` §5).
 
-    For every metric and every pair (a, b) of ``groups`` (default: all levels, sorted), x = values
-    of a and y = values of b in blocks that have both. p is adjusted over the whole table
-    (``family="all"``) or within each metric (``"metric"``). Columns: ``metric, group_a, group_b, n,
-    n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low, ci_high, stars, reason`` (stars on ``p_adj``).
+    With k ≥ 3 groups each metric gets a Friedman row (``test = friedman``: complete blocks ``n``,
+    ``k``, ``chi2``, ``p``, ``kendall_w = χ²/(n(k − 1))``; p adjusted across metrics), then the
+    k(k − 1)/2 pairwise Wilcoxon rows (``test = wilcoxon``: x = group_a, y = group_b in blocks that
+    have both; p adjusted over the whole table, ``family="all"``, or within each metric). ``violation``
+    (Wilcoxon rows) = the r_rb CI excludes 0 and n ≥ ``n_min``. ``dimensions`` repeats the analysis per
+    value of each named column (leading columns ``dimension, dimension_value``; nulls skipped).
+    Columns: ``metric, group_a, group_b, n, n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low,
+    ci_high, stars, reason, p_method, test, k, chi2, kendall_w, violation`` (``k, chi2, kendall_w``
+    only with k ≥ 3 groups: with two, the table is the two-group table plus ``test`` and ``violation``).
 
     Example:
         >>> df = pl.DataFrame({"conversation_id": [1, 1, 2, 2], "tutor": ["A", "B"] * 2, "m": [1., 2., 3., 5.]})
         >>> compare_groups(df, metric_cols=["m"], group_col="tutor", block_col="conversation_id")["reason"][0]
         'too_few'
     """
-    require_columns(df, [group_col, block_col], source="metrics", option="--group-col/--block-col")
-    if metric_cols is None:
-        metric_cols = [c for c, dt in df.schema.items() if dt.is_numeric() and c not in (group_col, block_col)]
-    metric_cols = list(metric_cols)
-    if not metric_cols:
-        raise InputSchemaError("metrics: no numeric metric column to compare", hint="name them with --metrics-cols")
-    require_columns(df, metric_cols, source="metrics", option="--metrics-cols")
     if family not in ("all", "metric"):
         raise ConfigError(f"unknown family {family!r}", hint="use all or metric")
     if adjust not in ADJUST_METHODS:
         raise ConfigError(f"unknown adjustment {adjust!r}", hint="use holm, bh, by or none")
-    dup = df.group_by([block_col, group_col]).len().filter(pl.col("len") > 1)
-    if dup.height:
-        raise InputSchemaError(
-            f"metrics: {dup.height} ({block_col}, {group_col}) combinations occur more than once",
-            hint="aggregate to one row per block and group before comparing",
-        )
-    present = df[group_col].drop_nulls().unique().sort().to_list()
-    if groups is None:
-        groups = present
+    dimensions = list(dict.fromkeys(dimensions or []))
+    require_columns(df, dimensions, source="metrics", option="--dimension")
+    if not dimensions:
+        metric_cols = _check_input(df, metric_cols, group_col, block_col)
     else:
-        groups = list(groups)
-        as_str = {str(g): g for g in present}
-        unknown = [g for g in groups if g not in present and str(g) not in as_str]
-        if unknown:
-            raise ConfigError(f"groups {unknown} not found in {group_col!r}", hint=f"available: {present}")
-        groups = [g if g in present else as_str[str(g)] for g in groups]
-    if len(groups) < 2:
-        raise ConfigError(f"need at least two groups in {group_col!r} to compare, got {groups}")
-    rows: list[dict[str, Any]] = []
-    for metric in metric_cols:
-        try:
-            values = df.select([block_col, group_col, pl.col(metric).cast(pl.Float64)])
-        except pl.exceptions.PolarsError as exc:
-            raise InputSchemaError(f"metrics: column {metric!r} is not numeric") from exc
-        for a, b in itertools.combinations(groups, 2):
-            pair = (
-                values.filter(pl.col(group_col) == a)
-                .select([block_col, pl.col(metric).alias("__x")])
-                .join(
-                    values.filter(pl.col(group_col) == b).select([block_col, pl.col(metric).alias("__y")]),
-                    on=block_col,
-                    how="inner",
-                )
-            )
-            res = paired_wilcoxon(
-                pair["__x"].fill_null(np.nan).to_numpy(),
-                pair["__y"].fill_null(np.nan).to_numpy(),
-                round_to=round_to,
-                n_min=n_min,
-                n_resamples=n_resamples,
-                confidence_level=confidence_level,
-                seed=seed,
-            )
-            rows.append({"metric": metric, "group_a": str(a), "group_b": str(b), **res})
-    p = np.array([r["p"] for r in rows], dtype=float)
-    if family == "all":
-        p_adj = adjust_pvalues(p, adjust)
-    else:
-        p_adj = np.full(p.shape, np.nan)
-        metrics_arr = np.array([r["metric"] for r in rows])
-        for metric in metric_cols:
-            sel = metrics_arr == metric
-            p_adj[sel] = adjust_pvalues(p[sel], adjust)
-    for r, pa in zip(rows, p_adj):
-        r["p_adj"] = float(pa)
-        r["adjust"] = adjust
-        r["stars"] = significance_stars(float(pa))
-    schema = {
-        "metric": pl.String,
-        "group_a": pl.String,
-        "group_b": pl.String,
-        "n": pl.Int64,
-        "n_nonzero": pl.Int64,
-        "t_plus": pl.Float64,
-        "p": pl.Float64,
-        "p_adj": pl.Float64,
-        "adjust": pl.String,
-        "r_rb": pl.Float64,
-        "ci_low": pl.Float64,
-        "ci_high": pl.Float64,
-        "stars": pl.String,
-        "reason": pl.String,
-        "p_method": pl.String,
-    }
-    return pl.DataFrame([{k: r[k] for k in schema} for r in rows], schema=schema, orient="row")
+        metric_cols = _check_input(df.head(0), metric_cols, group_col, block_col)
+    groups = _resolve_groups(df, group_col, groups)
+    wilcoxon_kwargs = {"round_to": round_to, "n_min": n_min, "n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
+    args = (metric_cols, groups, group_col, block_col, adjust, family, wilcoxon_kwargs)
+    k_cols = len(groups) >= 3  # with k = 2: today's table plus test and violation only
+    if not dimensions:
+        return _frame(_compare_one(df, *args), {}, k_cols)
+    frames = []
+    for dim in dimensions:
+        levels = df.get_column(dim).cast(pl.String)
+        for level in sorted(levels.drop_nulls().unique().to_list()):
+            subset = df.filter(levels == level)
+            _check_input(subset, metric_cols, group_col, block_col)
+            frames.append(_frame(_compare_one(subset, *args), {"dimension": dim, "dimension_value": level}, k_cols))
+    return pl.concat(frames) if frames else _frame([], {"dimension": "", "dimension_value": ""}, k_cols)
+
+
+def _frame(rows: list[dict[str, Any]], lead: dict[str, str], k_cols: bool) -> pl.DataFrame:
+    """Rows as a frame: ``lead`` columns first; ``k, chi2, kendall_w`` only when Friedman rows can occur."""
+    schema = {**{k: pl.String for k in lead}, **_SCHEMA}
+    if not k_cols:
+        schema = {k: v for k, v in schema.items() if k not in ("k", "chi2", "kendall_w")}
+    return pl.DataFrame([{**lead, **{k: r.get(k) for k in _SCHEMA}} for r in rows], schema=schema, orient="row")

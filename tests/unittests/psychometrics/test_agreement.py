@@ -137,8 +137,13 @@ def _long_ratings(seed: int = 0, n: int = 80, raters: tuple[str, ...] = ("alice"
 def test_agreement_table_values_and_columns() -> None:
     ratings = _long_ratings()
     out = agreement_table(ratings, n_resamples=300, seed=1)
-    assert out.columns[:8] == ["criterion", "n", "pa", "prevalence", "kappa", "scott_pi", "ac1", "alpha_nominal"]
-    assert {"kappa_quadratic", "ac2_quadratic", "alpha_ordinal", "kappa_ci_low", "alpha_ordinal_ci_high", "reason"} <= set(out.columns)
+    assert out.columns[:12] == [
+        "criterion", "n_units", "n_raters", "n_ratings", "exact", "fleiss_kappa", "krippendorff_alpha",
+        "alpha_ordinal", "alpha_interval", "gwet_ac1", "alpha_ci_low", "alpha_ci_high",
+    ]  # fmt: skip
+    assert out.columns[12:19] == ["n", "pa", "prevalence", "kappa", "scott_pi", "ac1", "alpha_nominal"]
+    assert out.columns[-3:] == ["rater_a", "rater_b", "reason"]
+    assert {"kappa_quadratic", "ac2_quadratic", "alpha_quadratic", "kappa_ci_low", "alpha_quadratic_ci_high"} <= set(out.columns)
     assert out["criterion"].to_list() == ["binary_c", "ordinal_c"]
     assert out["n"].to_list() == [80, 80]
     # recompute the ordinal row by hand
@@ -148,13 +153,19 @@ def test_agreement_table_values_and_columns() -> None:
     t = contingency_table(a, b, 3)
     row = out.row(1, named=True)
     assert row["kappa"] == pytest.approx(float(cohen_kappa(t)), abs=1e-12)
-    assert row["alpha_ordinal"] == pytest.approx(float(krippendorff_alpha(t, weights_matrix(3, "quadratic"))), abs=1e-12)
+    assert row["alpha_quadratic"] == pytest.approx(float(krippendorff_alpha(t, weights_matrix(3, "quadratic"))), abs=1e-12)
+    # two complete raters: the many-rater block equals the two-rater one where they coincide
+    assert row["krippendorff_alpha"] == pytest.approx(row["alpha_nominal"], abs=1e-12)
+    assert row["gwet_ac1"] == pytest.approx(row["ac1"], abs=1e-12)
+    assert row["exact"] == pytest.approx(row["pa"], abs=1e-12)
+    assert row["fleiss_kappa"] == pytest.approx(row["scott_pi"], abs=1e-12)
+    assert row["alpha_interval"] == pytest.approx(row["alpha_quadratic"], abs=1e-12)
     assert row["prevalence"] == pytest.approx(((a == 2).sum() + (b == 2).sum()) / 160)
     for stat in ("pa", "kappa", "ac1", "alpha_nominal", "ac2_quadratic"):
         assert row[f"{stat}_ci_low"] <= row[stat] <= row[f"{stat}_ci_high"]
     # binary criterion: ordinal columns not applicable
     assert np.isnan(out.row(0, named=True)["kappa_quadratic"])
-    assert out["reason"].to_list() == ["", ""]
+    assert out["reason"].to_list() == ["fleiss_80_of_80_units_with_2_ratings"] * 2
     # reproducible with the seed
     assert out.equals(agreement_table(ratings, n_resamples=300, seed=1))
 
@@ -169,29 +180,34 @@ def test_agreement_table_binary_only_has_no_ordinal_columns() -> None:
 def test_agreement_reasons() -> None:
     ratings = _long_ratings(n=8)
     out = agreement_table(ratings, n_resamples=50)
-    assert out["reason"].to_list() == ["too_few", "too_few"]
+    assert out["reason"].to_list() == ["too_few;fleiss_8_of_8_units_with_2_ratings"] * 2
     assert out["kappa"].is_nan().all()
     const = _long_ratings(n=20).with_columns(pl.lit(1.0).alias("score"))
     out = agreement_table(const, n_resamples=50)
-    assert out["reason"][0] == "constant"
+    assert out["reason"][0] == "constant;fleiss_20_of_20_units_with_2_ratings"
     assert out["pa"][0] == 1.0 and np.isnan(out["kappa"][0])
+    assert out["exact"][0] == 1.0 and np.isnan(out["krippendorff_alpha"][0]) and np.isnan(out["gwet_ac1"][0])
 
 
 def test_agreement_more_than_two_raters() -> None:
     ratings = _long_ratings(raters=("carol", "alice", "bob"))
     out = agreement_table(ratings, n_resamples=0)
     assert out["rater_a"][0] == "alice" and out["rater_b"][0] == "bob"
-    assert out["reason"][0] == "first_two_of_3_raters"
+    assert out["reason"][0] == "fleiss_80_of_80_units_with_3_ratings;first_two_of_3_raters"
+    assert out["n_raters"][0] == 3 and out["n_ratings"][0] == 240
     out = agreement_table(ratings, n_resamples=0, raters=("bob", "carol"))
-    assert out["reason"][0] == ""
+    assert out["reason"][0] == "fleiss_80_of_80_units_with_3_ratings"
     with pytest.raises(ConfigError):
         agreement_table(ratings, raters=("bob", "dave"))
 
 
 def test_agreement_input_errors() -> None:
     ratings = _long_ratings()
-    with pytest.raises(InputSchemaError, match="at least 2 raters"):
-        agreement_table(ratings.filter(pl.col("rater") == "alice"))
+    one = agreement_table(ratings.filter(pl.col("rater") == "alice"), n_resamples=20)
+    assert one["reason"].to_list() == ["one_rater", "one_rater"]
+    assert one["n_raters"].to_list() == [1, 1] and one["n_units"].to_list() == [80, 80]
+    numeric = [c for c, dt in one.schema.items() if dt == pl.Float64]
+    assert all(one[c].is_nan().all() for c in numeric)
     with pytest.raises(InputSchemaError, match="more than one score"):
         agreement_table(pl.concat([ratings, ratings.head(1)]))
     with pytest.raises(InputSchemaError, match="missing column"):

@@ -131,11 +131,24 @@ def test_friedman_follow_up_with_holm() -> None:
             "m": FRIEDMAN.ravel(),
         }
     )
-    out = compare_groups(df, metric_cols=["m"], group_col="cond", block_col="block", n_min=10, n_resamples=999)
-    assert out.columns[:14] == [
+    table = compare_groups(df, metric_cols=["m"], group_col="cond", block_col="block", n_min=10, n_resamples=999)
+    assert table.columns == [
         "metric", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
-        "adjust", "r_rb", "ci_low", "ci_high", "stars", "reason",
+        "adjust", "r_rb", "ci_low", "ci_high", "stars", "reason", "p_method",
+        "test", "k", "chi2", "kendall_w", "violation",
     ]  # fmt: skip
+    assert table["test"].to_list() == ["friedman", "wilcoxon", "wilcoxon", "wilcoxon"]
+    fr = table.row(0, named=True)
+    assert (fr["n"], fr["k"], fr["group_a"], fr["group_b"], fr["violation"]) == (10, 3, None, None, None)
+    assert fr["chi2"] == pytest.approx(12.8) and fr["kendall_w"] == pytest.approx(0.64)
+    assert fr["p"] == pytest.approx(0.0016616, abs=5e-8) and fr["p_adj"] == fr["p"] and fr["stars"] == "**"
+    out = table.filter(pl.col("test") == "wilcoxon")
+    assert out["k"].is_null().all() and out["chi2"].is_nan().all()
+    # every r_rb CI excludes 0 and n = 10 >= n_min = 10: three violations; with the default 15 pairs, none
+    assert out["violation"].to_list() == [True, True, True]
+    default = compare_groups(df, metric_cols=["m"], group_col="cond", block_col="block", n_resamples=99)
+    assert default["violation"].to_list() == [None, False, False, False]
+    assert default["reason"].to_list() == ["", "too_few", "too_few", "too_few"]
     assert list(zip(out["group_a"], out["group_b"])) == [("c1", "c2"), ("c1", "c3"), ("c2", "c3")]
     np.testing.assert_allclose(out["p"], [0.02734375, 0.001953125, 0.02734375], atol=1e-12)
     np.testing.assert_allclose(out["p_adj"], [0.0546875, 0.005859375, 0.0546875], atol=1e-12)
@@ -160,6 +173,9 @@ def test_compare_groups_matching_and_options() -> None:
     )
     out = compare_groups(df, group_col="tutor", block_col="conversation_id", groups=["A", "B"], n_resamples=0)
     assert out["metric"].to_list() == ["len", "other"]
+    # k = 2: the two-group table plus test and violation, no Friedman columns
+    assert out.columns[-3:] == ["p_method", "test", "violation"] and "chi2" not in out.columns
+    assert out["test"].to_list() == ["wilcoxon"] * 2
     assert out.row(0, named=True)["r_rb"] == 1.0 and out.row(0, named=True)["n"] == n
     # shuffling rows does not change the matched pairs
     shuffled = compare_groups(
@@ -174,8 +190,11 @@ def test_compare_groups_matching_and_options() -> None:
     )  # fmt: skip
     assert partial["n"][0] == n - 1
     fam = compare_groups(df, group_col="tutor", block_col="conversation_id", n_resamples=0, family="metric", adjust="bh")
-    assert fam.height == 6 and set(fam["adjust"]) == {"bh"}
-    np.testing.assert_allclose(fam["p_adj"][:3], stats.false_discovery_control(fam["p"][:3].to_numpy()))
+    assert fam.height == 8 and set(fam["adjust"]) == {"bh"}
+    wil = fam.filter(pl.col("test") == "wilcoxon")
+    np.testing.assert_allclose(wil["p_adj"][:3], stats.false_discovery_control(wil["p"][:3].to_numpy()))
+    fried = fam.filter(pl.col("test") == "friedman")
+    np.testing.assert_allclose(fried["p_adj"], stats.false_discovery_control(fried["p"].to_numpy()))
     with pytest.raises(InputSchemaError, match="more than once"):
         compare_groups(pl.concat([df, df.head(1)]), group_col="tutor", block_col="conversation_id")
     with pytest.raises(ConfigError):
@@ -211,3 +230,23 @@ def test_small_tied_data_exact_enumeration_matches_scipy_auto() -> None:
     res = paired_wilcoxon(d, np.zeros(10), n_min=10, n_resamples=0)
     assert res["p_method"] == "permutation_exact"
     assert res["p"] == pytest.approx(stats.wilcoxon(d).pvalue, abs=1e-12)
+
+
+def test_dimension_runs_the_analysis_per_value() -> None:
+    rng = np.random.default_rng(8)
+    n = 20
+    rows = []
+    for dim_value, shift in (("female", 1.0), ("male", 0.0)):
+        base = rng.normal(0, 1, n)
+        for g, delta in (("A", shift), ("B", 0.0), ("C", 0.0)):
+            for b in range(n):
+                rows.append((f"{dim_value}-{b}", g, dim_value, base[b] + delta + rng.normal(0, 0.05)))
+    df = pl.DataFrame(rows, schema=["block", "tutor", "gender", "m"], orient="row")
+    out = compare_groups(df, group_col="tutor", block_col="block", dimensions=["gender"], n_resamples=199)
+    assert out.columns[:2] == ["dimension", "dimension_value"]
+    assert out["dimension_value"].to_list() == ["female"] * 4 + ["male"] * 4
+    female = compare_groups(df.filter(pl.col("gender") == "female"), metric_cols=["m"], group_col="tutor", block_col="block", n_resamples=199)
+    assert out.head(4).drop("dimension", "dimension_value").equals(female)
+    assert female.filter(pl.col("group_a") == "A")["violation"].to_list() == [True, True]
+    with pytest.raises(InputSchemaError, match="missing column"):
+        compare_groups(df, group_col="tutor", block_col="block", dimensions=["age"])

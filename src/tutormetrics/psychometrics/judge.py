@@ -1,0 +1,232 @@
+"""An LLM judge validated against human raters (``raters.md`` §3).
+
+One rater of the long ratings is the judge; every other rater is a human. Per criterion, the judge is
+compared with each human (sorted) and with the human **majority**: the unique most frequent score
+among a unit's human ratings (a tie for the top count has no majority; such units are left out and
+counted as ``majority_ties_<k>``). On the n units both rated (y = reference, ŷ = judge):
+
+* ``accuracy`` = mean(ŷ = y);
+* ``macro_f1`` = mean over the labels present in y or ŷ of ``2TP/(2TP + FP + FN)``;
+* ``macro_f1_lenient`` = the same after merging the middle level with the top on a 3-level scale
+  (BEA 2025 lenient); = ``macro_f1`` with ≤ 2 levels; NaN with more than 3;
+* ``cohen_kappa`` (unweighted), ``krippendorff_alpha`` (nominal) and ``gwet_ac1`` (with the
+  criterion's Q categories) from the Q×Q table, and a percentile bootstrap CI of κ over units.
+
+Example:
+    >>> t = np.array([[3, 1, 0], [0, 2, 1], [0, 1, 2]])
+    >>> round(macro_f1(t), 4), round(macro_f1(lenient_table(t)), 4)
+    (0.6984, 0.8901)
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+import polars as pl
+
+from tutormetrics.errors import InputSchemaError
+from tutormetrics.psychometrics.agreement import (
+    bootstrap_tables,
+    clean_ratings,
+    cohen_kappa,
+    contingency_table,
+    gwet_ac,
+    join_reasons,
+    krippendorff_alpha,
+    percentile_ci,
+    split_criteria,
+)
+from tutormetrics.psychometrics.multirater import unit_counts
+
+__all__ = ["MAJORITY", "JudgeResult", "judge_table", "lenient_table", "macro_f1", "majority_codes"]
+
+#: Name of the human-majority reference.
+MAJORITY = "majority"
+
+_METRICS = ["accuracy", "macro_f1", "macro_f1_lenient", "cohen_kappa", "krippendorff_alpha", "gwet_ac1"]
+_COLUMNS = ["criterion", "judge", "reference", "n", *_METRICS, "kappa_ci_low", "kappa_ci_high", "reason"]
+
+
+def macro_f1(table: np.ndarray) -> float:
+    """Macro-F1 from a confusion table (rows y, columns ŷ) over the labels present in y or ŷ.
+
+    ``F1_k = 2TP_k/(2TP_k + FP_k + FN_k)``; equals scikit-learn's ``f1_score(y, ŷ, average="macro")``.
+
+    Example:
+        >>> macro_f1(np.array([[2, 0], [1, 1]]))
+        0.7333333333333334
+    """
+    t = np.asarray(table, dtype=float)
+    tp = np.diag(t)
+    rows, cols = t.sum(1), t.sum(0)
+    present = (rows + cols) > 0
+    if not present.any():
+        return float("nan")
+    f1 = 2 * tp[present] / (rows[present] + cols[present])
+    return float(f1.mean())
+
+
+def lenient_table(table: np.ndarray) -> np.ndarray | None:
+    """Merge the middle level with the top of a 3-level table (0 vs {1, 2}); unchanged with ≤ 2 levels;
+    ``None`` with more than 3.
+
+    Example:
+        >>> lenient_table(np.arange(9).reshape(3, 3)).tolist()
+        [[0, 3], [9, 24]]
+    """
+    t = np.asarray(table)
+    q = t.shape[0]
+    if q <= 2:
+        return t
+    if q > 3:
+        return None
+    merge = np.array([[1, 0], [0, 1], [0, 1]])
+    return merge.T @ t @ merge
+
+
+def majority_codes(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit: the unique most frequent category (−1 when tied or unrated) and a tie flag.
+
+    Example:
+        >>> majority_codes(np.array([[2, 1, 0], [1, 1, 1], [0, 0, 0], [0, 1, 0]]))[0].tolist()
+        [0, -1, -1, 1]
+    """
+    c = np.asarray(counts)
+    top = c.max(1)
+    rated = top > 0
+    tied = rated & ((c == top[:, None]).sum(1) > 1)
+    codes = np.where(rated & ~tied, c.argmax(1), -1)
+    return codes, tied
+
+
+class JudgeResult(NamedTuple):
+    """The judge table (one row per criterion × reference), the confusion counts and notes for people."""
+
+    table: pl.DataFrame
+    confusion: pl.DataFrame
+    notes: list[str]
+
+
+def _row_metrics(table: np.ndarray, *, n_resamples: int, seed: int, confidence_level: float) -> dict[str, float]:
+    """Agreement of ŷ (columns) with y (rows) on one confusion table, with the bootstrap CI of κ."""
+    lenient = lenient_table(table)
+    out = {
+        "accuracy": float(np.trace(table) / table.sum()),
+        "macro_f1": macro_f1(table),
+        "macro_f1_lenient": float("nan") if lenient is None else macro_f1(lenient),
+        "cohen_kappa": float(cohen_kappa(table)),
+        "krippendorff_alpha": float(krippendorff_alpha(table)),
+        "gwet_ac1": float(gwet_ac(table)),
+        "kappa_ci_low": float("nan"),
+        "kappa_ci_high": float("nan"),
+    }
+    if n_resamples > 0:
+        boot = cohen_kappa(bootstrap_tables(table, n_resamples, np.random.default_rng(seed)))
+        out["kappa_ci_low"], out["kappa_ci_high"] = percentile_ci(boot, confidence_level)
+    return out
+
+
+def _reference_row(
+    y_codes: np.ndarray, judge_codes: np.ndarray, q: int, *, n_min: int, **boot: Any
+) -> tuple[dict[str, Any], np.ndarray, list[str]]:
+    """One row's metrics, its Q×Q confusion table (rows: reference) and reason codes."""
+    both = (y_codes >= 0) & (judge_codes >= 0)
+    y, yhat = y_codes[both], judge_codes[both]
+    table = contingency_table(y, yhat, q)
+    row: dict[str, Any] = {"n": int(y.size), **{k: float("nan") for k in [*_METRICS, "kappa_ci_low", "kappa_ci_high"]}}
+    if y.size < n_min:
+        return row, table, ["too_few"]
+    row.update(_row_metrics(table, **boot))
+    p = table / table.sum()
+    p_e = float((p.sum(1) * p.sum(0)).sum())
+    return row, table, (["constant"] if np.isclose(p_e, 1.0) else [])
+
+
+def _check_raters(all_raters: list[str], judge: str) -> list[str]:
+    """The human raters (sorted); errors for an unknown judge, no human, or a human named ``majority``."""
+    if judge not in all_raters:
+        lower = {r.lower(): r for r in all_raters}
+        close = [lower[c] for c in difflib.get_close_matches(judge.lower(), list(lower), n=3, cutoff=0.5)]
+        hint = f"did you mean {', '.join(close)}?" if close else f"raters in the file: {', '.join(all_raters[:10])}"
+        raise InputSchemaError(f"ratings: the judge {judge!r} is not a rater in the file", hint=hint)
+    humans = [r for r in all_raters if r != judge]
+    if not humans:
+        raise InputSchemaError(
+            f"ratings: the judge {judge!r} is the only rater; there is no human rater to compare with",
+            hint="add the human ratings (same exchange_id and criterion) to the file",
+        )
+    if MAJORITY in humans:
+        raise InputSchemaError(
+            f"ratings: a human rater is named {MAJORITY!r}, the name of the human-majority reference",
+            hint=f"rename that rater (e.g. {MAJORITY}_rater) before running agree --judge",
+        )
+    return humans
+
+
+def judge_table(
+    ratings: pl.DataFrame,
+    judge: str,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    n_resamples: int = 2000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    n_min: int = 10,
+) -> JudgeResult:
+    """The judge ``judge`` against each human rater and the human majority, per criterion.
+
+    Table columns: ``criterion, judge, reference, n, accuracy, macro_f1, macro_f1_lenient,
+    cohen_kappa, krippendorff_alpha, gwet_ac1, kappa_ci_low, kappa_ci_high, reason`` (reasons
+    ``too_few``, ``constant``, ``majority_ties_<k>``). Confusion columns: ``criterion, reference,
+    reference_score, judge_score, count`` (every Q×Q cell). Categories are the criterion's distinct
+    scores over all raters, judge included; a score only the judge uses is reported in ``notes``.
+
+    Example:
+        >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["h", "llm"] * 2,
+        ...                    "criterion": ["c"] * 4, "score": [1, 1, 0, 1]})
+        >>> judge_table(df, "llm", n_min=2, n_resamples=0).table["accuracy"].to_list()
+        [0.5, 0.5]
+    """
+    long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
+    humans = _check_raters(sorted(long["_rater"].unique().to_list()), judge)
+    boot = {"n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level}
+    rows: list[dict[str, Any]] = []
+    cells: list[tuple[str, str, float, float, int]] = []
+    notes: list[str] = []
+    for crit in split_criteria(long):
+        q = crit.values.size
+        by_rater = {name: crit.rater_codes(name) for name in [judge, *humans]}
+        human_sel = crit.rater != crit.raters.index(judge) if judge in crit.raters else np.ones(crit.rater.size, bool)
+        counts = unit_counts(crit.unit[human_sel], crit.code[human_sel], crit.n_units, q)
+        judge_only = [v for k, v in enumerate(crit.values) if counts[:, k].sum() == 0 and (by_rater[judge] == k).any()]
+        if judge_only:
+            notes.append(f"{crit.name}: the judge uses score(s) {', '.join(f'{v:g}' for v in judge_only)} that no human used")
+        maj, tied = majority_codes(counts)
+        refs = [(h, by_rater[h], []) for h in humans]
+        n_ties = int((tied & (by_rater[judge] >= 0)).sum())
+        refs.append((MAJORITY, maj, [f"majority_ties_{n_ties}"] if n_ties else []))
+        for ref, y_codes, extra in refs:
+            row, table, reasons = _reference_row(y_codes, by_rater[judge], q, n_min=n_min, **boot)
+            rows.append({"criterion": crit.name, "judge": judge, "reference": ref, **row, "reason": join_reasons([*reasons, *extra])})
+            cells.extend(
+                (crit.name, ref, float(crit.values[i]), float(crit.values[j]), int(table[i, j]))
+                for i in range(q)
+                for j in range(q)
+            )
+    schema = {c: pl.Float64 for c in _COLUMNS}
+    schema.update({"criterion": pl.String, "judge": pl.String, "reference": pl.String, "n": pl.Int64, "reason": pl.String})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = pl.DataFrame([{k: r[k] for k in _COLUMNS} for r in rows], schema=schema, orient="row")
+    confusion = pl.DataFrame(
+        cells,
+        schema={"criterion": pl.String, "reference": pl.String, "reference_score": pl.Float64, "judge_score": pl.Float64, "count": pl.Int64},
+        orient="row",
+    )
+    return JudgeResult(table, confusion, notes)

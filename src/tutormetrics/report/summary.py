@@ -1,0 +1,88 @@
+"""``summarize``: per-group tables of metrics and, optionally, rubric ratings (``raters.md`` §4).
+
+Variables are every integer/float column of the metrics table except the id and the group column, in
+file order; with ratings, ``<criterion>_score`` and ``<criterion>_endorsed`` per criterion follow (the
+exchange is the unit). Statistics per group × variable come from :mod:`tutormetrics.stats.summary`.
+
+Example:
+    >>> m = pl.DataFrame({"exchange_id": ["a", "b", "c"], "tutor": ["T", "T", "U"], "words": [3, 5, 4]})
+    >>> r = pl.DataFrame({"exchange_id": ["a", "b", "z"], "rater": ["h"] * 3, "criterion": ["tone"] * 3,
+    ...                   "score": [1, 0, 1]})
+    >>> res = summarize(m, r, group_col="tutor", n_resamples=0)
+    >>> res.table.filter(pl.col("group") == "T")["mean"].to_list(), res.notes
+    ([4.0, 0.5, 0.5], ['ratings: 1 id(s) not in the metrics were ignored'])
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import polars as pl
+
+from tutormetrics.errors import InputSchemaError
+from tutormetrics.io import require_columns
+from tutormetrics.psychometrics.ratings import rating_variables
+from tutormetrics.stats.summary import numeric_variables, summarize_groups
+
+__all__ = ["SummaryResult", "summarize"]
+
+
+class SummaryResult(NamedTuple):
+    """The long summary table and notes for people (dropped rows, ignored ratings)."""
+
+    table: pl.DataFrame
+    notes: list[str]
+
+
+def _join_ratings(
+    metrics: pl.DataFrame, ratings: pl.DataFrame, id_col: str, columns: dict[str, str]
+) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """Metrics with the rating variables joined on the id (as text); the new variable names; notes."""
+    require_columns(metrics, [id_col], source="metrics", option="--id")
+    wide = rating_variables(ratings, id_col=id_col, **columns).rename({id_col: "__rid"})
+    new = [c for c in wide.columns if c != "__rid"]
+    clash = [c for c in new if c in metrics.columns]
+    if clash:
+        raise InputSchemaError(
+            f"metrics already have column(s) {', '.join(clash)}, which the ratings would add",
+            hint="rename those metric columns or the criteria",
+        )
+    ids = metrics.get_column(id_col).cast(pl.String)
+    unknown = wide.filter(~pl.col("__rid").is_in(ids.drop_nulls().implode())).height
+    notes = [f"ratings: {unknown} id(s) not in the metrics were ignored"] if unknown else []
+    joined = metrics.with_columns(ids.alias("__rid")).join(wide, on="__rid", how="left", maintain_order="left")
+    return joined.drop("__rid"), new, notes
+
+
+def summarize(
+    metrics: pl.DataFrame,
+    ratings: pl.DataFrame | None = None,
+    *,
+    group_col: str,
+    id_col: str = "exchange_id",
+    rater_col: str = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    n_resamples: int = 2000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> SummaryResult:
+    """One row per group × variable: ``group, variable, n, mean, sd, median, ci_low, ci_high``."""
+    require_columns(metrics, [group_col], source="metrics", option="--group-col")
+    variables = numeric_variables(metrics, [id_col, group_col])
+    notes: list[str] = []
+    if ratings is not None:
+        columns = {"rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+        metrics, rated, notes = _join_ratings(metrics, ratings, id_col, columns)
+        variables += rated
+    if not variables:
+        raise InputSchemaError(
+            f"metrics: no numeric column to summarise besides {id_col!r} and {group_col!r}",
+            hint="pass a metrics table from `tutormetrics score`, or add --ratings",
+        )
+    table, dropped = summarize_groups(
+        metrics, group_col=group_col, variables=variables, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level
+    )
+    if dropped:
+        notes.insert(0, f"metrics: {dropped} row(s) with a missing {group_col!r} were dropped")
+    return SummaryResult(table, notes)
