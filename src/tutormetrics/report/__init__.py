@@ -1,0 +1,38 @@
+"""The self-contained HTML report of a study: one file, no network, every user text shown as text.
+
+>>> from tutormetrics.report import build_report, write_report  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tutormetrics.report.collect import collect_study
+from tutormetrics.report.html import render_html
+
+__all__ = ["build_report", "collect_study", "render_html", "write_report"]
+
+
+def build_report(outdir: str | Path, *, exchanges: str | Path | None = None) -> str:
+    """The report page (HTML text) for a study output folder."""
+    data = collect_study(Path(outdir), exchanges=Path(exchanges) if exchanges else None)
+    return render_html(data)
+
+
+def write_report(outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None) -> Path:
+    """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path."""
+    import os
+    import tempfile
+
+    target = Path(output) if output is not None else Path(outdir) / "report.html"
+    page = build_report(outdir, exchanges=exchanges)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf8", newline="\n") as fh:
+            fh.write(page)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
