@@ -143,6 +143,9 @@ def run_pipeline(
     )
     (outdir / "run.json").write_text(json.dumps(summary, indent=2, default=str))
     log(summarize_correlations(result.table, top=5))
+    from tutormetrics.report import write_report
+
+    log(f"report: {write_report(outdir)}")
     return summary
 
 

@@ -227,10 +227,16 @@ def _exchanges(metrics: pl.DataFrame, id_col: str, metric_order: list[str]) -> d
     fields = [c for c in metrics.columns if c != id_col and c not in numeric]
     return {
         "ids": ids,
-        "fields": {c: [None if v is None else str(v) for v in metrics.get_column(c).to_list()] for c in fields},
+        "fields": {c: [_text(v) for v in metrics.get_column(c).to_list()] for c in fields},
         "values": {c: [compact(v) for v in metrics.get_column(c).cast(pl.Float64).to_list()] for c in numeric},
         "families": {c: ("diagnostic" if c.endswith(_DIAGNOSTIC_SUFFIXES) else metric_family(c)) for c in numeric},
     }
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def collect_study(outdir: Path, *, exchanges: Path | None = None) -> dict[str, Any]:

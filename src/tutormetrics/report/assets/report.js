@@ -372,7 +372,7 @@
       if (!metrics.length) { fig.appendChild(el("p", { cls: "na", text: "No cells match the filter." })); return; }
       var cw = 64, ch = 22, famW = 96;
       var labW = Math.min(240, 12 + 7.2 * Math.max.apply(null, metrics.map(function (m) { return m.length; })));
-      var headH = Math.min(170, 16 + 6.4 * Math.max.apply(null, targets.map(function (t) { return t.length; })));
+      var headH = Math.min(170, 14 + 5.2 * Math.max.apply(null, targets.map(function (t) { return t.length; })));
       var W = famW + labW + targets.length * cw + 10, H = headH + metrics.length * ch + 10;
       var g = sv("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "grid", "aria-label": "Spearman correlations, " + metrics.length + " metrics by " + targets.length + " targets" });
       add(g, sv("defs", null, sv("pattern", { id: "hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
@@ -441,7 +441,7 @@
       var lg = sv("svg", { width: 300, height: 34, role: "img", "aria-label": "colour scale from −" + vmax + " to +" + vmax });
       for (var k = 0; k < 60; k++) add(lg, sv("rect", { x: 10 + k * 4, y: 2, width: 4, height: 12, fill: rgb(colour(-vmax + (2 * vmax) * (k + 0.5) / 60, vmax)) }));
       [-vmax, 0, vmax].forEach(function (v, k) { add(lg, sv("text", { x: 10 + k * 120, y: 28, "text-anchor": "middle", "font-size": 11, fill: "#4b5563", text: fmtR(v) })); });
-      add(legend, [lg, el("span", { text: " ρ: blue negative, red positive; the value is printed in every cell. Hatched cells are undefined (" +
+      add(legend, [el("div", null, lg), el("span", { text: "ρ: blue negative, red positive; the value is printed in every cell. Hatched cells are undefined (" +
         "too_few: fewer complete pairs than n_min; constant: no variation). Table: " + c.file + (c.control ? ", controlled for " + c.control : "") + "." })]);
     }
     draw();
@@ -501,10 +501,10 @@
       s.appendChild(forest(rows.map(function (r) { return { label: F.facet(r) + ": " + F.level(r), series: [{ est: F.est(r), lo: F.lo(r), hi: F.hi(r) }] }; }), ["estimate"],
         { title: "facet estimates with intervals", axis: "logits (criterion: difficulty b; rater: severity s)" }));
       if (th && th.length) { s.appendChild(el("h3", { text: "Wright map" })); s.appendChild(wright(th, rows, F)); }
+      s.appendChild(el("h3", { text: "Facet table" }));
       if (base.length) {
         var ref = getter(facets, "reference")(base[0]);
-        s.appendChild(el("h3", { text: "Baseline probabilities" }));
-        if (ref) s.appendChild(el("p", { cls: "lead", text: "Reference point: " + ref }));
+        s.appendChild(el("p", { cls: "lead", text: "Rows baseline_probability give each criterion's probability of endorsement at the reference point" + (ref ? " (" + ref + ")." : ".") }));
       }
       s.appendChild(dataTable(facets, { caption: "facets" }));
     }
@@ -633,7 +633,7 @@
     var n = EX.ids.length, hasText = !!EX.texts;
     var s = section("exchanges", "Every exchange", "One row per exchange. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its prompt, response, ratings, θ and every metric value.");
     var vals = EX.values || {}, fields = EX.fields || {};
-    var fieldNames = Object.keys(fields).filter(function (f) { return fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);
+    var fieldNames = Object.keys(fields).filter(function (f) { return !/_(empty|windows|truncated)$/.test(f) && fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);
     var metricNames = Object.keys(vals).filter(function (m) { return EX.families[m] !== "diagnostic"; });
     var search = el("input", { type: "search", id: "dd-search", placeholder: "Search…", "aria-controls": "dd-table", autocomplete: "off" });
     var pick = el("select", { id: "dd-metric" }, metricNames.map(function (m) { return el("option", { value: m, text: m }); }));
@@ -651,7 +651,7 @@
     var ratingNames = Object.keys(EX.ratings || {});
     var cols = [{ label: "exchange", key: function (i) { return EX.ids[i]; }, show: function (i) { return EX.ids[i]; } }];
     fieldNames.forEach(function (f) { cols.push({ label: f, key: function (i) { return fields[f][i]; }, show: function (i) { return fmt(fields[f][i]); } }); });
-    if (hasText) cols.push({ label: "response", key: function (i) { return text(EX.response[i]); }, show: function (i) { return text(EX.response[i]).slice(0, 160); }, cls: "prev" });
+    if (hasText) cols.push({ label: "response", key: function (i) { return text(EX.response[i]); }, show: function (i) { return text(EX.response[i]).slice(0, 120); }, cls: "prev" });
     if (vals.resp_words) cols.push({ label: "words", num: true, key: function (i) { return vals.resp_words[i]; }, show: function (i) { return fmt(vals.resp_words[i]); } });
     if (thetaV) cols.push({ label: "θ", num: true, key: function (i) { return thetaV[i]; }, show: function (i) { return fmt(thetaV[i], 2); } });
     var metricCol = { label: "metric", num: true, dyn: true, key: function (i) { var v = vals[pick.value]; return v ? v[i] : null; }, show: function (i) { var v = vals[pick.value]; return v ? fmt(v[i]) : "—"; } };

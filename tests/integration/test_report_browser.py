@@ -1,0 +1,149 @@
+"""The HTML report in a real browser (headless Chromium over the DevTools protocol; skipped without Chromium).
+
+Real MRBench rows the other tests do not use (a seeded sample of conversations), with hostile strings salted
+into replies, a prompt, an id and a tutor name; the bundled example when ../shared is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cdp_chromium import Chromium, find_chromium
+from report_study import HOSTILE, HOSTILE_ID, HOSTILE_TUTOR, MARKER, build_study, salt
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install -y chromium)")
+ROOT = Path(__file__).resolve().parents[2]
+MRBENCH = ROOT.parent / "shared" / "data" / "mrbench"
+
+
+def _inputs() -> tuple[pl.DataFrame, pl.DataFrame]:
+    if (MRBENCH / "exchanges.csv").exists():
+        ex = pl.read_csv(MRBENCH / "exchanges.csv")
+        convs = ex["conversation_id"].unique().sort().sample(24, seed=1717)
+        ex = ex.filter(pl.col("conversation_id").is_in(convs.implode()))
+        ratings = pl.read_csv(MRBENCH / "ratings.csv").select("exchange_id", "rater", "criterion", "score")
+        ratings = ratings.filter(pl.col("exchange_id").is_in(ex["exchange_id"].implode()))
+        return ex, ratings
+    example = ROOT / "src" / "tutormetrics" / "examples" / "data"
+    ex = pl.read_csv(example / "exchanges.csv")
+    ex = ex.with_columns(prompt=pl.col("query"), tutor=pl.col("exchange_id").str.split("::").list.last(),
+                         conversation_id=pl.col("exchange_id").str.split("::").list.first())
+    return ex.select("exchange_id", "conversation_id", "tutor", "prompt", "response"), pl.read_csv(example / "ratings.csv")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    ex, ratings = _inputs()
+    ex, ratings, salted = salt(ex, ratings)
+    root = tmp_path_factory.mktemp("report")
+    out = build_study(ex, ratings, root)
+    return {"out": out, "exchanges": ex, "salted": salted}
+
+
+@pytest.fixture(scope="module")
+def page(study):
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate((study["out"] / "report.html").as_uri())
+        yield browser
+
+
+def test_renders_without_errors_or_network(page, study):
+    assert page.console_errors() == []
+    url = (study["out"] / "report.html").as_uri()
+    assert page.requests() == [url]  # the document itself, nothing else
+    ids = page.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
+    assert ids == ["provenance", "heatmap", "agreement", "theta", "groups", "exchanges"] or \
+        ids == ["provenance", "heatmap", "theta", "groups", "exchanges"]  # agreement needs two raters
+    refs = page.evaluate("""Array.from(document.querySelectorAll('*')).flatMap(e =>
+        ['src', 'href', 'xlink:href', 'action', 'poster', 'data'].map(a => e.getAttribute(a)).filter(v => v !== null))""")
+    assert all(r.startswith("#") or r.startswith("url(#") for r in refs), refs
+    csp = page.evaluate("document.querySelector('meta[http-equiv=Content-Security-Policy]').content")
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp
+    assert page.evaluate("document.querySelectorAll('.hm .cell').length") > 0
+
+
+def test_one_drilldown_row_per_exchange(page, study):
+    n = page.evaluate("document.querySelectorAll('#dd-table tr.tm-row').length")
+    ids = page.evaluate("Array.from(document.querySelectorAll('#dd-table tr.tm-row td:nth-child(2)')).map(td => td.textContent)")
+    assert n == study["exchanges"].height
+    assert sorted(ids) == sorted(study["exchanges"]["exchange_id"].to_list())
+    assert HOSTILE_ID in ids  # shown as text, not as an element
+
+
+def test_hostile_text_is_text(page, study):
+    for exchange_id, reply in study["salted"].items():
+        shown = page.evaluate(f"""(() => {{
+            const row = Array.from(document.querySelectorAll('#dd-table tr.tm-row'))
+                .find(tr => tr.children[1].textContent === {exchange_id!r});
+            if (!row.classList.contains('open')) row.querySelector('.xbtn').click();
+            return row.nextElementSibling.querySelectorAll('.textbox pre')[1].textContent;
+        }})()""")
+        assert shown == reply
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.evaluate("document.querySelectorAll('#inj, img, iframe, svg a, a[href^=http], [onerror], [onload]').length") == 0
+    assert page.evaluate("document.scripts.length") == 2  # the data block and the renderer
+    assert page.evaluate(f"document.body.textContent.includes({HOSTILE_TUTOR!r})")
+    assert page.console_errors() == []
+
+
+def test_search_filters_rows(page, study):
+    def visible() -> int:
+        return page.evaluate("document.querySelectorAll('#dd-table tr.tm-row:not(.hidden)').length")
+
+    def search(q: str) -> None:
+        page.evaluate(f"document.getElementById('dd-search').value = {q!r}; window.tmFilter()")
+
+    ex = study["exchanges"]
+    hay = [f"{i}\n{p}\n{r}".lower() for i, p, r in zip(ex["exchange_id"], ex["prompt"], ex["response"])]
+
+    def expected(q: str) -> int:  # every whitespace-separated word, case-insensitive, in id, prompt or response
+        return sum(all(w in h for w in q.lower().split()) for h in hay)
+
+    search(f"{MARKER}3")
+    assert visible() == 1
+    for q in (HOSTILE[1][:20], "</TEXTAREA>", ex["tutor"][5], "the student", ex["exchange_id"][7]):
+        search(q)
+        assert visible() == expected(q) > 0, q
+    search("no such text anywhere 0xdeadbeef")
+    assert visible() == 0
+    assert "Showing 0 of" in page.evaluate("document.getElementById('dd-count').textContent")
+    search("")
+    assert visible() == study["exchanges"].height
+
+
+def test_sort_and_heatmap_filter(page, study):
+    def family(name: str) -> None:
+        page.evaluate(f"(() => {{ const s = document.getElementById('hm-family'); s.value = {name!r}; s.dispatchEvent(new Event('change')); }})()")
+
+    page.evaluate("Array.from(document.querySelectorAll('#dd-table th button')).find(b => b.textContent.startsWith('words')).click()")
+    words = page.evaluate("""Array.from(document.querySelectorAll('#dd-table tr.tm-row'))
+        .map(tr => Number(tr.children[Array.from(tr.parentNode.parentNode.querySelectorAll('th')).findIndex(th => th.textContent.startsWith('words'))].textContent))""")
+    assert words == sorted(words) and len(set(words)) > 5
+    all_cells = page.evaluate("document.querySelectorAll('.hm .cell').length")
+    family("overlap")
+    labels = page.evaluate("Array.from(document.querySelectorAll('.hm .cell')).map(c => c.getAttribute('aria-label'))")
+    assert 0 < len(labels) < all_cells and all(label.startswith(("jaccard_", "contain_")) for label in labels)
+    family("")
+    # raw vs length-controlled: the second table has no resp_words row
+    page.evaluate("document.querySelectorAll('#heatmap .seg button')[1].click()")
+    labels = page.evaluate("Array.from(document.querySelectorAll('.hm .cell')).map(c => c.getAttribute('aria-label'))")
+    assert labels and not any(label.startswith("resp_words ") for label in labels)
+    page.evaluate("document.querySelectorAll('#heatmap .seg button')[0].click()")
+    assert page.console_errors() == []
+
+
+def test_screenshot_artefact(page, study, tmp_path_factory):
+    path = tmp_path_factory.mktemp("shots") / "report.png"
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path, full_height=2200)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 50_000
+    keep = os.environ.get("TUTORMETRICS_ARTIFACTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / "report.png")
