@@ -1,6 +1,6 @@
 """The self-contained HTML report of a study: one file, no network, every user text shown as text.
 
->>> from tutormetrics.report import build_report, write_report  # doctest: +SKIP
+``write_report("demo-out")`` writes ``demo-out/report.html`` from the tables of a study folder.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def render_html(data: dict[str, Any]) -> str:
     style, script = _asset("report.css"), _asset("report.js")
     page = _asset("report.html")
     parts = {
-        "{{CSP}}": html.escape(content_security_policy(script, style), quote=True),
+        "{{CSP}}": html.escape(content_security_policy(script, style), quote=False).replace('"', "&quot;"),
         "{{TITLE}}": html.escape(str(data.get("title", "tutormetrics report"))),
         "{{STYLE}}": style,
         "{{DATA}}": script_json(data),

@@ -222,7 +222,7 @@
     if (hi - lo < 1e-9) { lo -= 1; hi += 1; }
     var pad = (hi - lo) * 0.05; lo -= pad; hi += pad;
     var labelW = Math.min(260, 16 + 7 * Math.max.apply(null, items.map(function (it) { return it.label.length; })));
-    var W = 720, plotW = W - labelW - 20, rowH = 14 + 12 * seriesNames.length, H = items.length * rowH + 44;
+    var W = 720, plotW = W - labelW - 20, rowH = 14 + 12 * seriesNames.length, H = items.length * rowH + 50;
     var x = function (v) { return labelW + (v - lo) / (hi - lo) * plotW; };
     var g = sv("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": opts.title || "estimates with intervals" });
     add(g, sv("title", { text: opts.title || "estimates with intervals" }));
@@ -500,7 +500,10 @@
       s.appendChild(el("h3", { text: "Facet estimates" }));
       s.appendChild(forest(rows.map(function (r) { return { label: F.facet(r) + ": " + F.level(r), series: [{ est: F.est(r), lo: F.lo(r), hi: F.hi(r) }] }; }), ["estimate"],
         { title: "facet estimates with intervals", axis: "logits (criterion: difficulty b; rater: severity s)" }));
-      if (th && th.length) { s.appendChild(el("h3", { text: "Wright map" })); s.appendChild(wright(th, rows, F)); }
+      if (th && th.length) {
+        s.appendChild(el("h3", { text: "Wright map" }));
+        s.appendChild(wright(th, rows.filter(function (r) { return F.facet(r) !== "threshold"; }), F));
+      }
       s.appendChild(el("h3", { text: "Facet table" }));
       if (base.length) {
         var ref = getter(facets, "reference")(base[0]);
@@ -539,7 +542,7 @@
     var lo = Math.min(Math.min.apply(null, th), Math.min.apply(null, ests)), hi = Math.max(Math.max.apply(null, th), Math.max.apply(null, ests));
     lo = Math.floor(lo * 2) / 2 - 0.25; hi = Math.ceil(hi * 2) / 2 + 0.25;
     var facetNames = unique(rows.map(F.facet));
-    var H = 420, top = 12, ph = H - 40, W = 260 + facetNames.length * 200, axisX = 250;
+    var H = 420, top = 12, ph = H - 40, W = 300 + facetNames.length * 240, axisX = 250;
     var y = function (v) { return top + (hi - v) / (hi - lo) * ph; };
     var g = sv("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Wright map: exchanges' θ and facet estimates on one logit scale" });
     var nb = Math.max(8, Math.round((hi - lo) / 0.25)), bw = (hi - lo) / nb, counts = new Array(nb).fill(0);
@@ -559,7 +562,7 @@
     add(g, sv("line", { x1: axisX, x2: axisX, y1: top, y2: top + ph, stroke: "#374151", "stroke-width": 1.5 }));
     add(g, sv("text", { x: axisX - 8, y: H - 8, "text-anchor": "end", "font-size": 11.5, fill: "#1d2330", text: "exchanges (θ) ◀" }));
     facetNames.forEach(function (f, k) {
-      var x0 = axisX + 50 + k * 200;
+      var x0 = axisX + 50 + k * 240;
       add(g, sv("text", { x: x0, y: H - 8, "font-size": 11.5, "font-weight": 700, fill: "#1d2330", text: "▶ " + f }));
       var items = rows.filter(function (r) { return F.facet(r) === f && isNum(F.est(r)); }).map(function (r) { return { label: String(F.level(r)), v: F.est(r) }; });
       items.sort(function (a, b) { return b.v - a.v; });
