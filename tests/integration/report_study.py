@@ -86,7 +86,7 @@ def build_study(exchanges: pl.DataFrame, ratings: pl.DataFrame, root: Path, *, e
         )
         write_table(summary, out / "summary.csv")
         top = metrics["tutor"].value_counts(sort=True)["tutor"].head(3).to_list()
-        cmp = compare_groups(metrics.filter(pl.col("tutor").is_in(top)), metric_cols=cols, group_col="tutor",
+        cmp = compare_groups(metrics.filter(pl.col("tutor").is_in(top)).unique(["conversation_id", "tutor"], keep="first", maintain_order=True), metric_cols=cols, group_col="tutor",
                              block_col="conversation_id", n_resamples=200)
         write_table(cmp, out / "compare.csv")
         corr = read_table(out / "correlations.csv")

@@ -69,8 +69,8 @@ def test_renders_without_errors_or_network(page, study):
 
 
 def test_one_drilldown_row_per_exchange(page, study):
-    n = page.evaluate("document.querySelectorAll('#dd-table tr.tm-row').length")
-    ids = page.evaluate("Array.from(document.querySelectorAll('#dd-table tr.tm-row td:nth-child(2)')).map(td => td.textContent)")
+    n = page.evaluate("document.querySelectorAll('#dd-table .tm-row').length")
+    ids = page.evaluate("Array.from(document.querySelectorAll('#dd-table .tm-row > div:nth-child(2)')).map(td => td.textContent)")
     assert n == study["exchanges"].height
     assert sorted(ids) == sorted(study["exchanges"]["exchange_id"].to_list())
     assert HOSTILE_ID in ids  # shown as text, not as an element
@@ -79,7 +79,7 @@ def test_one_drilldown_row_per_exchange(page, study):
 def test_hostile_text_is_text(page, study):
     for exchange_id, reply in study["salted"].items():
         shown = page.evaluate(f"""(() => {{
-            const row = Array.from(document.querySelectorAll('#dd-table tr.tm-row'))
+            const row = Array.from(document.querySelectorAll('#dd-table .tm-row'))
                 .find(tr => tr.children[1].textContent === {exchange_id!r});
             if (!row.classList.contains('open')) row.querySelector('.xbtn').click();
             return row.nextElementSibling.querySelectorAll('.textbox pre')[1].textContent;
@@ -94,7 +94,7 @@ def test_hostile_text_is_text(page, study):
 
 def test_search_filters_rows(page, study):
     def visible() -> int:
-        return page.evaluate("document.querySelectorAll('#dd-table tr.tm-row:not(.hidden)').length")
+        return page.evaluate("document.querySelectorAll('#dd-table .tm-row:not(.hidden)').length")
 
     def search(q: str) -> None:
         page.evaluate(f"document.getElementById('dd-search').value = {q!r}; window.tmFilter()")
@@ -121,9 +121,9 @@ def test_sort_and_heatmap_filter(page, study):
     def family(name: str) -> None:
         page.evaluate(f"(() => {{ const s = document.getElementById('hm-family'); s.value = {name!r}; s.dispatchEvent(new Event('change')); }})()")
 
-    page.evaluate("Array.from(document.querySelectorAll('#dd-table th button')).find(b => b.textContent.startsWith('words')).click()")
-    words = page.evaluate("""Array.from(document.querySelectorAll('#dd-table tr.tm-row'))
-        .map(tr => Number(tr.children[Array.from(tr.parentNode.parentNode.querySelectorAll('th')).findIndex(th => th.textContent.startsWith('words'))].textContent))""")
+    page.evaluate("Array.from(document.querySelectorAll('#dd-table .dd-head button')).find(b => b.textContent.startsWith('words')).click()")
+    words = page.evaluate("""Array.from(document.querySelectorAll('#dd-table .tm-row'))
+        .map(tr => Number(tr.children[Array.from(tr.parentNode.parentNode.querySelectorAll('.dd-head > div')).findIndex(th => th.textContent.startsWith('words'))].textContent))""")
     assert words == sorted(words) and len(set(words)) > 5
     all_cells = page.evaluate("document.querySelectorAll('.hm .cell').length")
     family("overlap")

@@ -660,12 +660,15 @@
     var metricCol = { label: "metric", num: true, dyn: true, key: function (i) { var v = vals[pick.value]; return v ? v[i] : null; }, show: function (i) { var v = vals[pick.value]; return v ? fmt(v[i]) : "—"; } };
     if (metricNames.length) cols.push(metricCol);
     function text(k) { return k === undefined || k < 0 ? "" : EX.texts[k]; }
-    var table = el("table", { cls: "t dd", id: "dd-table" });
-    var head = el("tr", null, el("th", { scope: "col" }, el("span", { cls: "hidden", text: "expand" })));
+    // Rows are ARIA grid rows (divs, not <tr>) so that each can skip layout while off screen (content-visibility).
+    var table = el("div", { cls: "dd", id: "dd-table", role: "table", "aria-label": "every exchange", "aria-rowcount": n + 1 });
+    var template = "40px minmax(160px,1.3fr)" + cols.slice(1).map(function (c) { return c.num ? " 96px" : (c.cls === "prev" ? " minmax(200px,2.2fr)" : " minmax(90px,.8fr)"); }).join("");
+    table.style.setProperty("--dd-cols", template);
+    var head = el("div", { cls: "dd-head", role: "row" }, el("div", { role: "columnheader" }, el("span", { cls: "hidden", text: "expand" })));
     var state = { c: -1, dir: 1 };
     var metricTh = null;
     cols.forEach(function (c, ci) {
-      var th = el("th", { scope: "col", cls: c.num ? "num" : null });
+      var th = el("div", { role: "columnheader", cls: c.num ? "num" : null });
       sortableHeader(th, c.label, function () {
         state.dir = state.c === ci ? -state.dir : 1; state.c = ci;
         Array.prototype.forEach.call(head.children, function (h) { if (h.hasAttribute("aria-sort")) h.setAttribute("aria-sort", "none"); });
@@ -675,18 +678,18 @@
       if (c.dyn) metricTh = th;
       head.appendChild(th);
     });
-    table.appendChild(el("thead", null, head));
-    var body = el("tbody");
+    table.appendChild(el("div", { role: "rowgroup" }, head));
+    var body = el("div", { role: "rowgroup", cls: "dd-body" });
     table.appendChild(body);
     var rows = new Array(n), details = {};
     var frag = document.createDocumentFragment();
     for (var i = 0; i < n; i++) {
-      var tr = el("tr", { cls: "tm-row", "data-i": i });
+      var tr = el("div", { cls: "tm-row", role: "row", "data-i": i });
       var btn = el("button", { type: "button", cls: "xbtn", "aria-expanded": "false", "aria-label": "Show details of " + EX.ids[i], text: "+" });
-      tr.appendChild(el("td", null, btn));
+      tr.appendChild(el("div", { role: "cell" }, btn));
       cols.forEach(function (c) {
         var v = c.show(i);
-        tr.appendChild(el("td", { cls: (c.num ? "num" : "") + (c.cls ? " " + c.cls : "") + (v === "—" ? " na" : "") || null, text: v }));
+        tr.appendChild(el("div", { role: "cell", cls: (c.num ? "num" : "") + (c.cls ? " " + c.cls : "") + (v === "—" ? " na" : "") || null, text: v }));
       });
       rows[i] = tr;
       frag.appendChild(tr);
@@ -716,7 +719,7 @@
       d.classList.remove("hidden"); tr.classList.add("open"); b.setAttribute("aria-expanded", "true"); b.textContent = "−";
     }
     function detailRow(i) {
-      var td = el("td", { colspan: cols.length + 1 });
+      var td = el("div", { role: "cell" });
       if (hasText) td.appendChild(el("div", { cls: "texts" }, textBox("Prompt" + (EX.prompt[i] < 0 ? " (not found)" : ""), text(EX.prompt[i])), textBox("Response", text(EX.response[i]))));
       var grid = el("div", { cls: "mgrid" });
       var extra = [];
@@ -734,10 +737,10 @@
         grid.appendChild(el("div", null, el("span", { text: m }), el("span", { text: fmt(vals[m][i], 4) })));
       });
       td.appendChild(grid);
-      return el("tr", { cls: "detail" }, td);
+      return el("div", { cls: "detail", role: "row" }, td);
     }
     body.addEventListener("click", function (e) {
-      var tr = e.target.closest("tr.tm-row");
+      var tr = e.target.closest(".tm-row");
       if (tr) toggle(+tr.getAttribute("data-i"));
     });
     var hay = null;
@@ -815,5 +818,11 @@
   });
   document.addEventListener("keydown", function (e) { if (e.key === "Escape") hideTip(); });
   window.tmReadyMs = performance.now();
-  document.documentElement.setAttribute("data-ready", "1");
+  // Interactive = drawn and the first frame laid out and painted (the next task after the frame).
+  requestAnimationFrame(function () {
+    setTimeout(function () {
+      window.tmInteractiveMs = performance.now();
+      document.documentElement.setAttribute("data-ready", "1");
+    }, 0);
+  });
 })();
