@@ -82,12 +82,16 @@ def main() -> int:
         build_s = time.perf_counter() - t0
         size = page.stat().st_size
         n_metrics = pl.scan_csv(study / "metrics.csv").collect_schema().len() - 1
-        loads, ready_ms = [], []
+        loads, ready_ms, drawn_ms, scroll_ms = [], [], [], []
         with Chromium(chromium, width=1280, height=900) as browser:
             for _ in range(args.loads):
                 browser.events.clear()
                 loads.append(browser.navigate(page.as_uri()))
-                ready_ms.append(browser.evaluate("window.tmReadyMs"))
+                ready_ms.append(browser.evaluate("window.tmInteractiveMs"))
+                drawn_ms.append(browser.evaluate("window.tmReadyMs"))
+                scroll_ms.append(browser.evaluate("""new Promise(res => { const t = performance.now();
+                    document.getElementById('exchanges').scrollIntoView();
+                    requestAnimationFrame(() => setTimeout(() => res(performance.now() - t), 0)); })"""))
             errors = browser.console_errors()
             rows = browser.evaluate("document.querySelectorAll('#dd-table .tm-row').length")
             search_ms = browser.evaluate(f"""(() => {{ const s = document.getElementById('dd-search'); s.value = '{MARKER}2';
@@ -103,13 +107,16 @@ def main() -> int:
             browser.evaluate(f"""(() => {{ document.getElementById('dd-search').value = '{MARKER}0'; window.tmFilter();
                 const row = document.querySelector('#dd-table .tm-row:not(.hidden)'); row.querySelector('.xbtn').click();
                 document.getElementById('exchanges').scrollIntoView(); }})()""")
+            time.sleep(0.3)
+            browser.evaluate("document.getElementById('exchanges').scrollIntoView()")
             time.sleep(0.2)
             browser.screenshot(RESULTS_DIR / "report_drilldown.png")
         if args.keep:
             shutil.copy(page, args.keep)
     result.update(
         n_exchanges=ex.height, n_metric_columns=n_metrics, size_bytes=size, size_mb=round(size / 1e6, 2), build_s=round(build_s, 2),
-        load_wall_s=[round(x, 3) for x in loads], ready_ms=[round(x, 1) for x in ready_ms], console_errors=errors,
+        load_wall_s=[round(x, 3) for x in loads], interactive_ms=[round(x, 1) for x in ready_ms],
+        drawn_ms=[round(x, 1) for x in drawn_ms], scroll_to_drilldown_ms=[round(x, 1) for x in scroll_ms], console_errors=errors,
         drilldown_rows=rows, search_ms=round(search_ms, 1), search_hits=found, sort_ms=round(sort_ms, 1), hostile_example=hostile_id,
     )
     write_json("report", result)
@@ -123,7 +130,9 @@ and a second (controlled) correlation table. Goals: size ≤ 15 MB, interactive 
 {md_table([
     ["report.html size", f"{size / 1e6:.2f} MB"],
     ["write_report (Python, read tables + texts + render)", f"{build_s:.2f} s"],
-    [f"time to interactive in headless Chromium (renderer done, from navigation start; median of {len(ready_ms)})", f"{median(ready_ms):.0f} ms (runs: {', '.join(f'{x:.0f}' for x in ready_ms)})"],
+    [f"time to interactive in headless Chromium (every section drawn and the first frame laid out and painted, from navigation start; median of {len(ready_ms)})", f"**{median(ready_ms):.0f} ms** (runs: {', '.join(f'{x:.0f}' for x in ready_ms)})"],
+    ["… of which the renderer script (parse JSON, build every section and all rows)", f"{median(drawn_ms):.0f} ms"],
+    ["scroll to the drill-down, until the next frame is painted (rows off screen skip layout: content-visibility)", f"{median(scroll_ms):.0f} ms"],
     ["wall time Page.navigate → ready (median)", f"{median(loads) * 1000:.0f} ms"],
     ["drill-down rows", f"{rows:,} (one per exchange)"],
     ["search (first query builds the lowercase index)", f"{search_ms:.0f} ms, {found} hit(s)"],
