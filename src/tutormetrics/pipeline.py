@@ -145,7 +145,7 @@ def run_pipeline(
     log(summarize_correlations(result.table, top=5))
     from tutormetrics.report import write_report
 
-    log(f"report: {write_report(outdir)}")
+    log(f"report: {write_report(outdir)}")  # last, from the files above; `tutormetrics report OUTDIR` rebuilds it
     return summary
 
 

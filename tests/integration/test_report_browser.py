@@ -147,3 +147,35 @@ def test_screenshot_artefact(page, study, tmp_path_factory):
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(path, Path(keep) / "report.png")
+
+
+def test_dialogues_turn_by_turn(tmp_path):
+    """A TURNS table with its long dialogue input: conversations in turn order, hostile turns as text."""
+    from tutormetrics.report import write_report
+
+    turns = pl.DataFrame({
+        "conversation_id": ["c1", "c1", "c1", "c2", "c2"], "turn": [2, 0, 1, 1, 0],
+        "role": ["tutor", "student", "tutor", "tutor", "student"],
+        "text": [HOSTILE[3], "I think it is 12", "How did you get 12?", HOSTILE[1], "hi"],
+    })
+    turns.write_csv(tmp_path / "dialogues.csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    pl.DataFrame({"exchange_id": ["c1:1", "c1:2", "c2:1"], "conversation_id": ["c1", "c1", "c2"], "turn": [1, 2, 1],
+                  "tutor_turn": [1, 2, 1], "ctx_turns": [1, 2, 1], "resp_words": [5.0, 6.0, 3.0],
+                  "prev_student_jaccard_1": [0.2, 0.1, 0.0]}).write_csv(out / "turns.csv")
+    (out / "turns.csv.manifest.json").write_text('{"input": "%s", "options": {}}' % (tmp_path / "dialogues.csv"))
+    page = write_report(out)
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate(page.as_uri())
+        assert browser.console_errors() == []
+        browser.evaluate("document.querySelectorAll('#dialogues details').forEach(d => { d.open = true; })")
+        import time
+
+        time.sleep(0.1)
+        texts = browser.evaluate("Array.from(document.querySelectorAll('#dialogues .turn pre')).map(p => p.textContent)")
+        assert texts == ["I think it is 12", "How did you get 12?", HOSTILE[3], "hi", HOSTILE[1]]
+        roles = browser.evaluate("Array.from(document.querySelectorAll('#dialogues .turn')).map(li => li.className)")
+        assert roles == ["turn student", "turn tutor", "turn tutor", "turn student", "turn tutor"]
+        assert browser.evaluate("window.__pwned === undefined && document.querySelectorAll('img, script').length === 2")
+        assert browser.evaluate("document.querySelectorAll('#dd-table .tm-row').length") == 3
