@@ -33,6 +33,9 @@ def report(
         Optional[Path],
         typer.Option("--exchanges", help="Scored input with the prompts and responses (default: the one recorded in run.json / the metrics manifest).", dir_okay=False),
     ] = None,
+    max_exchanges: Annotated[
+        int, typer.Option("--max-exchanges", min=1, help="Exchanges in the drill-down; beyond it a seeded random sample (statistics always use all).")
+    ] = 20_000,
 ) -> None:
     """Write one HTML file: provenance, heatmap, agreement, θ, per-tutor tables and every exchange to read.
 
@@ -42,5 +45,5 @@ def report(
     """
     from tutormetrics.report import write_report
 
-    path = write_report(outdir, output, exchanges=exchanges)
+    path = write_report(outdir, output, exchanges=exchanges, max_exchanges=max_exchanges)
     log(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")

@@ -239,12 +239,17 @@ def _text(value: Any) -> str | None:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def collect_study(outdir: Path, *, exchanges: Path | None = None) -> dict[str, Any]:
+#: Exchanges embedded by default; beyond it the drill-down holds a seeded random sample (the page stays usable).
+MAX_EXCHANGES = 20_000
+
+
+def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges: int = MAX_EXCHANGES, seed: int = 0) -> dict[str, Any]:
     """Everything the report shows, read from ``outdir`` (plus the scored input for the texts).
 
     ``exchanges`` overrides the input recorded in ``run.json`` / the metrics manifest (use it when the
-    folder moved to another machine). Raises :class:`InputSchemaError` only when ``outdir`` holds no
-    table the report can show.
+    folder moved to another machine). With more than ``max_exchanges`` rows the per-exchange parts hold a
+    random sample of that many (``seed``; input order kept) and a note says so; tables are never sampled.
+    Raises :class:`InputSchemaError` only when ``outdir`` holds no table the report can show.
     """
     outdir = Path(outdir)
     if not outdir.is_dir():
@@ -288,6 +293,10 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None) -> dict[str, A
         data["manifest"] = manifest
         data["metrics_file"] = metrics_path.name
         metrics = read_table(metrics_path)
+        if metrics.height > max_exchanges:
+            notes.append(f"the exchange table and θ plots show a random sample of {max_exchanges:,} of {metrics.height:,} "
+                         f"exchanges (seed {seed}); every statistic comes from all of them (--max-exchanges to change)")
+            metrics = metrics.with_row_index("__row").sample(max_exchanges, seed=seed).sort("__row").drop("__row")
         ex = _exchanges(metrics, id_col, metric_order)
         theta = _theta(found.get("theta", []), id_col, ex["ids"])
         if theta:

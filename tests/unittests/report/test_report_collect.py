@@ -154,3 +154,13 @@ def test_not_a_study_folder(tmp_path):
         collect_study(tmp_path)
     with pytest.raises(InputSchemaError, match="not a folder"):
         collect_study(tmp_path / "missing")
+
+
+def test_large_studies_embed_a_sample(study):
+    full = collect_study(study)
+    part = collect_study(study, max_exchanges=7)
+    ids = full["exchanges"]["ids"]
+    assert len(part["exchanges"]["ids"]) == 7 and len(part["exchanges"]["response"]) == 7
+    assert [i for i in ids if i in set(part["exchanges"]["ids"])] == part["exchanges"]["ids"]  # input order kept
+    assert any("random sample of 7 of 40" in n for n in part["notes"])
+    assert part["correlations"] == full["correlations"]
