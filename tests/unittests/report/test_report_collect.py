@@ -164,3 +164,10 @@ def test_large_studies_embed_a_sample(study):
     assert [i for i in ids if i in set(part["exchanges"]["ids"])] == part["exchanges"]["ids"]  # input order kept
     assert any("random sample of 7 of 40" in n for n in part["notes"])
     assert part["correlations"] == full["correlations"]
+
+
+def test_assets_cannot_close_their_own_elements():
+    from tutormetrics.report.html import _asset
+
+    assert not re.search(r"</script|<!--", _asset("report.js"), re.I)
+    assert "</style" not in _asset("report.css").lower()
