@@ -133,6 +133,7 @@ def run_pipeline(
         plot_heatmap(result.table, path, note=note or None, width_in=max(3.5, 1.6 + 0.55 * len(result.target_cols)))
         files[f"heatmap_{fmt}"] = str(path)
 
+    files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
         join=result.report.summary(),
@@ -145,7 +146,7 @@ def run_pipeline(
     log(summarize_correlations(result.table, top=5))
     from tutormetrics.report import write_report
 
-    log(f"report: {write_report(outdir)}")  # last, from the files above; `tutormetrics report OUTDIR` rebuilds it
+    write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
     return summary
 
 

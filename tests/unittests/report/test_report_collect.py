@@ -171,3 +171,16 @@ def test_assets_cannot_close_their_own_elements():
 
     assert not re.search(r"</script|<!--", _asset("report.js"), re.I)
     assert "</style" not in _asset("report.css").lower()
+
+
+def test_report_command(study, tmp_path, capsys):
+    from tutormetrics.cli import main
+
+    out = tmp_path / "sub" / "r.html"
+    assert main(["report", str(study), "-o", str(out)]) == 0
+    assert "report:" in capsys.readouterr().err and out.read_text().startswith("<!DOCTYPE html>")
+    assert json.loads((study / "run.json").read_text())["files"]["report"].endswith("report.html")
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "not a folder" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 2  # a folder without any table
+    assert "no table the report can show" in capsys.readouterr().err
