@@ -55,12 +55,11 @@ class Chromium:
             "--disable-extensions", "--disable-background-networking", "--disable-sync", "--disable-dev-shm-usage",
             "--remote-debugging-pipe", f"--user-data-dir={self._profile}", f"--window-size={width},{height}", "about:blank",
         ]
-        def onto_3_and_4() -> None:  # in the child: our pipe ends become fds 3 and 4 (dup2 clears close-on-exec)
-            os.dup2(to_r, 3)
-            os.dup2(from_w, 4)
-
+        # bash (not sh: dash cannot name fds above 9) moves our pipe ends onto fds 3 and 4, where
+        # --remote-debugging-pipe expects them, then becomes Chromium.
+        script = f'exec "$@" 3<&{to_r} 4>&{from_w} {to_r}<&- {from_w}>&-'
         self.proc = subprocess.Popen(
-            args, preexec_fn=onto_3_and_4, close_fds=False,
+            [shutil.which("bash") or "/bin/bash", "-c", script, "bash", *args], pass_fds=(to_r, from_w),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         os.close(to_r)
@@ -192,7 +191,7 @@ class Chromium:
                 pass
         shutil.rmtree(self._profile, ignore_errors=True)
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *exc: object) -> None:

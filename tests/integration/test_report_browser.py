@@ -12,7 +12,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from cdp_chromium import Chromium, find_chromium
 from report_study import HOSTILE, HOSTILE_ID, HOSTILE_TUTOR, MARKER, build_study, salt
 
@@ -62,7 +61,7 @@ def test_renders_without_errors_or_network(page, study):
         ids == ["provenance", "heatmap", "theta", "groups", "exchanges"]  # agreement needs two raters
     refs = page.evaluate("""Array.from(document.querySelectorAll('*')).flatMap(e =>
         ['src', 'href', 'xlink:href', 'action', 'poster', 'data'].map(a => e.getAttribute(a)).filter(v => v !== null))""")
-    assert all(r.startswith("#") or r.startswith("url(#") for r in refs), refs
+    assert all(r.startswith(("#", "url(#")) for r in refs), refs
     csp = page.evaluate("document.querySelector('meta[http-equiv=Content-Security-Policy]').content")
     assert "default-src 'none'" in csp and "connect-src 'none'" in csp
     assert page.evaluate("document.querySelectorAll('.hm .cell').length") > 0
