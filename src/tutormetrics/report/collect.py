@@ -88,6 +88,15 @@ def scan_folder(outdir: Path, id_col: str = "exchange_id") -> dict[str, list[Pat
     return found
 
 
+def _read_keyed(path: Path, id_col: str) -> pl.DataFrame:
+    """A table with its id column read as text (a CSV id such as ``007`` keeps its zeros, as in ``score``)."""
+    df = read_table(path)
+    if id_col in df.columns:
+        ids = read_table(path, string_columns=True).get_column(id_col) if path.suffix.lower() == ".csv" else df.get_column(id_col)
+        df = df.with_columns(ids.cast(pl.String).alias(id_col))
+    return df
+
+
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         value = json.loads(path.read_text(encoding="utf8"))
@@ -195,7 +204,7 @@ def _ratings(run: dict[str, Any], ids: list[str], id_col: str, notes: list[str])
     vo = run.get("validate_options") or {}
     try:
         targets = ratings_frame_to_targets(
-            read_table(Path(path)),
+            _read_keyed(Path(path), id_col),
             source=str(path),
             id_col=id_col,
             rater_col=vo.get("rater_col", "rater"),
@@ -292,7 +301,7 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
         manifest = _read_json(metrics_path.with_name(metrics_path.name + ".manifest.json"))
         data["manifest"] = manifest
         data["metrics_file"] = metrics_path.name
-        metrics = read_table(metrics_path)
+        metrics = _read_keyed(metrics_path, id_col)
         if metrics.height > max_exchanges:
             notes.append(f"the exchange table and θ plots show a random sample of {max_exchanges:,} of {metrics.height:,} "
                          f"exchanges (seed {seed}); every statistic comes from all of them (--max-exchanges to change)")
@@ -325,10 +334,9 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
 def _theta(paths: list[Path], id_col: str, ids: list[str]) -> dict[str, list[Any]]:
     if not paths:
         return {}
-    df = read_table(paths[0])
+    df = _read_keyed(paths[0], id_col)
     if id_col not in df.columns:
         return {}
-    df = df.with_columns(pl.col(id_col).cast(pl.String))
     index = {key: i for i, key in enumerate(df.get_column(id_col).to_list())}
     out = {}
     for col in ("theta", "theta_sd", "theta_low", "theta_high"):

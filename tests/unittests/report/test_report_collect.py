@@ -185,3 +185,22 @@ def test_report_command(study, tmp_path, capsys):
     assert "not a folder" in capsys.readouterr().err
     assert main(["report", str(tmp_path)]) == 2  # a folder without any table
     assert "no table the report can show" in capsys.readouterr().err
+
+
+def test_ids_with_leading_zeros_keep_their_texts(tmp_path):
+    from tutormetrics.cli import main
+
+    ex = pl.DataFrame({"exchange_id": ["007", "010", "011"], "prompt": ["What is 2+2?", "Name a prime.", "Why?"],
+                       "response": ["Four, because 2+2=4.", "Seven is prime.", "Because it is."]})
+    ex.write_csv(tmp_path / "ex.csv")
+    ratings = pl.DataFrame({"exchange_id": ["007", "010", "011"] * 2, "rater": ["a"] * 3 + ["b"] * 3,
+                            "criterion": ["ok"] * 6, "score": [1, 0, 1, 1, 1, 0]})
+    ratings.write_csv(tmp_path / "r.csv")
+    out = tmp_path / "o"
+    assert main(["run", str(tmp_path / "ex.csv"), "--ratings", str(tmp_path / "r.csv"), "-m", "length", "--ci", "none",
+                 "--no-estimate-theta", "-o", str(out), "--no-progress"]) == 0
+    data = collect_study(out)
+    ex_ = data["exchanges"]
+    assert ex_["ids"] == ["007", "010", "011"]
+    assert [ex_["texts"][i] for i in ex_["response"]] == ex["response"].to_list()
+    assert ex_["ratings"]["ok"] == [1, 0.5, 0.5]
