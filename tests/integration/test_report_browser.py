@@ -52,6 +52,7 @@ def page(study):
         yield browser
 
 
+@pytest.mark.slow  # shares a ~10 s study build (pipeline on ~200 MRBench rows)
 def test_renders_without_errors_or_network(page, study):
     assert page.console_errors() == []
     url = (study["out"] / "report.html").as_uri()
@@ -67,6 +68,7 @@ def test_renders_without_errors_or_network(page, study):
     assert page.evaluate("document.querySelectorAll('.hm .cell').length") > 0
 
 
+@pytest.mark.slow  # shares a ~10 s study build (pipeline on ~200 MRBench rows)
 def test_one_drilldown_row_per_exchange(page, study):
     n = page.evaluate("document.querySelectorAll('#dd-table .tm-row').length")
     ids = page.evaluate("Array.from(document.querySelectorAll('#dd-table .tm-row > div:nth-child(2)')).map(td => td.textContent)")
@@ -75,6 +77,7 @@ def test_one_drilldown_row_per_exchange(page, study):
     assert HOSTILE_ID in ids  # shown as text, not as an element
 
 
+@pytest.mark.slow  # shares a ~10 s study build (pipeline on ~200 MRBench rows)
 def test_hostile_text_is_text(page, study):
     for exchange_id, reply in study["salted"].items():
         shown = page.evaluate(f"""(() => {{
@@ -91,6 +94,7 @@ def test_hostile_text_is_text(page, study):
     assert page.console_errors() == []
 
 
+@pytest.mark.slow  # shares a ~10 s study build (pipeline on ~200 MRBench rows)
 def test_search_filters_rows(page, study):
     def visible() -> int:
         return page.evaluate("document.querySelectorAll('#dd-table .tm-row:not(.hidden)').length")
@@ -116,6 +120,7 @@ def test_search_filters_rows(page, study):
     assert visible() == study["exchanges"].height
 
 
+@pytest.mark.slow  # shares a ~10 s study build (pipeline on ~200 MRBench rows)
 def test_sort_and_heatmap_filter(page, study):
     def family(name: str) -> None:
         page.evaluate(f"(() => {{ const s = document.getElementById('hm-family'); s.value = {name!r}; s.dispatchEvent(new Event('change')); }})()")
@@ -137,6 +142,7 @@ def test_sort_and_heatmap_filter(page, study):
     assert page.console_errors() == []
 
 
+@pytest.mark.slow  # shares a ~10 s study build (pipeline on ~200 MRBench rows)
 def test_screenshot_artefact(page, study, tmp_path_factory):
     path = tmp_path_factory.mktemp("shots") / "report.png"
     page.evaluate("window.scrollTo(0, 0)")
@@ -178,3 +184,25 @@ def test_dialogues_turn_by_turn(tmp_path):
         assert roles == ["turn student", "turn tutor", "turn tutor", "turn student", "turn tutor"]
         assert browser.evaluate("window.__pwned === undefined && document.querySelectorAll('img, script').length === 2")
         assert browser.evaluate("document.querySelectorAll('#dd-table .tm-row').length") == 3
+
+
+@pytest.mark.slow  # shares a ~10 s study build (pipeline on ~200 MRBench rows)
+def test_keyboard(page):
+    def key(name: str, code: int) -> None:
+        text = {"Enter": "\r"}.get(name)
+        page.send("Input.dispatchKeyEvent", type="keyDown", key=name, code=name, windowsVirtualKeyCode=code,
+                  **({"text": text} if text else {}))
+        page.send("Input.dispatchKeyEvent", type="keyUp", key=name, code=name, windowsVirtualKeyCode=code)
+
+    page.evaluate("document.querySelector('.hm .cell[tabindex=\"0\"]').focus()")
+    first = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    key("ArrowRight", 39)
+    key("ArrowDown", 40)
+    moved = page.evaluate("[document.activeElement.getAttribute('data-i'), document.activeElement.getAttribute('data-j')]")
+    assert moved == ["1", "1"] and page.evaluate("document.activeElement.getAttribute('aria-label')") != first
+    assert page.evaluate("!document.getElementById('tip').hidden && document.getElementById('tip').textContent.includes('p_adj')")
+    page.evaluate("document.querySelector('#dd-table .tm-row:not(.open) .xbtn').focus()")
+    key("Enter", 13)
+    assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
+    key("Enter", 13)
+    assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "false"
