@@ -32,12 +32,12 @@ def csp_hash(source: str) -> str:
 
 
 def content_security_policy(script: str, style: str) -> str:
-    """A policy that allows the one inline script and style and nothing else (``img-src data:`` for icons)."""
+    """A policy that allows the one inline script and style and nothing else."""
     return (
         "default-src 'none'; "
         f"script-src {csp_hash(script)}; "
         f"style-src {csp_hash(style)}; "
-        "img-src data:; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; "
+        "img-src 'none'; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; "
         "frame-src 'none'; worker-src 'none'; manifest-src 'none'; form-action 'none'; base-uri 'none'"
     )
 
