@@ -297,6 +297,9 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
             name = row[c["table"]["columns"].index("metric")]
             if name not in metric_order:
                 metric_order.append(name)
+    from tutormetrics.validity.heatmap import metric_family
+
+    data["families"] = {m: metric_family(m) for m in metric_order}
     if metrics_path is not None:
         manifest = _read_json(metrics_path.with_name(metrics_path.name + ".manifest.json"))
         data["manifest"] = manifest

@@ -79,6 +79,7 @@ def test_run_writes_the_report(study, example_dir):
     assert data["exchanges"]["ratings"]["mistake_location"][0] in (0, 0.5, 1)
     assert len(data["exchanges"]["theta"]["theta"]) == ex.height
     assert {a["file"] for a in data["agreement"]} == {"agreement.csv"}
+    assert data["families"]["ttr"] == "diversity" and data["families"]["jaccard_1"] == "overlap"
 
 
 def test_csp_allows_only_the_page_own_script_and_style(study):
@@ -204,3 +205,10 @@ def test_ids_with_leading_zeros_keep_their_texts(tmp_path):
     assert ex_["ids"] == ["007", "010", "011"]
     assert [ex_["texts"][i] for i in ex_["response"]] == ex["response"].to_list()
     assert ex_["ratings"]["ok"] == [1, 0.5, 0.5]
+
+
+def test_a_validate_output_alone(study, tmp_path):
+    (tmp_path / "corr.csv").write_bytes((study / "correlations.csv").read_bytes())
+    data = collect_study(tmp_path)
+    assert "exchanges" not in data and data["correlations"][0]["file"] == "corr.csv"
+    assert "tm-data" in build_report(tmp_path)

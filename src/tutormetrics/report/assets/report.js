@@ -326,7 +326,7 @@
     var controls = el("div", { cls: "controls" });
     var which = 0;
     var families = {};
-    function famOf(m) { return (EX && EX.families && EX.families[m]) || guessFamily(m); }
+    function famOf(m) { return (D.families || {})[m] || (EX && EX.families && EX.families[m]) || "other"; }
     corrs.forEach(function (c) { var mg = getter(c.table, "metric"); c.table.rows.forEach(function (r) { families[famOf(mg(r))] = 1; }); });
     var famSel = el("select", { id: "hm-family" }, el("option", { value: "", text: "all families" }), Object.keys(families).map(function (f) { return el("option", { value: f, text: f }); }));
     controls.appendChild(el("label", { "for": "hm-family" }, "Family", famSel));
@@ -450,12 +450,6 @@
     s.appendChild(more);
   }
   function shortReason(r) { return String(r).replace("too_few", "too few").replace("constant", "const.").slice(0, 9); }
-  function guessFamily(m) {
-    var P = [["resp_", "length"], ["len_", "length"], ["ttr", "diversity"], ["distinct_", "diversity"], ["entropy_", "diversity"], ["rep_", "diversity"],
-      ["jaccard_", "overlap"], ["contain_", "overlap"], ["flesch_", "readability"], ["emb_", "embedding"], ["sync_", "synchrony"]];
-    for (var i = 0; i < P.length; i++) if (String(m).indexOf(P[i][0]) === 0) return P[i][1];
-    return "other";
-  }
 
   function agreement() {
     var tabs = (D.agreement || []).concat(D.judge || []);
