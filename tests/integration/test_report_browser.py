@@ -206,3 +206,33 @@ def test_keyboard(page):
     assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
     key("Enter", 13)
     assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "false"
+
+
+@pytest.mark.parametrize("files", [("correlations.csv",), ("theta.csv", "facets.csv"), ("agreement.csv",)])
+def test_partial_folders_render(tmp_path, files):
+    """A folder filled by one command (validate, theta or agree) renders its sections without errors."""
+    from tutormetrics.report import write_report
+
+    example = ROOT / "src" / "tutormetrics" / "examples" / "data"
+    src = tmp_path / "src"
+    from tutormetrics.cli import main
+
+    assert main(["theta", str(example / "ratings.csv"), "-o", str(src / "theta.csv"), "--facets", str(src / "facets.csv")]) == 0
+    assert main(["agree", str(example / "ratings.csv"), "-o", str(src / "agreement.csv")]) == 0
+    pl.DataFrame({"metric": ["ttr", "ttr", "resp_words"], "target": ["a", "b", "a"], "n": [40, 40, 3], "rho": [0.5, -0.2, None],
+                  "ci_low": [0.2, -0.5, None], "ci_high": [0.7, 0.1, None], "p": [0.001, 0.2, None], "p_adj": [0.003, 0.2, None],
+                  "adjust": ["bh"] * 3, "stars": ["**", "", ""], "reason": ["", "", "too_few"]}).write_csv(src / "correlations.csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in files:
+        (out / name).write_bytes((src / name).read_bytes())
+    page = write_report(out)
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate(page.as_uri())
+        assert browser.console_errors() == []
+        sections = browser.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
+        expected = {"correlations.csv": "heatmap", "theta.csv": "theta", "agreement.csv": "agreement"}[files[0]]
+        assert sections == ["provenance", expected]
+        if expected == "heatmap":
+            labels = browser.evaluate("Array.from(document.querySelectorAll('.hm .cell')).map(c => c.getAttribute('aria-label'))")
+            assert len(labels) == 4 and "resp_words × a: undefined (too_few), n = 3" in labels  # 2 × 2 grid, one cell absent
