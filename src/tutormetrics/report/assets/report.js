@@ -222,14 +222,14 @@
     if (hi - lo < 1e-9) { lo -= 1; hi += 1; }
     var pad = (hi - lo) * 0.05; lo -= pad; hi += pad;
     var labelW = Math.min(260, 16 + 7 * Math.max.apply(null, items.map(function (it) { return it.label.length; })));
-    var W = 720, plotW = W - labelW - 20, rowH = 14 + 12 * seriesNames.length, H = items.length * rowH + 50;
+    var W = 720, plotW = W - labelW - 20, rowH = 14 + 12 * seriesNames.length, H = items.length * rowH + 56;
     var x = function (v) { return labelW + (v - lo) / (hi - lo) * plotW; };
     var g = sv("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": opts.title || "estimates with intervals" });
     add(g, sv("title", { text: opts.title || "estimates with intervals" }));
     var ticks = niceTicks(lo, hi, 6);
     ticks.forEach(function (t) {
-      add(g, sv("line", { x1: x(t), x2: x(t), y1: 4, y2: H - 28, stroke: t === 0 ? "#6b7280" : "#e5e7eb", "stroke-width": t === 0 ? 1.2 : 1 }));
-      add(g, sv("text", { x: x(t), y: H - 14, "text-anchor": "middle", "font-size": 11, fill: "#4b5563", text: fmtTick(t) }));
+      add(g, sv("line", { x1: x(t), x2: x(t), y1: 4, y2: H - 34, stroke: t === 0 ? "#6b7280" : "#e5e7eb", "stroke-width": t === 0 ? 1.2 : 1 }));
+      add(g, sv("text", { x: x(t), y: H - 20, "text-anchor": "middle", "font-size": 11, fill: "#4b5563", text: fmtTick(t) }));
     });
     items.forEach(function (it, i) {
       var y0 = 6 + i * rowH;
@@ -244,7 +244,7 @@
         add(g, grp);
       });
     });
-    if (opts.axis) add(g, sv("text", { x: labelW + plotW / 2, y: H - 1, "text-anchor": "middle", "font-size": 11, fill: "#4b5563", text: opts.axis }));
+    if (opts.axis) add(g, sv("text", { x: labelW + plotW / 2, y: H - 5, "text-anchor": "middle", "font-size": 11, fill: "#4b5563", text: opts.axis }));
     var wrap = el("div", { cls: "fig" }, g);
     if (seriesNames.length > 1) {
       var leg = el("p", { cls: "legend" });
