@@ -35,7 +35,7 @@ Log = Callable[[str], None]
 #: Every file ``run`` may write into its folder (checked against the inputs before any work).
 RUN_FILES = (
     "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
-    "correlations.csv", "rho_matrix.csv", "heatmap.png", "heatmap.pdf", "run.json",
+    "correlations.csv", "rho_matrix.csv", "heatmap.png", "heatmap.pdf", "run.json", "report.html",
 )
 
 
@@ -233,6 +233,7 @@ def run_pipeline(
 
     log("[4/4] drawing the heatmap")
     files.update(_heatmaps(result, scored.column_families, outdir, vo.figure_formats))
+    files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
         join=result.report.summary(),
@@ -243,6 +244,9 @@ def run_pipeline(
     )
     write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))
     log(summarize_correlations(result.table, top=5))
+    from tutormetrics.report import write_report
+
+    write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
     return summary
 
 

@@ -1,7 +1,42 @@
-"""Reports for people: per-group summary tables (CSV, Markdown, LaTeX) and the effect-matrix figure.
+"""Reports for people: the self-contained HTML report of a study (one file, no network, every user text
+shown as text), per-group paper tables (Markdown, LaTeX; :mod:`.tables`) and the effect-matrix figure
+(:mod:`.effects`).
 
-Example:
-    >>> from tutormetrics.report.tables import escape_markdown
-    >>> escape_markdown("a|b")
-    'a\\\\|b'
+``write_report("demo-out")`` writes ``demo-out/report.html`` from the tables of a study folder.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tutormetrics.report.collect import MAX_EXCHANGES, collect_study
+from tutormetrics.report.html import render_html
+
+__all__ = ["build_report", "collect_study", "render_html", "write_report"]
+
+
+def build_report(outdir: str | Path, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES) -> str:
+    """The report page (HTML text) for a study output folder."""
+    data = collect_study(Path(outdir), exchanges=Path(exchanges) if exchanges else None, max_exchanges=max_exchanges)
+    return render_html(data)
+
+
+def write_report(
+    outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES
+) -> Path:
+    """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path."""
+    import os
+    import tempfile
+
+    target = Path(output) if output is not None else Path(outdir) / "report.html"
+    page = build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf8", newline="\n") as fh:
+            fh.write(page)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,49 @@
+"""``tutormetrics report``: one self-contained HTML page from a study's output folder (thin wrapper over :mod:`tutormetrics.report`).
+
+Example:
+    >>> import typer
+    >>> app = typer.Typer()
+    >>> register(app)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tutormetrics.commands.options import log
+
+__all__ = ["register", "report"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
+
+
+def report(
+    outdir: Annotated[
+        Path, typer.Argument(help="Study folder: the -o of `run`, or a folder holding metrics/correlations/theta/agreement tables.", file_okay=False)
+    ],
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="HTML file to write (default: OUTDIR/report.html).", dir_okay=False)
+    ] = None,
+    exchanges: Annotated[
+        Optional[Path],
+        typer.Option("--exchanges", help="Scored input with the prompts and responses (default: the one recorded in run.json / the metrics manifest).", dir_okay=False),
+    ] = None,
+    max_exchanges: Annotated[
+        int, typer.Option("--max-exchanges", min=1, help="Exchanges in the drill-down; beyond it a seeded random sample (statistics always use all).")
+    ] = 20_000,
+) -> None:
+    """Write one HTML file: provenance, heatmap, agreement, θ, per-tutor tables and every exchange to read.
+
+    It opens offline (CSS, JS and data inline; no network), and every tutor reply is shown as text.
+
+    Example: tutormetrics report demo-out -o demo-out/report.html
+    """
+    from tutormetrics.report import write_report
+
+    path = write_report(outdir, output, exchanges=exchanges, max_exchanges=max_exchanges)
+    log(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")

@@ -1,0 +1,371 @@
+"""Gather a study's output folder into one JSON-ready dict for the report.
+
+Files are recognised by their columns, not their names, so tables written by separate commands
+(``validate``, ``theta``, ``agree``, ``summarize``, ``compare``, ``score --dialogue``) are found whatever
+they were called. Every section is optional: a missing or unreadable file leaves its section out and adds
+a line to ``notes``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tutormetrics.errors import InputSchemaError, TutorMetricsError
+from tutormetrics.io import join_prompt_columns, read_table, stable_id
+from tutormetrics.report.embed import compact
+
+#: Table kinds recognised from a header, tried in order: (kind, columns that must all be present).
+KINDS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("correlations", frozenset({"metric", "target", "rho"})),
+    ("comparisons", frozenset({"metric", "group_a", "group_b"})),
+    ("summary", frozenset({"group", "variable", "mean"})),
+    ("judge", frozenset({"criterion", "judge", "reference"})),
+    ("facets", frozenset({"facet", "level", "estimate"})),
+    ("conversations", frozenset({"conversation_id", "n_turns", "n_tutor_turns"})),
+    ("theta", frozenset({"theta", "theta_sd"})),
+)
+_AGREEMENT_COLUMNS = frozenset({"kappa", "ac1", "gwet_ac1", "krippendorff_alpha", "fleiss_kappa", "alpha_nominal"})
+_DIAGNOSTIC_SUFFIXES = ("_empty", "_windows", "_truncated")
+_TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl")
+
+
+def classify(columns: Iterable[str], id_col: str = "exchange_id") -> str | None:
+    """Kind of a table from its column names, or ``None`` when it is not one the report shows.
+
+    Example:
+        >>> classify(["metric", "target", "n", "rho"]), classify(["criterion", "n", "kappa"])
+        ('correlations', 'agreement')
+        >>> classify(["exchange_id", "resp_words"]), classify(["metric", "theta"])
+        ('metrics', None)
+    """
+    cols = set(columns)
+    for kind, needed in KINDS:
+        if needed <= cols:
+            return kind
+    if "criterion" in cols and cols & _AGREEMENT_COLUMNS:
+        return "agreement"
+    if id_col in cols and len(cols) > 1 and "metric" not in cols:
+        return "metrics"
+    return None
+
+
+def table_payload(df: pl.DataFrame, digits: int = 6) -> dict[str, Any]:
+    """``{"columns": [...], "rows": [[...], ...]}`` with compact numbers and ``None`` for NaN.
+
+    Example:
+        >>> table_payload(pl.DataFrame({"a": ["x"], "b": [float("nan")]}))
+        {'columns': ['a', 'b'], 'rows': [['x', None]]}
+    """
+    rows = [[compact(v, digits) for v in row] for row in df.iter_rows()]
+    return {"columns": list(df.columns), "rows": rows}
+
+
+def _header(path: Path) -> list[str]:
+    if path.suffix.lower() == ".csv":
+        return pl.scan_csv(path, infer_schema=False).collect_schema().names()
+    if path.suffix.lower() == ".parquet":
+        return pl.scan_parquet(path).collect_schema().names()
+    return pl.scan_ndjson(path, n_rows=1).collect_schema().names()
+
+
+def scan_folder(outdir: Path, id_col: str = "exchange_id") -> dict[str, list[Path]]:
+    """Tables in ``outdir`` grouped by kind (see :func:`classify`), each list sorted by file name."""
+    found: dict[str, list[Path]] = {}
+    for path in sorted(outdir.iterdir()):
+        if not path.is_file() or path.suffix.lower() not in _TABLE_SUFFIXES or path.name.startswith("."):
+            continue
+        try:
+            kind = classify(_header(path), id_col)
+        except (pl.exceptions.PolarsError, OSError, ValueError):
+            continue
+        if kind is not None:
+            found.setdefault(kind, []).append(path)
+    return found
+
+
+def _read_keyed(path: Path, id_col: str) -> pl.DataFrame:
+    """A table with its id column read as text (a CSV id such as ``007`` keeps its zeros, as in ``score``)."""
+    df = read_table(path)
+    if id_col in df.columns:
+        ids = read_table(path, string_columns=True).get_column(id_col) if path.suffix.lower() == ".csv" else df.get_column(id_col)
+        df = df.with_columns(ids.cast(pl.String).alias(id_col))
+    return df
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _pick_metrics(candidates: list[Path], run: dict[str, Any]) -> Path | None:
+    named = run.get("files", {}).get("metrics") if isinstance(run.get("files"), dict) else None
+    for path in candidates:
+        if named and Path(named).name == path.name:
+            return path
+    for path in candidates:
+        if path.stem in ("metrics", "turns"):
+            return path
+    return max(candidates, key=lambda p: p.stat().st_size) if candidates else None
+
+
+def _exchange_texts(
+    source: Path, ids: list[str], options: dict[str, Any], generated_ids: bool, notes: list[str]
+) -> dict[str, tuple[str, str]]:
+    """``{exchange_id: (prompt, response)}`` from the scored input, as ``score`` built them."""
+    id_col = options.get("id_column", "exchange_id")
+    prompt_cols = list(options.get("prompt_columns") or ["prompt"])
+    response_col = options.get("response_column", "response")
+    try:
+        df = read_table(source, options.get("input_format"), encoding=options.get("encoding", "utf8"), string_columns=True)
+    except TutorMetricsError as exc:
+        notes.append(f"prompts and responses not shown: {str(exc).splitlines()[0]}")
+        return {}
+    missing = [c for c in [*prompt_cols, response_col] if c not in df.columns]
+    if missing:
+        notes.append(f"prompts and responses not shown: {source.name} lacks column(s) {', '.join(missing)}")
+        return {}
+    prompts = join_prompt_columns(df, prompt_cols).to_list()
+    responses = df.get_column(response_col).cast(pl.String).fill_null("").to_list()
+    if id_col in df.columns and not generated_ids:
+        keys = df.get_column(id_col).cast(pl.String).to_list()
+    else:
+        seen: dict[str, int] = {}
+        keys = [stable_id(p, r, seen) for p, r in zip(prompts, responses)]
+    texts: dict[str, tuple[str, str]] = {}
+    for key, prompt, response in zip(keys, prompts, responses):
+        texts.setdefault(key, (prompt or "", response or ""))
+    wanted = set(ids)
+    n_found = sum(1 for i in wanted if i in texts)
+    if n_found < len(wanted):
+        notes.append(f"{len(wanted) - n_found} of {len(wanted)} exchanges have no text in {source.name}")
+    return texts
+
+
+def _dialogues(source: Path, options: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    """Whole conversations (every turn with its role) from a long dialogue table or chat JSONL."""
+    conv_col = options.get("conversation_col", "conversation_id")
+    turn_col, role_col, text_col = options.get("turn_col", "turn"), options.get("role_col", "role"), options.get("text_col", "text")
+    try:
+        df = read_table(source, options.get("input_format"), encoding=options.get("encoding", "utf8"))
+    except TutorMetricsError as exc:
+        notes.append(f"dialogue turns not shown: {str(exc).splitlines()[0]}")
+        return []
+    convs: dict[str, list[dict[str, Any]]] = {}
+    if {conv_col, turn_col, role_col, text_col} <= set(df.columns):
+        for conv, turn, role, text in df.select(conv_col, turn_col, role_col, text_col).iter_rows():
+            convs.setdefault(str(conv), []).append({"turn": turn, "role": str(role or ""), "text": str(text or "")})
+    elif {conv_col, "messages"} <= set(df.columns):
+        for conv, messages in df.select(conv_col, "messages").iter_rows():
+            turns = convs.setdefault(str(conv), [])
+            for index, message in enumerate(messages or []):
+                message = message or {}
+                role = str(message.get("role") or "")
+                if role.casefold() == "system":
+                    continue
+                content = message.get("content")
+                if isinstance(content, list):
+                    content = "".join(str((part or {}).get("text") or "") for part in content)
+                turns.append({"turn": index, "role": role, "text": str(content or "")})
+    else:
+        notes.append(f"dialogue turns not shown: {source.name} is neither a long dialogue table nor chat JSONL")
+        return []
+    out = []
+    for conv, turns in convs.items():
+        turns.sort(key=lambda t: (_turn_key(t["turn"])))
+        for t in turns:
+            t["exchange_id"] = f"{conv}:{t['turn']}"
+            t["turn"] = str(t["turn"])
+        out.append({"conversation_id": conv, "turns": turns})
+    return out
+
+
+def _turn_key(turn: Any) -> tuple[int, Any]:
+    try:
+        return (0, int(turn))
+    except (TypeError, ValueError):
+        return (1, str(turn))
+
+
+def _ratings(run: dict[str, Any], ids: list[str], id_col: str, notes: list[str]) -> dict[str, list[Any]]:
+    """Per criterion, each exchange's aggregated rating (as ``validate`` aggregates them)."""
+    from tutormetrics.psychometrics.ratings import ratings_frame_to_targets
+
+    path = run.get("ratings")
+    if not path:
+        return {}
+    vo = run.get("validate_options") or {}
+    try:
+        targets = ratings_frame_to_targets(
+            _read_keyed(Path(path), id_col),
+            source=str(path),
+            id_col=id_col,
+            rater_col=vo.get("rater_col", "rater"),
+            criterion_col=vo.get("criterion_col", "criterion"),
+            score_col=vo.get("score_col", "score"),
+            aggregate=vo.get("aggregate", "mean"),
+        )
+    except TutorMetricsError as exc:
+        notes.append(f"ratings not shown per exchange: {str(exc).splitlines()[0]}")
+        return {}
+    targets = targets.with_columns(pl.col(id_col).cast(pl.String))
+    index = {key: i for i, key in enumerate(targets.get_column(id_col).to_list())}
+    out: dict[str, list[Any]] = {}
+    for col in targets.columns:
+        if col == id_col:
+            continue
+        values = targets.get_column(col).to_list()
+        out[col] = [compact(float(values[index[i]])) if i in index and values[index[i]] is not None else None for i in ids]
+    return out
+
+
+def _exchanges(metrics: pl.DataFrame, id_col: str, metric_order: list[str]) -> dict[str, Any]:
+    """Columnar exchange table: ids, text fields (kept columns), numeric values (metric order first)."""
+    from tutormetrics.validity.heatmap import metric_family
+
+    ids = metrics.get_column(id_col).cast(pl.String).to_list()
+    numeric = [c for c in metrics.columns if c != id_col and metrics.schema[c].is_numeric()]
+    numeric = [c for c in metric_order if c in numeric] + [c for c in numeric if c not in metric_order]
+    fields = [c for c in metrics.columns if c != id_col and c not in numeric]
+    return {
+        "ids": ids,
+        "fields": {c: [_text(v) for v in metrics.get_column(c).to_list()] for c in fields},
+        "values": {c: [compact(v) for v in metrics.get_column(c).cast(pl.Float64).to_list()] for c in numeric},
+        "families": {c: ("diagnostic" if c.endswith(_DIAGNOSTIC_SUFFIXES) else metric_family(c)) for c in numeric},
+    }
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+#: Exchanges embedded by default; beyond it the drill-down holds a seeded random sample (the page stays usable).
+MAX_EXCHANGES = 20_000
+
+
+def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges: int = MAX_EXCHANGES, seed: int = 0) -> dict[str, Any]:
+    """Everything the report shows, read from ``outdir`` (plus the scored input for the texts).
+
+    ``exchanges`` overrides the input recorded in ``run.json`` / the metrics manifest (use it when the
+    folder moved to another machine). With more than ``max_exchanges`` rows the per-exchange parts hold a
+    random sample of that many (``seed``; input order kept) and a note says so; tables are never sampled.
+    Raises :class:`InputSchemaError` only when ``outdir`` holds no table the report can show.
+    """
+    outdir = Path(outdir)
+    if not outdir.is_dir():
+        raise InputSchemaError(f"{outdir}: not a folder", hint="pass the output folder of `tutormetrics run` (or of score/validate/theta/agree)")
+    run = _read_json(outdir / "run.json")
+    id_col = (run.get("score_options") or {}).get("id_column", "exchange_id")
+    found = scan_folder(outdir, id_col)
+    if not found:
+        raise InputSchemaError(
+            f"{outdir}: no table the report can show (metrics, correlations, agreement, theta, facets, summary, comparisons)",
+            hint="run `tutormetrics run ... -o OUTDIR` first, or write those tables into OUTDIR",
+        )
+    notes: list[str] = []
+    data: dict[str, Any] = {"title": f"tutormetrics report: {outdir.resolve().name}", "run": run, "notes": notes}
+
+    correlations = []
+    for path in found.get("correlations", []):
+        df = read_table(path)
+        if "control" in df.columns:
+            df = df.with_columns(pl.col("control").cast(pl.String).fill_null(""))
+            for (control,), part in df.group_by("control", maintain_order=True):
+                correlations.append({"file": path.name, "control": control or "", "table": table_payload(part.drop("control"))})
+        else:
+            correlations.append({"file": path.name, "control": "", "table": table_payload(df)})
+    correlations.sort(key=lambda c: (c["control"] != "", c["file"] != "correlations.csv"))
+    data["correlations"] = correlations
+
+    for kind in ("agreement", "judge", "facets", "summary", "comparisons", "conversations"):
+        if kind in found:
+            data[kind] = [{"file": p.name, "table": table_payload(read_table(p))} for p in found[kind]]
+
+    metrics_path = _pick_metrics(found.get("metrics", []), run)
+    metric_order: list[str] = []
+    for c in correlations:
+        for row in c["table"]["rows"]:
+            name = row[c["table"]["columns"].index("metric")]
+            if name not in metric_order:
+                metric_order.append(name)
+    from tutormetrics.validity.heatmap import metric_family
+
+    data["families"] = {m: metric_family(m) for m in metric_order}
+    if metrics_path is not None:
+        manifest = _read_json(metrics_path.with_name(metrics_path.name + ".manifest.json"))
+        data["manifest"] = manifest
+        data["metrics_file"] = metrics_path.name
+        metrics = _read_keyed(metrics_path, id_col)
+        if metrics.height > max_exchanges:
+            notes.append(f"the exchange table and θ plots show a random sample of {max_exchanges:,} of {metrics.height:,} "
+                         f"exchanges (seed {seed}); every statistic comes from all of them (--max-exchanges to change)")
+            metrics = metrics.with_row_index("__row").sample(max_exchanges, seed=seed).sort("__row").drop("__row")
+        ex = _exchanges(metrics, id_col, metric_order)
+        theta = _theta(found.get("theta", []), id_col, ex["ids"])
+        if theta:
+            ex["theta"] = theta
+        ex["ratings"] = _ratings(run, ex["ids"], id_col, notes)
+        source = exchanges or _source(run, manifest)
+        is_dialogue = "tutor_turn" in metrics.columns and "conversation_id" in metrics.columns
+        if source is None:
+            notes.append("prompts and responses not shown: the scored input is not recorded (pass --exchanges)")
+        elif not source.is_file():
+            notes.append(f"prompts and responses not shown: {source} not found (pass --exchanges)")
+        elif is_dialogue:
+            data["dialogues"] = _dialogues(source, manifest.get("options") or {}, notes)
+            by_id = {t["exchange_id"]: t["text"] for d in data["dialogues"] for t in d["turns"]}
+            _attach_texts(ex, {i: ("", by_id.get(i, "")) for i in ex["ids"] if i in by_id})
+        else:
+            texts = _exchange_texts(source, ex["ids"], manifest.get("options") or run.get("score_options") or {},
+                                    bool(manifest.get("generated_ids")), notes)
+            _attach_texts(ex, texts)
+        data["exchanges"] = ex
+    elif "theta" in found:
+        data["theta_only"] = table_payload(read_table(found["theta"][0]))
+    return data
+
+
+def _theta(paths: list[Path], id_col: str, ids: list[str]) -> dict[str, list[Any]]:
+    if not paths:
+        return {}
+    df = _read_keyed(paths[0], id_col)
+    if id_col not in df.columns:
+        return {}
+    index = {key: i for i, key in enumerate(df.get_column(id_col).to_list())}
+    out = {}
+    for col in ("theta", "theta_sd", "theta_low", "theta_high"):
+        if col in df.columns:
+            values = df.get_column(col).cast(pl.Float64).to_list()
+            out[col] = [compact(values[index[i]]) if i in index else None for i in ids]
+    return out
+
+
+def _source(run: dict[str, Any], manifest: dict[str, Any]) -> Path | None:
+    for value in (run.get("exchanges"), manifest.get("input")):
+        if value:
+            return Path(value)
+    return None
+
+
+def _attach_texts(ex: dict[str, Any], texts: dict[str, tuple[str, str]]) -> None:
+    """Add ``texts`` (unique strings) and per-exchange ``prompt``/``response`` indexes into it (``-1``: none)."""
+    if not texts:
+        return
+    pool: dict[str, int] = {}
+    prompt_idx, response_idx = [], []
+    for key in ex["ids"]:
+        prompt, response = texts.get(key, (None, None))
+        prompt_idx.append(-1 if prompt is None else pool.setdefault(prompt, len(pool)))
+        response_idx.append(-1 if response is None else pool.setdefault(response, len(pool)))
+    ex["texts"] = list(pool)
+    ex["prompt"] = prompt_idx
+    ex["response"] = response_idx
