@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import typer
 
 from tutormetrics import __version__
+from tutormetrics.encoders.config import ensure_offline
 from tutormetrics.errors import TutorMetricsError
 
 EXIT_OK, EXIT_GATE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -62,6 +63,7 @@ _register_commands()
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (and exits with it when run as a script)."""
+    ensure_offline()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("TUTORMETRICS_DEBUG") == "1"
     try:

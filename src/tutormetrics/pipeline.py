@@ -61,6 +61,7 @@ class ValidateOptions:
     n_permutations: int = 9999
     stars_on: str = "p_adj"
     n_min: int = 10
+    id_type: str = "str"
     estimate_theta: bool = True
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
@@ -147,7 +148,7 @@ def validate_metrics(
         else:
             log("θ: not estimated (the ratings are wide; the MFRM needs long ratings)")
     result = correlate_with_targets(
-        metrics, tables, names=names, id_col=id_col, metrics_cols=metric_cols, **vo.spearman_options()
+        metrics, tables, names=names, id_col=id_col, metrics_cols=metric_cols, id_type=vo.id_type, **vo.spearman_options()
     )
     return StudyResult(result, fit, long)
 
@@ -191,7 +192,7 @@ def run_pipeline(
     check_outputs([exchanges, ratings, theta], [outdir / name for name in RUN_FILES])
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
-    raw_ratings = read_table(ratings)
+    raw_ratings = read_table(ratings, id_columns=[id_col])
 
     log("[1/4] scoring")
     metrics_path = outdir / "metrics.csv"

@@ -317,3 +317,38 @@ def test_owner_text_falls_back_when_the_owner_file_is_garbage(tmp_path):
         bad = tmp_path / "x.csv.partial"
         bad.write_text("file")
         Checkpoint(tmp_path / "x.csv", "k").acquire()
+
+
+# ---------------------------------------------------------------------------- offline means offline
+def test_a_hub_id_not_on_disk_fails_at_once_without_opening_a_socket(exchanges, tmp_path):
+    """An audit hook records every socket the process opens or resolves; loading must open none."""
+    code = (
+        "import sys\n"
+        "events = []\n"
+        "sys.addaudithook(lambda e, a: events.append(e) if e.startswith(('socket.', 'http.')) else None)\n"
+        "from tutormetrics.cli import main\n"
+        f"rc = main(['score', {str(exchanges)!r}, '-o', {str(tmp_path / 'm.csv')!r}, '-m', 'embedding_similarity',"
+        " '--model', 'sentence-transformers/all-mpnet-base-v2', '--no-progress'])\n"
+        "print('EVENTS', sorted(set(events)))\n"
+        "raise SystemExit(rc)\n"
+    )
+    env = {**os.environ, "HF_HOME": str(tmp_path / "empty-hf-home")}
+    env.pop("HF_HUB_OFFLINE", None)
+    env.pop("TRANSFORMERS_OFFLINE", None)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 2, res.stderr
+    assert "not found locally" in res.stderr and "pass a path" in res.stderr
+    assert "EVENTS []" in res.stdout
+
+
+def test_offline_switches_are_set_before_the_hub_reads_them():
+    code = (
+        "import huggingface_hub.constants as c\n"
+        "before = c.HF_HUB_OFFLINE\n"
+        "import tutormetrics.encoders.hf\n"
+        "import os\n"
+        "print(before, c.HF_HUB_OFFLINE, os.environ['HF_HUB_OFFLINE'], os.environ['TRANSFORMERS_OFFLINE'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, check=True)
+    assert res.stdout.split() == ["False", "True", "1", "1"]

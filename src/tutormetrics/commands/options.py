@@ -150,6 +150,10 @@ Permutation = Annotated[str, typer.Option("--permutation", help="auto (permutati
 NPermutations = Annotated[int, typer.Option("--n-permutations", min=1, help="Permutations for a permutation p.")]
 StarsOn = Annotated[str, typer.Option("--stars-on", help="Column the stars refer to: p_adj or p.")]
 NMin = Annotated[int, typer.Option("--n-min", min=3, help="Fewest complete pairs for a defined cell.")]
+IdType = Annotated[
+    str,
+    typer.Option("--id-type", help="Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),
+]
 TargetsFrom = Annotated[
     Optional[str], typer.Option("--targets-from", help="Comma-separated criteria (long) or columns (wide) to use as targets.")
 ]

@@ -60,6 +60,7 @@ def run(
     n_permutations: opt.NPermutations = _DEFAULTS.n_permutations,
     stars_on: opt.StarsOn = _DEFAULTS.stars_on,
     n_min: opt.NMin = _DEFAULTS.n_min,
+    id_type: opt.IdType = _DEFAULTS.id_type,
     estimate_theta: Annotated[
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
     ] = _DEFAULTS.estimate_theta,
@@ -117,6 +118,7 @@ def run(
         n_permutations=n_permutations,
         stars_on=stars_on,
         n_min=n_min,
+        id_type=id_type,
         estimate_theta=estimate_theta,
     )
     summary = run_pipeline(

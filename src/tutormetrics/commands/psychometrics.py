@@ -95,9 +95,10 @@ def theta(
         if group_col and groups is None:
             raise ConfigError("--group-col needs --groups")
         nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
-        ratings_df = read_table(ratings)
-        cov_df = read_table(covariates) if covariates else None
-        grp_df = read_table(groups) if groups else None
+        ids = [id_col]
+        ratings_df = read_table(ratings, id_columns=ids)
+        cov_df = read_table(covariates, id_columns=ids) if covariates else None
+        grp_df = read_table(groups, id_columns=ids) if groups else None
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         result = fit_theta(
             ratings_df,
@@ -188,7 +189,7 @@ def agree(
         check_outputs([ratings], [output, confusion])
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
-        frame = read_table(ratings)
+        frame = read_table(ratings, id_columns=[id_col])
         if judge:
             _agree_judge(frame, judge, output, confusion, columns, common)
         else:
@@ -272,7 +273,7 @@ def compare(
             raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
         pairs_min = opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min")
         table = compare_groups(
-            read_table(metrics),
+            read_table(metrics, id_columns=[group_col, block_col]),
             metric_cols=split_list(metrics_cols),
             group_col=group_col,
             block_col=block_col,

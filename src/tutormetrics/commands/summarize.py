@@ -49,8 +49,8 @@ def summarize(
         # csv may also be .parquet/.jsonl by extension; an unknown extension stops here, before the work
         kind = infer_format(output) if fmt == "csv" and output_format is None else "csv"
         result = run_summary(
-            read_table(metrics),
-            read_table(ratings) if ratings else None,
+            read_table(metrics, id_columns=[id_col]),
+            read_table(ratings, id_columns=[id_col]) if ratings else None,
             group_col=group_col,
             id_col=id_col,
             rater_col=rater_col,

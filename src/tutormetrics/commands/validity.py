@@ -58,6 +58,7 @@ def validate(
     n_permutations: opt.NPermutations = _DEFAULTS.n_permutations,
     stars_on: opt.StarsOn = _DEFAULTS.stars_on,
     n_min: opt.NMin = _DEFAULTS.n_min,
+    id_type: opt.IdType = _DEFAULTS.id_type,
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
     estimate_theta: Annotated[
         bool,
@@ -93,11 +94,12 @@ def validate(
         n_permutations=n_permutations,
         stars_on=stars_on,
         n_min=n_min,
+        id_type=id_type,
         estimate_theta=estimate_theta,
     )
     study = validate_metrics(
-        read_table(metrics),
-        ratings=read_table(ratings) if ratings is not None else None,
+        read_table(metrics, id_columns=[id_col]),
+        ratings=read_table(ratings, id_columns=[id_col]) if ratings is not None else None,
         theta=[read_theta(path, id_col=id_col) for path in theta or []],
         options=options,
         id_col=id_col,

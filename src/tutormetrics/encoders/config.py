@@ -121,6 +121,37 @@ class EncoderConfig:
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
+_OFFLINE_SWITCHES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+def ensure_offline() -> None:
+    """Switch the Hugging Face libraries to offline mode before they read their settings.
+
+    tutormetrics never downloads: the environment switches are set for this process, and when
+    ``huggingface_hub`` was already imported (its constants are read at import) its flag is set too.
+    """
+    import sys
+
+    for key in _OFFLINE_SWITCHES:
+        os.environ[key] = "1"
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:
+        constants.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]
+
+
+def hub_id_in_local_cache(repo_id: str) -> bool:
+    """Whether a hub-style id (``org/name``) has a snapshot in the local Hugging Face cache (no network).
+
+    Example:
+        >>> hub_id_in_local_cache("no-such-org/no-such-model-xyz")
+        False
+    """
+    home = os.environ.get("HF_HOME", os.path.join(os.path.expanduser("~"), ".cache", "huggingface"))
+    cache = Path(os.environ.get("HF_HUB_CACHE", os.environ.get("HUGGINGFACE_HUB_CACHE", os.path.join(home, "hub"))))
+    folder = cache / ("models--" + repo_id.replace("/", "--"))
+    return (folder / "snapshots").is_dir() and any((folder / "snapshots").iterdir())
+
+
 def read_layer_count(path: str | os.PathLike[str]) -> int | None:
     """Transformer blocks of the model in a local folder, read from its ``config.json`` (no weights loaded).
 

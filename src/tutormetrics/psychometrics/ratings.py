@@ -286,7 +286,7 @@ def read_ratings(
         >>> targets = read_ratings("ratings.csv")  # doctest: +SKIP
     """
     return ratings_frame_to_targets(
-        read_table(path),
+        read_table(path, id_columns=[id_col]),
         source=str(path),
         id_col=id_col,
         rater_col=rater_col,
@@ -357,7 +357,7 @@ def theta_to_targets(df: pl.DataFrame, *, id_col: str = "exchange_id") -> pl.Dat
 
 def read_theta(path: str | os.PathLike[str], *, id_col: str = "exchange_id") -> pl.DataFrame:
     """Read a theta table (CSV, Parquet, JSONL) and return its targets (see :func:`theta_to_targets`)."""
-    return theta_to_targets(read_table(path), id_col=id_col)
+    return theta_to_targets(read_table(path, id_columns=[id_col]), id_col=id_col)
 
 
 def rating_variables(

@@ -554,15 +554,17 @@ def correlate_with_targets(
     names: Sequence[str] | None = None,
     id_col: str = "exchange_id",
     metrics_cols: Sequence[str] | None = None,
+    id_type: str = "str",
     **spearman_options: Any,
 ) -> ValidityResult:
-    """Join ``targets`` onto ``metrics`` by id (reporting unmatched ids) and correlate every metric with every target.
+    """Join ``targets`` onto ``metrics`` by id (reporting unmatched ids; ``id_type`` as in
+    :func:`~tutormetrics.validity.join.join_targets`) and correlate every metric with every target.
 
     ``spearman_options`` go to :func:`~tutormetrics.validity.correlate.spearman_matrix`
     (``adjust``, ``ci``, ``n_resamples``, ``seed``, ``stars_on``, ...).
     """
     mcols = metric_columns(metrics, id_col=id_col, columns=list(metrics_cols) if metrics_cols else None)
     target_cols = [c for t in targets for c in t.columns if c != id_col]
-    joined, report = join_targets(metrics.select(id_col, *mcols), *targets, id_col=id_col, names=names)
+    joined, report = join_targets(metrics.select(id_col, *mcols), *targets, id_col=id_col, names=names, id_type=id_type)
     table = spearman_matrix(joined, mcols, target_cols, **spearman_options)
     return ValidityResult(table, joined, report, mcols, target_cols)

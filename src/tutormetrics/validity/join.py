@@ -63,9 +63,32 @@ def _preview(ids: list[str], limit: int = SUMMARY_MAX_IDS) -> str:
     return shown + (f", ... (+{len(ids) - limit:,} more)" if len(ids) > limit else "")
 
 
-def _id_series(df: pl.DataFrame, id_col: str) -> pl.Series:
-    """Ids as text, so that an id read as a number in one file matches the same id read as text."""
-    return df.get_column(id_col).cast(pl.String)
+ID_TYPES: tuple[str, ...] = ("str", "int")
+
+
+def _id_series(df: pl.DataFrame, id_col: str, id_type: str = "str", source: str = "metrics") -> pl.Series:
+    """Ids as text (``007`` and ``7`` differ). With ``id_type="int"`` ids are read as whole numbers first,
+    so ``1``, ``1.0`` and ``001`` are one id; an id that is not a whole number is an error.
+
+    Example:
+        >>> _id_series(pl.DataFrame({"id": ["1.0", "007"]}), "id", "int").to_list()
+        ['1', '7']
+    """
+    text = df.get_column(id_col).cast(pl.String)
+    if id_type == "str":
+        return text
+    if id_type != "int":
+        raise InputSchemaError(f"unknown id type {id_type!r}", hint=f"use one of {', '.join(ID_TYPES)}")
+    number = text.str.strip_chars().cast(pl.Float64, strict=False)
+    whole = number.is_finite() & (number == number.floor())
+    bad = text.is_not_null() & ~whole.fill_null(False)
+    if bad.any():
+        example = text.filter(bad)[0]
+        raise InputSchemaError(
+            f"{source}: id {example!r} in {id_col!r} is not a whole number ({int(bad.sum())} such ids)",
+            hint="--id-type int compares ids as numbers; leave it out to compare them as text",
+        )
+    return number.cast(pl.Int64).cast(pl.String).alias(text.name)
 
 
 def join_targets(
@@ -73,11 +96,13 @@ def join_targets(
     *targets: pl.DataFrame,
     id_col: str = "exchange_id",
     names: Sequence[str] | None = None,
+    id_type: str = "str",
 ) -> tuple[pl.DataFrame, JoinReport]:
     """Left-join target tables onto the metrics by ``id_col``; never drops a metric row.
 
     Every metric row is kept in order; target columns are null where the id has no target row.
-    Ids are compared as text. A target table with duplicate ids, or a target column whose name is
+    Ids are compared as text (or as whole numbers with ``id_type="int"``). A target table that matches no
+    metric id at all raises :class:`InputSchemaError` with a sample of both sides' ids. A target table with duplicate ids, or a target column whose name is
     already taken, raises :class:`InputSchemaError`. ``names`` labels the tables in the report
     (default ``ratings``, then ``targets2``, ``targets3``, ...).
 
@@ -94,13 +119,13 @@ def join_targets(
     if len(names) != len(targets):
         raise InputSchemaError(f"join_targets got {len(targets)} target tables but {len(names)} names")
     require_columns(metrics, [id_col], source="metrics", option="--id")
-    metric_ids = _id_series(metrics, id_col)
+    metric_ids = _id_series(metrics, id_col, id_type, "metrics")
     report = JoinReport(n_metrics_rows=metrics.height, names=names)
     joined = metrics.with_columns(metric_ids.alias("__id"))
     taken = set(metrics.columns)
     for name, table in zip(names, targets):
         require_columns(table, [id_col], source=name, option="--id")
-        ids = _id_series(table, id_col)
+        ids = _id_series(table, id_col, id_type, name)
         if ids.null_count():
             raise InputSchemaError(f"{name}: {ids.null_count()} row(s) have an empty {id_col!r}")
         dup = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
@@ -118,6 +143,13 @@ def join_targets(
             )
         taken.update(new_cols)
         in_target = metric_ids.is_in(ids.implode()).fill_null(False)
+        if metrics.height and table.height and not in_target.any():
+            raise InputSchemaError(
+                f"no id of {name} matches a metric id: metrics have {_preview(metric_ids.drop_nulls().head(3).to_list(), 3)}, "
+                f"{name} have {_preview(ids.head(3).to_list(), 3)}",
+                hint="ids are compared as text; if both sides hold the same numbers written differently "
+                "(1 and 1.0), pass --id-type int; check --id names the same column in both files",
+            )
         report.n_target_rows.append(table.height)
         report.n_matched.append(int(in_target.sum()))
         report.unmatched_metric_ids.append(

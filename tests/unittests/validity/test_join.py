@@ -39,12 +39,31 @@ def test_unmatched_rows_are_kept_and_reported() -> None:
 
 
 def test_summary_caps_ids_at_ten() -> None:
-    m = pl.DataFrame({"exchange_id": [f"m{i}" for i in range(15)], "ttr": [0.0] * 15})
-    r = pl.DataFrame({"exchange_id": ["z"], "tone": [1.0]})
+    m = pl.DataFrame({"exchange_id": [f"m{i}" for i in range(16)], "ttr": [0.0] * 16})
+    r = pl.DataFrame({"exchange_id": ["z", "m15"], "tone": [1.0, 0.0]})
     _, report = join_targets(m, r)
     assert len(report.unmatched_metric_ids[0]) == 15
     text = report.summary()
     assert "m9, ... (+5 more)" in text and "m10" not in text
+
+
+def test_a_join_that_matches_nothing_is_an_error_with_both_sides_ids() -> None:
+    m = pl.DataFrame({"exchange_id": ["1", "2", "3"], "ttr": [0.1, 0.2, 0.3]})
+    r = pl.DataFrame({"exchange_id": ["1.0", "2.0"], "tone": [1.0, 0.0]})
+    with pytest.raises(InputSchemaError, match=r"no id of ratings matches a metric id: metrics have 1, 2, 3, ratings have 1.0, 2.0") as info:
+        join_targets(m, r)
+    assert "--id-type int" in info.value.hint
+    joined, report = join_targets(m, r, id_type="int")  # as whole numbers, 1 and 1.0 are one id
+    assert joined["tone"].to_list() == [1.0, 0.0, None] and report.n_matched == [2]
+
+
+def test_ids_as_text_keep_leading_zeros_apart() -> None:
+    m = pl.DataFrame({"exchange_id": ["007", "7"], "ttr": [0.1, 0.2]})
+    r = pl.DataFrame({"exchange_id": ["7"], "tone": [1.0]})
+    joined, _ = join_targets(m, r)
+    assert joined["tone"].to_list() == [None, 1.0]
+    with pytest.raises(InputSchemaError, match="not a whole number"):
+        join_targets(m, pl.DataFrame({"exchange_id": ["x7"], "tone": [1.0]}), id_type="int")
 
 
 def test_ids_compared_as_text() -> None:
