@@ -62,6 +62,43 @@ def _as_float(df: pl.DataFrame, col: str, *, id_col: str, source: str) -> pl.Ser
     return num.fill_nan(None).alias(col)
 
 
+def clean_long_ratings(
+    ratings: pl.DataFrame,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    source: str = "ratings",
+    keep_missing: bool = False,
+) -> pl.DataFrame:
+    """Long ratings checked and typed: the columns ``id, rater, criterion, score``, keys as given and
+    the score as Float64.
+
+    A null id, rater or criterion raises :class:`InputSchemaError`; so does a score that is not a
+    number (the error names the row, see ``_as_float``). Missing scores (null, NaN, blank, ``NA``) are
+    dropped, or kept as null with ``keep_missing``. ``rater_col=None``: no rater column.
+
+    Example:
+        >>> df = pl.DataFrame({"exchange_id": ["a", "a", "b"], "rater": ["r1", "r2", "r1"],
+        ...                    "criterion": ["tone"] * 3, "score": ["1", "NA", " 0 "]})
+        >>> clean_long_ratings(df).rows()
+        [('a', 'r1', 'tone', 1.0), ('b', 'r1', 'tone', 0.0)]
+    """
+    keys = [id_col, criterion_col] if rater_col is None else [id_col, rater_col, criterion_col]
+    require_columns(ratings, [*keys, score_col], source=source)
+    _check_ids(ratings, id_col, source)
+    for col in keys[1:]:
+        nulls = ratings.get_column(col).null_count()
+        if nulls:
+            raise InputSchemaError(
+                f"{source}: {nulls} row(s) have an empty {col!r}", hint=f"every rating needs its {col}"
+            )
+    score = _as_float(ratings, score_col, id_col=id_col, source=source)
+    clean = ratings.select(keys).with_columns(score.alias(score_col))
+    return clean if keep_missing else clean.filter(pl.col(score_col).is_not_null())
+
+
 def _check_ids(df: pl.DataFrame, id_col: str, source: str) -> None:
     nulls = df.get_column(id_col).null_count()
     if nulls:
@@ -88,8 +125,9 @@ def ratings_to_targets(
     rated it; ``"min"``/``"max"`` take the minimum/maximum; ``"per_rater"`` keeps one column per
     rater named ``criterion@rater``. ``rater_col`` may be absent (one rating per id and criterion).
     Missing scores (null, NaN, blank) are skipped; an id whose ratings are all missing keeps a row of
-    nulls. Ids and targets keep their first-appearance order. A repeated (id, rater, criterion) row
-    or a non-numeric score raises :class:`InputSchemaError`.
+    nulls. Ids and targets keep their first-appearance order. A repeated (id, rater, criterion) row,
+    an empty id, rater or criterion, or a non-numeric score raises :class:`InputSchemaError`
+    (cleaning by :func:`clean_long_ratings`).
 
     Example:
         >>> long = pl.DataFrame({"exchange_id": ["a", "a", "b", "b"], "rater": ["r1", "r2", "r1", "r2"],
@@ -106,15 +144,23 @@ def ratings_to_targets(
             f"aggregate='per_rater' needs a rater column, but {rater_col!r} is not in the ratings",
             hint="name the rater column, or use aggregate='mean'",
         )
-    _check_ids(ratings, id_col, source)
-    score = _as_float(ratings, score_col, id_col=id_col, source=source)
-    crit = ratings.get_column(criterion_col).cast(pl.String)
-    if crit.null_count():
-        raise InputSchemaError(f"{source}: {crit.null_count()} row(s) have an empty {criterion_col!r}")
-    cols: dict[str, pl.Series] = {"_id": ratings.get_column(id_col), "_crit": crit, "_score": score}
+    clean = clean_long_ratings(
+        ratings,
+        id_col=id_col,
+        rater_col=rater_col if has_rater else None,
+        criterion_col=criterion_col,
+        score_col=score_col,
+        source=source,
+        keep_missing=True,  # an id whose scores are all missing keeps its row
+    )
+    cols: dict[str, pl.Series] = {
+        "_id": clean.get_column(id_col),
+        "_crit": clean.get_column(criterion_col).cast(pl.String),
+        "_score": clean.get_column(score_col),
+    }
     if has_rater:
         assert rater_col is not None
-        cols["_rater"] = ratings.get_column(rater_col).cast(pl.String).fill_null("")
+        cols["_rater"] = clean.get_column(rater_col).cast(pl.String)
     long = pl.DataFrame(cols)
     keys = ["_id", "_rater", "_crit"] if has_rater else ["_id", "_crit"]
     dup = _first_duplicate(long, keys)
