@@ -11,9 +11,9 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.ratings import (
     clean_long_ratings,
     is_long_ratings,
+    ratings_to_targets,
     read_ratings,
     read_theta,
-    ratings_to_targets,
     theta_to_targets,
     wide_ratings_to_targets,
 )
@@ -94,7 +94,7 @@ def test_clean_long_ratings_types_drops_and_keeps_missing() -> None:
 
 @pytest.mark.parametrize(
     ("column", "message"),
-    [("exchange_id", "1 row\\(s\\) have an empty 'exchange_id'"), ("rater", "empty 'rater'"), ("criterion", "empty 'criterion'")],
+    [("exchange_id", r"1 row\(s\) have an empty 'exchange_id'"), ("rater", "empty 'rater'"), ("criterion", "empty 'criterion'")],
 )
 def test_null_keys_are_rejected_everywhere(long_two_raters: pl.DataFrame, column: str, message: str) -> None:
     from tutormetrics.psychometrics.mfrm.design import prepare_ratings
