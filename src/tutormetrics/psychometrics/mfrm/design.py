@@ -291,16 +291,10 @@ def prepare_ratings(
         n_steps = np.ones(len(criteria), dtype=np.int64)
     else:
         n_steps = np.array([len(score_levels[c]) - 1 for c in criteria], dtype=np.int64)
-    cov_names: list[str] = []
-    item_cov = None
-    if covariates is not None:
-        cov_names, item_cov = _covariate_matrix(
-            covariates, covariate_cols, id_col=id_col, ids=ids, standardize=standardize_covariates
-        )
-    group_levels: list[str] = []
-    item_group = None
-    if groups is not None:
-        item_group, group_levels = _group_codes(groups, group_col, id_col=id_col, ids=ids)
+    cov_names, item_cov = _covariate_matrix(
+        covariates, covariate_cols, id_col=id_col, ids=ids, standardize=standardize_covariates
+    )
+    item_group, group_levels = _group_codes(groups, group_col, id_col=id_col, ids=ids)
     design = build_design(
         item_codes,
         crit_codes,
@@ -394,15 +388,18 @@ def _categories(
 
 
 def _covariate_matrix(
-    covariates: pl.DataFrame,
+    covariates: pl.DataFrame | None,
     covariate_cols: str | Sequence[str] | None,
     *,
     id_col: str,
     ids: pl.Series,
     standardize: bool,
-) -> tuple[list[str], np.ndarray]:
+) -> tuple[list[str], np.ndarray | None]:
     """The covariate names and the (exchanges × covariates) matrix in the order of ``ids``, z-scored
-    over the rated exchanges when ``standardize``. Default columns: every numeric column but the id."""
+    over the rated exchanges when ``standardize``; ``([], None)`` without covariates. Default columns:
+    every numeric column but the id."""
+    if covariates is None:
+        return [], None
     if covariate_cols is None:
         cov_names = [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
     elif isinstance(covariate_cols, str):
@@ -425,12 +422,12 @@ def _covariate_matrix(
 
 
 def _group_codes(
-    groups: pl.DataFrame, group_col: str | None, *, id_col: str, ids: pl.Series
-) -> tuple[np.ndarray, list[str]]:
-    """Group code of each exchange (in the order of ``ids``) and the sorted group levels.
-
-    Without ``group_col`` the table must have exactly one column besides the id.
-    """
+    groups: pl.DataFrame | None, group_col: str | None, *, id_col: str, ids: pl.Series
+) -> tuple[np.ndarray | None, list[str]]:
+    """Group code of each exchange (in the order of ``ids``) and the sorted group levels; ``(None, [])``
+    without groups. Without ``group_col`` the table must have exactly one column besides the id."""
+    if groups is None:
+        return None, []
     if group_col is None:
         others = [c for c in groups.columns if c != id_col]
         if len(others) != 1:
