@@ -16,6 +16,7 @@ def _mrbench(mrbench_dir):
     return df["exchange_id"].to_list(), df["prompt"].to_list(), df["response"].to_list()
 
 
+@pytest.mark.slow  # every MRBench row through the tiny encoder: ~90 s on two cores
 def test_one_encoder_pass_per_unique_text(mrbench_dir, tiny_model_dir):
     ids, prompts, responses = _mrbench(mrbench_dir)
     encoder = TextEncoder(EncoderConfig(model_name_or_path=str(tiny_model_dir), batch_size=64))

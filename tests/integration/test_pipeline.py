@@ -109,6 +109,7 @@ def test_run_without_ratings_is_a_usage_error(tmp_path, example_dir, capsys):
     assert "needs ratings" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # score + validate (with θ) on all MRBench rows: ~25 s
 def test_mrbench_score_validate_heatmap(mrbench_dir, tmp_path, capsys):
     """Issue 4's end-to-end claim on real data: all rows scored, every cell checked against scipy, a figure."""
     from scipy import stats
