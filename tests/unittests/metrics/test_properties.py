@@ -378,18 +378,27 @@ def test_encoder_family_properties(name, scorers, data, k, pos):
 
 @SETTINGS_ENC
 @given(data=short_exchanges)
-def test_sync_last_equals_emb_mean_cos(tiny_model_dir, data):
-    """Spec §1: ``sync_last`` equals ``emb_mean_cos`` under the same encoder and pooling (NaN together)."""
+@example(data=[("Where did the cat sit?", "the cat sat on the mat"), ("two plus four", "   ")])
+def test_sync_last_and_mean_cos_match_sentence_transformers(tiny_model_dir, tiny_st, data):
+    """Spec §1/§6.2: ``sync_last`` and ``emb_mean_cos`` are the cosine of the mean-pooled last layer, so
+    both equal the cosine of ``SentenceTransformer.encode`` (mean pooling) for texts in one window;
+    an empty side (no word pieces) is NaN in both."""
     if not {"embedding_similarity", "layerwise_synchrony"} <= set(ENCODER_FAMILIES):
         pytest.skip("needs both encoder families")
     scorer = _combined_encoder_scorer(tiny_model_dir)
     ids = [f"e{i}" for i in range(len(data))]
-    frame = _score(scorer, ids, [p for p, _ in data], [r for _, r in data])
-    for row in frame.iter_rows(named=True):
-        if _nan(row["emb_mean_cos"]):
-            assert _nan(row["sync_last"])
-        else:
-            assert row["sync_last"] == pytest.approx(row["emb_mean_cos"], abs=ENCODER_TOL)
+    prompts, responses = [p for p, _ in data], [r for _, r in data]
+    frame = _score(scorer, ids, prompts, responses)
+    ep = tiny_st.encode([normalize(p) for p in prompts], convert_to_numpy=True)
+    er = tiny_st.encode([normalize(r) for r in responses], convert_to_numpy=True)
+    for k, row in enumerate(frame.iter_rows(named=True)):
+        windows = (row["prompt_windows"], row["resp_windows"])
+        if 0 in windows:
+            assert _nan(row["sync_last"]) and _nan(row["emb_mean_cos"])
+        elif windows == (1, 1):
+            expected = float(ep[k] @ er[k] / (np.linalg.norm(ep[k]) * np.linalg.norm(er[k])))
+            assert row["sync_last"] == pytest.approx(expected, abs=ENCODER_TOL)
+            assert row["emb_mean_cos"] == pytest.approx(expected, abs=ENCODER_TOL)
 
 
 _COMBINED: dict[str, Scorer] = {}

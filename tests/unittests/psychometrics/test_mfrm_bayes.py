@@ -30,7 +30,9 @@ from tutormetrics.psychometrics.mfrm.bayes import (  # noqa: E402
     pareto_k_threshold,
 )
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning", "ignore::RuntimeWarning")
+# Only the warnings we expect are silenced; any other (a sampler, ArviZ or scipy warning) stays visible.
+# PyTensor warns once, at the first compile, when pip-installed without a BLAS to link against.
+pytestmark = pytest.mark.filterwarnings(r"ignore:PyTensor could not link to a BLAS installation:UserWarning")
 
 # nutpie runs its chains on threads; two cores is what the test machines have.
 CORES = 2
@@ -38,7 +40,8 @@ CORES = 2
 
 @pytest.fixture(scope="module")
 def seed_scale() -> tuple[BayesMFRMResult, MFRMResult]:
-    """§2.6 design (249 × 5 criteria × 2 raters, b = (1.517, 1.553, 0, −1.577, −1.493)); NUTS 4 × (500 + 500)."""
+    """§2.6 design (249 × 5 criteria × 2 raters, b = (1.517, 1.553, 0, −1.577, −1.493)); NUTS 4 × (500 + 500)
+    (~50 s on two cores, so every test using it is slow)."""
     ratings, _ = simulate_mfrm(seed=1)
     nuts = fit_mfrm_bayes(ratings, draws=500, tune=500, chains=4, seed=0, cores=CORES)
     mml = fit_mfrm(ratings)
@@ -116,6 +119,7 @@ def test_option_errors() -> None:
 # ---------------------------------------------------------------- seed-scale fit vs MML
 
 
+@pytest.mark.slow  # NUTS
 def test_seed_scale_diagnostics(seed_scale: tuple[BayesMFRMResult, MFRMResult]) -> None:
     """0 divergences; R-hat ≤ 1.01 and ESS bulk/tail ≥ 400 for the facets (b, s).
 
@@ -137,6 +141,7 @@ def test_seed_scale_diagnostics(seed_scale: tuple[BayesMFRMResult, MFRMResult]) 
     assert "divergences 0" in str(summary)
 
 
+@pytest.mark.slow  # NUTS
 def test_seed_scale_agrees_with_mml(seed_scale: tuple[BayesMFRMResult, MFRMResult]) -> None:
     """Every |b̂_NUTS − b̂_MML| < 0.1 (issue 7) and corr(θ_NUTS, θ_MML) > 0.95."""
     nuts, mml = seed_scale
@@ -148,6 +153,7 @@ def test_seed_scale_agrees_with_mml(seed_scale: tuple[BayesMFRMResult, MFRMResul
     np.testing.assert_allclose(nuts.theta.sum(), 0.0, atol=1e-6)  # ZeroSumNormal θ
 
 
+@pytest.mark.slow  # NUTS
 def test_seed_scale_tables_mirror_mml(seed_scale: tuple[BayesMFRMResult, MFRMResult]) -> None:
     nuts, mml = seed_scale
     tt, mt = nuts.theta_table(), mml.theta_table()
@@ -201,6 +207,7 @@ def test_pymc_sampler_mixed_steps_groups_covariate() -> None:
 # ---------------------------------------------------------------- PSIS-LOO model comparison
 
 
+@pytest.mark.slow  # NUTS
 def test_compare_models_prefers_real_covariate() -> None:
     """Criterion-specific γ (not absorbable into θ) must make the covariate model win by more than dse."""
     ratings, truth = simulate_mfrm(n_items=100, seed=5, gamma=[1.2, -1.2, 1.0, -1.0, 0.0])
@@ -224,6 +231,7 @@ def test_compare_models_prefers_real_covariate() -> None:
 # ---------------------------------------------------------------- CLI
 
 
+@pytest.mark.slow  # NUTS
 def test_cli_theta_nuts_partial_credit(tmp_path: Path) -> None:
     """``theta --method nuts`` on 0-2 scores: theta, facets (with thresholds) and diagnostics files."""
     ratings, _ = simulate_mfrm(n_items=60, seed=6, thresholds=[[-0.6, 0.6]] * 5)

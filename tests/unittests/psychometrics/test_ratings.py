@@ -9,10 +9,11 @@ import pytest
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.ratings import (
+    clean_long_ratings,
     is_long_ratings,
+    ratings_to_targets,
     read_ratings,
     read_theta,
-    ratings_to_targets,
     theta_to_targets,
     wide_ratings_to_targets,
 )
@@ -69,6 +70,61 @@ def test_non_numeric_score_names_column_and_row() -> None:
     df = pl.DataFrame({"exchange_id": ["a", "b", "c"], "criterion": ["coh"] * 3, "score": ["1", "Yes", "0"]})
     with pytest.raises(InputSchemaError, match=r"'score'.*'Yes'.*row 2.*exchange_id='b'"):
         ratings_to_targets(df)
+
+
+def test_clean_long_ratings_types_and_keeps_missing_as_null() -> None:
+    df = pl.DataFrame(
+        {
+            "exchange_id": [1, 1, 2, 2, 3],
+            "rater": ["r1", "r2", "r1", "r2", "r1"],
+            "criterion": ["coh"] * 5,
+            "score": [" 1 ", "NaN", "0.5", "", "2"],
+            "extra": ["x"] * 5,
+        }
+    )
+    clean = clean_long_ratings(df)
+    assert clean.columns == ["_id", "_crit", "_score", "_rater"]
+    assert clean.schema["_id"] == pl.Int64  # ids keep their type
+    assert clean["_score"].to_list() == [1.0, None, 0.5, None, 2.0]
+    assert clean.filter(pl.col("_score").is_not_null()).select("_id", "_rater", "_score").rows() == [
+        (1, "r1", 1.0), (2, "r1", 0.5), (3, "r1", 2.0)
+    ]
+    no_rater = clean_long_ratings(df.filter(pl.col("rater") == "r1").drop("rater"), rater_col=None)
+    assert no_rater.columns == ["_id", "_crit", "_score"] and no_rater.height == 3
+    with pytest.raises(InputSchemaError, match="more than one score"):
+        clean_long_ratings(pl.concat([df, df.head(1)]))
+
+
+@pytest.mark.parametrize(
+    ("column", "message"),
+    [("exchange_id", r"1 row\(s\) have an empty 'exchange_id'"), ("rater", "empty 'rater'"), ("criterion", "empty 'criterion'")],
+)
+def test_null_keys_are_rejected_everywhere(long_two_raters: pl.DataFrame, column: str, message: str) -> None:
+    from tutormetrics.psychometrics.mfrm.design import prepare_ratings
+
+    bad = long_two_raters.with_columns(
+        pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col(column)).alias(column)
+    )
+    with pytest.raises(InputSchemaError, match=message):
+        clean_long_ratings(bad)
+    with pytest.raises(InputSchemaError, match=message):
+        ratings_to_targets(bad)
+    with pytest.raises(InputSchemaError, match=message):
+        prepare_ratings(bad)
+
+
+def test_mfrm_and_targets_read_scores_alike(long_two_raters: pl.DataFrame) -> None:
+    """Score text ("1", " 0 ", blanks, NA) is parsed the same way for targets and for the MFRM."""
+    from tutormetrics.psychometrics.mfrm.design import prepare_ratings
+
+    text = long_two_raters.with_columns(pl.col("score").cast(pl.String).str.replace("^1$", " 1 "))
+    text = pl.concat([text, text.head(1).with_columns(pl.lit("r3").alias("rater"), pl.lit("NA").alias("score"))])
+    assert ratings_to_targets(text).rows() == ratings_to_targets(long_two_raters).rows()
+    a, b = prepare_ratings(text), prepare_ratings(long_two_raters)
+    assert a.design.n_obs == b.design.n_obs == long_two_raters.height
+    assert a.cat.tolist() == b.cat.tolist() and a.raters == b.raters
+    with pytest.raises(InputSchemaError, match=r"non-numeric value 'Yes'"):
+        prepare_ratings(text.with_columns(pl.lit("Yes").alias("score")))
 
 
 def test_duplicates_and_bad_options_raise(long_two_raters: pl.DataFrame) -> None:

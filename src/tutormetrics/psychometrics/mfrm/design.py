@@ -22,32 +22,24 @@ from scipy.special import logsumexp
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+from tutormetrics.psychometrics.ratings import clean_long_ratings
 
-
+#: Half-width multiplier of a central 94% normal interval (``norm.ppf(0.97)``).
 Z94 = 1.880793608151251
-
-
+#: Prior SD of the criterion difficulties ``b_j``.
 SIGMA_B = 1.0
-
-
+#: Scale of the zero-sum rater severities ``s``.
 SIGMA_S = 1.0
-
-
+#: Prior SD of the covariate slopes ``γ_j``.
 SIGMA_GAMMA = 0.5
-
-
+#: Scale of the zero-sum group effects ``β_j·``.
 SIGMA_BETA = 0.5
-
-
+#: Scale of the zero-sum step thresholds ``τ_j``.
 SIGMA_TAU = 1.0
-
-
 #: "Infinite" threshold sum of a category a criterion does not have; its logit is ``-ABSENT_CATEGORY``.
 ABSENT_CATEGORY = 1e30
-
-
+#: Where the baseline probabilities are evaluated.
 REFERENCE_POINT = "theta = s = v = 0, beta at its zero-sum mean (0)"
-
 
 ModelKind = Literal["auto", "binary", "partial_credit"]
 
@@ -273,38 +265,21 @@ def prepare_ratings(
     group_col: str | None = None,
     model: str = "auto",
 ) -> PreparedRatings:
-    """Validate the inputs, map scores to categories and collapse observations into cells."""
+    """Validate the inputs, map scores to categories and collapse observations into cells.
+
+    Exchanges and raters are coded in sorted order, criteria in order of appearance.
+    """
     require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
-    df = ratings.select([id_col, rater_col, criterion_col, score_col])
-    try:
-        df = df.with_columns(pl.col(score_col).cast(pl.Float64))
-    except pl.exceptions.PolarsError as exc:
-        raise InputSchemaError(f"ratings: column {score_col!r} is not numeric", hint="scores must be numbers such as 0/1, 0/0.5/1 or 0-2") from exc
-    df = df.filter(pl.col(score_col).is_not_null() & pl.col(score_col).is_not_nan())
-    df = df.filter(pl.col(id_col).is_not_null() & pl.col(rater_col).is_not_null() & pl.col(criterion_col).is_not_null())
+    df = (
+        clean_long_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
+        .filter(pl.col("_score").is_not_null())
+        .rename({"_id": id_col, "_rater": rater_col, "_crit": criterion_col, "_score": score_col})
+        .select(id_col, rater_col, criterion_col, score_col)
+    )
     if df.height == 0:
         raise InputSchemaError("ratings: no non-missing scores")
-    # scores -> categories per criterion
-    binary_scores = bool(df[score_col].is_in([0.0, 1.0]).all())
-    if model == "auto":
-        model = "binary" if binary_scores else "partial_credit"
-    if model == "binary" and not binary_scores:
-        raise ConfigError(
-            "model='binary' needs scores 0/1",
-            hint="use model='partial_credit' (or 'auto'), or pass a dichotomised score column (e.g. --score endorsed)",
-        )
-    crit_levels_all = df[criterion_col].unique(maintain_order=True)
-    score_levels: dict[str, list[float]] = {}
-    dropped: list[str] = []
-    for crit in crit_levels_all.to_list():
-        vals = sorted(set(df.filter(pl.col(criterion_col) == crit)[score_col].to_list()))
-        if model == "binary":
-            vals = [0.0, 1.0]
-        if len(vals) < 2 and model != "binary":
-            dropped.append(str(crit))
-        score_levels[str(crit)] = vals
-    if model == "binary":
-        dropped = [str(c) for c in crit_levels_all.to_list() if df.filter(pl.col(criterion_col) == c)[score_col].n_unique() < 2]
+    model = _resolve_model(df[score_col], model)
+    score_levels, dropped = _score_levels(df, criterion_col, score_col, model)
     if dropped:
         warnings.warn(f"criteria with a single observed score were dropped: {dropped}", stacklevel=2)
         df = df.filter(~pl.col(criterion_col).cast(pl.String).is_in(dropped))
@@ -315,69 +290,26 @@ def prepare_ratings(
     item_codes, ids = _codes(df[id_col], sort=True)
     rater_codes, rater_levels = _codes(df[rater_col], sort=True)
     raters = [str(r) for r in rater_levels.to_list()]
-    # category index of each score within its criterion
-    map_df = pl.DataFrame(
-        {
-            "__j": [j for j, c in enumerate(criteria) for _ in score_levels[c]],
-            "__score": [v for c in criteria for v in score_levels[c]],
-            "__cat": [k for c in criteria for k in range(len(score_levels[c]))],
-        },
-        schema={"__j": pl.Int64, "__score": pl.Float64, "__cat": pl.Int64},
-    )
-    cat = (
-        pl.DataFrame({"__j": crit_codes, "__score": df[score_col]})
-        .join(map_df, on=["__j", "__score"], how="left", maintain_order="left")["__cat"]
-        .to_numpy()
-    )
-    n_steps = np.array([len(score_levels[c]) - 1 for c in criteria], dtype=np.int64)
+    cat = _categories(crit_codes, df[score_col], criteria, score_levels)
     if model == "binary":
         n_steps = np.ones(len(criteria), dtype=np.int64)
-    # exchange-level covariates and groups
-    cov_names: list[str] = []
-    item_cov = None
-    if covariates is not None:
-        if covariate_cols is None:
-            cov_names = [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
-        elif isinstance(covariate_cols, str):
-            cov_names = [covariate_cols]
-        else:
-            cov_names = list(covariate_cols)
-        if not cov_names:
-            raise InputSchemaError("covariates: no numeric covariate column found", hint="name it with covariate_cols / --covariate-col")
-        joined = _per_item_table(covariates, id_col, ids, cov_names, "covariates")
-        try:
-            item_cov = joined.select(pl.col(cov_names).cast(pl.Float64)).to_numpy()
-        except pl.exceptions.PolarsError as exc:
-            raise InputSchemaError(f"covariates: {cov_names} must be numeric") from exc
-        if standardize_covariates:
-            sd = item_cov.std(axis=0)
-            if np.any(sd == 0):
-                raise InputSchemaError("covariates: a covariate is constant over the rated exchanges")
-            item_cov = (item_cov - item_cov.mean(axis=0)) / sd
-    group_levels: list[str] = []
-    item_group = None
-    n_groups = 0
-    if groups is not None:
-        if group_col is None:
-            others = [c for c in groups.columns if c != id_col]
-            if len(others) != 1:
-                raise InputSchemaError("groups: name the group column", hint=f"choose one of {others} with group_col / --group-col")
-            group_col = others[0]
-        joined = _per_item_table(groups, id_col, ids, [group_col], "groups")
-        item_group, glev = _codes(joined[group_col].cast(pl.String), sort=True)
-        group_levels = [str(g) for g in glev.to_list()]
-        n_groups = len(group_levels)
+    else:
+        n_steps = np.array([len(score_levels[c]) - 1 for c in criteria], dtype=np.int64)
+    cov_names, item_cov = _covariate_matrix(
+        covariates, covariate_cols, id_col=id_col, ids=ids, standardize=standardize_covariates
+    )
+    item_group, group_levels = _group_codes(groups, group_col, id_col=id_col, ids=ids)
     design = build_design(
         item_codes,
         crit_codes,
         rater_codes,
-        cat.astype(np.int64),
+        cat,
         n_items=len(ids),
         n_crit=len(criteria),
         n_raters=len(raters),
         n_steps=n_steps,
         item_group=item_group,
-        n_groups=n_groups,
+        n_groups=len(group_levels),
         item_cov=item_cov,
     )
     return PreparedRatings(
@@ -391,6 +323,120 @@ def prepare_ratings(
         cov_names=cov_names,
         group_levels=group_levels,
         crit_codes=crit_codes,
-        cat=cat.astype(np.int64),
+        cat=cat,
     )
 
+
+def _resolve_model(scores: pl.Series, model: str) -> str:
+    """``auto`` → ``binary`` when every score is 0 or 1, else ``partial_credit``; ``binary`` needs 0/1.
+
+    Example:
+        >>> _resolve_model(pl.Series([0.0, 1.0, 0.5]), "auto")
+        'partial_credit'
+    """
+    binary_scores = bool(scores.is_in([0.0, 1.0]).all())
+    if model == "auto":
+        return "binary" if binary_scores else "partial_credit"
+    if model == "binary" and not binary_scores:
+        raise ConfigError(
+            "model='binary' needs scores 0/1",
+            hint="use model='partial_credit' (or 'auto'), or pass a dichotomised score column (e.g. --score endorsed)",
+        )
+    return model
+
+
+def _score_levels(
+    df: pl.DataFrame, criterion_col: str, score_col: str, model: str
+) -> tuple[dict[str, list[float]], list[str]]:
+    """Per criterion (in order of appearance) its ordered categories — the distinct observed scores,
+    or ``[0, 1]`` for the binary model — and the criteria with a single observed score (dropped).
+
+    Example:
+        >>> df = pl.DataFrame({"c": ["a", "a", "b", "b"], "s": [0.0, 2.0, 1.0, 1.0]})
+        >>> _score_levels(df, "c", "s", "partial_credit")
+        ({'a': [0.0, 2.0], 'b': [1.0]}, ['b'])
+    """
+    score_levels: dict[str, list[float]] = {}
+    dropped: list[str] = []
+    for crit in df[criterion_col].unique(maintain_order=True).to_list():
+        distinct = sorted(set(df.filter(pl.col(criterion_col) == crit)[score_col].to_list()))
+        score_levels[str(crit)] = [0.0, 1.0] if model == "binary" else distinct
+        if len(distinct) < 2:
+            dropped.append(str(crit))
+    return score_levels, dropped
+
+
+def _categories(
+    crit_codes: np.ndarray, scores: pl.Series, criteria: list[str], score_levels: dict[str, list[float]]
+) -> np.ndarray:
+    """Category index of each score within its criterion's ordered levels (0/0.5/1 → 0/1/2).
+
+    Example:
+        >>> _categories(np.array([0, 0, 1]), pl.Series([0.5, 1.0, 2.0]), ["a", "b"], {"a": [0.5, 1.0], "b": [0.0, 2.0]})
+        array([0, 1, 1])
+    """
+    map_df = pl.DataFrame(
+        {
+            "__j": [j for j, c in enumerate(criteria) for _ in score_levels[c]],
+            "__score": [v for c in criteria for v in score_levels[c]],
+            "__cat": [k for c in criteria for k in range(len(score_levels[c]))],
+        },
+        schema={"__j": pl.Int64, "__score": pl.Float64, "__cat": pl.Int64},
+    )
+    cat = (
+        pl.DataFrame({"__j": crit_codes, "__score": scores})
+        .join(map_df, on=["__j", "__score"], how="left", maintain_order="left")["__cat"]
+        .to_numpy()
+    )
+    return cat.astype(np.int64)
+
+
+def _covariate_matrix(
+    covariates: pl.DataFrame | None,
+    covariate_cols: str | Sequence[str] | None,
+    *,
+    id_col: str,
+    ids: pl.Series,
+    standardize: bool,
+) -> tuple[list[str], np.ndarray | None]:
+    """The covariate names and the (exchanges × covariates) matrix in the order of ``ids``, z-scored
+    over the rated exchanges when ``standardize``; ``([], None)`` without covariates. Default columns:
+    every numeric column but the id."""
+    if covariates is None:
+        return [], None
+    if covariate_cols is None:
+        cov_names = [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
+    elif isinstance(covariate_cols, str):
+        cov_names = [covariate_cols]
+    else:
+        cov_names = list(covariate_cols)
+    if not cov_names:
+        raise InputSchemaError("covariates: no numeric covariate column found", hint="name it with covariate_cols / --covariate-col")
+    joined = _per_item_table(covariates, id_col, ids, cov_names, "covariates")
+    try:
+        item_cov = joined.select(pl.col(cov_names).cast(pl.Float64)).to_numpy()
+    except pl.exceptions.PolarsError as exc:
+        raise InputSchemaError(f"covariates: {cov_names} must be numeric") from exc
+    if standardize:
+        sd = item_cov.std(axis=0)
+        if np.any(sd == 0):
+            raise InputSchemaError("covariates: a covariate is constant over the rated exchanges")
+        item_cov = (item_cov - item_cov.mean(axis=0)) / sd
+    return cov_names, item_cov
+
+
+def _group_codes(
+    groups: pl.DataFrame | None, group_col: str | None, *, id_col: str, ids: pl.Series
+) -> tuple[np.ndarray | None, list[str]]:
+    """Group code of each exchange (in the order of ``ids``) and the sorted group levels; ``(None, [])``
+    without groups. Without ``group_col`` the table must have exactly one column besides the id."""
+    if groups is None:
+        return None, []
+    if group_col is None:
+        others = [c for c in groups.columns if c != id_col]
+        if len(others) != 1:
+            raise InputSchemaError("groups: name the group column", hint=f"choose one of {others} with group_col / --group-col")
+        group_col = others[0]
+    joined = _per_item_table(groups, id_col, ids, [group_col], "groups")
+    item_group, levels = _codes(joined[group_col].cast(pl.String), sort=True)
+    return item_group, [str(g) for g in levels.to_list()]

@@ -64,6 +64,7 @@ from tutormetrics.psychometrics.mfrm.design import (
     Z94,
     Design,
     ModelKind,
+    PreparedRatings,
     partial_credit_probabilities,
     prepare_ratings,
     quadrature,
@@ -72,37 +73,18 @@ from tutormetrics.psychometrics.mfrm.design import (
 )
 
 __all__ = [
-    "MFRMResult",
     "Z94",
+    "MFRMResult",
     "fit_mfrm",
+    "partial_credit_probabilities",
+    "quadrature",
     "simulate_mfrm",
     "zero_sum_basis",
-    "quadrature",
-    "partial_credit_probabilities",
 ]
 
-#: Half-width multiplier of a central 94% normal interval (``norm.ppf(0.97)``).
-
-
-
 # --------------------------------------------------------------------------------------------
-# Pure building blocks
+# The objective: parameters, priors, cell probabilities, the negative log posterior
 # --------------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-# --------------------------------------------------------------------------------------------
-# Design: observations collapsed to cells
-# --------------------------------------------------------------------------------------------
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -184,7 +166,7 @@ def _neg_log_posterior(
 
     Also returns the node posteriors ``π_iq`` and the unscaled marginal log-likelihood.
     """
-    p, _c, logp = _cell_terms(x, d, t)
+    _p, _c, logp = _cell_terms(x, d, t)
     ncat, n_cells, n_q = logp.shape
     # S_iq = Σ_{cells, categories} counts · log P
     lp2 = logp.reshape(ncat * n_cells, n_q)
@@ -488,10 +470,7 @@ def fit_mfrm(
         >>> res.facets_table().filter(pl.col("facet") == "criterion").height
         5
     """
-    if model not in ("auto", "binary", "partial_credit"):
-        raise ConfigError(f"unknown model {model!r}", hint="use auto, binary or partial_credit")
-    if n_nodes < 3:
-        raise ConfigError("n_nodes must be at least 3")
+    _check_fit_options(model, n_nodes)
     prep = prepare_ratings(
         ratings,
         id_col=id_col,
@@ -505,72 +484,111 @@ def fit_mfrm(
         group_col=group_col,
         model=model,
     )
-    design, model, ids, criteria, raters = prep.design, prep.model, prep.ids, prep.criteria, prep.raters
-    crit_codes, cat, n_steps = prep.crit_codes, prep.cat, design.n_steps
-    score_levels, dropped, cov_names, group_levels = prep.score_levels, prep.dropped, prep.cov_names, prep.group_levels
     t, w = quadrature(n_nodes)
     logw = np.log(w)
+    opt = _maximise_posterior(prep.design, t, logw, _start_values(prep), maxiter=maxiter)
+    amap, labels = _natural_map(prep.design)
+    if compute_se and opt.x.size:
+        covariance = _facet_covariance(opt.x, prep.design, t, logw, amap)
+    else:
+        covariance = np.full((amap.shape[0], amap.shape[0]), np.nan)
+    return _mml_result(prep, opt, t, logw, covariance, labels, id_col=id_col, n_nodes=n_nodes)
+
+
+def _check_fit_options(model: str, n_nodes: int) -> None:
+    """``model`` is auto/binary/partial_credit and the quadrature has at least 3 nodes."""
+    if model not in ("auto", "binary", "partial_credit"):
+        raise ConfigError(f"unknown model {model!r}", hint="use auto, binary or partial_credit")
+    if n_nodes < 3:
+        raise ConfigError("n_nodes must be at least 3")
+
+
+def _start_values(prep: PreparedRatings) -> np.ndarray:
+    """Zeros, except ``b_j = −1.2·logit(p̄_j)`` with ``p̄_j`` the mean score proportion ``cat/M_j`` of
+    criterion j clipped to [.02, .98] (1.2 corrects the attenuation of marginal logits)."""
+    design, crit_codes, n_steps = prep.design, prep.crit_codes, prep.design.n_steps
+    n_crit = len(prep.criteria)
     x0 = np.zeros(sum(design.sizes().values()))
-    # start b at the (attenuation-corrected) logit of the mean score proportion
-    tot = np.bincount(crit_codes, cat / n_steps[crit_codes], minlength=len(criteria))
-    cnt = np.bincount(crit_codes, minlength=len(criteria))
+    tot = np.bincount(crit_codes, prep.cat / n_steps[crit_codes], minlength=n_crit)
+    cnt = np.bincount(crit_codes, minlength=n_crit)
     prop = np.clip(tot / np.maximum(cnt, 1), 0.02, 0.98)
-    x0[: len(criteria)] = -1.2 * np.log(prop / (1 - prop))
+    x0[:n_crit] = -1.2 * np.log(prop / (1 - prop))
+    return x0
+
+
+def _maximise_posterior(
+    design: Design, t: np.ndarray, logw: np.ndarray, x0: np.ndarray, *, maxiter: int
+) -> optimize.OptimizeResult:
+    """L-BFGS-B on the scaled negative log posterior with its analytic gradient."""
 
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
         f, g, _, _ = _neg_log_posterior(x, design, t, logw)
         return f, g
 
-    res = optimize.minimize(
+    return optimize.minimize(
         fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "ftol": 1e-13, "gtol": 1e-8}
     )
-    x = res.x
-    f_hat, g_hat, pi, loglik = _neg_log_posterior(x, design, t, logw)
-    converged = bool(res.success) or float(np.max(np.abs(g_hat))) < 1e-6
+
+
+def _facet_covariance(x: np.ndarray, design: Design, t: np.ndarray, logw: np.ndarray, amap: np.ndarray) -> np.ndarray:
+    """Covariance of the natural parameters, ``A H⁻¹ Aᵀ`` with ``H`` the Hessian of the negative log
+    posterior at the mode; all NaN (with a warning) when ``H`` is not positive definite."""
+    hess = _hessian(x, design, t, logw) * design.n_obs
+    try:
+        cov_free = np.linalg.inv(hess)
+        if np.any(np.diag(cov_free) < 0) or not np.all(np.isfinite(cov_free)):
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        warnings.warn("MFRM Hessian is not positive definite; SEs are NaN", stacklevel=3)
+        cov_free = np.full((x.size, x.size), np.nan)
+    return amap @ cov_free @ amap.T
+
+
+def _mml_result(
+    prep: PreparedRatings,
+    opt: optimize.OptimizeResult,
+    t: np.ndarray,
+    logw: np.ndarray,
+    covariance: np.ndarray,
+    labels: list[tuple[str, str, str]],
+    *,
+    id_col: str,
+    n_nodes: int,
+) -> MFRMResult:
+    """The result at the mode: EAP ``θ = Σ_q π_q t_q`` and posterior SD per exchange, facet values."""
+    design = prep.design
+    f_hat, g_hat, pi, loglik = _neg_log_posterior(opt.x, design, t, logw)
     theta = pi @ t
     theta_sd = np.sqrt(np.maximum(pi @ t**2 - theta**2, 0.0))
-    amap, labels = _natural_map(design)
-    if compute_se and x.size:
-        hess = _hessian(x, design, t, logw) * design.n_obs
-        try:
-            cov_free = np.linalg.inv(hess)
-            if np.any(np.diag(cov_free) < 0) or not np.all(np.isfinite(cov_free)):
-                raise np.linalg.LinAlgError
-        except np.linalg.LinAlgError:
-            warnings.warn("MFRM Hessian is not positive definite; SEs are NaN", stacklevel=2)
-            cov_free = np.full((x.size, x.size), np.nan)
-        covariance = amap @ cov_free @ amap.T
-    else:
-        covariance = np.full((amap.shape[0], amap.shape[0]), np.nan)
-    p = _unpack(x, design)
+    p = _unpack(opt.x, design)
     return MFRMResult(
-        model=model,
+        model=prep.model,
         method="mml",
         id_col=id_col,
-        exchange_ids=ids.alias(id_col),
-        criteria=criteria,
-        raters=raters,
+        exchange_ids=prep.ids.alias(id_col),
+        criteria=prep.criteria,
+        raters=prep.raters,
         theta=theta,
         theta_sd=theta_sd,
         b=p.b.copy(),
-        s=p.s.copy() if len(raters) > 1 else np.zeros(len(raters)),
+        s=p.s.copy() if len(prep.raters) > 1 else np.zeros(len(prep.raters)),
         gamma=p.gamma.copy(),
         beta=p.beta.copy(),
         tau=p.tau.copy(),
-        n_steps=n_steps,
+        n_steps=design.n_steps,
         covariance=covariance,
         natural_labels=labels,
-        covariate_names=cov_names,
-        group_levels=group_levels,
-        score_levels={c: score_levels[c] for c in criteria},
+        covariate_names=prep.cov_names,
+        group_levels=prep.group_levels,
+        score_levels={c: prep.score_levels[c] for c in prep.criteria},
         log_likelihood=loglik,
         log_posterior=-f_hat * design.n_obs,
-        converged=converged,
+        converged=bool(opt.success) or float(np.max(np.abs(g_hat))) < 1e-6,
         n_obs=design.n_obs,
-        n_iter=int(res.nit),
-        message=str(res.message),
+        n_iter=int(opt.nit),
+        message=str(opt.message),
         n_nodes=n_nodes,
-        dropped_criteria=dropped,
+        dropped_criteria=prep.dropped,
     )
 
 
