@@ -286,15 +286,15 @@ def _vectorized_cis(
     ctrl: np.ndarray | None = None,
 ) -> None:
     alpha = (1.0 - confidence_level) / 2.0
-    k = 0 if ctrl is None else ctrl.shape[1]
+    k_ctrl = 0 if ctrl is None else ctrl.shape[1]
     for g, group in enumerate(groups):
         if not group.cells:
             continue
         block, n_x, pairs = _group_block(x, y, cells, group, ctrl)
         with single_threaded_blas():
-            if k:
-                theta_b = bootstrap_partial_block(block, n_x, k, pairs, n_resamples, child_rng(root, 0, g))
-                theta_jack = jackknife_partial_block(block, n_x, k, pairs) if ci == "bca" else None
+            if k_ctrl:
+                theta_b = bootstrap_partial_block(block, n_x, k_ctrl, pairs, n_resamples, child_rng(root, 0, g))
+                theta_jack = jackknife_partial_block(block, n_x, k_ctrl, pairs) if ci == "bca" else None
             else:
                 theta_b = bootstrap_spearman_block(block, n_x, pairs, n_resamples, child_rng(root, 0, g))
                 theta_jack = jackknife_spearman_block(block, n_x, pairs) if ci == "bca" else None
