@@ -37,6 +37,8 @@ class ValidateOptions:
     stars_on: str = "p_adj"
     n_min: int = 10
     estimate_theta: bool = True
+    #: Metrics columns held fixed for the partial rows (``richness.md`` §1); empty = raw only.
+    control: list[str] = field(default_factory=list)
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
 
@@ -51,9 +53,8 @@ def run_pipeline(
     log: Log = lambda _m: None,
 ) -> dict[str, Any]:
     """Run every step and return a summary (also written to ``outdir/run.json``)."""
-    from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
+    from tutormetrics.validity.correlate import correlate_with_targets, rho_matrix, split_by_control, summarize_correlations
     from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
-    from tutormetrics.validity.correlate import correlate_with_targets
     from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets, read_theta
 
     vo = validate_options
@@ -120,18 +121,26 @@ def run_pipeline(
         seed=vo.seed,
         stars_on=vo.stars_on,
         n_min=vo.n_min,
+        control=vo.control or None,
     )
     log("      " + result.report.summary().replace("\n", "\n      "))
+    # With controls, correlations.csv holds the raw rows then the partial rows (richness.md §1.3);
+    # the wide matrices and heatmaps come one per kind: raw, and *_partial.
+    parts = split_by_control(result.table)
     write_table(result.table, outdir / "correlations.csv")
-    write_table(rho_matrix(result.table), outdir / "rho_matrix.csv")
-    files.update(correlations=str(outdir / "correlations.csv"), rho_matrix=str(outdir / "rho_matrix.csv"))
+    files["correlations"] = str(outdir / "correlations.csv")
+    kinds = [("", parts[""])] + ([("_partial", parts[",".join(vo.control)])] if vo.control else [])
+    for suffix, part in kinds:
+        write_table(rho_matrix(part), outdir / f"rho_matrix{suffix}.csv")
+        files[f"rho_matrix{suffix}"] = str(outdir / f"rho_matrix{suffix}.csv")
 
-    log("[4/4] drawing the heatmap")
+    log("[4/4] drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
     note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
-    for fmt in vo.figure_formats:
-        path = outdir / f"heatmap.{fmt}"
-        plot_heatmap(result.table, path, note=note or None, width_in=max(3.5, 1.6 + 0.55 * len(result.target_cols)))
-        files[f"heatmap_{fmt}"] = str(path)
+    for suffix, part in kinds:
+        for fmt in vo.figure_formats:
+            path = outdir / f"heatmap{suffix}.{fmt}"
+            plot_heatmap(part, path, note=note or None, width_in=max(3.5, 1.6 + 0.55 * len(result.target_cols)))
+            files[f"heatmap{suffix}_{fmt}"] = str(path)
 
     summary.update(
         files=files,

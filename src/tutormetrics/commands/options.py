@@ -62,6 +62,14 @@ Progress = Annotated[
 ]
 Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
 
+Control = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--control",
+        help="Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.",
+        show_default=False,
+    ),
+]
 
 # Spellings renamed in 0.2 (one name per idea: n_min, n_resamples); accepted, hidden, for one release.
 OldNResamples = Annotated[Optional[int], typer.Option("--n-boot", hidden=True, min=0)]

@@ -47,6 +47,7 @@ def run(
     estimate_theta: Annotated[
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
     ] = True,
+    control: opt.Control = None,
 ) -> None:
     """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
 
@@ -83,7 +84,7 @@ def run(
     )
     validate_options = ValidateOptions(
         aggregate=aggregate, adjust=adjust, ci=ci, n_resamples=n_resamples, seed=seed, stars_on=stars_on,
-        estimate_theta=estimate_theta,
+        estimate_theta=estimate_theta, control=list(dict.fromkeys(opt.split_list(control) or [])),
     )
     summary = run_pipeline(
         exchanges, ratings, output, score_options=score_options, validate_options=validate_options, theta=theta, log=opt.log
