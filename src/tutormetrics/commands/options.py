@@ -62,6 +62,14 @@ Progress = Annotated[
 ]
 Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
 
+MetricParams = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--metric-param",
+        help="A metric family's parameter, FAMILY.PARAM=VALUE (repeatable), e.g. lexical_richness.mattr_window=10.",
+        show_default=False,
+    ),
+]
 Control = Annotated[
     Optional[list[str]],
     typer.Option(

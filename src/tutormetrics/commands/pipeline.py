@@ -48,6 +48,7 @@ def run(
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
     ] = True,
     control: opt.Control = None,
+    metric_param: opt.MetricParams = None,
 ) -> None:
     """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
 
@@ -56,6 +57,7 @@ def run(
     from tutormetrics.examples import EXAMPLE_PROMPT_COLUMNS, example_paths
     from tutormetrics.pipeline import ValidateOptions, check_ratings_path, run_pipeline
     from tutormetrics.engine.files import ScoreOptions
+    from tutormetrics.metrics.registry import parse_metric_params
 
     check_ratings_path(ratings, example)
     prompt_columns = list(prompt or [])
@@ -81,6 +83,7 @@ def run(
         syllables=syllables,
         chunk_size=chunk_size,
         progress=progress,
+        metric_params=parse_metric_params(metric_param),
     )
     validate_options = ValidateOptions(
         aggregate=aggregate, adjust=adjust, ci=ci, n_resamples=n_resamples, seed=seed, stars_on=stars_on,

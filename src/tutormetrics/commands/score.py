@@ -58,12 +58,14 @@ def score(
         typer.Option("--keep", help="Input column to copy into the output after the id (repeatable), e.g. --keep tutor."),
     ] = None,
     strict: opt.Strict = False,
+    metric_param: opt.MetricParams = None,
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
 
     Example: tutormetrics score exchanges.csv -o metrics.csv --prompt query --prompt code --metrics lexical
     """
     from tutormetrics.engine.files import ScoreOptions, score_file
+    from tutormetrics.metrics.registry import parse_metric_params
 
     options = ScoreOptions(
         id_column=id,
@@ -89,6 +91,7 @@ def score(
         csv_formula_guard=csv_formula_guard,
         n_jobs=jobs,
         keep_columns=list(keep or []),
+        metric_params=parse_metric_params(metric_param),
     )
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
     if output == "-" and result.frame is not None:

@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics import __version__
-from tutormetrics.errors import InputSchemaError
+from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import (
     guard_formulas,
     infer_format,
@@ -37,7 +37,7 @@ from tutormetrics.io import (
     stable_id,
     write_table,
 )
-from tutormetrics.engine.scorer import Scorer
+from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, MOSTLY_NAN_SHARE, Scorer
 
 Log = Callable[[str], None]
 
@@ -69,6 +69,8 @@ class ScoreOptions:
     csv_formula_guard: bool = True
     n_jobs: int = 0  # 0 = auto: up to 4 workers for large lexical-only inputs on machines with >= 4 cores
     keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
+    #: Family parameters, ``{family: {param: value}}`` (``--metric-param lexical_richness.mattr_window=10``).
+    metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def result_key(self) -> dict[str, Any]:
         """The options that can change the numbers (progress, manifest and resume cannot)."""
@@ -204,11 +206,20 @@ def _columns(
 
 def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     """A :class:`Scorer` configured from options (the encoder is loaded only if an encoder family runs)."""
-    from tutormetrics.metrics.registry import REGISTRY
+    from tutormetrics.metrics.registry import REGISTRY, instantiate_family
 
     names = REGISTRY.resolve(options.metrics)
+    stray = [f for f in options.metric_params if f not in names]
+    if stray:
+        raise ConfigError(
+            f"--metric-param names {', '.join(map(repr, stray))}, which is not among the selected metrics",
+            hint=f"selected: {', '.join(names)}",
+        )
     families = [
-        REGISTRY.get(n, syllables=options.syllables) if n == "readability" else REGISTRY.get(n) for n in names
+        instantiate_family(
+            n, ({"syllables": options.syllables} if n == "readability" else {}) | options.metric_params.get(n, {})
+        )
+        for n in names
     ]
     encoder = None
     if any("encoder" in f.requires for f in families):
@@ -335,6 +346,11 @@ def score_file(
     for w in caught:
         log(f"warning: {w.message}")
     stats = scorer.stats
+    warned = stats.mostly_nan(MOSTLY_NAN_SHARE) if stats.n_exchanges >= MOSTLY_NAN_MIN_ROWS else {}
+    for col, why in stats.nan_reasons.items():
+        if col in warned:  # already said, with the same counts, in the warning
+            continue
+        log(f"note: {col} NaN for {sum(why.values()):,} of {stats.n_exchanges:,} exchanges (" + ", ".join(f"{k}: {v:,}" for k, v in why.items()) + ")")
     if stats.n_empty_responses or stats.n_empty_prompts:
         log(
             f"note: {stats.n_empty_responses} empty responses and {stats.n_empty_prompts} empty prompts were "

@@ -37,6 +37,8 @@ BUILTIN_FAMILIES: dict[str, str] = {
     "readability": "tutormetrics.metrics.readability:Readability",
     "embedding_similarity": "tutormetrics.metrics.embedding:EmbeddingSimilarity",
     "layerwise_synchrony": "tutormetrics.metrics.synchrony:LayerwiseSynchrony",
+    "lexical_richness": "tutormetrics.metrics.richness:LexicalRichness",
+    "coherence": "tutormetrics.metrics.coherence:Coherence",
     "distinct_n": "tutormetrics.metrics.single:DistinctN",
     "repetition_n": "tutormetrics.metrics.single:RepetitionN",
     "ngram_entropy": "tutormetrics.metrics.single:NGramEntropy",
@@ -154,6 +156,47 @@ def _validate_class(cls: type) -> None:
 
 
 REGISTRY = MetricRegistry(BUILTIN_FAMILIES)
+
+
+def parse_metric_params(items: list[str] | None) -> dict[str, dict[str, Any]]:
+    """``["FAMILY.PARAM=VALUE", ...]`` → ``{family: {param: value}}``; values are read as JSON when they can be.
+
+    Example:
+        >>> parse_metric_params(["lexical_richness.mattr_window=10", "readability.syllables=pyphen"])
+        {'lexical_richness': {'mattr_window': 10}, 'readability': {'syllables': 'pyphen'}}
+    """
+    import json
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        family, dot, param = key.strip().partition(".")
+        if not sep or not dot or not family or not param:
+            raise ConfigError(
+                f"cannot read metric parameter {item!r}", hint="write FAMILY.PARAM=VALUE, e.g. lexical_richness.mattr_window=10"
+            )
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw.strip()
+        out.setdefault(family, {})[param.strip()] = value
+    return out
+
+
+def instantiate_family(name: str, params: dict[str, Any], registry: MetricRegistry | None = None) -> Metric:
+    """``registry.get(name, **params)`` with a clear error for a parameter the family does not take."""
+    import inspect
+
+    reg = registry if registry is not None else REGISTRY
+    cls = reg.get_class(name)
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = [p for p in params if p not in accepted]
+    if unknown:
+        raise ConfigError(
+            f"metric {name!r} has no parameter {', '.join(map(repr, unknown))}",
+            hint=f"its parameters: {', '.join(accepted) or '(none)'}",
+        )
+    return cls(**params)
 
 
 def register_metric(cls: M | None = None, *, replace: bool = False) -> M | Callable[[M], M]:
