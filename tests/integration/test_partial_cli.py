@@ -77,3 +77,18 @@ def test_compare_control_needs_partial_rows(files, tmp_path, capsys):
     assert main(["validate", str(files["metrics"]), "--ratings", str(files["ratings"]), "--ci", "none", "-o", str(out)]) == 0
     assert main(["heatmap", str(out), "--compare-control", "-o", str(tmp_path / "x.png")]) == 2
     assert "control" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_run_control_writes_both_tables_and_heatmaps(tmp_path):
+    out = tmp_path / "run"
+    code = main(["run", "--example", "--metrics", "length,lexical_diversity", "--ci", "none", "--no-estimate-theta",
+                 "--control", "resp_words", "-o", str(out), "--no-progress"])
+    assert code == 0
+    for name in ("correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap_partial.png"):
+        assert (out / name).exists(), name
+    t = pl.read_csv(out / "correlations.csv", schema_overrides={"control": pl.String, "reason": pl.String, "stars": pl.String})
+    assert set(t["control"].fill_null("")) == {"", "resp_words"}
+    ctrl_rows = t.filter((pl.col("control") == "resp_words") & (pl.col("metric") == "resp_words"))
+    assert ctrl_rows.height == 5 and (ctrl_rows["reason"] == "constant").all()
+    assert pl.read_csv(out / "rho_matrix.csv").height == pl.read_csv(out / "rho_matrix_partial.csv").height == 14
