@@ -142,3 +142,26 @@ def test_mrbench_partial_equals_pingouin(mrbench_dir: Path) -> None:
         assert row["p"] == pytest.approx(float(ref["p_val"].iloc[0]), abs=1e-12), row
         checked += 1
     assert checked >= 50
+
+
+def test_bca_interval_equals_scipy_bootstrap_of_the_partial_statistic():
+    """Same seed stream as the matrix's first group: scipy.stats.bootstrap(BCa) on partial_spearman."""
+    from scipy import stats
+
+    from tutormetrics.stats.bootstrap import child_rng, seed_root
+    from tutormetrics.stats.partial import partial_spearman
+
+    rng = np.random.default_rng(8)
+    n = 35
+    z = rng.integers(5, 60, n).astype(float)
+    x = -0.01 * z + rng.normal(0, 0.1, n)
+    y = rng.integers(0, 3, n).astype(float)
+    df = pl.DataFrame({"x": x, "y": y, "z": z})
+    t = spearman_matrix(df, ["x"], ["y"], control=["z"], n_resamples=499, seed=5).row(0, named=True)
+    res = stats.bootstrap(
+        (x, y, z), lambda a, b, c: partial_spearman(a, b, c)[0], paired=True, vectorized=False,
+        n_resamples=499, method="BCa", rng=child_rng(seed_root(5), 0, 0),
+    )  # fmt: skip
+    assert t["ci_method"] == "bca"
+    assert t["ci_low"] == pytest.approx(res.confidence_interval.low, abs=1e-12)
+    assert t["ci_high"] == pytest.approx(res.confidence_interval.high, abs=1e-12)
