@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 
@@ -34,6 +33,7 @@ def test_worked_example():
 
 def test_worked_example_equals_pingouin():
     pg = pytest.importorskip("pingouin")
+    pd = pytest.importorskip("pandas")
     res = pg.partial_corr(pd.DataFrame({"x": X, "y": Y, "z": Z}), x="x", y="y", covar="z", method="spearman")
     rho, p = partial_spearman(X, Y, Z)
     assert rho == pytest.approx(float(res["r"].iloc[0]), abs=1e-13)
@@ -64,6 +64,7 @@ def test_collinear_control_is_undefined_where_pingouin_returns_raw_rho():
     rho_b, const = partial_observed_block(np.column_stack((x, Y, Z)), 1, 1, PAIR)
     assert const[0] and np.isnan(rho_b[0])
     pg = pytest.importorskip("pingouin")
+    pd = pytest.importorskip("pandas")
     with pytest.warns(UserWarning):
         res = pg.partial_corr(pd.DataFrame({"x": x, "y": Y, "z": Z}), x="x", y="y", covar="z", method="spearman")
     assert float(res["r"].iloc[0]) == pytest.approx(stats.spearmanr(x, Y).statistic, abs=1e-9)
