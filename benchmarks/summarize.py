@@ -19,7 +19,7 @@ def _load(name: str) -> dict | None:
     return json.loads(p.read_text()) if p.exists() else None
 
 
-ORDER = ["summary", "provenance", "peers", "peers_notes", "floor", "floor_notes", "scaling", "scaling_jobs", "scaling_notes", "stats", "gpu", "gpu_probe", "report"]
+ORDER = ["summary", "provenance", "peers", "peers_notes", "floor", "floor_notes", "scaling", "scaling_jobs", "scaling_notes", "stats", "partial", "gpu", "gpu_probe", "report"]
 
 
 def reorder() -> None:
@@ -71,6 +71,9 @@ def main() -> int:
     if (r := _load("report")) is not None:
         rows.append(["6 HTML report: size, time to interactive (headless Chromium)", f"{r['n_exchanges']:,} exchanges",
                      "≤ 15 MB, ≤ 2 s", f"{r['size_mb']:.2f} MB, {C.median(r['interactive_ms']):.0f} ms", r["load_average_start"][0]])
+    if (r := _load("partial")) is not None:
+        rows.append([f"6 partial Spearman 40×12 BCa 2k, control {r['control']}: time / raw", f"{r['n_rows']:,} rows", "≤ 1.5×",
+                     f"{r['ratio_median']:.2f}× (CPU time)", r["load_average_start"][0]])
     body = "## Summary\n\n" + C.md_table(rows, ["benchmark", "size", "target", "measured", "1-min load at start"])
     body += "\n\nDetails, environment and exact commands per section below; every run in `benchmarks/results/*.json`.\n"
     C.update_results_md("summary", body)

@@ -35,7 +35,8 @@ Log = Callable[[str], None]
 #: Every file ``run`` may write into its folder (checked against the inputs before any work).
 RUN_FILES = (
     "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
-    "correlations.csv", "rho_matrix.csv", "heatmap.png", "heatmap.pdf", "run.json", "report.html",
+    "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
+    "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html",
 )
 
 
@@ -63,6 +64,8 @@ class ValidateOptions:
     n_min: int = 10
     id_type: str = "str"
     estimate_theta: bool = True
+    #: Metrics columns held fixed for the partial rows (``richness.md`` §1); empty = raw only.
+    control: list[str] = field(default_factory=list)
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
     def spearman_options(self) -> dict[str, Any]:
@@ -148,7 +151,14 @@ def validate_metrics(
         else:
             log("θ: not estimated (the ratings are wide; the MFRM needs long ratings)")
     result = correlate_with_targets(
-        metrics, tables, names=names, id_col=id_col, metrics_cols=metric_cols, id_type=vo.id_type, **vo.spearman_options()
+        metrics,
+        tables,
+        names=names,
+        id_col=id_col,
+        metrics_cols=metric_cols,
+        id_type=vo.id_type,
+        control=vo.control or None,
+        **vo.spearman_options(),
     )
     return StudyResult(result, fit, long)
 
@@ -185,7 +195,7 @@ def run_pipeline(
 ) -> dict[str, Any]:
     """Score → (θ) → agreement → Spearman table → heatmap into ``outdir``; returns the summary (``run.json``)."""
     from tutormetrics.psychometrics.ratings import read_theta
-    from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
+    from tutormetrics.validity.correlate import rho_matrix, split_by_control, summarize_correlations
 
     vo = validate_options
     id_col = score_options.id_column
@@ -228,12 +238,18 @@ def run_pipeline(
     result = study.validity
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
     log("      " + result.report.summary().replace("\n", "\n      "))
+    # With controls, correlations.csv holds the raw rows then the partial rows (richness.md §1.3); the wide
+    # matrices and the heatmaps come one per kind: raw, and *_partial.
     write_table(result.table, outdir / "correlations.csv")
-    write_table(rho_matrix(result.table), outdir / "rho_matrix.csv")
-    files.update(correlations=str(outdir / "correlations.csv"), rho_matrix=str(outdir / "rho_matrix.csv"))
+    files["correlations"] = str(outdir / "correlations.csv")
+    parts = split_by_control(result.table)
+    kinds = [("", parts[""])] + ([("_partial", parts[",".join(vo.control)])] if vo.control else [])
+    for suffix, part in kinds:
+        write_table(rho_matrix(part), outdir / f"rho_matrix{suffix}.csv")
+        files[f"rho_matrix{suffix}"] = str(outdir / f"rho_matrix{suffix}.csv")
 
-    log("[4/4] drawing the heatmap")
-    files.update(_heatmaps(result, scored.column_families, outdir, vo.figure_formats))
+    log("[4/4] drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
+    files.update(_heatmaps(result, kinds, scored.column_families, outdir, vo.figure_formats))
     files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
@@ -262,18 +278,25 @@ def _agreement(ratings: pl.DataFrame, long: bool, id_col: str, vo: ValidateOptio
     )
 
 
-def _heatmaps(result: Any, column_families: Mapping[str, str], outdir: Path, formats: Sequence[str]) -> dict[str, str]:
-    """The heatmap in each format, rows grouped by the Scorer's families."""
+def _heatmaps(
+    result: Any,
+    kinds: Sequence[tuple[str, pl.DataFrame]],
+    column_families: Mapping[str, str],
+    outdir: Path,
+    formats: Sequence[str],
+) -> dict[str, str]:
+    """The heatmap of each kind (raw; partial with controls) in each format, rows grouped by the Scorer's families."""
     from tutormetrics.validity.heatmap import ceiling_note, display_families, plot_heatmap
 
     note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
     groups = display_families(column_families)
+    width = max(3.5, 1.6 + 0.55 * len(result.target_cols))
     files: dict[str, str] = {}
-    for fmt in formats:
-        path = outdir / f"heatmap.{fmt}"
-        width = max(3.5, 1.6 + 0.55 * len(result.target_cols))
-        plot_heatmap(result.table, path, groups=groups, note=note or None, width_in=width)
-        files[f"heatmap_{fmt}"] = str(path)
+    for suffix, part in kinds:
+        for fmt in formats:
+            path = outdir / f"heatmap{suffix}.{fmt}"
+            plot_heatmap(part, path, groups=groups, note=note or None, width_in=width)
+            files[f"heatmap{suffix}_{fmt}"] = str(path)
     return files
 
 

@@ -107,6 +107,14 @@ Progress = Annotated[
 ]
 Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
 
+Control = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--control",
+        help="Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.",
+        show_default=False,
+    ),
+]
 
 MetricParams = Annotated[
     Optional[list[str]],

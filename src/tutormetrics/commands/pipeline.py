@@ -64,6 +64,7 @@ def run(
     estimate_theta: Annotated[
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
     ] = _DEFAULTS.estimate_theta,
+    control: opt.Control = None,
 ) -> None:
     """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
 
@@ -120,6 +121,7 @@ def run(
         n_min=n_min,
         id_type=id_type,
         estimate_theta=estimate_theta,
+        control=list(dict.fromkeys(opt.split_list(control) or [])),
     )
     summary = run_pipeline(
         exchanges, ratings, output, score_options=score_options, validate_options=validate_options, theta=theta, log=opt.log

@@ -60,6 +60,7 @@ def validate(
     n_min: opt.NMin = _DEFAULTS.n_min,
     id_type: opt.IdType = _DEFAULTS.id_type,
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
+    control: opt.Control = None,
     estimate_theta: Annotated[
         bool,
         typer.Option(
@@ -69,16 +70,25 @@ def validate(
         ),
     ] = False,
 ) -> None:
-    """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p."""
+    """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p.
+
+    With --control COL the table holds the raw rows and then the partial rows (ρ with COL held fixed),
+    marked in the `control` column; p_adj adjusts within each.
+    """
     from tutormetrics.pipeline import ValidateOptions, validate_metrics
     from tutormetrics.psychometrics.ratings import read_theta
-    from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
+    from tutormetrics.validity.correlate import rho_matrix, split_by_control, summarize_correlations
 
     infer_format(output)  # fail on a bad output name before any work
+    controls = list(dict.fromkeys(split_list(control) or []))
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
     theta_out = output.with_name(f"{output.stem}_theta.csv") if estimate_theta and not theta else None
-    check_outputs([metrics, ratings, *(theta or [])], [output, output.with_name(f"{output.stem}_rho_matrix.csv"), theta_out])
+    partial_out = output.with_name(f"{output.stem}_rho_matrix_partial.csv") if controls else None
+    check_outputs(
+        [metrics, ratings, *(theta or [])],
+        [output, output.with_name(f"{output.stem}_rho_matrix.csv"), partial_out, theta_out],
+    )
     options = ValidateOptions(
         rater_col=rater_col,
         criterion_col=criterion_col,
@@ -96,6 +106,7 @@ def validate(
         n_min=n_min,
         id_type=id_type,
         estimate_theta=estimate_theta,
+        control=controls,
     )
     study = validate_metrics(
         read_table(metrics, id_columns=[id_col]),
@@ -113,10 +124,17 @@ def validate(
         log(f"θ (EAP reliability {study.theta_fit.reliability:.3f}) -> {theta_path.name}")
     result = study.validity
     log(result.report.summary())
-    write_table(result.table, output)
+    table, mcols, target_cols = result.table, result.metric_cols, result.target_cols
+    write_table(table, output)
+    parts = split_by_control(table)
     matrix_path = output.with_name(f"{output.stem}_rho_matrix.csv")
-    write_table(rho_matrix(result.table), matrix_path)
-    log(f"{len(result.metric_cols)} metrics x {len(result.target_cols)} targets -> {output} (matrix: {matrix_path.name})")
+    write_table(rho_matrix(parts[""]), matrix_path)
+    extra = ""
+    if controls:
+        partial_path = output.with_name(f"{output.stem}_rho_matrix_partial.csv")
+        write_table(rho_matrix(parts[",".join(controls)]), partial_path)
+        extra = f", controlling for {', '.join(controls)}: {partial_path.name}"
+    log(f"{len(mcols)} metrics x {len(target_cols)} targets -> {output} (matrix: {matrix_path.name}{extra})")
     if top:
         log(summarize_correlations(result.table, top=top))
 
@@ -133,13 +151,38 @@ def heatmap(
     note: Annotated[Optional[str], typer.Option("--note", help="Note printed under the figure.")] = None,
     width: Annotated[float, typer.Option("--width", min=1.0, max=20.0, help="Figure width in inches (3.5 = one column).")] = 3.5,
     dpi: Annotated[int, typer.Option("--dpi", min=50, max=1200, help="Resolution for PNG.")] = 300,
+    compare_control: Annotated[
+        bool,
+        typer.Option(
+            "--compare-control",
+            help="Draw raw ρ and partial ρ (a table from `validate --control`) side by side; width defaults to 7 in.",
+        ),
+    ] = False,
 ) -> None:
-    """Draw the metrics x targets heatmap of a correlation table."""
-    from tutormetrics.validity.heatmap import plot_heatmap
+    """Draw the metrics x targets heatmap of a correlation table.
+
+    A table with partial rows (from `validate --control`) is drawn with its partial ρ, and the note says
+    so; --compare-control puts the raw and the partial matrix side by side.
+    """
+    from tutormetrics.validity.heatmap import plot_compare_control, plot_heatmap
 
     if order not in ("given", "cluster"):
         raise ConfigError(f"unknown --order {order!r}", hint="use given or cluster")
     check_outputs([corr], [output])
+    if compare_control:
+        plot_compare_control(
+            read_table(corr),
+            output,
+            value=value,
+            mask_nonsignificant=mask_nonsignificant,
+            order=order,
+            title=title,
+            note=note,
+            width_in=width if width != 3.5 else 7.0,
+            dpi=dpi,
+        )
+        log(f"heatmap (raw | controlled) -> {output}")
+        return
     plot_heatmap(
         read_table(corr),
         output,

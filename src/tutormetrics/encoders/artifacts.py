@@ -35,6 +35,12 @@ class EncodedTexts:
             in truncate mode at most ``max_seq_length − 2``).
         n_windows: ``(U,)`` int, encoder windows per text (0 = no content tokens, 1 = fitted).
         truncated: ``(U,)`` bool, content was dropped (truncate mode only).
+        token_norms: per text, ``(n_content,)`` float32 L2 norms of the last-layer content-token
+            states (``token_states[i] * token_norms[i][:, None]`` are the raw vectors); ``None`` when
+            the producer did not record them.
+        token_offsets: per text, ``(n_content, 2)`` int32 ``(start, end)`` character spans of the
+            encoded content pieces in the text as encoded (rows align with ``token_states``; fast
+            tokenizers only, else ``None``). In truncate mode only the first window's pieces appear.
     """
 
     n_layers: int
@@ -46,9 +52,15 @@ class EncodedTexts:
     n_content_tokens: np.ndarray
     n_windows: np.ndarray
     truncated: np.ndarray
+    token_norms: list[np.ndarray] | None = None
+    token_offsets: list[np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         u = len(self.token_states)
+        for name in ("token_norms", "token_offsets"):
+            value = getattr(self, name)
+            if value is not None and len(value) != u:
+                raise ValueError(f"EncodedTexts.{name} has {len(value)} entries, expected {u}")
         expected = {
             "pools": (u, self.n_layers + 1, self.hidden_size),
             "pools_content": (u, self.n_layers + 1, self.hidden_size),
@@ -103,6 +115,8 @@ class EncodedTexts:
             n_content_tokens=self.n_content_tokens[idx],
             n_windows=self.n_windows[idx],
             truncated=self.truncated[idx],
+            token_norms=None if self.token_norms is None else [self.token_norms[i] for i in idx],
+            token_offsets=None if self.token_offsets is None else [self.token_offsets[i] for i in idx],
         )
 
     @classmethod
@@ -127,6 +141,8 @@ class EncodedTexts:
             n_content_tokens=np.concatenate([p.n_content_tokens for p in parts]),
             n_windows=np.concatenate([p.n_windows for p in parts]),
             truncated=np.concatenate([p.truncated for p in parts]),
+            token_norms=_concat_lists([p.token_norms for p in parts]),
+            token_offsets=_concat_lists([p.token_offsets for p in parts]),
         )
 
     @classmethod
@@ -143,3 +159,10 @@ class EncodedTexts:
             n_windows=np.zeros(n, dtype=np.int64),
             truncated=np.zeros(n, dtype=bool),
         )
+
+
+def _concat_lists(lists: Sequence[list[np.ndarray] | None]) -> list[np.ndarray] | None:
+    """Per-text lists of every part joined, or ``None`` when any part lacks them."""
+    if any(v is None for v in lists):
+        return None
+    return [a for v in lists for a in v]  # type: ignore[union-attr]

@@ -376,6 +376,30 @@ class TextEncoder:
         )
         return [list(ids) for ids in out["input_ids"]]
 
+    def tokenize_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[np.ndarray] | None]:
+        """Word-piece ids as :meth:`tokenize`, plus each piece's ``(start, end)`` character span in its text.
+
+        Spans come from a fast tokenizer's ``return_offsets_mapping``; with a slow tokenizer the second
+        value is ``None`` (span-based metrics such as coherence are then NaN).
+        """
+        self.load()
+        if not texts:
+            return [], []
+        if not getattr(self._tokenizer, "is_fast", False):
+            return self.tokenize(texts), None
+        out = self._tokenizer(
+            list(texts),
+            add_special_tokens=False,
+            truncation=False,
+            padding=False,
+            verbose=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            return_offsets_mapping=True,
+        )
+        offsets = [np.asarray(o, dtype=np.int32).reshape(-1, 2) for o in out["offset_mapping"]]
+        return [list(ids) for ids in out["input_ids"]], offsets
+
     def _windows(self, ids: list[list[int]]) -> tuple[_Windows, np.ndarray, np.ndarray]:
         """Cut each text into windows; returns the windows, windows per text and the truncated flags."""
         w = self.window_size
@@ -407,7 +431,7 @@ class TextEncoder:
         index: dict[str, int] = {}
         inverse = np.array([index.setdefault(t, len(index)) for t in texts], dtype=np.int64)
         unique = list(index)
-        ids = self.tokenize(unique)
+        ids, offsets = self.tokenize_with_offsets(unique)
         L, d = self.n_layers, self.hidden_size
         win, n_win, truncated = self._windows(ids)
         n_windows_total = len(win.text)
@@ -421,6 +445,7 @@ class TextEncoder:
         wmax = np.zeros((n_windows_total, d), dtype=np.float32)
         wmin = np.zeros((n_windows_total, d), dtype=np.float32)
         tokens_sorted: list[np.ndarray] = []
+        norms_sorted: list[np.ndarray] = []
 
         bs = self.config.batch_size
         n_batches = math.ceil(n_windows_total / bs)
@@ -444,6 +469,7 @@ class TextEncoder:
                 sl = slice(b0, b0 + len(sel))
                 sums_all[sl], sums_content[sl], wmax[sl], wmin[sl] = out[0], out[1], out[2], out[3]
                 tokens_sorted.extend(out[4])
+                norms_sorted.extend(out[5])
                 bar.update(1)
         finally:
             bar.close()
@@ -452,11 +478,15 @@ class TextEncoder:
         inv = np.argsort(order, kind="stable")
         sums_all, sums_content, wmax, wmin = sums_all[inv], sums_content[inv], wmax[inv], wmin[inv]
         win_tokens = [tokens_sorted[k] for k in inv]
+        win_norms = [norms_sorted[k] for k in inv]
 
         encoded = self._combine(
             n_texts=len(unique), win=win, n_win=n_win, truncated=truncated, n_special=n_special,
             sums_all=sums_all, sums_content=sums_content, wmax=wmax, wmin=wmin, win_tokens=win_tokens,
+            win_norms=win_norms,
         )  # fmt: skip
+        if offsets is not None:  # spans of the content pieces that were encoded (all, or the first window)
+            encoded.token_offsets = [o[: int(k)] for o, k in zip(offsets, encoded.n_content_tokens, strict=True)]
         self.texts_encoded += int(np.sum(n_win > 0))
         self.windows_encoded += n_windows_total
         self.forward_calls += n_batches
@@ -467,8 +497,8 @@ class TextEncoder:
 
     def _forward_reduce(
         self, batch_ids: list[list[int]], content_len: np.ndarray, n_prefix: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-        """One forward pass; per window: layer sums (all / content), last-layer max/min, unit tokens."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        """One forward pass; per window: layer sums (all / content), last-layer max/min, unit tokens, token norms."""
         device = self._device
         lens = [len(x) for x in batch_ids]
         T = max(lens)
@@ -502,7 +532,8 @@ class TextEncoder:
             not_content = ~content.unsqueeze(-1)
             vmax = last.masked_fill(not_content, float("-inf")).amax(dim=1)
             vmin = last.masked_fill(not_content, float("inf")).amin(dim=1)
-            unit = last / torch.linalg.vector_norm(last, dim=-1, keepdim=True)  # 0/0 -> NaN (zero norm)
+            norm = torch.linalg.vector_norm(last, dim=-1, keepdim=True)
+            unit = last / norm  # 0/0 -> NaN (zero norm)
             flat = unit[content]  # (Σ content tokens, d), row-major over (window, position)
             result = (
                 s_all.cpu().numpy(),
@@ -510,9 +541,12 @@ class TextEncoder:
                 vmax.cpu().numpy(),
                 vmin.cpu().numpy(),
                 flat.cpu().numpy(),
+                norm[..., 0][content].cpu().numpy(),
             )
         splits = np.cumsum(np.asarray(content_len))[:-1]
-        return result[0], result[1], result[2], result[3], np.split(result[4], splits)
+        return (
+            result[0], result[1], result[2], result[3], np.split(result[4], splits), np.split(result[5], splits)
+        )  # fmt: skip
 
     def _combine(
         self,
@@ -527,10 +561,13 @@ class TextEncoder:
         wmax: np.ndarray,
         wmin: np.ndarray,
         win_tokens: list[np.ndarray],
+        win_norms: list[np.ndarray] | None = None,
     ) -> EncodedTexts:
         """Windows (in text order) → per-text pools, extrema and token states."""
         L, d = self.n_layers, self.hidden_size
         enc = EncodedTexts.empty_like(L, d, n_texts)
+        if win_norms is not None:
+            enc.token_norms = [np.zeros(0, dtype=np.float32) for _ in range(n_texts)]
         has = n_win > 0
         if not has.any():
             return enc
@@ -550,6 +587,8 @@ class TextEncoder:
         for t, f in zip(np.flatnonzero(has), first, strict=True):
             parts = win_tokens[f : f + n_win[t]]
             enc.token_states[t] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+            if enc.token_norms is not None and win_norms is not None:
+                enc.token_norms[t] = np.concatenate(win_norms[f : f + n_win[t]])
         enc.n_content_tokens[:] = np.bincount(win.text, weights=win.length, minlength=n_texts).astype(np.int64)
         enc.n_windows[:] = n_win
         enc.truncated[:] = truncated

@@ -20,7 +20,7 @@ import json
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from tutormetrics.io import (
     write_text_atomic,
 )
 from tutormetrics.engine.checkpoint import Checkpoint
-from tutormetrics.engine.scorer import Scorer, ScoreStats
+from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, MOSTLY_NAN_SHARE, Scorer, ScoreStats
 
 Log = Callable[[str], None]
 
@@ -76,7 +76,8 @@ class ScoreOptions:
     csv_formula_guard: bool = True
     n_jobs: int = 0  # 0 = auto: up to 4 workers for large lexical-only inputs on machines with >= 4 cores
     keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
-    metric_params: dict[str, dict[str, str]] = field(default_factory=dict)  # family -> {parameter: value}
+    #: Family parameters, ``{family: {param: value}}`` (``--metric-param lexical_richness.mattr_window=10``).
+    metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def result_key(self) -> dict[str, Any]:
         """The options that can change the numbers (progress, manifest and resume cannot)."""
@@ -328,6 +329,11 @@ def score_file(
     for message in all_warnings:
         log(f"warning: {message}")
     stats = scorer.stats
+    warned = stats.mostly_nan(MOSTLY_NAN_SHARE) if stats.n_exchanges >= MOSTLY_NAN_MIN_ROWS else {}
+    for col, why in stats.nan_reasons.items():
+        if col in warned:  # already said, with the same counts, in the warning
+            continue
+        log(f"note: {col} NaN for {sum(why.values()):,} of {stats.n_exchanges:,} exchanges (" + ", ".join(f"{k}: {v:,}" for k, v in why.items()) + ")")
     if stats.n_empty_responses or stats.n_empty_prompts:
         log(
             f"note: {stats.n_empty_responses} empty responses and {stats.n_empty_prompts} empty prompts were "
@@ -377,7 +383,7 @@ class _ChunkRun:
         self.n_chunks = 0
         self.n_reused = 0
         self.n_caught = 0
-        self._stats: dict[int, dict[str, int]] = {}
+        self._stats: dict[int, dict[str, Any]] = {}
         self._warnings: dict[int, list[str]] = {}
 
     def scored(self, chunks: Iterator) -> Iterator[tuple[int, pl.DataFrame]]:
@@ -400,14 +406,13 @@ class _ChunkRun:
                 yield chunk
 
         self._extra: dict[int, pl.DataFrame | None] = {}
-        before = dict(vars(scorer.stats))
+        before = scorer.stats.snapshot()
         mark = len(self.caught)
         for frame in scorer.iter_scores(fresh(), total=self.total, initial=initial):
             index = pending.popleft()
-            now = dict(vars(scorer.stats))
-            self._stats[index] = {k: now[k] - before.get(k, 0) for k in now}
+            self._stats[index] = scorer.stats.since(before)
             self._warnings[index] = [str(w.message) for w in self.caught[mark:]]
-            before, mark = now, len(self.caught)
+            before, mark = scorer.stats.snapshot(), len(self.caught)
             extra = self._extra.pop(index)
             if extra is not None:
                 frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
@@ -423,12 +428,12 @@ class _ChunkRun:
     def _reuse(self, index: int) -> None:
         assert self.checkpoint is not None
         entry = self.checkpoint.ledger[index]
-        self.scorer.stats.merge(ScoreStats(**{k: int(v) for k, v in entry.get("stats", {}).items() if k in _STAT_FIELDS}))
+        self.scorer.stats.merge(ScoreStats.from_dict(entry.get("stats", {})))
         self._stats[index] = entry.get("stats", {})
         self._warnings[index] = list(entry.get("warnings", []))
         self.n_reused += 1
 
-    def stats_of(self, index: int) -> dict[str, int]:
+    def stats_of(self, index: int) -> dict[str, Any]:
         return self._stats.get(index, {})
 
     def warnings_of(self, index: int) -> list[str]:
@@ -437,9 +442,6 @@ class _ChunkRun:
     def warnings(self) -> list[str]:
         """Warnings of every chunk, in chunk order."""
         return [w for i in sorted(self._warnings) for w in self._warnings[i]]
-
-
-_STAT_FIELDS = {f.name for f in fields(ScoreStats)}
 
 
 def _assemble(parts: list[Path], output: Path, options: ScoreOptions, scorer: Scorer) -> None:

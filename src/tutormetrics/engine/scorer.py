@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,6 +37,15 @@ class WindowingWarning(UserWarning):
     """Some texts were longer than the encoder's max_seq_length (windowed or truncated)."""
 
 
+class MostlyNaNWarning(UserWarning):
+    """A metric column is NaN for more than half of the exchanges (e.g. MATTR on short replies)."""
+
+
+#: ``score`` warns about a column that is NaN for more than this share of at least MOSTLY_NAN_MIN_ROWS rows.
+MOSTLY_NAN_SHARE = 0.5
+MOSTLY_NAN_MIN_ROWS = 10
+
+
 @dataclass
 class ScoreStats:
     """Counts a run reports at the end (and writes into the manifest)."""
@@ -49,11 +58,65 @@ class ScoreStats:
     n_empty_responses: int = 0
     n_lang_zh: int = 0  # rows whose lang is zh (readability NaN for them)
     n_lang_ja: int = 0  # rows whose lang is ja (readability NaN for them)
+    #: NaN values per metric column (exchanges, not unique texts).
+    nan_counts: dict[str, int] = field(default_factory=dict)
+    #: Why, per column and reason code, for families that say (``Metric.nan_reasons``).
+    nan_reasons: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def merge(self, other: ScoreStats) -> None:
         """Add another chunk's counts."""
         for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, dict):
+                _merge_counts(mine, theirs)
+            else:
+                setattr(self, f.name, mine + theirs)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The counts as plain, independent data (nested dicts copied)."""
+        import copy
+
+        return copy.deepcopy(dict(vars(self)))
+
+    def since(self, before: dict[str, Any]) -> dict[str, Any]:
+        """The counts added after ``before`` (a :meth:`snapshot`): one chunk's share.
+
+        Example:
+            >>> s = ScoreStats(n_exchanges=3, nan_counts={"ttr": 1}); before = s.snapshot()
+            >>> s.merge(ScoreStats(n_exchanges=2, nan_counts={"ttr": 2, "mtld": 1})); s.since(before)["nan_counts"]
+            {'ttr': 2, 'mtld': 1}
+        """
+        return _subtract(self.snapshot(), before)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoreStats:
+        """Counts saved with :meth:`snapshot`/:meth:`since` (unknown keys ignored)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def mostly_nan(self, share: float = 0.5) -> dict[str, int]:
+        """Columns NaN for more than ``share`` of the exchanges: ``{column: n_nan}``."""
+        if not self.n_exchanges:
+            return {}
+        return {c: k for c, k in self.nan_counts.items() if k > share * self.n_exchanges}
+
+
+def _subtract(now: dict, before: dict) -> dict:
+    out: dict = {}
+    for key, value in now.items():
+        if isinstance(value, dict):
+            out[key] = {k: v for k, v in _subtract(value, before.get(key, {})).items() if v}
+        else:
+            out[key] = value - before.get(key, 0)
+    return out
+
+
+def _merge_counts(into: dict, other: dict) -> None:
+    for key, value in other.items():
+        if isinstance(value, dict):
+            _merge_counts(into.setdefault(key, {}), value)
+        else:
+            into[key] = into.get(key, 0) + value
 
 
 class Scorer:
@@ -243,6 +306,7 @@ class Scorer:
             bar.close()
             self.close()
             self._warn_long_texts()
+            self._warn_mostly_nan(self.stats)  # all chunks of the output, reused checkpoint chunks included
 
     def _scored_chunks(
         self, chunks: Iterable[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]]
@@ -341,6 +405,10 @@ class Scorer:
                 if values.shape != (len(batch),):
                     raise RuntimeError(f"metric {family.name!r} returned {values.shape} values for {col!r}")
                 data[col] = values + 0.0  # clamp -0.0
+                n_nan = int(np.isnan(values).sum())
+                if n_nan:
+                    delta.nan_counts[col] = n_nan
+            _merge_counts(delta.nan_reasons, family.nan_reasons(batch, art))
         if art.encoded is not None:
             from tutormetrics.metrics.embedding import window_diagnostics
 
@@ -390,6 +458,20 @@ class Scorer:
                     raise ConfigError(f"metric {f.name!r} produces a column named like the id column {c!r}")
                 seen[c] = f.name
 
+    def _warn_mostly_nan(self, stats: ScoreStats) -> None:
+        """One warning per metric column that is NaN for most exchanges of a run, with the reasons when known."""
+        if stats.n_exchanges < MOSTLY_NAN_MIN_ROWS:
+            return
+        for col, n_nan in stats.mostly_nan(MOSTLY_NAN_SHARE).items():
+            why = stats.nan_reasons.get(col, {})
+            detail = f" ({', '.join(f'{k}: {v:,}' for k, v in why.items())})" if why else ""
+            hint = _NAN_HINTS.get(col, "")
+            warnings.warn(
+                f"{col} is NaN for {n_nan:,} of {stats.n_exchanges:,} exchanges{detail}{hint}",
+                MostlyNaNWarning,
+                stacklevel=2,
+            )
+
     def _warn_long_texts(self) -> None:
         if not self.needs_encoder or not self.stats.n_long_texts:
             return
@@ -401,6 +483,14 @@ class Scorer:
             WindowingWarning,
             stacklevel=2,
         )
+
+
+_NAN_HINTS = {
+    "mattr": "; the replies are shorter than mattr_window: lower it, e.g. --metric-param lexical_richness.mattr_window=10",
+    "hdd": "; the replies are shorter than hdd_draws: lower it, e.g. --metric-param lexical_richness.hdd_draws=10",
+    "mtld": "; MTLD is undefined when every token of a reply is distinct",
+    "resp_coherence": "; coherence needs at least two sentences",
+}
 
 
 def score_texts(

@@ -35,6 +35,7 @@ from tutormetrics.metrics.functional.lexical import (
     type_token_ratio,
 )
 from tutormetrics.metrics.functional.overlap import containment, jaccard, prompt_overlap
+from tutormetrics.metrics.functional.richness import hdd, lexical_richness, mattr, mtld
 from tutormetrics.metrics.functional.readability import (
     SyllableCounter,
     flesch_kincaid_grade,
@@ -46,6 +47,8 @@ from tutormetrics.metrics.length import LengthStructure
 from tutormetrics.metrics.lexical import LexicalDiversity
 from tutormetrics.metrics.overlap import PromptOverlap
 from tutormetrics.metrics.readability import Readability
+from tutormetrics.metrics.richness import LexicalRichness
+from tutormetrics.metrics.coherence import Coherence, coherence_texts
 from tutormetrics.metrics.registry import (
     GROUPS,
     REGISTRY,
@@ -75,7 +78,8 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ARTIFACTS", "Artifacts", "ExchangeBatch", "Metric", "GROUPS", "REGISTRY", "MetricRegistry",
     "get_metric", "list_metrics", "register_metric",
-    "LengthStructure", "LexicalDiversity", "PromptOverlap", "Readability",
+    "LengthStructure", "LexicalDiversity", "PromptOverlap", "Readability", "LexicalRichness", "Coherence",
+    "coherence_texts", "mtld", "mattr", "hdd", "lexical_richness",
     "DistinctN", "RepetitionN", "NGramEntropy", "Jaccard", "Containment",
     "EmbeddingSimilarity", "LayerwiseSynchrony", "embedding_similarity_texts", "layerwise_synchrony_texts",
     "char_count", "word_count", "sentence_count", "mean_word_length", "length_ratio", "length_ratio_chars",

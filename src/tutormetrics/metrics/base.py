@@ -116,6 +116,13 @@ class Metric(ABC):
         """Documented closed range ``(low, high)`` of each column's defined values (NaN aside)."""
         return {c: (-np.inf, np.inf) for c in self.columns(n_layers)}
 
+    def nan_reasons(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, int]]:
+        """Optional: per column, how many exchanges of ``batch`` are NaN and why (``{column: {reason: count}}``).
+
+        The suite adds these up into the run summary. The default says nothing.
+        """
+        return {}
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"

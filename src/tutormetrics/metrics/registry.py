@@ -38,6 +38,8 @@ BUILTIN_FAMILIES: dict[str, str] = {
     "readability": "tutormetrics.metrics.readability:Readability",
     "embedding_similarity": "tutormetrics.metrics.embedding:EmbeddingSimilarity",
     "layerwise_synchrony": "tutormetrics.metrics.synchrony:LayerwiseSynchrony",
+    "lexical_richness": "tutormetrics.metrics.richness:LexicalRichness",
+    "coherence": "tutormetrics.metrics.coherence:Coherence",
     "distinct_n": "tutormetrics.metrics.single:DistinctN",
     "repetition_n": "tutormetrics.metrics.single:RepetitionN",
     "ngram_entropy": "tutormetrics.metrics.single:NGramEntropy",

@@ -33,6 +33,12 @@ from tutormetrics.stats.bootstrap import (
     single_threaded_blas,
 )
 from tutormetrics.stats.correlation import fisher_ci, spearman_asymptotic_p, spearman_permutation_p, spearman_vec
+from tutormetrics.stats.partial import (
+    bootstrap_partial_block,
+    jackknife_partial_block,
+    partial_observed_block,
+    partial_t_p,
+)
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, AdjustMethod, adjust_pvalues, significance_stars
 
 CIMethod = Literal["bca", "percentile", "fisher", "none"]
@@ -59,6 +65,9 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "reason",
 )
 DIAGNOSTIC_COLUMNS: tuple[str, ...] = ("p_method", "ci_method")
+#: Added after ``reason`` when the table holds partial rows (``richness.md`` §1.3): the control
+#: names joined by ``,``, empty on raw rows.
+CONTROL_COLUMN = "control"
 
 #: Below this many complete pairs, ``permutation="auto"`` uses a permutation p (§1.3).
 PERMUTATION_N_BELOW = 50
@@ -184,9 +193,18 @@ def _validate_options(
         raise ConfigError(f"n_min must be at least 3, got {n_min}", hint="Spearman ρ needs 3 or more pairs")
 
 
-def _plan_cells(x: np.ndarray, y: np.ndarray, n_min: int) -> tuple[list[_Cell], list[_Group]]:
-    """Complete pairs, reason codes and mask groups for every cell, metric-major."""
+def _plan_cells(
+    x: np.ndarray, y: np.ndarray, n_min: int, ctrl: np.ndarray | None = None
+) -> tuple[list[_Cell], list[_Group]]:
+    """Complete rows, reason codes and mask groups for every cell, metric-major.
+
+    With controls (``ctrl``, n × k) a row is complete when the metric, the target and every control
+    are finite, and ``too_few`` also covers ``df = n − 2 − k < 1`` (``richness.md`` §1.2).
+    """
     fx, fy = np.isfinite(x), np.isfinite(y)
+    k = 0 if ctrl is None else ctrl.shape[1]
+    if ctrl is not None:
+        fx = fx & np.all(np.isfinite(ctrl), axis=1)[:, None]
     cells: list[_Cell] = []
     groups: list[_Group] = []
     by_key: dict[bytes, int] = {}
@@ -195,7 +213,7 @@ def _plan_cells(x: np.ndarray, y: np.ndarray, n_min: int) -> tuple[list[_Cell], 
             cell = _Cell(metric=i, target=j)
             mask = fx[:, i] & fy[:, j]
             cell.n = int(mask.sum())
-            if cell.n < n_min:
+            if cell.n < n_min or cell.n - 2 - k < 1:
                 cell.reason.append("too_few")
             if cell.n > 0 and (np.ptp(x[mask, i]) == 0 or np.ptp(y[mask, j]) == 0):
                 cell.reason.append("constant")
@@ -212,14 +230,17 @@ def _plan_cells(x: np.ndarray, y: np.ndarray, n_min: int) -> tuple[list[_Cell], 
 
 
 def _group_block(
-    x: np.ndarray, y: np.ndarray, cells: list[_Cell], group: _Group
+    x: np.ndarray, y: np.ndarray, cells: list[_Cell], group: _Group, ctrl: np.ndarray | None = None
 ) -> tuple[np.ndarray, int, tuple[np.ndarray, np.ndarray]]:
-    """Sub-matrix (rows of the group; its metric columns then target columns) and cell pair indices."""
+    """Sub-matrix (rows of the group; its metric columns, target columns, then any controls) and cell pair indices."""
     mets = sorted({cells[c].metric for c in group.cells})
     tars = sorted({cells[c].target for c in group.cells})
     mpos = {m: k for k, m in enumerate(mets)}
     tpos = {t: k for k, t in enumerate(tars)}
-    block = np.concatenate((x[np.ix_(group.rows, mets)], y[np.ix_(group.rows, tars)]), axis=1)
+    parts = [x[np.ix_(group.rows, mets)], y[np.ix_(group.rows, tars)]]
+    if ctrl is not None:
+        parts.append(ctrl[group.rows])
+    block = np.concatenate(parts, axis=1)
     ix = np.array([mpos[cells[c].metric] for c in group.cells], dtype=np.intp)
     iy = np.array([tpos[cells[c].target] for c in group.cells], dtype=np.intp)
     return block, len(mets), (ix, iy)
@@ -262,13 +283,21 @@ def _vectorized_cis(
     n_resamples: int,
     confidence_level: float,
     root: np.random.SeedSequence,
+    ctrl: np.ndarray | None = None,
 ) -> None:
     alpha = (1.0 - confidence_level) / 2.0
+    k_ctrl = 0 if ctrl is None else ctrl.shape[1]
     for g, group in enumerate(groups):
-        block, n_x, pairs = _group_block(x, y, cells, group)
+        if not group.cells:
+            continue
+        block, n_x, pairs = _group_block(x, y, cells, group, ctrl)
         with single_threaded_blas():
-            theta_b = bootstrap_spearman_block(block, n_x, pairs, n_resamples, child_rng(root, 0, g))
-            theta_jack = jackknife_spearman_block(block, n_x, pairs) if ci == "bca" else None
+            if k_ctrl:
+                theta_b = bootstrap_partial_block(block, n_x, k_ctrl, pairs, n_resamples, child_rng(root, 0, g))
+                theta_jack = jackknife_partial_block(block, n_x, k_ctrl, pairs) if ci == "bca" else None
+            else:
+                theta_b = bootstrap_spearman_block(block, n_x, pairs, n_resamples, child_rng(root, 0, g))
+                theta_jack = jackknife_spearman_block(block, n_x, pairs) if ci == "bca" else None
         for k, c in enumerate(group.cells):
             cell = cells[c]
             dist = theta_b[k]
@@ -357,8 +386,20 @@ def spearman_matrix(
     n_min: int = 10,
     stars_on: Literal["p_adj", "p"] = "p_adj",
     ci_backend: CIBackend = "vectorized",
+    control: Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """Spearman ρ of every metric against every target, as a tidy table (``statistics.md`` §1).
+
+    With ``control`` (column names of ``data``), every cell is instead the **partial** Spearman ρ
+    controlling for those columns (``richness.md`` §1): complete rows need the controls finite too;
+    the metric and target ranks are residualised on the control ranks (OLS with intercept) and ρ is
+    the Pearson correlation of the residuals; ``p`` is the t p with ``df = n − 2 − k`` at every n
+    (``p_method`` ``t``; no permutation p); the bootstrap re-ranks and re-residualises per resample;
+    ``ci="fisher"`` uses ``n − 3 − k``. A residual that is numerically constant (the metric is
+    reproduced by the controls, e.g. is one of them) gives reason ``constant``. The table gains a
+    ``control`` column after ``reason`` (names joined by ``,``), and ``p_adj`` adjusts the partial
+    cells as one family. A control that is missing, non-numeric, constant or also a target raises.
+    :func:`correlate_with_targets` (``control=...``) puts raw and partial rows in one table.
 
     Per cell the complete pairs are ``isfinite(x) & isfinite(y)``; ``n`` counts them. A cell with
     ``n < n_min`` gets reason ``too_few``, one with a constant side ``constant``; such cells have NaN
@@ -392,21 +433,37 @@ def spearman_matrix(
     """
     metrics = _check_names(metrics, "metric")
     targets = _check_names(targets, "target")
+    controls = _check_controls(data, control, targets)
     _validate_options(adjust, ci, permutation, stars_on, ci_backend, n_resamples, n_permutations, confidence_level, n_min)
+    if controls and ci_backend != "vectorized" and ci in ("bca", "percentile"):
+        raise ConfigError("partial correlations have only the vectorized bootstrap", hint="use ci_backend='vectorized'")
     require_columns(data, list(dict.fromkeys(metrics + targets)), source="correlation input")
     x = _numeric_matrix(data, metrics, "metric")
     y = _numeric_matrix(data, targets, "target")
-    cells, groups = _plan_cells(x, y, n_min)
+    ctrl = _numeric_matrix(data, controls, "control") if controls else None
+    k_ctrl = len(controls)
+    cells, groups = _plan_cells(x, y, n_min, ctrl)
     root = seed_root(seed)
 
     for group in groups:
-        block, n_x, pairs = _group_block(x, y, cells, group)
-        rho = _observed(block, n_x, pairs)
-        for k, c in enumerate(group.cells):
-            cells[c].rho = float(rho[k])
+        block, n_x, pairs = _group_block(x, y, cells, group, ctrl)
+        if ctrl is None:
+            rho = _observed(block, n_x, pairs)
+        else:
+            rho, constant = partial_observed_block(block, n_x, k_ctrl, pairs)
+        for kk, c in enumerate(group.cells):
+            cells[c].rho = float(rho[kk])
+            if ctrl is not None and constant[kk]:  # the controls reproduce a side: no partial ρ
+                cells[c].reason.append("constant")
+                cells[c].group = -1
+        group.cells = [c for c in group.cells if cells[c].defined]
 
     for idx, cell in enumerate(cells):
         if not cell.defined:
+            continue
+        if ctrl is not None:
+            cell.p = float(partial_t_p(cell.rho, cell.n - 2 - k_ctrl))
+            cell.p_method = "t"
             continue
         use_perm = permutation == "always" or (permutation == "auto" and cell.n < PERMUTATION_N_BELOW)
         if use_perm:
@@ -420,11 +477,14 @@ def spearman_matrix(
     if ci == "fisher":
         for cell in cells:
             if cell.defined:
-                cell.ci_low, cell.ci_high, _ = fisher_ci(cell.rho, cell.n, confidence_level)
+                # n − 3 − k in the SE for a partial ρ (richness.md §1.1 step 6)
+                cell.ci_low, cell.ci_high, _ = fisher_ci(cell.rho, cell.n - k_ctrl, confidence_level)
                 cell.ci_method = "fisher" if np.isfinite(cell.ci_low) else "none"
     elif ci in ("bca", "percentile"):
-        compute = _vectorized_cis if ci_backend == "vectorized" else _scipy_cis
-        compute(x, y, cells, groups, ci, n_resamples, confidence_level, root)
+        if ci_backend == "vectorized":
+            _vectorized_cis(x, y, cells, groups, ci, n_resamples, confidence_level, root, ctrl)
+        else:
+            _scipy_cis(x, y, cells, groups, ci, n_resamples, confidence_level, root)
     else:
         for cell in cells:
             if cell.defined:
@@ -433,7 +493,7 @@ def spearman_matrix(
     p_raw = np.array([cell.p for cell in cells], dtype=float)
     p_adj = adjust_pvalues(p_raw, adjust)
     starred = p_adj if stars_on == "p_adj" else p_raw
-    return pl.DataFrame(
+    table = pl.DataFrame(
         {
             "metric": [metrics[c.metric] for c in cells],
             "target": [targets[c.target] for c in cells],
@@ -465,6 +525,43 @@ def spearman_matrix(
             "ci_method": pl.String,
         },
     )
+    if controls:
+        at = table.columns.index("reason") + 1
+        table = table.insert_column(at, pl.Series(CONTROL_COLUMN, [",".join(controls)] * table.height, dtype=pl.String))
+    return table
+
+
+def _check_controls(data: pl.DataFrame, control: Sequence[str] | None, targets: list[str]) -> list[str]:
+    """Control names, checked: present, not a target, not duplicated, numeric and not constant."""
+    if not control:
+        return []
+    if isinstance(control, str):
+        control = [control]
+    names = [c.strip() for c in control]
+    if any(not c for c in names):
+        raise ConfigError("empty control column name", hint="pass --control COLUMN, e.g. --control resp_words")
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise ConfigError(f"duplicate control columns: {', '.join(dupes)}")
+    clash = [c for c in names if c in targets]
+    if clash:
+        raise ConfigError(
+            f"control column(s) {', '.join(map(repr, clash))} are also targets",
+            hint="a control is a column of the metrics table held fixed; it cannot be a rating target",
+        )
+    require_columns(data, names, source="correlation input", option="--control")
+    values = _numeric_matrix(data, names, "control")
+    for j, name in enumerate(names):
+        col = values[:, j]
+        col = col[np.isfinite(col)]
+        if col.size == 0:
+            raise InputSchemaError(f"control column {name!r} has no finite values", hint="pick a numeric control such as resp_words")
+        if np.ptp(col) == 0:
+            raise InputSchemaError(
+                f"control column {name!r} is constant ({col[0]:g} on every row)",
+                hint="a constant control cannot explain anything; drop it or pick another",
+            )
+    return names
 
 
 def rho_matrix(table: pl.DataFrame, value: str = "rho") -> pl.DataFrame:
@@ -507,6 +604,16 @@ def summarize_correlations(table: pl.DataFrame, top: int = 5) -> str:
           a ~ y: ρ = .50 [.20, .70], n = 40, p_adj = 0.001 **
     """
     require_columns(table, list(RESULT_COLUMNS), source="correlation table")
+    parts = split_by_control(table)
+    if len(parts) > 1 or "" not in parts:
+        out = []
+        for ctrl, sub in parts.items():
+            out.append(("raw ρ: " if not ctrl else f"partial ρ controlling for {ctrl}: ") + _summarize_one(sub, top))
+        return "\n".join(out)
+    return _summarize_one(table, top)
+
+
+def _summarize_one(table: pl.DataFrame, top: int) -> str:
     defined = table.filter(pl.col("rho").is_not_null() & pl.col("rho").is_not_nan())
     adjust = table.get_column("adjust")[0] if table.height else "none"
     n_sig = int(defined.filter(pl.col("p_adj") < 0.05).height)
@@ -555,16 +662,55 @@ def correlate_with_targets(
     id_col: str = "exchange_id",
     metrics_cols: Sequence[str] | None = None,
     id_type: str = "str",
+    control: Sequence[str] | None = None,
     **spearman_options: Any,
 ) -> ValidityResult:
     """Join ``targets`` onto ``metrics`` by id (reporting unmatched ids; ``id_type`` as in
     :func:`~tutormetrics.validity.join.join_targets`) and correlate every metric with every target.
+
+    With ``control`` (columns of ``metrics``, e.g. ``["resp_words"]``) the table holds the raw rows
+    (``control`` empty) and then the partial rows (``richness.md`` §1.3); ``p_adj`` adjusts within
+    each value of ``control``. Control columns are carried into the join even when they are not
+    among ``metrics_cols``.
 
     ``spearman_options`` go to :func:`~tutormetrics.validity.correlate.spearman_matrix`
     (``adjust``, ``ci``, ``n_resamples``, ``seed``, ``stars_on``, ...).
     """
     mcols = metric_columns(metrics, id_col=id_col, columns=list(metrics_cols) if metrics_cols else None)
     target_cols = [c for t in targets for c in t.columns if c != id_col]
-    joined, report = join_targets(metrics.select(id_col, *mcols), *targets, id_col=id_col, names=names, id_type=id_type)
+    controls = list(dict.fromkeys(c.strip() for c in (control or [])))
+    if controls:
+        clash = [c for c in controls if c in target_cols]
+        if clash:
+            raise ConfigError(
+                f"control column(s) {', '.join(map(repr, clash))} are also targets",
+                hint="a control is a column of the metrics table held fixed; it cannot be a rating target",
+            )
+        require_columns(metrics, controls, source="metrics", option="--control")
+    keep = list(dict.fromkeys([*mcols, *controls]))
+    joined, report = join_targets(metrics.select(id_col, *keep), *targets, id_col=id_col, names=names, id_type=id_type)
     table = spearman_matrix(joined, mcols, target_cols, **spearman_options)
+    if controls:
+        partial = spearman_matrix(joined, mcols, target_cols, control=controls, **spearman_options)
+        raw = table.insert_column(
+            table.columns.index("reason") + 1, pl.Series(CONTROL_COLUMN, [""] * table.height, dtype=pl.String)
+        )
+        table = pl.concat([raw, partial], how="vertical")
     return ValidityResult(table, joined, report, mcols, target_cols)
+
+
+def split_by_control(table: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The rows of a correlation table per value of ``control`` (``""`` = raw), in order of appearance.
+
+    A table without a ``control`` column is all raw.
+
+    Example:
+        >>> t = pl.DataFrame({"metric": ["a", "a"], "target": ["y", "y"], "control": ["", "resp_words"]})
+        >>> list(split_by_control(t))
+        ['', 'resp_words']
+    """
+    if CONTROL_COLUMN not in table.columns:
+        return {"": table}
+    col = pl.col(CONTROL_COLUMN).fill_null("")
+    values = table.select(col).to_series().unique(maintain_order=True).to_list()
+    return {v: table.filter(col == v) for v in values}

@@ -33,12 +33,16 @@ if TYPE_CHECKING:
 
 #: Canonical metric-name prefixes → family (``metrics.md`` naming), tried in order.
 FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("resp_coherence", "coherence"),
     ("resp_", "length"),
     ("len_", "length"),
     ("ttr", "diversity"),
     ("distinct_", "diversity"),
     ("entropy_", "diversity"),
     ("rep_", "diversity"),
+    ("mtld", "diversity"),
+    ("mattr", "diversity"),
+    ("hdd", "diversity"),
     ("jaccard_", "overlap"),
     ("contain_", "overlap"),
     ("flesch_", "readability"),
@@ -52,6 +56,7 @@ _FAMILY_ABBREV = {
     "readability": "read",
     "embedding": "emb",
     "synchrony": "sync",
+    "coherence": "coh",
     "other": "oth",
 }
 _REASON_LABEL = {"too_few": "too few", "constant": "const."}
@@ -68,6 +73,8 @@ FAMILY_LABELS = {
     "readability": "readability",
     "embedding_similarity": "embedding",
     "layerwise_synchrony": "synchrony",
+    "lexical_richness": "richness",
+    "coherence": "coherence",
 }
 
 
@@ -450,6 +457,9 @@ def plot_heatmap(
         >>> fig = plot_heatmap(t, "heatmap.png")  # doctest: +SKIP
     """
     out_path = _check_options(order, width_in, output)
+    table, control_note = partial_rows(table)
+    if control_note:
+        note = control_note + (" " + note if note else "")
     _check_table(table, value)
     grid = _cell_grid(table, value, mask_nonsignificant=mask_nonsignificant, groups=groups, order=order)
     vmax = _colour_limit(grid.values, vmax)
@@ -470,6 +480,79 @@ def plot_heatmap(
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(out_path, dpi=dpi, format=out_path.suffix.lower().lstrip("."), facecolor="white")
+    return fig
+
+
+def partial_rows(table: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """The rows a heatmap draws: the partial rows when the table has any (``richness.md`` §1.3), and a note.
+
+    A table without a ``control`` column, or with only raw rows, is returned as it is with an empty
+    note. With several control sets, the first one is drawn.
+
+    Example:
+        >>> t = pl.DataFrame({"metric": ["a", "a"], "target": ["y", "y"], "rho": [0.5, 0.1], "control": ["", "resp_words"]})
+        >>> rows, note = partial_rows(t)
+        >>> rows["rho"].to_list(), note
+        ([0.1], 'Partial Spearman ρ controlling for resp_words.')
+    """
+    if "control" not in table.columns:
+        return table, ""
+    ctrl = pl.col("control").fill_null("")
+    values = [v for v in table.select(ctrl).to_series().unique(maintain_order=True).to_list() if v]
+    if not values:
+        return table, ""
+    note = f"Partial Spearman ρ controlling for {values[0].replace(',', ', ')}."
+    if len(values) > 1:
+        note += f" ({len(values) - 1} other control set(s) not shown.)"
+    return table.filter(ctrl == values[0]), note
+
+
+def plot_compare_control(
+    table: pl.DataFrame,
+    output: str | Path | None = None,
+    *,
+    note: str | None = None,
+    width_in: float = 7.0,
+    **kwargs: object,
+) -> Figure:
+    """Raw and length-controlled ρ side by side: the raw block of targets, a separator, the partial block.
+
+    ``table`` must hold raw rows (``control`` empty) and partial rows (one control set; the first is
+    used when there are several). Partial columns are labelled ``"<target> | <control>"``. Other
+    keyword arguments go to :func:`plot_heatmap`.
+    """
+    if output is not None and Path(output).suffix.lower() not in _FORMATS:
+        raise ConfigError(f"{output}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
+    if "control" not in table.columns:
+        raise InputSchemaError(
+            "correlation table has no 'control' column", hint="write it with `tutormetrics validate ... --control resp_words`"
+        )
+    ctrl = pl.col("control").fill_null("")
+    raw = table.filter(ctrl == "")
+    partial, ctrl_note = partial_rows(table)
+    if raw.height == 0 or not ctrl_note:
+        raise InputSchemaError(
+            "--compare-control needs both raw rows (empty control) and partial rows",
+            hint="validate with --control COL writes both",
+        )
+    control = partial.get_column("control")[0]
+    targets = raw.get_column("target").unique(maintain_order=True).to_list()
+    label = {t: f"{t} | {control}" for t in targets}
+    both = pl.concat(
+        [
+            raw.drop("control"),
+            partial.drop("control").with_columns(pl.col("target").replace_strict(label, default=pl.col("target"))),
+        ],
+        how="vertical_relaxed",
+    )
+    text = f"Left: raw Spearman ρ. Right: partial ρ controlling for {control.replace(',', ', ')}."
+    fig = plot_heatmap(both, None, note=text + (" " + note if note else ""), width_in=width_in, **kwargs)  # type: ignore[arg-type]
+    ax = fig.axes[0]
+    ax.axvline(len(targets) - 0.5, color="black", linewidth=1.6)
+    if output is not None:
+        out_path = Path(output)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out_path, dpi=int(kwargs.get("dpi", 300)), format=out_path.suffix.lower().lstrip("."), facecolor="white")  # type: ignore[call-overload]
     return fig
 
 
