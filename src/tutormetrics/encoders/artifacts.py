@@ -35,6 +35,10 @@ class EncodedTexts:
             in truncate mode at most ``max_seq_length − 2``).
         n_windows: ``(U,)`` int, encoder windows per text (0 = no content tokens, 1 = fitted).
         truncated: ``(U,)`` bool, content was dropped (truncate mode only).
+        maxima, minima: ``(U, d)`` float32, last-layer per-dimension max and min over content tokens
+            (the inputs of :attr:`extrema`; NaN rows for empty texts), so texts made of several parts
+            can be pooled exactly (:func:`tutormetrics.encoders.compose.pool_parts`). Optional:
+            ``None`` when the producer did not record them.
     """
 
     n_layers: int
@@ -46,6 +50,8 @@ class EncodedTexts:
     n_content_tokens: np.ndarray
     n_windows: np.ndarray
     truncated: np.ndarray
+    maxima: np.ndarray | None = None
+    minima: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         u = len(self.token_states)
@@ -56,8 +62,12 @@ class EncodedTexts:
             "n_content_tokens": (u,),
             "n_windows": (u,),
             "truncated": (u,),
+            "maxima": (u, self.hidden_size),
+            "minima": (u, self.hidden_size),
         }
         for name, shape in expected.items():
+            if getattr(self, name) is None:
+                continue
             got = np.shape(getattr(self, name))
             if got != shape:
                 raise ValueError(f"EncodedTexts.{name} has shape {got}, expected {shape}")
@@ -103,6 +113,8 @@ class EncodedTexts:
             n_content_tokens=self.n_content_tokens[idx],
             n_windows=self.n_windows[idx],
             truncated=self.truncated[idx],
+            maxima=None if self.maxima is None else self.maxima[idx],
+            minima=None if self.minima is None else self.minima[idx],
         )
 
     @classmethod
@@ -127,6 +139,8 @@ class EncodedTexts:
             n_content_tokens=np.concatenate([p.n_content_tokens for p in parts]),
             n_windows=np.concatenate([p.n_windows for p in parts]),
             truncated=np.concatenate([p.truncated for p in parts]),
+            maxima=_concat_optional([p.maxima for p in parts]),
+            minima=_concat_optional([p.minima for p in parts]),
         )
 
     @classmethod
@@ -142,4 +156,13 @@ class EncodedTexts:
             n_content_tokens=np.zeros(n, dtype=np.int64),
             n_windows=np.zeros(n, dtype=np.int64),
             truncated=np.zeros(n, dtype=bool),
+            maxima=np.full((n, hidden_size), np.nan, dtype=np.float32),
+            minima=np.full((n, hidden_size), np.nan, dtype=np.float32),
         )
+
+
+def _concat_optional(arrays: list[np.ndarray | None]) -> np.ndarray | None:
+    """Concatenate optional per-text arrays; ``None`` when any part lacks them."""
+    if any(a is None for a in arrays):
+        return None
+    return np.concatenate(arrays)  # type: ignore[arg-type]
