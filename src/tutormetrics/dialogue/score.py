@@ -7,6 +7,7 @@ pooled over its turns (``metrics.md`` §6.2 for that split). Chunks hold whole c
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from tutormetrics.dialogue.context import Context, parse_context
 from tutormetrics.dialogue.model import Conversation, Roles
 from tutormetrics.dialogue.readers import ReadOptions, long_conversations, read_conversations
 from tutormetrics.dialogue.summary import DIALOGUE_TURN_COLUMNS, conversation_table
-from tutormetrics.dialogue.turns import DialogueTurnMetrics, build_exchanges
+from tutormetrics.dialogue.turns import DialogueTurnMetrics, Exchanges, build_exchanges
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
 
@@ -69,16 +70,21 @@ def iter_turn_frames(
     skip: int = 0,
     turn_dtype: pl.DataType | None = None,
 ) -> Iterator[pl.DataFrame]:
-    """TURNS frames, one per chunk of whole conversations (chunks before ``skip`` are not scored)."""
+    """TURNS frames, one per chunk of whole conversations that has a tutor turn (the first ``skip`` such
+    chunks are not scored: a checkpoint holds them)."""
     dtype = turn_dtype or turn_column_dtype(conversations)
-    chunks = list(conversation_chunks(conversations, scorer.chunk_size))
-    built = [build_exchanges(c, context, keep_columns) for c in chunks[skip:]]
-    total = sum(len(b) for b in built)
-    frames = scorer.iter_scores((b.chunk() for b in built if len(b)), total=total)
-    for b in built:
-        if not len(b):
-            continue
-        frame = next(frames)
+    chunks = [c for c in conversation_chunks(conversations, scorer.chunk_size) if any(x.n_tutor_turns for x in c)]
+    total = sum(c.n_tutor_turns for chunk in chunks[skip:] for c in chunk)
+    pending: deque[Exchanges] = deque()
+
+    def engine_chunks() -> Iterator[tuple[Any, ...]]:
+        for chunk in chunks[skip:]:
+            built = build_exchanges(chunk, context, keep_columns)
+            pending.append(built)
+            yield built.chunk()
+
+    for frame in scorer.iter_scores(engine_chunks(), total=total, initial=0):
+        b = pending.popleft()
         ids = pl.DataFrame(
             {
                 "conversation_id": pl.Series(b.id_columns["conversation_id"], dtype=pl.String),
@@ -89,8 +95,6 @@ def iter_turn_frames(
             }
         )
         yield pl.concat([frame.select(scorer.id_column), ids, frame.drop(scorer.id_column)], how="horizontal")
-    for _ in frames:  # let the generator finish (closes worker pools, emits its warnings)
-        pass
 
 
 def turn_column_dtype(conversations: Sequence[Conversation]) -> pl.DataType:

@@ -1,0 +1,49 @@
+"""Options of ``score --dialogue`` and ``run --dialogue`` (``dialogue.md`` §1), shared so they never drift."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+Dialogue = Annotated[
+    bool,
+    typer.Option(
+        "--dialogue",
+        help="Input holds conversations (long table: conversation_id, turn, role, text; or chat JSONL with 'messages'): "
+        "score every tutor turn against its context.",
+    ),
+]
+Conversations = Annotated[
+    Optional[Path],
+    typer.Option("--conversations", help="With --dialogue: also write one row per conversation (CONV) to this table.", dir_okay=False),
+]
+Context = Annotated[
+    str, typer.Option("--context", help="Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns).")
+]
+ConversationCol = Annotated[str, typer.Option("--conversation-col", help="Conversation id column of a long dialogue table.")]
+TurnCol = Annotated[str, typer.Option("--turn-col", help="Turn number column of a long dialogue table (turns are sorted by it).")]
+RoleCol = Annotated[str, typer.Option("--role-col", help="Speaker role column of a long dialogue table.")]
+TextCol = Annotated[str, typer.Option("--text-col", help="Turn text column of a long dialogue table.")]
+TutorRole = Annotated[
+    Optional[list[str]],
+    typer.Option("--tutor-role", help="Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; case-insensitive).", show_default=False),
+]
+StudentRole = Annotated[
+    Optional[list[str]],
+    typer.Option("--student-role", help="Role that counts as student (repeatable; replaces the defaults student, user, learner).", show_default=False),
+]
+TranscriptCol = Annotated[
+    Optional[str],
+    typer.Option(
+        "--transcript-col",
+        help="Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one conversation "
+        "ending with its response (implies --dialogue).",
+        show_default=False,
+    ),
+]
+OtherRole = Annotated[
+    str,
+    typer.Option("--other-role", help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
+]
