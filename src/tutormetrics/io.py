@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -44,23 +45,30 @@ def read_table(
     *,
     encoding: str = "utf8",
     string_columns: bool = False,
+    text_columns: Sequence[str] = (),
 ) -> pl.DataFrame:
     """Read a CSV, Parquet or JSONL file into a polars DataFrame with clear errors.
 
-    ``string_columns=True`` reads every CSV column as text (ids such as ``007`` keep their zeros).
+    ``string_columns=True`` reads every CSV column as text (ids such as ``007`` keep their zeros);
+    ``text_columns`` reads just those columns (where present) as text, e.g. the id columns.
     """
     path = Path(path)
     kind = infer_format(path, fmt)
     _check_file(path)
+    overrides = dict.fromkeys(text_columns, pl.String) or None
     try:
         if kind == "csv":
             separator = "\t" if path.suffix.lower() == ".tsv" else ","
             if _is_utf8(encoding):
                 _check_utf8(path)
-                df = pl.read_csv(path, separator=separator, infer_schema=not string_columns, encoding="utf8")
+                df = pl.read_csv(
+                    path, separator=separator, infer_schema=not string_columns, encoding="utf8", schema_overrides=overrides
+                )
             else:
                 text = path.read_bytes().decode(encoding)
-                df = pl.read_csv(text.encode("utf8"), separator=separator, infer_schema=not string_columns)
+                df = pl.read_csv(
+                    text.encode("utf8"), separator=separator, infer_schema=not string_columns, schema_overrides=overrides
+                )
         elif kind == "parquet":
             df = pl.read_parquet(path)
         else:
@@ -75,6 +83,8 @@ def read_table(
         raise InputSchemaError(f"{path}: could not be read as {kind}: {_first_line(exc)}") from exc
     if kind == "csv":
         df = df.with_columns(unguard_formulas_expr(df))
+    elif text_columns:
+        df = df.with_columns(pl.col(c).cast(pl.String) for c in dict.fromkeys(text_columns) if c in df.columns)
     return df
 
 

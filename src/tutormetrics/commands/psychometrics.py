@@ -207,9 +207,16 @@ def compare(
     with _expected_errors():
         if adjust not in _ADJUST:
             raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
+        frame = read_table(metrics, text_columns=("exchange_id", "conversation_id", group_col, block_col))
+        cols = split_list(metrics_cols)
+        if cols is None:  # every numeric column but the pairing, group and dialogue structure columns
+            from tutormetrics.validity.join import STRUCTURE_COLUMNS
+
+            skip = {group_col, block_col, *STRUCTURE_COLUMNS}
+            cols = [c for c, dt in frame.schema.items() if dt.is_numeric() and c not in skip] or None
         table = compare_groups(
-            read_table(metrics),
-            metric_cols=split_list(metrics_cols),
+            frame,
+            metric_cols=cols,
             group_col=group_col,
             block_col=block_col,
             groups=split_list([groups]) if groups else None,

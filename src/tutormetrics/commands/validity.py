@@ -28,6 +28,21 @@ __all__ = ["register", "validate", "heatmap"]
 
 
 
+#: Id columns read as text in every table (ids such as 007 keep their zeros).
+ID_COLUMNS = ("exchange_id", "conversation_id")
+
+
+def dialogue_id_column(columns: list[str], id_col: str) -> str:
+    """``conversation_id`` for a dialogue CONV table (no ``exchange_id`` column) when ``--id`` was left at
+    its default; otherwise ``id_col``."""
+    if id_col != "exchange_id":
+        return id_col
+    if "exchange_id" not in columns and "conversation_id" in columns:
+        log("note: no exchange_id column; joining on conversation_id (a dialogue CONV table)")
+        return "conversation_id"
+    return id_col
+
+
 def validate(
     metrics: Annotated[Path, typer.Argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)],
     output: Annotated[Path, typer.Option("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")],
@@ -76,10 +91,11 @@ def validate(
     infer_format(output)  # fail on a bad output name before any work
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
-    metrics_df = read_table(metrics)
+    metrics_df = read_table(metrics, text_columns=ID_COLUMNS + (id_col,))
+    id_col = dialogue_id_column(metrics_df.columns, id_col)
     tables, names = [], []
     if ratings is not None:
-        raw_ratings = read_table(ratings)
+        raw_ratings = read_table(ratings, text_columns=ID_COLUMNS + (id_col,))
         tables.append(
             ratings_frame_to_targets(
                 raw_ratings,

@@ -19,7 +19,7 @@ from tutormetrics.dialogue.context import Context, parse_context
 from tutormetrics.dialogue.model import Conversation, Roles
 from tutormetrics.dialogue.readers import ReadOptions, long_conversations, read_conversations
 from tutormetrics.dialogue.summary import DIALOGUE_TURN_COLUMNS, conversation_table
-from tutormetrics.dialogue.turns import DialogueTurnMetrics, Exchanges, build_exchanges
+from tutormetrics.dialogue.turns import ID_COLUMNS, DialogueTurnMetrics, Exchanges, build_exchanges
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
 
@@ -91,10 +91,21 @@ def iter_turn_frames(
                 "turn": _turn_series(b.id_columns["turn"], dtype),
                 "tutor_turn": pl.Series(b.id_columns["tutor_turn"], dtype=pl.Int64),
                 "ctx_turns": pl.Series(b.id_columns["ctx_turns"], dtype=pl.Int64),
-                **{c: pl.Series(c, v, strict=False) for c, v in b.keep.items()},
+                **{kept_name(c, scorer): pl.Series(v, strict=False) for c, v in b.keep.items()},
             }
         )
         yield pl.concat([frame.select(scorer.id_column), ids, frame.drop(scorer.id_column)], how="horizontal")
+
+
+def kept_name(column: str, scorer: Scorer) -> str:
+    """A ``--keep`` column's name in TURNS: ``input_<name>`` when TURNS already has that column (e.g. a
+    transcript table's own ``conversation_id``).
+
+    >>> kept_name("conversation_id", Scorer("length")), kept_name("tutor", Scorer("length"))
+    ('input_conversation_id', 'tutor')
+    """
+    taken = {*ID_COLUMNS, *scorer.metric_columns(), *scorer.diagnostic_columns()}
+    return f"input_{column}" if column in taken else column
 
 
 def turn_column_dtype(conversations: Sequence[Conversation]) -> pl.DataType:
@@ -111,7 +122,7 @@ def empty_turns_frame(scorer: Scorer, keep_columns: Sequence[str], turn_dtype: p
     """TURNS with no rows (no tutor turn anywhere), with the full schema."""
     base = scorer.empty_frame()
     schema: dict[str, Any] = {scorer.id_column: pl.String, "conversation_id": pl.String, "turn": turn_dtype}
-    schema.update({"tutor_turn": pl.Int64, "ctx_turns": pl.Int64, **{c: pl.String for c in keep_columns}})
+    schema.update({"tutor_turn": pl.Int64, "ctx_turns": pl.Int64, **{kept_name(c, scorer): pl.String for c in keep_columns}})
     ids = pl.DataFrame(schema=schema)
     return pl.concat([ids, base.drop(scorer.id_column)], how="horizontal")
 
