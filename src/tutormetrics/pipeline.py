@@ -48,12 +48,18 @@ def run_pipeline(
     score_options: ScoreOptions,
     validate_options: ValidateOptions,
     theta: Path | None = None,
+    dialogue: Any = None,
     log: Log = lambda _m: None,
 ) -> dict[str, Any]:
-    """Run every step and return a summary (also written to ``outdir/run.json``)."""
-    from tutormetrics.validity.correlate import rho_matrix, summarize_correlations
-    from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
-    from tutormetrics.validity.correlate import correlate_with_targets
+    """Run every step and return a summary (also written to ``outdir/run.json``).
+
+    With ``dialogue`` (a :class:`tutormetrics.dialogue.files.DialogueOptions`) the input holds
+    conversations: scoring writes ``turns.csv`` and ``conversations.csv``; the ratings are keyed by
+    ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
+    level is always validated (``correlations.csv``, ``heatmap.*``); with conversation-keyed ratings the
+    conversation level is validated too (``conversations_correlations.csv``, ``conversations_heatmap.*``).
+    """
+    from tutormetrics.validity.correlate import summarize_correlations
     from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets, read_theta
 
     vo = validate_options
@@ -61,7 +67,9 @@ def run_pipeline(
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
 
-    raw_ratings = read_table(ratings)
+    raw_ratings = read_table(ratings, text_columns=("exchange_id", "conversation_id", id_col))
+    if dialogue is not None:
+        id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
     targets = ratings_frame_to_targets(
         raw_ratings,
         source=str(ratings),
@@ -73,9 +81,21 @@ def run_pipeline(
     )
 
     log("[1/4] scoring")
-    metrics_path = outdir / "metrics.csv"
-    score_file(exchanges, metrics_path, score_options, log=log)
-    files["metrics"] = str(metrics_path)
+    levels: list[tuple[str, Path]] = []
+    if dialogue is None:
+        metrics_path = outdir / "metrics.csv"
+        score_file(exchanges, metrics_path, score_options, log=log)
+        files["metrics"] = str(metrics_path)
+        levels.append(("", metrics_path))
+    else:
+        from tutormetrics.dialogue.files import score_dialogue_file
+
+        turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
+        score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)
+        files.update(turns=str(turns_path), conversations=str(conv_path))
+        levels.append(("", turns_path))
+        if id_col == "conversation_id":
+            levels.append(("conversations_", conv_path))
 
     tables, names = [targets], ["ratings"]
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
@@ -109,29 +129,15 @@ def run_pipeline(
         files["agreement"] = str(outdir / "agreement.csv")
 
     log("[3/4] correlating metrics with ratings" + (" and θ" if len(tables) > 1 else ""))
-    result = correlate_with_targets(
-        read_table(metrics_path),
-        tables,
-        names=names,
-        id_col=id_col,
-        adjust=vo.adjust,
-        ci=vo.ci,
-        n_resamples=vo.n_resamples,
-        seed=vo.seed,
-        stars_on=vo.stars_on,
-        n_min=vo.n_min,
-    )
-    log("      " + result.report.summary().replace("\n", "\n      "))
-    write_table(result.table, outdir / "correlations.csv")
-    write_table(rho_matrix(result.table), outdir / "rho_matrix.csv")
-    files.update(correlations=str(outdir / "correlations.csv"), rho_matrix=str(outdir / "rho_matrix.csv"))
-
-    log("[4/4] drawing the heatmap")
-    note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
-    for fmt in vo.figure_formats:
-        path = outdir / f"heatmap.{fmt}"
-        plot_heatmap(result.table, path, note=note or None, width_in=max(3.5, 1.6 + 0.55 * len(result.target_cols)))
-        files[f"heatmap_{fmt}"] = str(path)
+    results = {}
+    for prefix, path in levels:
+        if prefix:
+            log(f"      conversation level ({path.name})")
+        results[prefix] = correlate_level(
+            read_table(path, text_columns=("exchange_id", "conversation_id", id_col)),
+            tables, names, id_col=id_col, outdir=outdir, prefix=prefix, vo=vo, files=files, log=log,
+        )  # fmt: skip
+    result = results[""]
 
     summary.update(
         files=files,
@@ -144,6 +150,67 @@ def run_pipeline(
     (outdir / "run.json").write_text(json.dumps(summary, indent=2, default=str))
     log(summarize_correlations(result.table, top=5))
     return summary
+
+
+def correlate_level(
+    metrics: pl.DataFrame,
+    tables: list[pl.DataFrame],
+    names: list[str],
+    *,
+    id_col: str,
+    outdir: Path,
+    prefix: str,
+    vo: ValidateOptions,
+    files: dict[str, str],
+    log: Log,
+) -> Any:
+    """Correlate one metrics table with the targets; write ``{prefix}correlations.csv``,
+    ``{prefix}rho_matrix.csv`` and ``{prefix}heatmap.*``. Returns the correlation result."""
+    from tutormetrics.validity.correlate import correlate_with_targets, rho_matrix
+    from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
+
+    result = correlate_with_targets(
+        metrics,
+        tables,
+        names=names,
+        id_col=id_col,
+        adjust=vo.adjust,
+        ci=vo.ci,
+        n_resamples=vo.n_resamples,
+        seed=vo.seed,
+        stars_on=vo.stars_on,
+        n_min=vo.n_min,
+    )
+    log("      " + result.report.summary().replace("\n", "\n      "))
+    write_table(result.table, outdir / f"{prefix}correlations.csv")
+    write_table(rho_matrix(result.table), outdir / f"{prefix}rho_matrix.csv")
+    files[f"{prefix}correlations"] = str(outdir / f"{prefix}correlations.csv")
+    files[f"{prefix}rho_matrix"] = str(outdir / f"{prefix}rho_matrix.csv")
+    if prefix == "":
+        log("[4/4] drawing the heatmap")
+    note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
+    for fmt in vo.figure_formats:
+        path = outdir / f"{prefix}heatmap.{fmt}"
+        plot_heatmap(result.table, path, note=note or None, width_in=max(3.5, 1.6 + 0.55 * len(result.target_cols)))
+        files[f"{prefix}heatmap_{fmt}"] = str(path)
+    return result
+
+
+def dialogue_ratings_key(ratings: pl.DataFrame, id_col: str, source: str) -> str:
+    """The id a dialogue run's ratings are keyed by: ``id_col`` (default ``exchange_id``, one tutor turn)
+    when present, else ``conversation_id``.
+
+    >>> dialogue_ratings_key(pl.DataFrame({"conversation_id": ["c1"], "score": [1]}), "exchange_id", "r.csv")
+    'conversation_id'
+    """
+    if id_col in ratings.columns:
+        return id_col
+    if "conversation_id" in ratings.columns:
+        return "conversation_id"
+    raise InputSchemaError(
+        f"{source}: ratings have neither {id_col!r} nor 'conversation_id'",
+        hint="key dialogue ratings by exchange_id ('<conversation_id>:<turn>') or by conversation_id",
+    )
 
 
 def check_ratings_path(ratings: Path | None, example: bool) -> None:

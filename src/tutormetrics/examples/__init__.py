@@ -5,6 +5,11 @@
 >>> paths = example_paths()
 >>> sorted(paths)
 ['exchanges', 'ratings', 'theta']
+
+The dialogue example: 12 short math-tutoring conversations (a long table) and conversation-level ratings.
+
+>>> sorted(dialogue_example_paths())
+['dialogues', 'ratings']
 """
 
 from __future__ import annotations
@@ -20,3 +25,13 @@ def example_paths() -> dict[str, Path]:
     """Paths of the bundled ``exchanges.csv``, ``ratings.csv`` and ``theta.csv``."""
     root = Path(str(files("tutormetrics.examples").joinpath("data")))
     return {name: root / f"{name}.csv" for name in ("exchanges", "ratings", "theta")}
+
+
+#: Names ``run --example NAME`` accepts (``cpp`` is the default example above).
+EXAMPLE_NAMES = ("cpp", "dialogue")
+
+
+def dialogue_example_paths() -> dict[str, Path]:
+    """Paths of the bundled ``dialogues.csv`` (long table of turns) and ``dialogue_ratings.csv``."""
+    root = Path(str(files("tutormetrics.examples").joinpath("data")))
+    return {"dialogues": root / "dialogues.csv", "ratings": root / "dialogue_ratings.csv"}
