@@ -108,3 +108,37 @@ def test_transcript_col_implies_dialogue(tmp_path, capsys):
     turns = pl.read_csv(tmp_path / "o.csv")
     assert turns["exchange_id"].to_list() == ["e1:1", "e2:1", "e2:2"]  # e2: a leading other turn, then Tutor
     assert turns["resp_empty"].to_list() == [False, False, True]
+
+
+def test_transcript_with_another_id_column_still_writes_exchange_id(tmp_path, capsys):
+    src = tmp_path / "ex.csv"
+    pl.DataFrame({"row": ["r1"], "history": ["Student: 2+2?"], "response": ["4"], "conversation_id": ["orig"]}).write_csv(src)
+    code, _, err = run(capsys, "score", str(src), "--transcript-col", "history", "--id", "row", "--keep", "conversation_id",
+                       "-o", str(tmp_path / "o.csv"), "-m", "length")  # fmt: skip
+    assert code == 0, err
+    turns = pl.read_csv(tmp_path / "o.csv")
+    assert turns.columns[:6] == ["exchange_id", "conversation_id", "turn", "tutor_turn", "ctx_turns", "input_conversation_id"]
+    assert turns.row(0) [:6] == ("r1:1", "r1", 1, 1, 1, "orig")
+
+
+def test_interrupted_run_resumes_from_its_checkpoint(tmp_path, capsys, monkeypatch):
+    from tutormetrics.engine.files import Checkpoint
+
+    src = write(tmp_path, "t.csv", LONG + "c3,0,student,why?\nc3,1,tutor,Because.\n")
+    args = ["score", str(src), "--dialogue", "-o", str(tmp_path / "o.csv"), "-m", "lexical", "--chunk-size", "1"]
+    assert run(capsys, *args)[0] == 0
+    fresh = (tmp_path / "o.csv").read_bytes()
+    (tmp_path / "o.csv").unlink()
+    real_save = Checkpoint.save
+
+    def save_then_stop(self, index, frame):
+        real_save(self, index, frame)
+        if index == 0:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Checkpoint, "save", save_then_stop)
+    assert run(capsys, *args)[0] == 130 and not (tmp_path / "o.csv").exists()
+    monkeypatch.setattr(Checkpoint, "save", real_save)
+    code, _, err = run(capsys, *args)
+    assert code == 0 and "resuming: 1 chunk(s)" in err
+    assert (tmp_path / "o.csv").read_bytes() == fresh

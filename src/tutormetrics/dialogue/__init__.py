@@ -23,15 +23,16 @@ __all__ = [
 ]
 
 
-def read_dialogues(path, **options) -> "pl.DataFrame":  # noqa: F821 - polars imported lazily
+def read_dialogues(path, *, tutor_roles=None, student_roles=None, **options) -> "pl.DataFrame":  # noqa: F821
     """Read a dialogue file (any of the three forms) into a long polars frame:
     ``conversation_id, turn, role, kind, text`` (``system`` dropped; ``kind`` is tutor/student/other).
 
-    ``options`` are the fields of :class:`ReadOptions` (``transcript_col=...``, ``other_role=...``).
+    ``options`` are the fields of :class:`ReadOptions` (``transcript_col=...``, ``other_role=...``);
+    ``tutor_roles``/``student_roles`` replace the default role lists.
     """
     import polars as pl
 
-    found = read_conversations(path, ReadOptions(**options))
+    found = read_conversations(path, ReadOptions(roles=Roles.of(tutor_roles, student_roles), **options))
     rows = [
         (c.conversation_id, str(t.turn), t.role, t.kind, t.text) for c in found.conversations for t in c.turns
     ]

@@ -7,7 +7,7 @@ import hashlib
 import json
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,8 @@ def score_dialogue_file(
         shown = ", ".join(silent[:5]) + (", ..." if len(silent) > 5 else "")
         log(f"note: {len(silent)} conversation(s) have no tutor turn, so no TURNS rows (CONV has n_tutor_turns = 0): {shown}")
     n_rows = sum(c.n_tutor_turns for c in convs)
-    scorer = dialogue_scorer(build_scorer(options, n_rows))
+    # TURNS is keyed by exchange_id = "{conversation_id}:{turn}" whatever --id named in a transcript table
+    scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id"), n_rows))
     dtype = turn_column_dtype(convs)
     keep = list(options.keep_columns)
     caught_all: list[str] = list(found.warnings)
