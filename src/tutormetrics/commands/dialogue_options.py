@@ -7,37 +7,41 @@ from typing import Annotated, Optional
 
 import typer
 
+PANEL = "Dialogues (dialogue.md)"
+
 Dialogue = Annotated[
     bool,
     typer.Option(
         "--dialogue",
+        rich_help_panel=PANEL,
         help="Input holds conversations (long table: conversation_id, turn, role, text; or chat JSONL with 'messages'): "
         "score every tutor turn against its context.",
     ),
 ]
 Conversations = Annotated[
     Optional[Path],
-    typer.Option("--conversations", help="With --dialogue: also write one row per conversation (CONV) to this table.", dir_okay=False),
+    typer.Option("--conversations", rich_help_panel=PANEL, help="With --dialogue: also write one row per conversation (CONV) to this table.", dir_okay=False),
 ]
 Context = Annotated[
-    str, typer.Option("--context", help="Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns).")
+    str, typer.Option("--context", rich_help_panel=PANEL, help="Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns).")
 ]
-ConversationCol = Annotated[str, typer.Option("--conversation-col", help="Conversation id column of a long dialogue table.")]
-TurnCol = Annotated[str, typer.Option("--turn-col", help="Turn number column of a long dialogue table (turns are sorted by it).")]
-RoleCol = Annotated[str, typer.Option("--role-col", help="Speaker role column of a long dialogue table.")]
-TextCol = Annotated[str, typer.Option("--text-col", help="Turn text column of a long dialogue table.")]
+ConversationCol = Annotated[str, typer.Option("--conversation-col", rich_help_panel=PANEL, help="Conversation id column of a long dialogue table.")]
+TurnCol = Annotated[str, typer.Option("--turn-col", rich_help_panel=PANEL, help="Turn number column of a long dialogue table (turns are sorted by it).")]
+RoleCol = Annotated[str, typer.Option("--role-col", rich_help_panel=PANEL, help="Speaker role column of a long dialogue table.")]
+TextCol = Annotated[str, typer.Option("--text-col", rich_help_panel=PANEL, help="Turn text column of a long dialogue table.")]
 TutorRole = Annotated[
     Optional[list[str]],
-    typer.Option("--tutor-role", help="Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; case-insensitive).", show_default=False),
+    typer.Option("--tutor-role", rich_help_panel=PANEL, help="Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; case-insensitive).", show_default=False),
 ]
 StudentRole = Annotated[
     Optional[list[str]],
-    typer.Option("--student-role", help="Role that counts as student (repeatable; replaces the defaults student, user, learner).", show_default=False),
+    typer.Option("--student-role", rich_help_panel=PANEL, help="Role that counts as student (repeatable; replaces the defaults student, user, learner).", show_default=False),
 ]
 TranscriptCol = Annotated[
     Optional[str],
     typer.Option(
         "--transcript-col",
+        rich_help_panel=PANEL,
         help="Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one conversation "
         "ending with its response (implies --dialogue).",
         show_default=False,
@@ -45,5 +49,5 @@ TranscriptCol = Annotated[
 ]
 OtherRole = Annotated[
     str,
-    typer.Option("--other-role", help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
+    typer.Option("--other-role", rich_help_panel=PANEL, help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
 ]
