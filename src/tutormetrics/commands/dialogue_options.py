@@ -25,6 +25,16 @@ Conversations = Annotated[
 Context = Annotated[
     str, typer.Option("--context", rich_help_panel=PANEL, help="Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns).")
 ]
+ContextEncoding = Annotated[
+    str,
+    typer.Option(
+        "--context-encoding",
+        rich_help_panel=PANEL,
+        help="Encoder view of a multi-turn context: joined (encode the joined text, the same numbers as scoring it "
+        "without --dialogue) or turns (encode each turn once and pool over turns: O(T) instead of O(T²) per "
+        "conversation; attention does not cross turns, so emb_/sync_ values differ).",
+    ),
+]
 ConversationCol = Annotated[str, typer.Option("--conversation-col", rich_help_panel=PANEL, help="Conversation id column of a long dialogue table.")]
 TurnCol = Annotated[str, typer.Option("--turn-col", rich_help_panel=PANEL, help="Turn number column of a long dialogue table (turns are sorted by it).")]
 RoleCol = Annotated[str, typer.Option("--role-col", rich_help_panel=PANEL, help="Speaker role column of a long dialogue table.")]

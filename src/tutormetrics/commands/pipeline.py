@@ -57,6 +57,7 @@ def run(
     ] = True,
     dialogue: dopt.Dialogue = False,
     context: dopt.Context = "full",
+    context_encoding: dopt.ContextEncoding = "joined",
     conversation_col: dopt.ConversationCol = "conversation_id",
     turn_col: dopt.TurnCol = "turn",
     role_col: dopt.RoleCol = "role",
@@ -119,6 +120,7 @@ def run(
 
         dialogue_options = DialogueOptions(
             context=context,
+            context_encoding=context_encoding,
             conversation_col=conversation_col,
             turn_col=turn_col,
             role_col=role_col,

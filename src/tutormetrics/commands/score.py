@@ -62,6 +62,7 @@ def score(
     dialogue: dopt.Dialogue = False,
     conversations: dopt.Conversations = None,
     context: dopt.Context = "full",
+    context_encoding: dopt.ContextEncoding = "joined",
     conversation_col: dopt.ConversationCol = "conversation_id",
     turn_col: dopt.TurnCol = "turn",
     role_col: dopt.RoleCol = "role",
@@ -109,6 +110,7 @@ def score(
 
         dialogue_options = DialogueOptions(
             context=context,
+            context_encoding=context_encoding,
             conversation_col=conversation_col,
             turn_col=turn_col,
             role_col=role_col,

@@ -26,6 +26,7 @@ from tutormetrics.dialogue.score import (
     _check_unique_ids,
 )
 from tutormetrics.dialogue.summary import conversation_table
+from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.files import Checkpoint, ScoreOptions, build_scorer
 from tutormetrics.io import guard_formulas, infer_format, write_table
 
@@ -37,6 +38,7 @@ class DialogueOptions:
     """The ``score --dialogue`` options (``dialogue.md`` §1); other options live in :class:`ScoreOptions`."""
 
     context: str = "full"
+    context_encoding: str = "joined"
     conversation_col: str = "conversation_id"
     turn_col: str = "turn"
     role_col: str = "role"
@@ -86,6 +88,7 @@ def score_dialogue_file(
     With ``output=None`` TURNS is returned in memory (no checkpoint).
     """
     context = parse_context(dialogue.context)
+    encoding = check_context_encoding(dialogue.context_encoding)
     for target in (output, conversations_output):
         if target is not None:
             infer_format(target, options.output_format if target == output else None)
@@ -105,12 +108,14 @@ def score_dialogue_file(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if output is None:
-            frames = list(iter_turn_frames(convs, scorer, context, keep, turn_dtype=dtype))
+            frames = list(iter_turn_frames(convs, scorer, context, keep, turn_dtype=dtype, context_encoding=encoding))
             turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep, dtype)
         else:
             checkpoint = Checkpoint(output, _run_key(path, options, dialogue, scorer))
             done = checkpoint.open(options.resume, log)
-            scored = iter_turn_frames(convs, scorer, context, keep, skip=done, turn_dtype=dtype)
+            scored = iter_turn_frames(
+                convs, scorer, context, keep, skip=done, turn_dtype=dtype, context_encoding=encoding
+            )
             for offset, frame in enumerate(scored):
                 checkpoint.save(done + offset, frame)
             parts = checkpoint.done()

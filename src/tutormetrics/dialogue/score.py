@@ -19,7 +19,13 @@ from tutormetrics.dialogue.context import Context, parse_context
 from tutormetrics.dialogue.model import Conversation, Roles
 from tutormetrics.dialogue.readers import ReadOptions, long_conversations, read_conversations
 from tutormetrics.dialogue.summary import DIALOGUE_TURN_COLUMNS, conversation_table
-from tutormetrics.dialogue.turns import ID_COLUMNS, DialogueTurnMetrics, Exchanges, build_exchanges
+from tutormetrics.dialogue.turns import (
+    ID_COLUMNS,
+    DialogueTurnMetrics,
+    Exchanges,
+    build_exchanges,
+    check_context_encoding,
+)
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
 
@@ -68,6 +74,7 @@ def iter_turn_frames(
     keep_columns: Sequence[str] = (),
     *,
     skip: int = 0,
+    context_encoding: str = "joined",
     turn_dtype: pl.DataType | None = None,
 ) -> Iterator[pl.DataFrame]:
     """TURNS frames, one per chunk of whole conversations that has a tutor turn (the first ``skip`` such
@@ -81,7 +88,7 @@ def iter_turn_frames(
         for chunk in chunks[skip:]:
             built = build_exchanges(chunk, context, keep_columns)
             pending.append(built)
-            yield built.chunk()
+            yield built.chunk(context_encoding)
 
     for frame in scorer.iter_scores(engine_chunks(), total=total, initial=0):
         b = pending.popleft()
@@ -137,6 +144,7 @@ def score_dialogues(
     *,
     metrics: str | Sequence[Any] | None = "lexical",
     context: str | int = "full",
+    context_encoding: str = "joined",
     encoder: Any = None,
     tutor_roles: Sequence[str] | None = None,
     student_roles: Sequence[str] | None = None,
@@ -154,6 +162,12 @@ def score_dialogues(
             polars frame (``conversation_id, turn, role, text``), or a list of :class:`Conversation`.
         metrics: families as for :class:`~tutormetrics.engine.scorer.Scorer` (default: ``"lexical"``).
         context: ``"full"``, ``"last"`` or N (``dialogue.md`` §2).
+        context_encoding: how the encoder families see a context of several turns: ``"joined"``
+            (default) encodes the joined text like any prompt, exactly what scoring that text without
+            dialogues gives (``dialogue.md`` §7); ``"turns"`` encodes each turn once and pools the
+            context over its turns (``metrics.md`` §6.2 for the split at turn boundaries): O(T) encoder
+            work per conversation instead of O(T²), but attention no longer crosses turns, so the
+            encoder columns differ from ``"joined"``. Text families are the same either way.
         encoder: an ``EncoderConfig`` or ``TextEncoder`` for the encoder families.
         columns: ``conversation_col``, ``turn_col``, ``role_col``, ``text_col``, ``id_col``,
             ``response_col`` to rename the input columns.
@@ -191,7 +205,12 @@ def score_dialogues(
     _check_unique_ids(conversations)
     scorer = dialogue_scorer(Scorer(metrics, encoder=encoder, chunk_size=chunk_size, progress=progress))
     dtype = turn_column_dtype(conversations)
-    frames = list(iter_turn_frames(conversations, scorer, ctx, keep_columns, turn_dtype=dtype))
+    frames = list(
+        iter_turn_frames(
+            conversations, scorer, ctx, keep_columns, turn_dtype=dtype,
+            context_encoding=check_context_encoding(context_encoding),
+        )  # fmt: skip
+    )
     turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
     conv = conversation_table(conversations, turns, mean_columns(scorer))
     return DialogueScores(turns, conv, warnings)

@@ -17,6 +17,7 @@ import numpy as np
 
 from tutormetrics.dialogue.context import Context, context_indices
 from tutormetrics.dialogue.model import Conversation
+from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional.embedding import cosine_rows
 from tutormetrics.metrics.functional.overlap import jaccard
@@ -25,6 +26,20 @@ from tutormetrics.text import split_sentences, tokenize
 PREV_STUDENT = "prev_student"
 ID_COLUMNS = ("exchange_id", "conversation_id", "turn", "tutor_turn", "ctx_turns")
 _QUESTION_END = re.compile(r"[?？][?？!！]*[\"'”’)\]」』）】]*$")
+
+
+CONTEXT_ENCODINGS = ("joined", "turns")
+
+
+def check_context_encoding(value: str) -> str:
+    """``joined`` or ``turns`` (``ConfigError`` otherwise).
+
+    >>> check_context_encoding("turns")
+    'turns'
+    """
+    if value not in CONTEXT_ENCODINGS:
+        raise ConfigError(f"invalid --context-encoding {value!r}", hint="use joined or turns")
+    return value
 
 
 def count_questions(text: str | None) -> int:
@@ -51,9 +66,14 @@ class Exchanges:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def chunk(self) -> tuple[Any, ...]:
-        """``(ids, prompts, responses, aux)`` for :meth:`Scorer.iter_scores`."""
-        return self.ids, self.prompts, self.responses, {PREV_STUDENT: self.prev_student}
+    def chunk(self, context_encoding: str = "joined") -> tuple[Any, ...]:
+        """``(ids, prompts, responses, aux)`` for :meth:`Scorer.iter_scores`.
+
+        ``joined``: each prompt is its context text (turns joined with "\n"), encoded like any text;
+        ``turns``: each prompt is its list of turns, encoded turn by turn and pooled (O(T)).
+        """
+        prompts = self.prompts if context_encoding == "turns" else ["\n".join(p) for p in self.prompts]
+        return self.ids, prompts, self.responses, {PREV_STUDENT: self.prev_student}
 
 
 def build_exchanges(

@@ -117,3 +117,44 @@ def test_prev_student_cos_equals_emb_mean_cos_of_the_pair(tiny_encoder):
     plain = Scorer(["embedding_similarity"], encoder=tiny_encoder, progress=False).score(["p"], [STUDENT], [RESPONSE])
     assert turns["emb_prev_student_cos"][0] == pytest.approx(plain["emb_mean_cos"][0], abs=1e-6)
     assert turns["emb_mean_cos"][0] == pytest.approx(plain["emb_mean_cos"][0], abs=1e-6)
+
+
+def _conversations():
+    from tutormetrics.dialogue import Conversation
+
+    roles = ["student", "tutor", "student", "tutor", "student", "tutor"]
+    texts = ["what is two plus four", "good question why", "it is six because we add", "yes can you try again",
+             "two plus four is six", "good think step by step"]  # fmt: skip
+    return [Conversation.from_lists("c", roles, texts), Conversation.from_lists("d", roles[:2], texts[:2])]
+
+
+def test_joined_encoding_is_plain_scoring_of_the_context(tiny_encoder):
+    """dialogue.md §7: scoring the built contexts without dialogues gives the same metric columns (encoder too)."""
+    from tutormetrics.dialogue import score_dialogues
+
+    convs = _conversations()
+    metrics = ["embedding_similarity", "layerwise_synchrony", "overlap"]
+    turns = score_dialogues(convs, metrics=metrics, encoder=tiny_encoder).turns
+    prompts = ["\n".join(t.text for t in c.turns[:i]) for c in convs for i, t in enumerate(c.turns) if t.kind == "tutor"]
+    responses = [t.text for c in convs for t in c.turns if t.kind == "tutor"]
+    plain = Scorer(metrics, encoder=tiny_encoder, progress=False).score(turns["exchange_id"].to_list(), prompts, responses)
+    assert turns.select(plain.columns).equals(plain)
+
+
+def test_turns_encoding_pools_over_turns_and_differs_from_joined(tiny_encoder):
+    from tutormetrics.dialogue import score_dialogues
+
+    convs = _conversations()
+    metrics = ["embedding_similarity", "layerwise_synchrony"]
+    pooled = score_dialogues(convs, metrics=metrics, encoder=tiny_encoder, context_encoding="turns").turns
+    joined = score_dialogues(convs, metrics=metrics, encoder=tiny_encoder).turns
+    contexts = [[t.text for t in c.turns[:i]] for c in convs for i, t in enumerate(c.turns) if t.kind == "tutor"]
+    responses = [t.text for c in convs for t in c.turns if t.kind == "tutor"]
+    ref = Scorer(metrics, encoder=tiny_encoder, progress=False).score(pooled["exchange_id"].to_list(), contexts, responses)
+    assert pooled.select(ref.columns).equals(ref)
+    multi = pooled["ctx_turns"].to_numpy() > 1
+    assert multi.any()
+    # one-turn contexts are the same text either way (batch composition may move values by 1e-5, metrics.md §6.2)
+    np.testing.assert_allclose(pooled["emb_mean_cos"].to_numpy()[~multi], joined["emb_mean_cos"].to_numpy()[~multi], atol=1e-5)
+    assert np.all(np.abs(pooled["emb_mean_cos"].to_numpy()[multi] - joined["emb_mean_cos"].to_numpy()[multi]) > 1e-6)
+    assert pooled["prompt_windows"].to_list() == [1, 3, 5, 1]  # one window per non-empty context turn
