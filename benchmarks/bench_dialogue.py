@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         max_abs_difference_vs_flattened=diff,
         load_before_runs=loads,
     )
-    C.write_json(f"dialogue_{Path(args.model).name}", res)
+    key = f"dialogue_{Path(args.model).name}" + ("" if args.turns == 10 else f"_{args.turns}turns")
+    C.write_json(key, res)
     print(
         f"{args.conversations} conversations x {args.turns} turns ({n_rows} tutor turns), model {args.model}: "
         f"ours {C.median(t_ours):.2f} s, naive {C.median(t_naive):.2f} s, {res['speedup']:.2f}x; "
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             "(tests/unittests/dialogue/test_pooled_context.py); `joined`, the default, equals scoring the joined "
             "context as a plain prompt, which is what the naive column measures."
         )
-        C.update_results_md(f"dialogue_{Path(args.model).name}", body)
+        C.update_results_md(key, body)
     return 0
 
 
