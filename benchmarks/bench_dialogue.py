@@ -30,10 +30,7 @@ from pathlib import Path
 import _common as C
 
 HERE = Path(__file__).resolve().parent
-WORDS = (
-    "the a cat sat on mat where did sit what is two plus four why because you can try again good "
-    "question step think fraction half number add it yes no we"
-).split()
+WORDS = ["the", "a", "cat", "sat", "on", "mat", "where", "did", "sit", "what", "is", "two", "plus", "four", "why", "because", "you", "can", "try", "again", "good", "question", "step", "think", "fraction", "half", "number", "add", "it", "yes", "no", "we"]
 
 
 def conversations(n: int, turns: int, seed: int = 0) -> list:
@@ -64,7 +61,9 @@ def encoder_for(model: str, device: str, batch_size: int):
 
     if model == "tiny":
         sys.path.insert(0, str(C.REPO / "tests"))
-        from conftest import build_tiny_model  # the tests' tiny random BERT (max_seq_length 32)
+        from conftest import (
+            build_tiny_model,  # the tests' tiny random BERT (max_seq_length 32)
+        )
 
         path = str(build_tiny_model(Path(tempfile.mkdtemp(prefix="tm-bench-tiny-"))))
     else:
@@ -165,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.no_md:
         rows = [
-            ["wall time (median of %d)" % args.runs, f"{C.median(t_ours):.2f} s", f"{C.median(t_naive):.2f} s",
+            [f"wall time (median of {args.runs})", f"{C.median(t_ours):.2f} s", f"{C.median(t_naive):.2f} s",
              f"{res['speedup']:.2f}×"],
             ["process CPU time (median; 1 torch thread)", f"{C.median(cpu_ours):.2f} s", f"{C.median(cpu_naive):.2f} s",
              f"{res['speedup_cpu']:.2f}×"],

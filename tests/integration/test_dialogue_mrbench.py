@@ -11,7 +11,9 @@ import polars as pl
 import pytest
 
 from tutormetrics.cli import main
-from tutormetrics.text import split_sentences  # S(x) is the spec's splitter, tested on its own in metrics/
+from tutormetrics.text import (
+    split_sentences,  # S(x) is the spec's splitter, tested on its own in metrics/
+)
 
 WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,7 +19,7 @@ Dialogue = Annotated[
     ),
 ]
 Conversations = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--conversations", rich_help_panel=PANEL, help="With --dialogue: also write one row per conversation (CONV) to this table.", dir_okay=False),
 ]
 Context = Annotated[
@@ -40,15 +40,15 @@ TurnCol = Annotated[str, typer.Option("--turn-col", rich_help_panel=PANEL, help=
 RoleCol = Annotated[str, typer.Option("--role-col", rich_help_panel=PANEL, help="Speaker role column of a long dialogue table.")]
 TextCol = Annotated[str, typer.Option("--text-col", rich_help_panel=PANEL, help="Turn text column of a long dialogue table.")]
 TutorRole = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--tutor-role", rich_help_panel=PANEL, help="Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; case-insensitive).", show_default=False),
 ]
 StudentRole = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--student-role", rich_help_panel=PANEL, help="Role that counts as student (repeatable; replaces the defaults student, user, learner).", show_default=False),
 ]
 TranscriptCol = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--transcript-col",
         rich_help_panel=PANEL,

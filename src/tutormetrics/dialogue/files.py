@@ -18,12 +18,12 @@ from tutormetrics.dialogue.context import parse_context
 from tutormetrics.dialogue.model import Roles
 from tutormetrics.dialogue.readers import ReadOptions, read_conversations
 from tutormetrics.dialogue.score import (
+    _check_unique_ids,
     dialogue_scorer,
     empty_turns_frame,
     iter_turn_frames,
     mean_columns,
     turn_column_dtype,
-    _check_unique_ids,
 )
 from tutormetrics.dialogue.summary import conversation_table
 from tutormetrics.dialogue.turns import check_context_encoding

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
     out = []
     for cid, idx in rows.items():
         idx = sorted(idx, key=lambda i: turns[i])
-        for a, b in zip(idx, idx[1:]):
+        for a, b in pairwise(idx):
             if turns[a] == turns[b]:
                 first, second = sorted((a, b))
                 raise InputSchemaError(

@@ -17,8 +17,12 @@ import polars as pl
 
 from tutormetrics.dialogue.context import Context, parse_context
 from tutormetrics.dialogue.model import Conversation, Roles
-from tutormetrics.dialogue.readers import ReadOptions, long_conversations, read_conversations
-from tutormetrics.dialogue.summary import DIALOGUE_TURN_COLUMNS, conversation_table
+from tutormetrics.dialogue.readers import (
+    ReadOptions,
+    long_conversations,
+    read_conversations,
+)
+from tutormetrics.dialogue.summary import conversation_table
 from tutormetrics.dialogue.turns import (
     ID_COLUMNS,
     DialogueTurnMetrics,
@@ -205,12 +209,8 @@ def score_dialogues(
     _check_unique_ids(conversations)
     scorer = dialogue_scorer(Scorer(metrics, encoder=encoder, chunk_size=chunk_size, progress=progress))
     dtype = turn_column_dtype(conversations)
-    frames = list(
-        iter_turn_frames(
-            conversations, scorer, ctx, keep_columns, turn_dtype=dtype,
-            context_encoding=check_context_encoding(context_encoding),
-        )  # fmt: skip
-    )
+    encoding = check_context_encoding(context_encoding)
+    frames = list(iter_turn_frames(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding))
     turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
     conv = conversation_table(conversations, turns, mean_columns(scorer))
     return DialogueScores(turns, conv, warnings)

@@ -11,7 +11,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tutormetrics.dialogue import Conversation, read_conversations, read_dialogues, score_dialogues
+from tutormetrics.dialogue import (
+    Conversation,
+    read_conversations,
+    read_dialogues,
+    score_dialogues,
+)
 from tutormetrics.dialogue.readers import ReadOptions
 from tutormetrics.engine import Scorer
 
@@ -117,7 +122,7 @@ def test_ex3_chat_jsonl(tmp_path):
 
 
 # -- §7 invariants ---------------------------------------------------------------------------------
-WORDS = "what is the sum of two and three why do you think so can you try again good yes no it half".split()
+WORDS = ["what", "is", "the", "sum", "of", "two", "and", "three", "why", "do", "you", "think", "so", "can", "you", "try", "again", "good", "yes", "no", "it", "half"]
 
 
 def random_conversations(n: int, seed: int = 0) -> list[tuple[str, list[tuple[str, str]]]]:
