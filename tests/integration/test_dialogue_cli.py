@@ -142,3 +142,14 @@ def test_interrupted_run_resumes_from_its_checkpoint(tmp_path, capsys, monkeypat
     code, _, err = run(capsys, *args)
     assert code == 0 and "resuming: 1 chunk(s)" in err
     assert (tmp_path / "o.csv").read_bytes() == fresh
+
+
+def test_chat_keep_copies_record_keys_and_rejects_unknown_ones(tmp_path, capsys):
+    lines = [{"conversation_id": "a", "model": "m1", "messages": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]},
+             {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello?"}]}]  # fmt: skip
+    src = write(tmp_path, "c.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+    code, out, err = run(capsys, "score", str(src), "--dialogue", "-m", "length", "--keep", "model")
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("a:1,a,1,1,1,m1,") and out.splitlines()[2].startswith("2:1,2,1,1,1,,")
+    code, _, err = run(capsys, "score", str(src), "--dialogue", "-m", "length", "--keep", "modle")
+    assert code == 2 and "--keep 'modle' is not a top-level key" in err

@@ -194,6 +194,12 @@ def chat_conversations(path: Path, opts: ReadOptions) -> list[Conversation]:
         out.append(Conversation(cid, turns))
     if not out:
         raise InputSchemaError(f"{path}: no conversations", hint="add at least one line")
+    missing = [c for c in opts.keep_columns if all(t.keep.get(c) is None for conv in out for t in conv.turns)]
+    if missing and any(c.turns for c in out):
+        raise InputSchemaError(
+            f"{path}: --keep {missing[0]!r} is not a top-level key of any conversation record",
+            hint="--keep copies top-level keys of each JSONL record (e.g. conversation metadata)",
+        )
     return out
 
 
