@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,8 @@ Log = Callable[[str], None]
 RUN_FILES = (
     "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
     "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
-    "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html",
+    "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html", "turns.csv", "turns.csv.manifest.json",
+    "conversations.csv", "conversations_correlations.csv", "conversations_rho_matrix.csv",
 )
 
 
@@ -191,37 +192,41 @@ def run_pipeline(
     score_options: ScoreOptions,
     validate_options: ValidateOptions,
     theta: Path | None = None,
+    dialogue: Any = None,
     log: Log = _quiet,
 ) -> dict[str, Any]:
-    """Score → (θ) → agreement → Spearman table → heatmap into ``outdir``; returns the summary (``run.json``)."""
-    from tutormetrics.psychometrics.ratings import read_theta
-    from tutormetrics.validity.correlate import rho_matrix, split_by_control, summarize_correlations
+    """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
+    (``run.json``).
+
+    With ``dialogue`` (a :class:`tutormetrics.dialogue.files.DialogueOptions`) the input holds
+    conversations: scoring writes ``turns.csv`` and ``conversations.csv``; the ratings are keyed by
+    ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
+    level is always validated (``correlations.csv``, ``heatmap.*``); with conversation-keyed ratings the
+    conversation level is validated too (``conversations_correlations.csv``, ``conversations_heatmap.*``).
+    """
+    from tutormetrics.psychometrics.ratings import read_theta, theta_to_targets
+    from tutormetrics.validity.correlate import summarize_correlations
 
     vo = validate_options
     id_col = score_options.id_column
     check_outputs([exchanges, ratings, theta], [outdir / name for name in RUN_FILES])
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
-    raw_ratings = read_table(ratings, id_columns=[id_col])
+    raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
+    if dialogue is not None:
+        id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
 
     log("[1/4] scoring")
-    metrics_path = outdir / "metrics.csv"
-    scored = score_file(exchanges, metrics_path, score_options, log=log, keep_frame=True)
-    files["metrics"] = str(metrics_path)
+    levels = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
 
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
     theta_tables = [read_theta(theta, id_col=id_col)] if theta is not None else []
     log("[2/4] θ and agreement")
+    frame, metric_cols, families = levels[0][1:]
     study = validate_metrics(
-        scored.frame,
-        ratings=raw_ratings,
-        theta=theta_tables,
-        options=vo,
-        id_col=id_col,
-        metric_cols=list(scored.column_families),
-        ratings_source=str(ratings),
-        log=log,
-    )
+        frame, ratings=raw_ratings, theta=theta_tables, options=vo, id_col=id_col, metric_cols=metric_cols,
+        ratings_source=str(ratings), log=log,
+    )  # fmt: skip
     if theta is not None:
         summary["theta"] = {"source": str(theta)}
     elif study.theta_fit is not None:
@@ -230,6 +235,7 @@ def run_pipeline(
         write_table(fit.facets_table(), outdir / "facets.csv")
         files.update(theta=str(outdir / "theta.csv"), facets=str(outdir / "facets.csv"))
         summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged}
+        theta_tables = [theta_to_targets(fit.theta_table(), id_col=id_col)]
     agreement = _agreement(raw_ratings, study.long_ratings, id_col, vo)
     if agreement is not None:
         write_table(agreement, outdir / "agreement.csv")
@@ -237,19 +243,15 @@ def run_pipeline(
 
     result = study.validity
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
-    log("      " + result.report.summary().replace("\n", "\n      "))
-    # With controls, correlations.csv holds the raw rows then the partial rows (richness.md §1.3); the wide
-    # matrices and the heatmaps come one per kind: raw, and *_partial.
-    write_table(result.table, outdir / "correlations.csv")
-    files["correlations"] = str(outdir / "correlations.csv")
-    parts = split_by_control(result.table)
-    kinds = [("", parts[""])] + ([("_partial", parts[",".join(vo.control)])] if vo.control else [])
-    for suffix, part in kinds:
-        write_table(rho_matrix(part), outdir / f"rho_matrix{suffix}.csv")
-        files[f"rho_matrix{suffix}"] = str(outdir / f"rho_matrix{suffix}.csv")
-
-    log("[4/4] drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
-    files.update(_heatmaps(result, kinds, scored.column_families, outdir, vo.figure_formats))
+    log("[4/4] writing the tables and drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
+    _write_level(result, "", vo, families, outdir, files, log)
+    for prefix, frame, metric_cols, families in levels[1:]:  # the conversation level of a dialogue run
+        log(f"      {prefix.rstrip('_')} level")
+        level = validate_metrics(
+            frame, ratings=raw_ratings, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
+            metric_cols=metric_cols, ratings_source=str(ratings), log=log,
+        )  # fmt: skip
+        _write_level(level.validity, prefix, vo, families, outdir, files, log)
     files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
@@ -265,6 +267,53 @@ def run_pipeline(
 
     write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
     return summary
+
+
+def _score_levels(
+    exchanges: Path, outdir: Path, score_options: ScoreOptions, dialogue: Any, id_col: str, files: dict[str, str], log: Log
+) -> list[tuple[str, pl.DataFrame, list[str] | None, dict[str, str]]]:
+    """Score the input; return ``(file prefix, scored frame, metric columns, column → family)`` per level.
+
+    Exchanges give one level with the Scorer's own columns and families. A dialogue gives the turn level
+    and, when the ratings are keyed by conversation, the conversation level (its ``mean_*`` columns are
+    the turn metrics averaged, so every numeric column but the structure columns is a metric there).
+    """
+    if dialogue is None:
+        metrics_path = outdir / "metrics.csv"
+        scored = score_file(exchanges, metrics_path, score_options, log=log, keep_frame=True)
+        files["metrics"] = str(metrics_path)
+        return [("", scored.frame, list(scored.column_families), scored.column_families)]
+    from tutormetrics.dialogue.files import score_dialogue_file
+
+    turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
+    result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)
+    files.update(turns=str(turns_path), conversations=str(conv_path))
+    turns = read_table(turns_path, id_columns=("exchange_id", "conversation_id"))
+    levels = [("", turns, None, {})]
+    if id_col == "conversation_id" and result.conversations is not None:
+        levels.append(("conversations_", result.conversations, None, {}))
+    return levels
+
+
+def _write_level(
+    result: Any, prefix: str, vo: ValidateOptions, families: Mapping[str, str], outdir: Path, files: dict[str, str], log: Log
+) -> None:
+    """``{prefix}correlations.csv``, ``{prefix}rho_matrix[_partial].csv`` and ``{prefix}heatmap[_partial].*``.
+
+    With controls the correlation table holds the raw rows then the partial rows (richness.md §1.3); the
+    wide matrices and the heatmaps come one per kind: raw, and ``*_partial``.
+    """
+    from tutormetrics.validity.correlate import rho_matrix, split_by_control
+
+    log("      " + result.report.summary().replace("\n", "\n      "))
+    write_table(result.table, outdir / f"{prefix}correlations.csv")
+    files[f"{prefix}correlations"] = str(outdir / f"{prefix}correlations.csv")
+    parts = split_by_control(result.table)
+    kinds = [("", parts[""])] + ([("_partial", parts[",".join(vo.control)])] if vo.control else [])
+    for suffix, part in kinds:
+        write_table(rho_matrix(part), outdir / f"{prefix}rho_matrix{suffix}.csv")
+        files[f"{prefix}rho_matrix{suffix}"] = str(outdir / f"{prefix}rho_matrix{suffix}.csv")
+    files.update(_heatmaps(result, kinds, families, outdir, vo.figure_formats, prefix))
 
 
 def _agreement(ratings: pl.DataFrame, long: bool, id_col: str, vo: ValidateOptions) -> pl.DataFrame | None:
@@ -284,20 +333,38 @@ def _heatmaps(
     column_families: Mapping[str, str],
     outdir: Path,
     formats: Sequence[str],
+    prefix: str = "",
 ) -> dict[str, str]:
     """The heatmap of each kind (raw; partial with controls) in each format, rows grouped by the Scorer's families."""
     from tutormetrics.validity.heatmap import ceiling_note, display_families, plot_heatmap
 
     note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
-    groups = display_families(column_families)
+    groups = display_families(column_families) if column_families else None
     width = max(3.5, 1.6 + 0.55 * len(result.target_cols))
     files: dict[str, str] = {}
     for suffix, part in kinds:
         for fmt in formats:
-            path = outdir / f"heatmap{suffix}.{fmt}"
+            path = outdir / f"{prefix}heatmap{suffix}.{fmt}"
             plot_heatmap(part, path, groups=groups, note=note or None, width_in=width)
-            files[f"heatmap{suffix}_{fmt}"] = str(path)
+            files[f"{prefix}heatmap{suffix}_{fmt}"] = str(path)
     return files
+
+
+def dialogue_ratings_key(ratings: pl.DataFrame, id_col: str, source: str) -> str:
+    """The id a dialogue run's ratings are keyed by: ``id_col`` (default ``exchange_id``, one tutor turn)
+    when present, else ``conversation_id``.
+
+    >>> dialogue_ratings_key(pl.DataFrame({"conversation_id": ["c1"], "score": [1]}), "exchange_id", "r.csv")
+    'conversation_id'
+    """
+    if id_col in ratings.columns:
+        return id_col
+    if "conversation_id" in ratings.columns:
+        return "conversation_id"
+    raise InputSchemaError(
+        f"{source}: ratings have neither {id_col!r} nor 'conversation_id'",
+        hint="key dialogue ratings by exchange_id ('<conversation_id>:<turn>') or by conversation_id",
+    )
 
 
 def check_ratings_path(ratings: Path | None, example: bool) -> None:

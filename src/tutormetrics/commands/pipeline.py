@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands import dialogue_options as dopt
 from tutormetrics.commands import options as opt
 from tutormetrics.pipeline import ValidateOptions
 
@@ -28,7 +29,14 @@ def run(
     theta: Annotated[
         Optional[Path], typer.Option("--theta", help="θ table (id, theta[, theta_sd]); estimated from long ratings when omitted.")
     ] = None,
-    example: Annotated[bool, typer.Option("--example", help="Use the bundled 40 C++ debugging exchanges and their ratings.")] = False,
+    example: Annotated[
+        bool,
+        typer.Option(
+            "--example",
+            help="Use bundled data: the 40 C++ debugging exchanges and their ratings, or with 'run --example dialogue' "
+            "12 tutoring conversations rated per conversation.",
+        ),
+    ] = False,
     id: opt.IdColumn = "exchange_id",
     prompt: opt.PromptColumns = None,
     response: opt.ResponseColumn = "response",
@@ -65,17 +73,38 @@ def run(
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
     ] = _DEFAULTS.estimate_theta,
     control: opt.Control = None,
+    dialogue: dopt.Dialogue = False,
+    context: dopt.Context = "full",
+    context_encoding: dopt.ContextEncoding = "joined",
+    conversation_col: dopt.ConversationCol = "conversation_id",
+    turn_col: dopt.TurnCol = "turn",
+    role_col: dopt.RoleCol = "role",
+    text_col: dopt.TextCol = "text",
+    tutor_role: dopt.TutorRole = None,
+    student_role: dopt.StudentRole = None,
+    transcript_col: dopt.TranscriptCol = None,
+    other_role: dopt.OtherRole = "keep",
 ) -> None:
     """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
 
     Example: tutormetrics run --example -o demo-out
+
+    Dialogues (turns.csv, conversations.csv; ratings keyed by exchange_id "<conversation>:<turn>" or by
+    conversation_id): tutormetrics run --example dialogue -o demo-dialogue
     """
     from tutormetrics.examples import EXAMPLE_PROMPT_COLUMNS, example_paths
     from tutormetrics.pipeline import check_ratings_path, run_pipeline
     from tutormetrics.engine.files import ScoreOptions
 
+    from tutormetrics.examples import EXAMPLE_NAMES, dialogue_example_paths
+
     check_ratings_path(ratings, example)
     prompt_columns = list(prompt or [])
+    if example and exchanges is not None and str(exchanges) in EXAMPLE_NAMES and not exchanges.exists():
+        example, name, exchanges = str(exchanges) != "dialogue", str(exchanges), None  # 'run --example dialogue'
+        if name == "dialogue":
+            paths = dialogue_example_paths()
+            exchanges, ratings, dialogue = paths["dialogues"], ratings or paths["ratings"], True
     if example:
         paths = example_paths()
         exchanges = exchanges or paths["exchanges"]
@@ -123,7 +152,24 @@ def run(
         estimate_theta=estimate_theta,
         control=list(dict.fromkeys(opt.split_list(control) or [])),
     )
+    dialogue_options = None
+    if dialogue or transcript_col is not None:
+        from tutormetrics.dialogue.files import DialogueOptions
+
+        dialogue_options = DialogueOptions(
+            context=context,
+            context_encoding=context_encoding,
+            conversation_col=conversation_col,
+            turn_col=turn_col,
+            role_col=role_col,
+            text_col=text_col,
+            transcript_col=transcript_col,
+            tutor_roles=list(tutor_role) if tutor_role else None,
+            student_roles=list(student_role) if student_role else None,
+            other_role=other_role,
+        )
     summary = run_pipeline(
-        exchanges, ratings, output, score_options=score_options, validate_options=validate_options, theta=theta, log=opt.log
-    )
+        exchanges, ratings, output, score_options=score_options, validate_options=validate_options, theta=theta,
+        dialogue=dialogue_options, log=opt.log,
+    )  # fmt: skip
     opt.log(f"done: {output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")

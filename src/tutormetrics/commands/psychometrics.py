@@ -272,9 +272,16 @@ def compare(
         if figure is not None and figure.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
         pairs_min = opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min")
+        frame = read_table(metrics, id_columns=("exchange_id", "conversation_id", group_col, block_col))
+        cols = split_list(metrics_cols)
+        if cols is None:  # every numeric column but the pairing, group and dialogue structure columns
+            from tutormetrics.validity.join import STRUCTURE_COLUMNS
+
+            skip = {group_col, block_col, *STRUCTURE_COLUMNS}
+            cols = [c for c, dt in frame.schema.items() if dt.is_numeric() and c not in skip] or None
         table = compare_groups(
-            read_table(metrics, id_columns=[group_col, block_col]),
-            metric_cols=split_list(metrics_cols),
+            frame,
+            metric_cols=cols,
             group_col=group_col,
             block_col=block_col,
             groups=split_list([groups]) if groups else None,

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands import dialogue_options as dopt
 from tutormetrics.commands import options as opt
 
 
@@ -63,10 +64,24 @@ def score(
     ] = None,
     metric_param: opt.MetricParams = None,
     strict: opt.Strict = False,
+    dialogue: dopt.Dialogue = False,
+    conversations: dopt.Conversations = None,
+    context: dopt.Context = "full",
+    context_encoding: dopt.ContextEncoding = "joined",
+    conversation_col: dopt.ConversationCol = "conversation_id",
+    turn_col: dopt.TurnCol = "turn",
+    role_col: dopt.RoleCol = "role",
+    text_col: dopt.TextCol = "text",
+    tutor_role: dopt.TutorRole = None,
+    student_role: dopt.StudentRole = None,
+    transcript_col: dopt.TranscriptCol = None,
+    other_role: dopt.OtherRole = "keep",
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
 
     Example: tutormetrics score exchanges.csv -o metrics.csv --prompt query --prompt code --metrics lexical
+
+    Dialogues: tutormetrics score turns.csv --dialogue -o turns_scored.csv --conversations conv.csv --context full
     """
     from tutormetrics.engine.files import ScoreOptions, score_file
 
@@ -100,20 +115,49 @@ def score(
         keep_columns=list(keep or []),
         metric_params=opt.parse_metric_params(metric_param),
     )
-    if output != "-":
-        from tutormetrics.io import check_outputs
+    from tutormetrics.io import check_outputs
 
-        out = Path(output)
-        check_outputs([input], [out, out.with_name(out.name + ".manifest.json")])
+    out = None if output == "-" else Path(output)
+    check_outputs([input], [out, out and out.with_name(out.name + ".manifest.json"), conversations])
+    if dialogue or transcript_col is not None:
+        from tutormetrics.dialogue.files import DialogueOptions, score_dialogue_file
+
+        dialogue_options = DialogueOptions(
+            context=context,
+            context_encoding=context_encoding,
+            conversation_col=conversation_col,
+            turn_col=turn_col,
+            role_col=role_col,
+            text_col=text_col,
+            transcript_col=transcript_col,
+            tutor_roles=list(tutor_role) if tutor_role else None,
+            student_roles=list(student_role) if student_role else None,
+            other_role=other_role,
+        )
+        turns = score_dialogue_file(
+            Path(input), None if output == "-" else Path(output), options, dialogue_options,
+            conversations_output=conversations, log=opt.log,
+        )  # fmt: skip
+        _to_stdout(turns.turns if output == "-" else None, csv_formula_guard)
+        opt.strict_gate(strict, turns.manifest.get("warnings", []))
+        return
+    if conversations is not None:
+        from tutormetrics.errors import ConfigError
+
+        raise ConfigError("--conversations needs --dialogue (or --transcript-col)", hint="add --dialogue")
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
-    if output == "-" and result.frame is not None:
-        frame = result.frame
+    _to_stdout(result.frame if output == "-" else None, csv_formula_guard)
+    opt.strict_gate(strict, result.manifest.get("warnings", []))
+
+
+def _to_stdout(frame, csv_formula_guard: bool) -> None:  # noqa: ANN001 - a polars DataFrame or None
+    """Write a result frame as CSV to stdout (``-o -``)."""
+    if frame is not None:
         if csv_formula_guard:
             from tutormetrics.io import guard_formulas
 
             frame = guard_formulas(frame)
         frame.write_csv(sys.stdout)
-    opt.strict_gate(strict, result.manifest.get("warnings", []))
 
 
 def list_metrics_command(

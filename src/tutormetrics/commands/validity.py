@@ -31,6 +31,21 @@ _DEFAULTS = ValidateOptions()
 
 
 
+#: Id columns read as text in every table (ids such as 007 keep their zeros).
+ID_COLUMNS = ("exchange_id", "conversation_id")
+
+
+def dialogue_id_column(columns: list[str], id_col: str) -> str:
+    """``conversation_id`` for a dialogue CONV table (no ``exchange_id`` column) when ``--id`` was left at
+    its default; otherwise ``id_col``."""
+    if id_col != "exchange_id":
+        return id_col
+    if "exchange_id" not in columns and "conversation_id" in columns:
+        log("note: no exchange_id column; joining on conversation_id (a dialogue CONV table)")
+        return "conversation_id"
+    return id_col
+
+
 def validate(
     metrics: Annotated[Path, typer.Argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)],
     output: Annotated[Path, typer.Option("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")],
@@ -108,9 +123,11 @@ def validate(
         estimate_theta=estimate_theta,
         control=controls,
     )
+    metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,))
+    id_col = dialogue_id_column(metrics_df.columns, id_col)
     study = validate_metrics(
-        read_table(metrics, id_columns=[id_col]),
-        ratings=read_table(ratings, id_columns=[id_col]) if ratings is not None else None,
+        metrics_df,
+        ratings=read_table(ratings, id_columns=ID_COLUMNS + (id_col,)) if ratings is not None else None,
         theta=[read_theta(path, id_col=id_col) for path in theta or []],
         options=options,
         id_col=id_col,

@@ -41,6 +41,10 @@ class EncodedTexts:
         token_offsets: per text, ``(n_content, 2)`` int32 ``(start, end)`` character spans of the
             encoded content pieces in the text as encoded (rows align with ``token_states``; fast
             tokenizers only, else ``None``). In truncate mode only the first window's pieces appear.
+        maxima, minima: ``(U, d)`` float32, last-layer per-dimension max and min over content tokens
+            (the inputs of :attr:`extrema`; NaN rows for empty texts), so texts made of several parts
+            can be pooled exactly (:func:`tutormetrics.encoders.compose.pool_parts`). Optional:
+            ``None`` when the producer did not record them.
     """
 
     n_layers: int
@@ -54,6 +58,8 @@ class EncodedTexts:
     truncated: np.ndarray
     token_norms: list[np.ndarray] | None = None
     token_offsets: list[np.ndarray] | None = None
+    maxima: np.ndarray | None = None
+    minima: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         u = len(self.token_states)
@@ -68,8 +74,12 @@ class EncodedTexts:
             "n_content_tokens": (u,),
             "n_windows": (u,),
             "truncated": (u,),
+            "maxima": (u, self.hidden_size),
+            "minima": (u, self.hidden_size),
         }
         for name, shape in expected.items():
+            if getattr(self, name) is None:
+                continue
             got = np.shape(getattr(self, name))
             if got != shape:
                 raise ValueError(f"EncodedTexts.{name} has shape {got}, expected {shape}")
@@ -117,6 +127,8 @@ class EncodedTexts:
             truncated=self.truncated[idx],
             token_norms=None if self.token_norms is None else [self.token_norms[i] for i in idx],
             token_offsets=None if self.token_offsets is None else [self.token_offsets[i] for i in idx],
+            maxima=None if self.maxima is None else self.maxima[idx],
+            minima=None if self.minima is None else self.minima[idx],
         )
 
     @classmethod
@@ -143,6 +155,8 @@ class EncodedTexts:
             truncated=np.concatenate([p.truncated for p in parts]),
             token_norms=_concat_lists([p.token_norms for p in parts]),
             token_offsets=_concat_lists([p.token_offsets for p in parts]),
+            maxima=_concat_optional([p.maxima for p in parts]),
+            minima=_concat_optional([p.minima for p in parts]),
         )
 
     @classmethod
@@ -158,6 +172,8 @@ class EncodedTexts:
             n_content_tokens=np.zeros(n, dtype=np.int64),
             n_windows=np.zeros(n, dtype=np.int64),
             truncated=np.zeros(n, dtype=bool),
+            maxima=np.full((n, hidden_size), np.nan, dtype=np.float32),
+            minima=np.full((n, hidden_size), np.nan, dtype=np.float32),
         )
 
 
@@ -166,3 +182,8 @@ def _concat_lists(lists: Sequence[list[np.ndarray] | None]) -> list[np.ndarray] 
     if any(v is None for v in lists):
         return None
     return [a for v in lists for a in v]  # type: ignore[union-attr]
+def _concat_optional(arrays: list[np.ndarray | None]) -> np.ndarray | None:
+    """Concatenate optional per-text arrays; ``None`` when any part lacks them."""
+    if any(a is None for a in arrays):
+        return None
+    return np.concatenate(arrays)  # type: ignore[arg-type]

@@ -305,6 +305,12 @@ class TextEncoder:
         return self.max_seq_length - len(self._prefix) - len(self._suffix)
 
     @property
+    def n_special_tokens(self) -> int:
+        """Special tokens around every window (BERT: CLS and SEP = 2)."""
+        self.load()
+        return len(self._prefix) + len(self._suffix)
+
+    @property
     def device(self) -> torch.device:
         self.load()
         assert self._device is not None
@@ -584,6 +590,8 @@ class TextEncoder:
         vmax = np.maximum.reduceat(wmax, first, axis=0)
         vmin = np.minimum.reduceat(wmin, first, axis=0)
         enc.extrema[has] = extrema_rule(vmax, vmin).astype(np.float32)
+        assert enc.maxima is not None and enc.minima is not None
+        enc.maxima[has], enc.minima[has] = vmax, vmin
         for t, f in zip(np.flatnonzero(has), first, strict=True):
             parts = win_tokens[f : f + n_win[t]]
             enc.token_states[t] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)

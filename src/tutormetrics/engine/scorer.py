@@ -7,12 +7,17 @@
    kept apart from the same texts in other rows, since their tokens differ.
 3. Every family scores the same read-only :class:`~tutormetrics.metrics.base.Artifacts`.
 4. Input is processed in chunks of ``chunk_size`` exchanges, so memory stays flat as input grows.
+5. A prompt may be a list of parts (a dialogue's context turns): the text families see the parts joined
+   with ``"\n"``, the encoder encodes each part once and pools the prompt over its parts
+   (:func:`tutormetrics.encoders.compose.pool_parts`, the ``metrics.md`` §6.2 rule for that split).
+6. ``aux`` texts (e.g. a dialogue's previous student turn) join the same pass; families read their
+   indices from ``ExchangeBatch.aux_idx``.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -27,10 +32,14 @@ from tutormetrics.engine.concurrency import cpu_family_pool, parallel_map, score
 from tutormetrics.text import check_lang, normalize, require_segmenter, segmenter_info, text_language
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.encoders.artifacts import EncodedTexts
     from tutormetrics.encoders.config import EncoderConfig
     from tutormetrics.encoders.hf import TextEncoder
 
 DEFAULT_CHUNK_SIZE = 2048
+
+#: A prompt: one text, or a list of parts (joined with "\n" for the text families, pooled for the encoder).
+Prompt = str | None | Sequence[str]
 
 
 class WindowingWarning(UserWarning):
@@ -53,6 +62,7 @@ class ScoreStats:
     n_exchanges: int = 0
     n_unique_texts: int = 0
     n_encoded_texts: int = 0
+    n_encoded_tokens: int = 0
     n_long_texts: int = 0
     n_empty_prompts: int = 0
     n_empty_responses: int = 0
@@ -269,25 +279,38 @@ class Scorer:
     def score(
         self,
         ids: Sequence[str],
-        prompts: Sequence[str | None],
+        prompts: Sequence[Prompt],
         responses: Sequence[str | None],
+        aux: Mapping[str, Sequence[str | None]] | None = None,
     ) -> pl.DataFrame:
-        """Score aligned sequences of ids, prompts and responses; one output row per input row, same order."""
+        """Score aligned sequences of ids, prompts and responses; one output row per input row, same order.
+
+        A prompt may be a list of parts (see the module docstring); ``aux`` maps a name to one further
+        text per exchange (``None`` = none), encoded in the same pass and read by families through
+        ``ExchangeBatch.aux_idx``.
+
+        Example:
+            >>> round(Scorer(["overlap"]).score(["e"], [["a rose", "is a rose"]], ["a rose"])["jaccard_1"][0], 6)
+            0.666667
+        """
         if not (len(ids) == len(prompts) == len(responses)):
             raise ConfigError("ids, prompts and responses must have the same length")
-        frames = list(self.iter_scores(_chunks(ids, prompts, responses, self.chunk_size), total=len(ids)))
+        if aux and any(len(v) != len(ids) for v in aux.values()):
+            raise ConfigError("every aux text list must have one entry per exchange")
+        chunks = _chunks(ids, prompts, responses, self.chunk_size, aux)
+        frames = list(self.iter_scores(chunks, total=len(ids)))
         if not frames:
             return self.empty_frame()
         return pl.concat(frames, how="vertical")
 
     def iter_scores(
         self,
-        chunks: Iterable[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]],
+        chunks: Iterable[tuple[Any, ...]],
         *,
         total: int | None = None,
         initial: int = 0,
     ) -> Iterator[pl.DataFrame]:
-        """Score an iterable of ``(ids, prompts, responses)`` chunks, yielding one frame per chunk, in order.
+        """Score an iterable of ``(ids, prompts, responses[, aux])`` chunks, yielding one frame per chunk, in order.
 
         With ``n_jobs > 1`` and no encoder family, chunks are scored in worker processes (results are
         identical: every metric is a pure function of its exchange).
@@ -309,23 +332,25 @@ class Scorer:
             self._warn_mostly_nan(self.stats)  # all chunks of the output, reused checkpoint chunks included
 
     def _scored_chunks(
-        self, chunks: Iterable[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]]
+        self, chunks: Iterable[tuple[Any, ...]]
     ) -> Iterator[tuple[pl.DataFrame, ScoreStats]]:
         if self.n_jobs <= 1 or self.needs_encoder:
-            for ids, prompts, responses in chunks:
-                yield self._score_chunk(ids, prompts, responses)
+            for chunk in chunks:
+                yield self._score_chunk(*chunk)
             return
         yield from parallel_map(self, chunks, self.n_jobs)
 
     def _score_chunk(
         self,
         ids: Sequence[str],
-        prompts: Sequence[str | None],
+        prompts: Sequence[Prompt],
         responses: Sequence[str | None],
+        aux: Mapping[str, Sequence[str | None]] | None = None,
     ) -> tuple[pl.DataFrame, ScoreStats]:
         texts: list[str] = []
-        flags: list[bool] = []
-        index: tuple[dict[str, int], dict[str, int]] = ({}, {})  # by text: character tokens, segmented tokens
+        flags: list[bool] = []  # per text: segmented (rjieba) tokens rather than character tokens
+        parts: list[tuple[str, ...] | None] = []  # per text: its parts when it is a joined prompt
+        index: dict[tuple[str | tuple[str, ...], bool], int] = {}
         langs: dict[str, str] = {}
 
         def lang_of(t: str) -> str:
@@ -334,28 +359,33 @@ class Scorer:
                 lang = langs[t] = text_language(t, self.lang)
             return lang
 
-        def intern(t: str, segmented: bool) -> int:
-            i = index[segmented].get(t)
+        def intern(t: Prompt, segmented: bool) -> int:
+            key: str | tuple[str, ...]
+            if isinstance(t, str) or t is None:
+                key = normalize(t)
+            else:
+                key = tuple(normalize(x) for x in t)
+                if len(key) <= 1:  # one part is that text; no parts is the empty text
+                    key = key[0] if key else ""
+            i = index.get((key, segmented))
             if i is None:
-                i = index[segmented][t] = len(texts)
-                texts.append(t)
+                i = index[(key, segmented)] = len(texts)
+                texts.append(key if isinstance(key, str) else "\n".join(key))
+                parts.append(None if isinstance(key, str) else key)
                 flags.append(segmented)
             return i
 
         norm_responses = [normalize(r) for r in responses]
         row_langs = [lang_of(r) for r in norm_responses]
         seg = self.segmenter != "char"
-        p_idx = np.fromiter(
-            (intern(normalize(p), seg and lang == "zh") for p, lang in zip(prompts, row_langs)),
-            dtype=np.int64,
-            count=len(prompts),
-        )
-        r_idx = np.fromiter(
-            (intern(r, seg and lang == "zh") for r, lang in zip(norm_responses, row_langs)),
-            dtype=np.int64,
-            count=len(responses),
-        )
-        batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx)
+        row_seg = [seg and lang == "zh" for lang in row_langs]
+        p_idx = np.fromiter((intern(p, s) for p, s in zip(prompts, row_seg)), dtype=np.int64, count=len(prompts))
+        r_idx = np.fromiter((intern(r, s) for r, s in zip(norm_responses, row_seg)), dtype=np.int64, count=len(responses))
+        aux_idx = {
+            name: np.array([-1 if v is None else intern(v, s) for v, s in zip(values, row_seg)], dtype=np.int64)
+            for name, values in (aux or {}).items()
+        }
+        batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx, aux_idx)
         art = Artifacts(texts=texts, langs=[lang_of(t) for t in texts], segmented=flags if seg else None)
         stripped = np.array([not t.strip() for t in texts], dtype=bool)
         delta = ScoreStats(
@@ -375,17 +405,20 @@ class Scorer:
             # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
             if cpu_families and self._cpu_in_process():
                 cpu_future = self._cpu_pool(cpu_families).submit(score_cpu_chunk, batch, texts, art.langs, art.segmented)
-                art.encoded = self.encoder.encode(texts, progress=self.progress)
+                art.encoded, atoms = self._encode(texts, parts)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
             else:
                 with ThreadPoolExecutor(max_workers=1) as pool:
                     cpu_future = pool.submit(score_cpu_families, cpu_families, batch, art)
-                    art.encoded = self.encoder.encode(texts, progress=self.progress)
+                    art.encoded, atoms = self._encode(texts, parts)
                     outputs = {f.name: f.score(batch, art) for f in encoder_families}
                     outputs.update(cpu_future.result())
-            delta.n_encoded_texts = int((art.encoded.n_windows > 0).sum())
-            delta.n_long_texts = int(((art.encoded.n_windows > 1) | art.encoded.truncated).sum())
+            delta.n_encoded_texts = int((atoms.n_windows > 0).sum())
+            delta.n_long_texts = int(((atoms.n_windows > 1) | atoms.truncated).sum())
+            delta.n_encoded_tokens = int(
+                atoms.n_content_tokens.sum() + self.encoder.n_special_tokens * atoms.n_windows.sum()
+            )
         else:
             outputs = score_cpu_families(cpu_families, batch, art)
 
@@ -416,6 +449,26 @@ class Scorer:
         for col in self.diagnostic_columns():
             data[col] = diagnostics[col]
         return pl.DataFrame(data), delta
+
+    def _encode(self, texts: list[str], parts: list[tuple[str, ...] | None]) -> tuple[EncodedTexts, EncodedTexts]:
+        """Encoder values of every text, and of the texts actually encoded ("atoms").
+
+        Without joined prompts the two are the same. Otherwise every distinct part and plain text is
+        encoded once and each joined prompt is pooled over its parts.
+        """
+        if all(p is None for p in parts):
+            unique = list(dict.fromkeys(texts))  # a text kept twice (segmented and not) is encoded once
+            encoded = self.encoder.encode(unique, progress=self.progress)
+            if len(unique) == len(texts):
+                return encoded, encoded
+            where = {t: i for i, t in enumerate(unique)}
+            return encoded.subset([where[t] for t in texts]), encoded
+        from tutormetrics.encoders.compose import pool_parts
+
+        atoms: dict[str, int] = {}
+        groups = [[atoms.setdefault(x, len(atoms)) for x in (p if p is not None else (t,))] for t, p in zip(texts, parts)]
+        encoded = self.encoder.encode(list(atoms), progress=self.progress)
+        return pool_parts(encoded, groups, self.encoder.n_special_tokens), encoded
 
     def _cpu_in_process(self) -> bool:
         if self.cpu_overlap == "auto":
@@ -532,11 +585,16 @@ def _is_text_encoder(obj: object) -> bool:
 
 
 def _chunks(
-    ids: Sequence[str], prompts: Sequence[str | None], responses: Sequence[str | None], size: int
-) -> Iterator[tuple[Sequence[str], Sequence[str | None], Sequence[str | None]]]:
+    ids: Sequence[str],
+    prompts: Sequence[Prompt],
+    responses: Sequence[str | None],
+    size: int,
+    aux: Mapping[str, Sequence[str | None]] | None = None,
+) -> Iterator[tuple[Any, ...]]:
     for start in range(0, len(ids), size):
         stop = start + size
-        yield ids[start:stop], prompts[start:stop], responses[start:stop]
+        chunk: tuple[Any, ...] = (ids[start:stop], prompts[start:stop], responses[start:stop])
+        yield chunk + ({k: v[start:stop] for k, v in aux.items()},) if aux else chunk
 
 
 def _disable(progress: bool | None) -> bool | None:

@@ -10,6 +10,11 @@
 ['exchanges', 'ratings', 'theta']
 >>> cjk_example_path().name
 'cjk_exchanges.csv'
+
+The dialogue example: 12 short math-tutoring conversations (a long table) and conversation-level ratings.
+
+>>> sorted(dialogue_example_paths())
+['dialogues', 'ratings']
 """
 
 from __future__ import annotations
@@ -30,3 +35,11 @@ def example_paths() -> dict[str, Path]:
 def cjk_example_path() -> Path:
     """Path of the bundled ``cjk_exchanges.csv`` (columns exchange_id, conversation_id, tutor, prompt, response)."""
     return Path(str(files("tutormetrics.examples").joinpath("data"))) / "cjk_exchanges.csv"
+#: Names ``run --example NAME`` accepts (``cpp`` is the default example above).
+EXAMPLE_NAMES = ("cpp", "dialogue")
+
+
+def dialogue_example_paths() -> dict[str, Path]:
+    """Paths of the bundled ``dialogues.csv`` (long table of turns) and ``dialogue_ratings.csv``."""
+    root = Path(str(files("tutormetrics.examples").joinpath("data")))
+    return {"dialogues": root / "dialogues.csv", "ratings": root / "dialogue_ratings.csv"}

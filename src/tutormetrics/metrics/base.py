@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -31,11 +32,14 @@ class ExchangeBatch:
     """A batch of exchanges as indices into the unique texts of :class:`Artifacts`.
 
     ``prompt_idx[i]`` and ``response_idx[i]`` point into ``Artifacts.texts`` for exchange ``ids[i]``.
+    ``aux_idx`` holds further texts per exchange by name (e.g. a dialogue's previous student turn,
+    ``Scorer.score(..., aux=...)``), indices into the same texts, ``-1`` where an exchange has none.
     """
 
     ids: tuple[str, ...]
     prompt_idx: np.ndarray
     response_idx: np.ndarray
+    aux_idx: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -163,6 +163,8 @@ def join_targets(
 
 #: Diagnostic columns of a metrics table that are not metrics (``metrics.md``).
 DIAGNOSTIC_METRIC_COLUMNS: tuple[str, ...] = ("prompt_windows", "resp_windows")
+#: Structure columns of a dialogue TURNS table (``dialogue.md`` §4): numbers, but not metrics.
+STRUCTURE_COLUMNS: tuple[str, ...] = ("turn", "tutor_turn", "ctx_turns")
 _DIAGNOSTIC_SUFFIXES: tuple[str, ...] = ("_truncated", "_empty")
 
 
@@ -170,7 +172,8 @@ def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Se
     """Metric columns of a metrics table.
 
     By default every numeric (non-boolean) column except the id and the diagnostics
-    (``prompt_windows``, ``resp_windows``, ``*_truncated``, ``*_empty``). With ``columns`` those
+    (``prompt_windows``, ``resp_windows``, ``*_truncated``, ``*_empty``) and the dialogue structure
+    columns ``turn``, ``tutor_turn``, ``ctx_turns``. With ``columns`` those
     names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
 
     Example:
@@ -193,6 +196,7 @@ def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Se
         if c != id_col
         and df.schema[c].is_numeric()
         and c not in DIAGNOSTIC_METRIC_COLUMNS
+        and c not in STRUCTURE_COLUMNS
         and not c.endswith(_DIAGNOSTIC_SUFFIXES)
     ]
     if not cols:

@@ -1,0 +1,277 @@
+"""Read conversations from the three input forms (``dialogue.md`` §1).
+
+* long table (CSV, Parquet, JSONL without ``messages``): one row per turn;
+* chat JSONL: one conversation per line, ``{"conversation_id", "messages": [{"role", "content"}]}``;
+* transcript column: an exchange table whose column holds "Speaker: text" lines, the row's
+  ``response`` being the final tutor turn.
+
+Every reader returns the same :class:`~tutormetrics.dialogue.model.Conversation` list, plus the
+warnings to show (unknown roles). Bad input raises :class:`InputSchemaError` naming file and row/line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tutormetrics.dialogue.model import OTHER_ROLE_MODES, Conversation, Roles, Turn
+from tutormetrics.dialogue.transcript import parse_transcript
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io import infer_format, read_table, require_columns
+
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
+
+
+@dataclass
+class ReadOptions:
+    """Column names and role rules; the same names as the ``score --dialogue`` options."""
+
+    conversation_col: str = "conversation_id"
+    turn_col: str = "turn"
+    role_col: str = "role"
+    text_col: str = "text"
+    transcript_col: str | None = None
+    id_col: str = "exchange_id"
+    response_col: str = "response"
+    roles: Roles = field(default_factory=Roles)
+    other_role: str = "keep"
+    keep_columns: list[str] = field(default_factory=list)
+    input_format: str | None = None
+    encoding: str = "utf8"
+
+    def __post_init__(self) -> None:
+        if self.other_role not in OTHER_ROLE_MODES:
+            raise ConfigError(f"invalid --other-role {self.other_role!r}", hint="use keep, ignore or error")
+
+
+@dataclass
+class Dialogues:
+    """What a reader found: the conversations, the form, and warnings for stderr."""
+
+    conversations: list[Conversation]
+    form: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_conversations(path: str | Path, options: ReadOptions | None = None) -> Dialogues:
+    """Read ``path`` in whichever form it is (transcript when ``options.transcript_col`` is set)."""
+    opts = options or ReadOptions()
+    path = Path(path)
+    kind = infer_format(path, opts.input_format)
+    if opts.transcript_col is not None:
+        frame, form = read_table(path, kind, encoding=opts.encoding, string_columns=True), "transcript"
+        convs = transcript_conversations(frame, opts, source=str(path))
+    elif kind == "jsonl" and _is_chat_jsonl(path):
+        convs, form = chat_conversations(path, opts), "chat"
+    else:
+        frame, form = read_table(path, kind, encoding=opts.encoding, string_columns=True), "long"
+        convs = long_conversations(frame, opts, source=str(path))
+    return _apply_other_role(convs, form, opts, str(path))
+
+
+def _is_chat_jsonl(path: Path) -> bool:
+    """The first non-blank record of a JSONL file has a ``messages`` key."""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    return False
+                return isinstance(record, dict) and "messages" in record
+    return False
+
+
+# -- long table ------------------------------------------------------------------------------------
+def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = "input") -> list[Conversation]:
+    """One row per turn → conversations (turns sorted by ``turn``, conversations by first appearance)."""
+    need = {
+        "--conversation-col": opts.conversation_col,
+        "--turn-col": opts.turn_col,
+        "--role-col": opts.role_col,
+        "--text-col": opts.text_col,
+    }
+    for option, col in need.items():
+        require_columns(frame, [col], source=source, option=option)
+    require_columns(frame, opts.keep_columns, source=source, option="--keep")
+    if frame.height == 0:
+        raise InputSchemaError(f"{source}: has a header but no rows", hint="add at least one turn")
+    cids = frame.get_column(opts.conversation_col).cast(pl.String).to_list()
+    turns = _turn_numbers(frame.get_column(opts.turn_col))
+    roles = frame.get_column(opts.role_col).cast(pl.String).to_list()
+    texts = frame.get_column(opts.text_col).cast(pl.String).to_list()
+    keep = {c: frame.get_column(c).to_list() for c in opts.keep_columns}
+    rows: dict[str, list[int]] = {}
+    for i, (cid, t, r) in enumerate(zip(cids, turns, roles, strict=True)):
+        where = f"{source}: row {i + 1}"
+        if cid is None or not str(cid).strip():
+            raise InputSchemaError(f"{where}: missing {opts.conversation_col!r}", hint="every turn needs a conversation id")
+        if t is None or (isinstance(t, str) and not t.strip()):
+            raise InputSchemaError(f"{where}: missing {opts.turn_col!r}", hint="every turn needs a turn number")
+        if r is None or not r.strip():
+            raise InputSchemaError(f"{where}: missing {opts.role_col!r}", hint="every turn needs a role (e.g. tutor, student)")
+        rows.setdefault(cid, []).append(i)
+    out = []
+    for cid, idx in rows.items():
+        idx = sorted(idx, key=lambda i: turns[i])
+        for a, b in pairwise(idx):
+            if turns[a] == turns[b]:
+                first, second = sorted((a, b))
+                raise InputSchemaError(
+                    f"{source}: duplicate turn {turns[a]} in conversation {cid} (rows {first + 1} and {second + 1})",
+                    hint="each (conversation, turn) pair must appear once",
+                )
+        out.append(
+            Conversation(
+                cid,
+                [
+                    Turn(turns[i], roles[i], texts[i] or "", opts.roles.kind(roles[i]), {c: keep[c][i] for c in keep})
+                    for i in idx
+                    if opts.roles.kind(roles[i]) != "system"
+                ],
+            )
+        )
+    return out
+
+
+def _turn_numbers(column: pl.Series) -> list[Any]:
+    """Integers when the column is integer or every value is a decimal integer string; else strings."""
+    if column.dtype.is_integer():
+        return column.to_list()
+    values = column.cast(pl.String).to_list()
+    present = [v for v in values if v is not None and v.strip()]
+    if present and all(_INTEGER.match(v) for v in present):
+        return [int(v) if v is not None and v.strip() else None for v in values]
+    return values
+
+
+# -- chat JSONL ------------------------------------------------------------------------------------
+def chat_conversations(path: Path, opts: ReadOptions) -> list[Conversation]:
+    """One conversation per line; ``turn`` = index in ``messages`` (before ``system`` is dropped)."""
+    out: list[Conversation] = []
+    seen: dict[str, int] = {}
+    with path.open(encoding="utf-8") as fh:
+        try:
+            lines = list(fh)
+        except UnicodeDecodeError as exc:
+            raise InputSchemaError(f"{path}: not valid UTF-8: {exc.reason}") from exc
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}: line {lineno}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputSchemaError(f"{where}: not valid JSON ({exc.msg})", hint="one JSON object per line") from exc
+        messages = record.get("messages") if isinstance(record, dict) else None
+        if not isinstance(messages, list):
+            raise InputSchemaError(
+                f"{where}: not a conversation (no 'messages' list)",
+                hint='each line must look like {"conversation_id": "c1", "messages": [{"role": "user", "content": "..."}]}',
+            )
+        cid = record.get("conversation_id")
+        cid = str(lineno) if cid is None else str(cid)
+        if cid in seen:
+            raise InputSchemaError(f"{where}: conversation id {cid!r} already used on line {seen[cid]}", hint="ids must be unique")
+        seen[cid] = lineno
+        keep = {c: record.get(c) for c in opts.keep_columns}
+        turns = []
+        for k, msg in enumerate(messages):
+            if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
+                raise InputSchemaError(f"{where}: message {k} is not an object with a string 'role'", hint="messages are {\"role\": ..., \"content\": ...}")
+            kind = opts.roles.kind(msg["role"])
+            if kind == "system":
+                continue
+            turns.append(Turn(k, msg["role"], _content_text(msg.get("content"), f"{where}: message {k}"), kind, keep))
+        out.append(Conversation(cid, turns))
+    if not out:
+        raise InputSchemaError(f"{path}: no conversations", hint="add at least one line")
+    missing = [c for c in opts.keep_columns if all(t.keep.get(c) is None for conv in out for t in conv.turns)]
+    if missing and any(c.turns for c in out):
+        raise InputSchemaError(
+            f"{path}: --keep {missing[0]!r} is not a top-level key of any conversation record",
+            hint="--keep copies top-level keys of each JSONL record (e.g. conversation metadata)",
+        )
+    return out
+
+
+def _content_text(content: Any, where: str) -> str:
+    """A string; ``None`` → ``""``; a list of parts → the ``text`` of ``type == "text"`` parts joined with "\\n"."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                if not isinstance(part.get("text"), str):
+                    raise InputSchemaError(f"{where}: a text part has no string 'text'")
+                texts.append(part["text"])
+        return "\n".join(texts)
+    raise InputSchemaError(f"{where}: 'content' must be a string, null or a list of parts", hint="got " + type(content).__name__)
+
+
+# -- transcript column -----------------------------------------------------------------------------
+def transcript_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = "input") -> list[Conversation]:
+    """Each exchange row is one conversation: the parsed transcript, then ``response`` as the last tutor turn."""
+    assert opts.transcript_col is not None
+    require_columns(frame, [opts.id_col], source=source, option="--id")
+    require_columns(frame, [opts.transcript_col], source=source, option="--transcript-col")
+    require_columns(frame, [opts.response_col], source=source, option="--response")
+    require_columns(frame, opts.keep_columns, source=source, option="--keep")
+    if frame.height == 0:
+        raise InputSchemaError(f"{source}: has a header but no rows", hint="add at least one exchange")
+    ids = frame.get_column(opts.id_col).cast(pl.String).to_list()
+    histories = frame.get_column(opts.transcript_col).cast(pl.String).to_list()
+    responses = frame.get_column(opts.response_col).cast(pl.String).to_list()
+    keep = {c: frame.get_column(c).to_list() for c in opts.keep_columns}
+    seen: dict[str, int] = {}
+    out = []
+    for i, (cid, history, response) in enumerate(zip(ids, histories, responses, strict=True)):
+        if cid is None or not cid.strip():
+            raise InputSchemaError(f"{source}: row {i + 1}: missing {opts.id_col!r}", hint="each exchange row needs an id (it becomes the conversation id)")
+        if cid in seen:
+            raise InputSchemaError(f"{source}: id {cid!r} in rows {seen[cid] + 1} and {i + 1}", hint="ids must be unique")
+        seen[cid] = i
+        row_keep = {c: keep[c][i] for c in keep}
+        turns = [Turn(t.turn, t.role, t.text, t.kind, row_keep) for t in parse_transcript(history, opts.roles)]
+        turns.append(Turn(len(turns), opts.response_col, response or "", "tutor", row_keep))
+        out.append(Conversation(cid, turns))
+    return out
+
+
+# -- unknown roles ---------------------------------------------------------------------------------
+def _apply_other_role(convs: list[Conversation], form: str, opts: ReadOptions, source: str) -> Dialogues:
+    """``keep`` (warn once), ``ignore`` (drop other turns) or ``error`` for turns of unknown roles."""
+    unknown: Counter[str] = Counter(t.role for c in convs for t in c.turns if t.kind == "other" and t.role)
+    warnings: list[str] = []
+    if unknown and opts.other_role == "error":
+        role, n = unknown.most_common(1)[0]
+        raise InputSchemaError(
+            f"{source}: unknown role {role!r} ({n} turn(s); tutor roles: {_names(opts.roles.tutor)}; "
+            f"student roles: {_names(opts.roles.student)})",
+            hint="add it with --tutor-role/--student-role, or pass --other-role keep (context) or ignore (dropped)",
+        )
+    if opts.other_role == "ignore":
+        for c in convs:
+            c.turns = [t for t in c.turns if t.kind != "other"]
+    elif unknown:
+        listed = ", ".join(f"{r!r} ×{n}" for r, n in sorted(unknown.items()))
+        warnings.append(
+            f"{sum(unknown.values())} turn(s) with unknown roles kept as context, not scored: {listed} "
+            "(--tutor-role/--student-role to classify them, --other-role ignore to drop them)"
+        )
+    return Dialogues(convs, form, warnings)
+
+
+def _names(roles: Iterable[str]) -> str:
+    return ", ".join(sorted(roles))

@@ -1,0 +1,224 @@
+"""Score conversations: TURNS (one row per tutor turn) and CONV (one row per conversation).
+
+The engine does the metric work: each tutor turn is an exchange whose prompt is the list of its
+context turns, so every distinct turn is encoded once per chunk and a context's encoder values are
+pooled over its turns (``metrics.md`` §6.2 for that split). Chunks hold whole conversations.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tutormetrics.dialogue.context import Context, parse_context
+from tutormetrics.dialogue.model import Conversation, Roles
+from tutormetrics.dialogue.readers import (
+    ReadOptions,
+    long_conversations,
+    read_conversations,
+)
+from tutormetrics.dialogue.summary import conversation_table
+from tutormetrics.dialogue.turns import (
+    ID_COLUMNS,
+    DialogueTurnMetrics,
+    Exchanges,
+    build_exchanges,
+    check_context_encoding,
+)
+from tutormetrics.engine.scorer import Scorer
+from tutormetrics.errors import ConfigError
+
+
+@dataclass
+class DialogueScores:
+    """``turns`` (TURNS), ``conversations`` (CONV) and the warnings met on the way."""
+
+    turns: pl.DataFrame
+    conversations: pl.DataFrame
+    warnings: list[str] = field(default_factory=list)
+
+
+def dialogue_scorer(scorer: Scorer) -> Scorer:
+    """The same scorer with :class:`DialogueTurnMetrics` appended (its columns come last)."""
+    if any(isinstance(f, DialogueTurnMetrics) for f in scorer.families):
+        return scorer
+    scorer.families.append(DialogueTurnMetrics(encoder=scorer.needs_encoder))
+    return scorer
+
+
+def conversation_chunks(conversations: Sequence[Conversation], size: int) -> Iterator[list[Conversation]]:
+    """Whole conversations, about ``size`` tutor turns per chunk (a long conversation is never split).
+
+    >>> cs = [Conversation.from_lists(str(i), ["tutor"] * 3, ["a"] * 3) for i in range(5)]
+    >>> [len(c) for c in conversation_chunks(cs, 6)]
+    [2, 2, 1]
+    """
+    chunk: list[Conversation] = []
+    n = 0
+    for conv in conversations:
+        k = conv.n_tutor_turns
+        if chunk and n + k > size:
+            yield chunk
+            chunk, n = [], 0
+        chunk.append(conv)
+        n += k
+    if chunk:
+        yield chunk
+
+
+def iter_turn_frames(
+    conversations: Sequence[Conversation],
+    scorer: Scorer,
+    context: Context = "full",
+    keep_columns: Sequence[str] = (),
+    *,
+    skip: int = 0,
+    context_encoding: str = "joined",
+    turn_dtype: pl.DataType | None = None,
+) -> Iterator[pl.DataFrame]:
+    """TURNS frames, one per chunk of whole conversations that has a tutor turn (the first ``skip`` such
+    chunks are not scored: a checkpoint holds them)."""
+    dtype = turn_dtype or turn_column_dtype(conversations)
+    chunks = [c for c in conversation_chunks(conversations, scorer.chunk_size) if any(x.n_tutor_turns for x in c)]
+    total = sum(c.n_tutor_turns for chunk in chunks[skip:] for c in chunk)
+    pending: deque[Exchanges] = deque()
+
+    def engine_chunks() -> Iterator[tuple[Any, ...]]:
+        for chunk in chunks[skip:]:
+            built = build_exchanges(chunk, context, keep_columns)
+            pending.append(built)
+            yield built.chunk(context_encoding)
+
+    for frame in scorer.iter_scores(engine_chunks(), total=total, initial=0):
+        b = pending.popleft()
+        ids = pl.DataFrame(
+            {
+                "conversation_id": pl.Series(b.id_columns["conversation_id"], dtype=pl.String),
+                "turn": _turn_series(b.id_columns["turn"], dtype),
+                "tutor_turn": pl.Series(b.id_columns["tutor_turn"], dtype=pl.Int64),
+                "ctx_turns": pl.Series(b.id_columns["ctx_turns"], dtype=pl.Int64),
+                **{kept_name(c, scorer): pl.Series(v, strict=False) for c, v in b.keep.items()},
+            }
+        )
+        yield pl.concat([frame.select(scorer.id_column), ids, frame.drop(scorer.id_column)], how="horizontal")
+
+
+def kept_name(column: str, scorer: Scorer) -> str:
+    """A ``--keep`` column's name in TURNS: ``input_<name>`` when TURNS already has that column (e.g. a
+    transcript table's own ``conversation_id``).
+
+    >>> kept_name("conversation_id", Scorer("length")), kept_name("tutor", Scorer("length"))
+    ('input_conversation_id', 'tutor')
+    """
+    taken = {*ID_COLUMNS, *scorer.metric_columns(), *scorer.diagnostic_columns()}
+    return f"input_{column}" if column in taken else column
+
+
+def turn_column_dtype(conversations: Sequence[Conversation]) -> pl.DataType:
+    """``Int64`` when every turn number is an integer, else ``String``."""
+    ints = all(isinstance(t.turn, int) and not isinstance(t.turn, bool) for c in conversations for t in c.turns)
+    return pl.Int64() if ints else pl.String()
+
+
+def _turn_series(values: list[Any], dtype: pl.DataType) -> pl.Series:
+    return pl.Series("turn", values if dtype == pl.Int64 else [str(v) for v in values], dtype=dtype)
+
+
+def empty_turns_frame(scorer: Scorer, keep_columns: Sequence[str], turn_dtype: pl.DataType) -> pl.DataFrame:
+    """TURNS with no rows (no tutor turn anywhere), with the full schema."""
+    base = scorer.empty_frame()
+    schema: dict[str, Any] = {scorer.id_column: pl.String, "conversation_id": pl.String, "turn": turn_dtype}
+    schema.update({"tutor_turn": pl.Int64, "ctx_turns": pl.Int64, **{kept_name(c, scorer): pl.String for c in keep_columns}})
+    ids = pl.DataFrame(schema=schema)
+    return pl.concat([ids, base.drop(scorer.id_column)], how="horizontal")
+
+
+def mean_columns(scorer: Scorer) -> list[str]:
+    """TURNS columns CONV averages: every metric column (the dialogue ones included)."""
+    return scorer.metric_columns()
+
+
+def score_dialogues(
+    data: str | Path | pl.DataFrame | Sequence[Conversation],
+    *,
+    metrics: str | Sequence[Any] | None = "lexical",
+    context: str | int = "full",
+    context_encoding: str = "joined",
+    encoder: Any = None,
+    tutor_roles: Sequence[str] | None = None,
+    student_roles: Sequence[str] | None = None,
+    other_role: str = "keep",
+    transcript_col: str | None = None,
+    keep_columns: Sequence[str] = (),
+    chunk_size: int = 2048,
+    progress: bool | None = False,
+    **columns: str,
+) -> DialogueScores:
+    """Score every tutor turn of some conversations and summarise each conversation.
+
+    Args:
+        data: a file (long table, chat JSONL, or an exchange table with ``transcript_col``), a long
+            polars frame (``conversation_id, turn, role, text``), or a list of :class:`Conversation`.
+        metrics: families as for :class:`~tutormetrics.engine.scorer.Scorer` (default: ``"lexical"``).
+        context: ``"full"``, ``"last"`` or N (``dialogue.md`` §2).
+        context_encoding: how the encoder families see a context of several turns: ``"joined"``
+            (default) encodes the joined text like any prompt, exactly what scoring that text without
+            dialogues gives (``dialogue.md`` §7); ``"turns"`` encodes each turn once and pools the
+            context over its turns (``metrics.md`` §6.2 for the split at turn boundaries): O(T) encoder
+            work per conversation instead of O(T²), but attention no longer crosses turns, so the
+            encoder columns differ from ``"joined"``. Text families are the same either way.
+        encoder: an ``EncoderConfig`` or ``TextEncoder`` for the encoder families.
+        columns: ``conversation_col``, ``turn_col``, ``role_col``, ``text_col``, ``id_col``,
+            ``response_col`` to rename the input columns.
+
+    Returns:
+        :class:`DialogueScores` with the TURNS and CONV polars frames.
+
+    Example:
+        >>> c = Conversation.from_lists("c1", ["tutor", "student", "tutor"], ["Hi! What is 3^3?", "Is it 9?", "Not quite. What does the exponent 3 tell you to do?"])
+        >>> out = score_dialogues([c], metrics="overlap")
+        >>> out.turns["exchange_id"].to_list(), round(out.turns["jaccard_1"][1], 6), out.conversations["n_turns"][0]
+        (['c1:0', 'c1:2'], 0.133333, 3)
+    """
+    ctx = parse_context(context)
+    read_opts = ReadOptions(
+        roles=Roles.of(tutor_roles, student_roles),
+        other_role=other_role,
+        transcript_col=transcript_col,
+        keep_columns=list(keep_columns),
+        **columns,
+    )
+    warnings: list[str] = []
+    if isinstance(data, (str, Path)):
+        found = read_conversations(data, read_opts)
+        conversations, warnings = found.conversations, found.warnings
+    elif isinstance(data, pl.DataFrame):
+        from tutormetrics.dialogue.readers import _apply_other_role
+
+        found = _apply_other_role(long_conversations(data, read_opts, source="frame"), "long", read_opts, "frame")
+        conversations, warnings = found.conversations, found.warnings
+    else:
+        conversations = list(data)
+        if not all(isinstance(c, Conversation) for c in conversations):
+            raise ConfigError("data must be a path, a polars DataFrame or a list of Conversation")
+    _check_unique_ids(conversations)
+    scorer = dialogue_scorer(Scorer(metrics, encoder=encoder, chunk_size=chunk_size, progress=progress))
+    dtype = turn_column_dtype(conversations)
+    encoding = check_context_encoding(context_encoding)
+    frames = list(iter_turn_frames(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding))
+    turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
+    conv = conversation_table(conversations, turns, mean_columns(scorer))
+    return DialogueScores(turns, conv, warnings)
+
+
+def _check_unique_ids(conversations: Sequence[Conversation]) -> None:
+    seen: set[str] = set()
+    for c in conversations:
+        if c.conversation_id in seen:
+            raise ConfigError(f"conversation id {c.conversation_id!r} is used twice", hint="ids must be unique")
+        seen.add(c.conversation_id)
