@@ -64,6 +64,8 @@ class ValidateOptions:
     stars_on: str = "p_adj"
     n_min: int = 10
     id_type: str = "str"
+    levels: list[float] | None = None
+    drop_out_of_scale: bool = False
     estimate_theta: bool = True
     #: Metrics columns held fixed for the partial rows (``richness.md`` §1); empty = raw only.
     control: list[str] = field(default_factory=list)
@@ -114,6 +116,8 @@ def validate_metrics(
     from tutormetrics.validity.correlate import correlate_with_targets
 
     vo = options or ValidateOptions()
+    if ratings is not None:
+        ratings = _on_scale(ratings, vo, id_col, ratings_source, log)
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass ratings and/or theta")
     if ratings is None and vo.targets_from:
@@ -162,6 +166,18 @@ def validate_metrics(
         **vo.spearman_options(),
     )
     return StudyResult(result, fit, long)
+
+
+def _on_scale(ratings: pl.DataFrame, vo: ValidateOptions, id_col: str, source: str, log: Log) -> pl.DataFrame:
+    """Long ratings checked against their scale (``--levels``, ``--drop-out-of-scale``); wide ones as they are."""
+    from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings
+
+    if not is_long_ratings(ratings, criterion_col=vo.criterion_col, score_col=vo.score_col):
+        return ratings
+    return check_scale(
+        ratings, criterion_col=vo.criterion_col, score_col=vo.score_col, id_col=id_col, levels=vo.levels,
+        drop=vo.drop_out_of_scale, source=source, log=log,
+    )  # fmt: skip
 
 
 def estimate_theta_targets(
@@ -215,6 +231,7 @@ def run_pipeline(
     raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
+    raw_ratings = _on_scale(raw_ratings, vo, id_col, str(ratings), log)
 
     log("[1/4] scoring")
     levels = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)

@@ -352,3 +352,13 @@ def test_offline_switches_are_set_before_the_hub_reads_them():
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, check=True)
     assert res.stdout.split() == ["False", "True", "1", "1"]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_structured_values_in_a_text_field_are_an_error(tmp_path, capsys, kind):
+    frame = pl.DataFrame({"exchange_id": ["a"], "prompt": ["q"], "response": [{"text": "hi", "score": 1}]})
+    src = tmp_path / f"in.{kind}"
+    frame.write_ndjson(src) if kind == "jsonl" else frame.write_parquet(src)
+    assert main(["score", str(src), "-o", str(tmp_path / "m.csv"), "-m", "length"]) == 2
+    err = capsys.readouterr().err
+    assert "column 'response' holds Struct" in err and "not text" in err

@@ -158,6 +158,13 @@ Permutation = Annotated[str, typer.Option("--permutation", help="auto (permutati
 NPermutations = Annotated[int, typer.Option("--n-permutations", min=1, help="Permutations for a permutation p.")]
 StarsOn = Annotated[str, typer.Option("--stars-on", help="Column the stars refer to: p_adj or p.")]
 NMin = Annotated[int, typer.Option("--n-min", min=3, help="Fewest complete pairs for a defined cell.")]
+Levels = Annotated[
+    Optional[str],
+    typer.Option("--levels", help="The rating scale, e.g. 0,1 or 0,1,2 (default: inferred per criterion and reported)."),
+]
+DropOutOfScale = Annotated[
+    bool, typer.Option("--drop-out-of-scale", help="Drop scores off the scale (counted) instead of stopping.")
+]
 IdType = Annotated[
     str,
     typer.Option("--id-type", help="Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),

@@ -10,6 +10,7 @@ import typer
 from tutormetrics.commands import dialogue_options as dopt
 from tutormetrics.commands import options as opt
 from tutormetrics.pipeline import ValidateOptions
+from tutormetrics.psychometrics.ratings import parse_levels
 
 _DEFAULTS = ValidateOptions()
 
@@ -69,6 +70,8 @@ def run(
     stars_on: opt.StarsOn = _DEFAULTS.stars_on,
     n_min: opt.NMin = _DEFAULTS.n_min,
     id_type: opt.IdType = _DEFAULTS.id_type,
+    levels: opt.Levels = None,
+    drop_out_of_scale: opt.DropOutOfScale = False,
     estimate_theta: Annotated[
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
     ] = _DEFAULTS.estimate_theta,
@@ -149,6 +152,8 @@ def run(
         stars_on=stars_on,
         n_min=n_min,
         id_type=id_type,
+        levels=parse_levels(levels),
+        drop_out_of_scale=drop_out_of_scale,
         estimate_theta=estimate_theta,
         control=list(dict.fromkeys(opt.split_list(control) or [])),
     )

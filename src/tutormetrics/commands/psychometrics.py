@@ -24,6 +24,7 @@ from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
 from tutormetrics.io import check_outputs, read_table, write_table
+from tutormetrics.psychometrics.ratings import check_scale, parse_levels
 
 __all__ = ["register"]
 
@@ -59,6 +60,8 @@ def theta(
     rater_col: opt.RaterColumn = "rater",
     criterion_col: opt.CriterionColumn = "criterion",
     score_col: opt.ScoreColumn = "score",
+    levels: opt.Levels = None,
+    drop_out_of_scale: opt.DropOutOfScale = False,
     method: Annotated[str, typer.Option("--method", help="mml (Gauss-Hermite MML + EAP) or nuts (Bayesian, needs the bayes extra).")] = "mml",
     draws: Annotated[int, typer.Option("--draws", min=1, help="nuts: draws kept per chain.")] = 1000,
     tune: Annotated[int, typer.Option("--tune", min=0, help="nuts: warm-up iterations per chain.")] = 1000,
@@ -96,7 +99,10 @@ def theta(
             raise ConfigError("--group-col needs --groups")
         nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
         ids = [id_col]
-        ratings_df = read_table(ratings, id_columns=ids)
+        ratings_df = check_scale(
+            read_table(ratings, id_columns=ids), criterion_col=criterion_col, score_col=score_col, id_col=id_col,
+            levels=parse_levels(levels), drop=drop_out_of_scale, source=str(ratings), log=lambda m: typer.echo(m, err=True),
+        )  # fmt: skip
         cov_df = read_table(covariates, id_columns=ids) if covariates else None
         grp_df = read_table(groups, id_columns=ids) if groups else None
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
@@ -178,6 +184,8 @@ def agree(
     rater_col: opt.RaterColumn = "rater",
     criterion_col: opt.CriterionColumn = "criterion",
     score_col: opt.ScoreColumn = "score",
+    levels: opt.Levels = None,
+    drop_out_of_scale: opt.DropOutOfScale = False,
 ) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
     plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
@@ -189,7 +197,10 @@ def agree(
         check_outputs([ratings], [output, confusion])
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
-        frame = read_table(ratings, id_columns=[id_col])
+        frame = check_scale(
+            read_table(ratings, id_columns=[id_col]), criterion_col=criterion_col, score_col=score_col, id_col=id_col,
+            levels=parse_levels(levels), drop=drop_out_of_scale, source=str(ratings), log=lambda m: typer.echo(m, err=True),
+        )  # fmt: skip
         if judge:
             _agree_judge(frame, judge, output, confusion, columns, common)
         else:

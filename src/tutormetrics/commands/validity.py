@@ -23,6 +23,7 @@ from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
 from tutormetrics.io import check_outputs, infer_format, read_table, write_table
 from tutormetrics.pipeline import ValidateOptions
+from tutormetrics.psychometrics.ratings import parse_levels
 
 __all__ = ["register", "validate", "heatmap"]
 
@@ -74,6 +75,8 @@ def validate(
     stars_on: opt.StarsOn = _DEFAULTS.stars_on,
     n_min: opt.NMin = _DEFAULTS.n_min,
     id_type: opt.IdType = _DEFAULTS.id_type,
+    levels: opt.Levels = None,
+    drop_out_of_scale: opt.DropOutOfScale = False,
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
     control: opt.Control = None,
     estimate_theta: Annotated[
@@ -120,6 +123,8 @@ def validate(
         stars_on=stars_on,
         n_min=n_min,
         id_type=id_type,
+        levels=parse_levels(levels),
+        drop_out_of_scale=drop_out_of_scale,
         estimate_theta=estimate_theta,
         control=controls,
     )

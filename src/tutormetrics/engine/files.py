@@ -115,6 +115,7 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
         columns = lf.collect_schema().names()
     except pl.exceptions.PolarsError as exc:
         raise InputSchemaError(f"{path}: could not be read: {str(exc).splitlines()[0]}") from exc
+    _check_text_columns(lf.collect_schema(), [*options.prompt_columns, options.response_column], path)
     probe = pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
     require_columns(probe, list(options.prompt_columns), source=str(path), option="--prompt")
     require_columns(probe, [options.response_column], source=str(path), option="--response")
@@ -153,6 +154,18 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
             keep = first.arg_true()
             dropped = n_rows - len(keep)
     return lf, InputPlan(n_rows, has_id, keep, dropped)
+
+
+def _check_text_columns(schema: pl.Schema, columns: list[str], path: Path) -> None:
+    """A prompt or response column must hold text: a JSON object or list (Parquet struct/list) is an error,
+    never scored as its string form."""
+    for col in columns:
+        dtype = schema.get(col)
+        if dtype is not None and (dtype.is_nested() or dtype == pl.Object):
+            raise InputSchemaError(
+                f"{path}: column {col!r} holds {dtype} values (structured data), not text",
+                hint="flatten it to one text per row first, or choose another column with --prompt/--response",
+            )
 
 
 def iter_exchanges(

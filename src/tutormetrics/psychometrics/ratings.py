@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
@@ -405,3 +407,114 @@ def rating_variables(
         )
         out = out.join(cell, on="_id", how="left", maintain_order="left")
     return out.rename({"_id": id_col})
+
+
+#: A value is "rare" in a criterion when fewer than this many ratings and this share of them hold it.
+RARE_COUNT, RARE_SHARE = 3, 0.05
+
+
+def inferred_levels(scores: Sequence[float]) -> list[float]:
+    """The scale a criterion's ratings show: its distinct values, less the rare ones that lie off the
+    scale of the common ones (a single 7 or -1 among 0/1 scores is a typo, not a new category).
+
+    A value is rare when fewer than 3 ratings and fewer than 5% of them hold it. A rare value is off the
+    scale when it is more than one step (the smallest gap between the values) beyond the range of the
+    common values, or negative while every common value is not.
+
+    Example:
+        >>> inferred_levels([0, 1] * 20 + [7]), inferred_levels([0, 1] * 20 + [-1])
+        ([0.0, 1.0], [0.0, 1.0])
+        >>> inferred_levels([1] * 40 + [0, 0]), inferred_levels([0, 1, 2] * 20 + [2])
+        ([0.0, 1.0], [0.0, 1.0, 2.0])
+    """
+    values, counts = np.unique(np.asarray(scores, dtype=float), return_counts=True)
+    if values.size < 2:
+        return [float(v) for v in values]
+    rare = (counts < RARE_COUNT) & (counts < RARE_SHARE * counts.sum())
+    common = values[~rare]
+    if common.size == 0:
+        return [float(v) for v in values]
+    basis = common if common.size > 1 else values
+    step = float(np.diff(basis).min()) if basis.size > 1 else 1.0
+    beyond = np.maximum(common.min() - values, values - common.max())
+    off = rare & ((beyond > step + 1e-12) | ((values < 0) & (common.min() >= 0)))
+    return [float(v) for v in values[~off]]
+
+
+def check_scale(
+    ratings: pl.DataFrame,
+    *,
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    id_col: str = "exchange_id",
+    levels: Sequence[float] | None = None,
+    drop: bool = False,
+    source: str = "ratings",
+    log: Callable[[str], None] = lambda _m: None,
+) -> pl.DataFrame:
+    """Long ratings whose scores all lie on the scale: ``levels`` when given (``--levels 0,1``), else each
+    criterion's :func:`inferred_levels` (reported when it leaves a value out).
+
+    A score off the scale is an :class:`InputSchemaError` naming the rows, or with ``drop`` (
+    ``--drop-out-of-scale``) the row is dropped and counted — never a silent change of the model (a 7 on a
+    0/1 criterion would otherwise turn it into a partial-credit item). Wide ratings pass unchanged.
+
+    Example:
+        >>> r = pl.DataFrame({"exchange_id": [str(i) for i in range(41)], "criterion": ["c"] * 41,
+        ...                   "score": [0, 1] * 20 + [7]})
+        >>> check_scale(r, drop=True).height
+        40
+    """
+    if criterion_col not in ratings.columns or score_col not in ratings.columns:
+        return ratings
+    score = _as_float(ratings, score_col, id_col=id_col, source=source)
+    frame = ratings.with_row_index("__row").with_columns(score.alias("__score"))
+    offending: list[tuple[int, object, str, float, list[float]]] = []
+    for (crit,), sub in frame.filter(pl.col("__score").is_not_null()).group_by(criterion_col, maintain_order=True):
+        scale = sorted(float(v) for v in levels) if levels is not None else inferred_levels(sub["__score"].to_list())
+        off = sub.filter(~pl.col("__score").is_in(scale))
+        if off.height and levels is None:
+            log(f"note: {source}: criterion {crit!r}: scale inferred as {_levels_text(scale)}")
+        for row in off.iter_rows(named=True):
+            offending.append((row["__row"], row.get(id_col), str(crit), row["__score"], scale))
+    if not offending:
+        return ratings
+    if drop:
+        rows = {o[0] for o in offending}
+        log(f"note: {source}: dropped {len(rows)} rating(s) off the scale (--drop-out-of-scale), e.g. "
+            + _offending_text(offending[:3]))
+        return ratings.with_row_index("__row").filter(~pl.col("__row").is_in(list(rows))).drop("__row")
+    raise InputSchemaError(
+        f"{source}: {len(offending)} score(s) off the scale: " + _offending_text(offending[:5]),
+        hint="fix them, declare the scale with --levels (e.g. --levels 0,1,2), or drop them with --drop-out-of-scale",
+    )
+
+
+def _levels_text(levels: Sequence[float]) -> str:
+    return "{" + ", ".join(f"{v:g}" for v in levels) + "}"
+
+
+def _offending_text(items: Sequence[tuple[int, object, str, float, list[float]]]) -> str:
+    return "; ".join(
+        f"data row {row + 1} ({'id ' + repr(ident) + ', ' if ident is not None else ''}{crit!r} = {score:g}, "
+        f"scale {_levels_text(scale)})"
+        for row, ident, crit, score, scale in items
+    )
+
+
+def parse_levels(text: str | None) -> list[float] | None:
+    """``"0,1,2"`` → ``[0.0, 1.0, 2.0]`` (``None`` stays ``None``).
+
+    Example:
+        >>> parse_levels("0, 0.5, 1")
+        [0.0, 0.5, 1.0]
+    """
+    if text is None:
+        return None
+    try:
+        values = sorted({float(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        raise ConfigError(f"--levels {text!r} is not a list of numbers", hint="e.g. --levels 0,1 or --levels 0,1,2") from None
+    if len(values) < 2:
+        raise ConfigError(f"--levels {text!r} needs at least two values", hint="e.g. --levels 0,1")
+    return values

@@ -223,3 +223,50 @@ def test_mrbench_ratings_single_gold_rater(mrbench_dir: Path) -> None:
     per = read_ratings(mrbench_dir / "ratings.csv", aggregate="per_rater")
     assert all(c.endswith("@gold") for c in per.columns[1:])
     assert per.drop("exchange_id").to_numpy().tolist() == targets.drop("exchange_id").to_numpy().tolist()
+
+
+# ---------------------------------------------------------------------------- the rating scale (issue 18)
+from tutormetrics.psychometrics.ratings import check_scale, inferred_levels, parse_levels  # noqa: E402
+
+
+def _binary_with(value: float) -> pl.DataFrame:
+    scores = [0.0, 1.0] * 20 + [value]
+    return pl.DataFrame({"exchange_id": [f"e{i}" for i in range(41)], "rater": ["r"] * 41, "criterion": ["c"] * 41, "score": scores})
+
+
+@pytest.mark.parametrize("typo", [7.0, -1.0, 2.5])
+def test_a_typo_off_a_binary_scale_is_an_error_naming_the_row(typo):
+    with pytest.raises(InputSchemaError, match=rf"1 score\(s\) off the scale: data row 41 \(id 'e40', 'c' = {typo:g}, scale {{0, 1}}\)") as info:
+        check_scale(_binary_with(typo))
+    assert "--levels" in info.value.hint and "--drop-out-of-scale" in info.value.hint
+
+
+def test_drop_out_of_scale_drops_and_reports():
+    notes: list[str] = []
+    kept = check_scale(_binary_with(7.0), drop=True, log=notes.append)
+    assert kept.height == 40 and kept["score"].max() == 1.0
+    assert any("dropped 1 rating(s) off the scale" in n for n in notes)
+
+
+def test_declared_levels_rule_and_a_rare_real_category_is_kept():
+    assert check_scale(_binary_with(7.0), levels=[0, 1, 7]).height == 41
+    with pytest.raises(InputSchemaError, match="off the scale"):
+        check_scale(_binary_with(1.0), levels=[0, 2])
+    assert inferred_levels([1.0] * 40 + [0.0, 0.0]) == [0.0, 1.0]  # a rare adjacent category is real
+    assert inferred_levels([0, 0.5, 1] * 10 + [2]) == [0.0, 0.5, 1.0]  # two steps beyond 0/0.5/1
+    assert parse_levels("1, 0") == [0.0, 1.0]
+    with pytest.raises(ConfigError):
+        parse_levels("0")
+
+
+def test_theta_refuses_a_silent_model_change(tmp_path, example_dir, capsys):
+    from tutormetrics.cli import main
+
+    df = pl.read_csv(example_dir / "ratings.csv")
+    df = df.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(7).otherwise(pl.col("score")).alias("score"))
+    src = tmp_path / "r.csv"
+    df.write_csv(src)
+    assert main(["theta", str(src), "-o", str(tmp_path / "t.csv")]) == 2
+    assert "off the scale" in capsys.readouterr().err and not (tmp_path / "t.csv").exists()
+    assert main(["theta", str(src), "-o", str(tmp_path / "t.csv"), "--drop-out-of-scale"]) == 0
+    assert "MFRM binary" in capsys.readouterr().err  # still the binary model
