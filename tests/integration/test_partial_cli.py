@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+
+from tutormetrics.engine import Scorer
 import pytest
 
 from tutormetrics.cli import main
@@ -91,4 +93,5 @@ def test_run_control_writes_both_tables_and_heatmaps(tmp_path):
     assert set(t["control"].fill_null("")) == {"", "resp_words"}
     ctrl_rows = t.filter((pl.col("control") == "resp_words") & (pl.col("metric") == "resp_words"))
     assert ctrl_rows.height == 5 and (ctrl_rows["reason"] == "constant").all()
-    assert pl.read_csv(out / "rho_matrix.csv").height == pl.read_csv(out / "rho_matrix_partial.csv").height == 14
+    n_metrics = len(Scorer("length,lexical_diversity").metric_columns())
+    assert pl.read_csv(out / "rho_matrix.csv").height == pl.read_csv(out / "rho_matrix_partial.csv").height == n_metrics
