@@ -337,7 +337,8 @@ def _any_guarded(df: pl.DataFrame) -> bool:
     return bool(df.select(pl.any_horizontal(_guard_condition(c).any() for c in cols)).item())
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
     import hashlib
 
     h = hashlib.sha256()
@@ -368,7 +369,7 @@ def record_guard(path: str | os.PathLike[str], extra: dict | None = None) -> Non
 
     data.update(extra or {})
     data["written_by"] = f"tutormetrics {__version__}"
-    data["csv_formula_guard"] = {"file": path.name, "sha256": _file_sha256(path)}
+    data["csv_formula_guard"] = {"file": path.name, "sha256": file_sha256(path)}
     write_text_atomic(record, json.dumps(data, indent=2, default=str))
 
 
@@ -403,7 +404,7 @@ def written_with_guard(path: str | os.PathLike[str]) -> bool:
         entry = json.loads(record.read_text()).get("csv_formula_guard")
     except (OSError, ValueError, AttributeError):
         return False
-    return isinstance(entry, dict) and entry.get("sha256") == _file_sha256(path)
+    return isinstance(entry, dict) and entry.get("sha256") == file_sha256(path)
 
 
 def unguard_formulas_expr(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.Expr]:

@@ -15,11 +15,10 @@ import polars as pl
 import pytest
 
 from tutormetrics.cli import main
-from tutormetrics.engine import checkpoint as checkpoint_mod
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.files import ScoreOptions, score_file
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import read_table
+from tutormetrics.io import file_sha256, read_table
 
 CHUNK = 7
 
@@ -312,7 +311,7 @@ def test_owner_text_falls_back_when_the_owner_file_is_garbage(tmp_path):
     ckpt.dir.mkdir()
     (ckpt.dir / "owner.json").write_text("nope")
     assert ckpt._owner_text().startswith("lock held on")
-    assert checkpoint_mod.file_sha256(ckpt.dir / "owner.json") == __import__("hashlib").sha256(b"nope").hexdigest()
+    assert file_sha256(ckpt.dir / "owner.json") == __import__("hashlib").sha256(b"nope").hexdigest()
     with pytest.raises(InputSchemaError, match="not a folder"):
         bad = tmp_path / "x.csv.partial"
         bad.write_text("file")

@@ -61,3 +61,34 @@ OtherRole = Annotated[
     str,
     typer.Option("--other-role", rich_help_panel=PANEL, help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
 ]
+
+
+def dialogue_options(
+    *,
+    context: str,
+    context_encoding: str,
+    conversation_col: str,
+    turn_col: str,
+    role_col: str,
+    text_col: str,
+    transcript_col: str | None,
+    tutor_role: list[str] | None,
+    student_role: list[str] | None,
+    other_role: str,
+) -> object:
+    """The :class:`tutormetrics.dialogue.files.DialogueOptions` of the parsed options (one place for
+    ``score`` and ``run``)."""
+    from tutormetrics.dialogue.files import DialogueOptions
+
+    return DialogueOptions(
+        context=context,
+        context_encoding=context_encoding,
+        conversation_col=conversation_col,
+        turn_col=turn_col,
+        role_col=role_col,
+        text_col=text_col,
+        transcript_col=transcript_col,
+        tutor_roles=list(tutor_role) if tutor_role else None,
+        student_roles=list(student_role) if student_role else None,
+        other_role=other_role,
+    )

@@ -159,20 +159,11 @@ def run(
     )
     dialogue_options = None
     if dialogue or transcript_col is not None:
-        from tutormetrics.dialogue.files import DialogueOptions
-
-        dialogue_options = DialogueOptions(
-            context=context,
-            context_encoding=context_encoding,
-            conversation_col=conversation_col,
-            turn_col=turn_col,
-            role_col=role_col,
-            text_col=text_col,
-            transcript_col=transcript_col,
-            tutor_roles=list(tutor_role) if tutor_role else None,
-            student_roles=list(student_role) if student_role else None,
-            other_role=other_role,
-        )
+        dialogue_options = dopt.dialogue_options(
+            context=context, context_encoding=context_encoding, conversation_col=conversation_col, turn_col=turn_col,
+            role_col=role_col, text_col=text_col, transcript_col=transcript_col, tutor_role=tutor_role,
+            student_role=student_role, other_role=other_role,
+        )  # fmt: skip
     summary = run_pipeline(
         exchanges, ratings, output, score_options=score_options, validate_options=validate_options, theta=theta,
         dialogue=dialogue_options, log=opt.log,

@@ -120,20 +120,13 @@ def score(
     out = None if output == "-" else Path(output)
     check_outputs([input], [out, out and out.with_name(out.name + ".manifest.json"), conversations])
     if dialogue or transcript_col is not None:
-        from tutormetrics.dialogue.files import DialogueOptions, score_dialogue_file
+        from tutormetrics.dialogue.files import score_dialogue_file
 
-        dialogue_options = DialogueOptions(
-            context=context,
-            context_encoding=context_encoding,
-            conversation_col=conversation_col,
-            turn_col=turn_col,
-            role_col=role_col,
-            text_col=text_col,
-            transcript_col=transcript_col,
-            tutor_roles=list(tutor_role) if tutor_role else None,
-            student_roles=list(student_role) if student_role else None,
-            other_role=other_role,
-        )
+        dialogue_options = dopt.dialogue_options(
+            context=context, context_encoding=context_encoding, conversation_col=conversation_col, turn_col=turn_col,
+            role_col=role_col, text_col=text_col, transcript_col=transcript_col, tutor_role=tutor_role,
+            student_role=student_role, other_role=other_role,
+        )  # fmt: skip
         turns = score_dialogue_file(
             Path(input), None if output == "-" else Path(output), options, dialogue_options,
             conversations_output=conversations, log=opt.log,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -41,20 +40,11 @@ import polars as pl
 
 from tutormetrics import __version__
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import write_text_atomic
+from tutormetrics.io import file_sha256, write_text_atomic
 
 Log = Callable[[str], None]
 
 _STATE, _LEDGER, _OWNER = "run.json", "chunks.json", "owner.json"
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 class Checkpoint:

@@ -44,6 +44,7 @@ from tutormetrics.psychometrics.multirater import (
     unit_counts,
 )
 from tutormetrics.psychometrics.ratings import clean_long_ratings
+from tutormetrics.stats.bootstrap import percentile_ci
 
 __all__ = [
     "agreement_table",
@@ -53,7 +54,6 @@ __all__ = [
     "join_reasons",
     "krippendorff_alpha",
     "percent_agreement",
-    "percentile_ci",
     "scott_pi",
     "weights_matrix",
 ]
@@ -216,21 +216,6 @@ def bootstrap_tables(table: np.ndarray, n_resamples: int, rng: np.random.Generat
     n = round(float(t.sum()))
     draws = rng.multinomial(n, t.ravel() / n, size=n_resamples)
     return draws.reshape(n_resamples, *t.shape).astype(float)
-
-
-def percentile_ci(boot: np.ndarray, confidence_level: float) -> tuple[float, float]:
-    """Percentile interval of the finite values of ``boot``; NaN when none is finite.
-
-    Example:
-        >>> percentile_ci(np.array([np.nan, 1.0, 2.0, 3.0]), 0.5)
-        (1.5, 2.5)
-    """
-    finite = boot[np.isfinite(boot)]
-    if finite.size == 0:
-        return float("nan"), float("nan")
-    tail = (1 - confidence_level) / 2
-    lo, hi = np.quantile(finite, [tail, 1 - tail])
-    return float(lo), float(hi)
 
 
 _MULTI = ["exact", "fleiss_kappa", "krippendorff_alpha", "alpha_ordinal", "alpha_interval", "gwet_ac1"]

@@ -36,10 +36,10 @@ from tutormetrics.psychometrics.agreement import (
     gwet_ac,
     join_reasons,
     krippendorff_alpha,
-    percentile_ci,
     split_criteria,
 )
 from tutormetrics.psychometrics.multirater import unit_counts
+from tutormetrics.stats.bootstrap import percentile_ci
 
 __all__ = ["MAJORITY", "JudgeResult", "judge_table", "lenient_table", "macro_f1", "majority_codes"]
 

@@ -23,6 +23,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from tutormetrics.stats.bootstrap import percentile_ci
+
 __all__ = [
     "FleissResult",
     "alpha_bootstrap",
@@ -264,9 +266,4 @@ def alpha_bootstrap(
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(n_units, freq / n_units, size=n_resamples)
     boot = _alpha_nominal_from_sums(weights @ patterns)
-    finite = boot[np.isfinite(boot)]
-    if finite.size == 0:
-        return float("nan"), float("nan")
-    tail = (1 - confidence_level) / 2
-    lo, hi = np.quantile(finite, [tail, 1 - tail])
-    return float(lo), float(hi)
+    return percentile_ci(boot, confidence_level)

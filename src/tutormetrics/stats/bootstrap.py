@@ -200,3 +200,17 @@ def child_rng(root: np.random.SeedSequence, kind: int, index: int) -> np.random.
     """Independent, reproducible stream per purpose (0 = bootstrap group, 1 = permutation cell)."""
     return np.random.default_rng(np.random.SeedSequence(entropy=root.entropy, spawn_key=(kind, index)))
 
+
+def percentile_ci(boot: np.ndarray, confidence_level: float) -> tuple[float, float]:
+    """Percentile interval of the finite values of ``boot``; NaN when none is finite.
+
+    Example:
+        >>> percentile_ci(np.array([np.nan, 1.0, 2.0, 3.0]), 0.5)
+        (1.5, 2.5)
+    """
+    finite = boot[np.isfinite(boot)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    tail = (1 - confidence_level) / 2
+    lo, hi = np.quantile(finite, [tail, 1 - tail])
+    return float(lo), float(hi)
