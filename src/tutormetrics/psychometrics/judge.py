@@ -137,12 +137,15 @@ def _reference_row(
     y, yhat = y_codes[both], judge_codes[both]
     table = contingency_table(y, yhat, q)
     row: dict[str, Any] = {"n": int(y.size), **{k: float("nan") for k in [*_METRICS, "kappa_ci_low", "kappa_ci_high"]}}
-    if y.size < n_min:
+    if y.size == 0:
         return row, table, ["too_few"]
+    # raters.md §3: with n < n_min the row is flagged too_few, and its values are still reported (the
+    # spec's worked example lists them at n = 9), so a small pilot still shows what it measured
     row.update(_row_metrics(table, **boot))
     p = table / table.sum()
     p_e = float((p.sum(1) * p.sum(0)).sum())
-    return row, table, (["constant"] if np.isclose(p_e, 1.0) else [])
+    reasons = ["too_few"] if y.size < n_min else []
+    return row, table, reasons + (["constant"] if np.isclose(p_e, 1.0) else [])
 
 
 def _check_raters(all_raters: list[str], judge: str) -> list[str]:

@@ -64,7 +64,8 @@ def test_spec_worked_example() -> None:
     assert res.notes == []
     default = judge_table(_long(SPEC), "J", n_resamples=0).table
     assert default["reason"].to_list() == ["", "", "too_few", "too_few;majority_ties_1"]
-    assert np.isnan(default["accuracy"][2]) and default["accuracy"][1] == pytest.approx(0.7)
+    # flagged, and the values still reported: with the defaults they equal the spec's table too
+    assert default["accuracy"].to_list() == pytest.approx([0.6, 0.7, 1 / 3, 2 / 3])
 
 
 def test_spec_example_against_sklearn_and_krippendorff() -> None:
@@ -145,7 +146,7 @@ def test_too_few_and_judge_only_scale() -> None:
     wide = {"h": [0, 1] * 4, "llm": [0, 1, 2, 1] * 2}
     res = judge_table(_long(wide), "llm", n_resamples=0)
     assert res.table["reason"].to_list() == ["too_few", "too_few"]
-    assert res.table["accuracy"].is_nan().all()
+    assert res.table["accuracy"].to_list() == [0.75, 0.75]  # flagged, still reported
     assert res.notes == ["c: the judge uses score(s) 2 that no human used"]
 
 
