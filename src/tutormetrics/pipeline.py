@@ -305,8 +305,7 @@ def _score_levels(
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
     result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)
     files.update(turns=str(turns_path), conversations=str(conv_path))
-    turns = read_table(turns_path, id_columns=("exchange_id", "conversation_id"))
-    levels = [("", turns, None, {})]
+    levels = [("", result.turns, None, {})]
     if id_col == "conversation_id" and result.conversations is not None:
         levels.append(("conversations_", result.conversations, None, {}))
     return levels

@@ -86,7 +86,7 @@ def score_dialogue_file(
 ) -> DialogueResult:
     """Score every tutor turn of ``path`` into ``output`` (TURNS) and, if asked, ``conversations_output`` (CONV).
 
-    With ``output=None`` TURNS is returned in memory (no checkpoint).
+    TURNS and CONV are returned in memory as well (with ``output=None`` TURNS is not checkpointed).
     """
     context = parse_context(dialogue.context)
     encoding = check_context_encoding(dialogue.context_encoding)
@@ -148,7 +148,7 @@ def score_dialogue_file(
                 record_guard(output)
         log(f"scored {turns.height:,} tutor turns of {len(convs):,} conversations -> {output}"
             + (f"; conversations -> {conversations_output}" if conversations_output else ""))
-    return DialogueResult(turns if output is None else None, conv, manifest, turns.height, len(convs))
+    return DialogueResult(turns, conv, manifest, turns.height, len(convs))
 
 
 def _verified_prefix(checkpoint: Checkpoint) -> int:
