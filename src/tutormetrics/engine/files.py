@@ -78,10 +78,18 @@ class ScoreOptions:
     keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
     #: Family parameters, ``{family: {param: value}}`` (``--metric-param lexical_richness.mattr_window=10``).
     metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Encoder results kept across chunks, MiB (``None``: sized for the machine; ``0``: off).
+    cache_mb: float | None = None
+    engine: str = "local"  # local | ray (extra tutormetrics[ray]; tutormetrics.engine.ray_engine)
+    ray_address: str | None = None  # None: a local Ray started for the run; "auto" or ray://host:10001
+    num_actors: int | None = None  # Ray actors, each holding one Scorer (None: one per GPU, else per 2 CPUs)
+    gpus_per_actor: float = 0.0
 
     def result_key(self) -> dict[str, Any]:
-        """The options that can change the numbers (progress, manifest and resume cannot)."""
-        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs"}
+        """The options that can change the numbers (progress, manifest and resume cannot; the cache budget only
+        moves encoder values in the last float32 bits, and a resume replays the cache exactly)."""
+        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
+                "engine", "ray_address", "num_actors", "gpus_per_actor"}
         return {k: v for k, v in asdict(self).items() if k not in skip}
 
 
@@ -278,6 +286,7 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         n_jobs=n_jobs,
         lang=options.lang,
         segmenter=options.segmenter,
+        cache_mb=options.cache_mb,
     )
 
 
@@ -307,6 +316,12 @@ def score_file(
     With ``output=None`` the scored frame is returned in memory (no checkpointing); with ``keep_frame``
     it is returned as well as written (read from the verified chunk checkpoints, not from ``output``).
     """
+    if options.engine == "ray":
+        from tutormetrics.engine.ray_engine import score_file_ray
+
+        return score_file_ray(path, output, options, log=log, keep_frame=keep_frame)
+    if options.engine != "local":
+        raise ConfigError(f"unknown engine {options.engine!r}", hint="use --engine local or --engine ray")
     lf, plan = plan_input(path, options)
     if not plan.has_id:
         log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
@@ -332,7 +347,10 @@ def score_file(
                 remove_stale_temporaries(output)
                 run = _ChunkRun(scorer, options, kept, caught, n_kept, checkpoint)
                 for index, chunk_frame in run.scored(chunks):
-                    checkpoint.save(index, chunk_frame, options.id_column, run.stats_of(index), run.warnings_of(index))
+                    checkpoint.save(
+                        index, chunk_frame, options.id_column, run.stats_of(index), run.warnings_of(index),
+                        write_cache=run.cache_writer(index),
+                    )
                 _assemble(checkpoint.parts(run.n_chunks), output, options, scorer)
                 frame = _read_parts(checkpoint.parts(run.n_chunks), scorer) if keep_frame else None
                 resumed, chunk_warnings = run.n_reused, run.warnings()
@@ -398,6 +416,7 @@ class _ChunkRun:
         self.n_caught = 0
         self._stats: dict[int, dict[str, Any]] = {}
         self._warnings: dict[int, list[str]] = {}
+        self._deltas: dict[int, Any] = {}  # chunk index -> the Scorer's text-cache delta, until saved
 
     def scored(self, chunks: Iterator) -> Iterator[tuple[int, pl.DataFrame]]:
         """``(index, frame)`` for every chunk that is scored now (reused chunks are skipped)."""
@@ -426,6 +445,8 @@ class _ChunkRun:
             self._stats[index] = scorer.stats.since(before)
             self._warnings[index] = [str(w.message) for w in self.caught[mark:]]
             before, mark = scorer.stats.snapshot(), len(self.caught)
+            if scorer.last_cache_delta is not None:
+                self._deltas[index], scorer.last_cache_delta = scorer.last_cache_delta, None
             extra = self._extra.pop(index)
             if extra is not None:
                 frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
@@ -445,6 +466,22 @@ class _ChunkRun:
         self._stats[index] = entry.get("stats", {})
         self._warnings[index] = list(entry.get("warnings", []))
         self.n_reused += 1
+        cache = self.scorer.text_cache
+        if cache is not None and entry.get("cache_sha256") is not None:
+            from tutormetrics.engine.text_cache import load_delta
+
+            # the cache state after this chunk, as the first run had it: later chunks encode the same texts
+            # in the same batches, so a resumed run writes the same bytes
+            cache.replay(*load_delta(self.checkpoint.cache_path(index)))
+
+    def cache_writer(self, index: int) -> Callable[[Path], None] | None:
+        """Writes chunk ``index``'s text-cache delta next to its checkpoint (``None`` without a cache)."""
+        delta = self._deltas.pop(index, None)
+        if delta is None:
+            return None
+        from tutormetrics.engine.text_cache import save_delta
+
+        return lambda path: save_delta(path, *delta)
 
     def stats_of(self, index: int) -> dict[str, Any]:
         return self._stats.get(index, {})

@@ -146,6 +146,8 @@ class Scorer:
             for every row; written to the ``lang`` column. Readability is NaN unless ``lang`` is ``en``.
         segmenter: ``"char"`` (one token per CJK character) or ``"rjieba"`` (Chinese word segmentation
             of Han runs in rows whose ``lang`` is ``zh``; extra ``tutormetrics[zh]``).
+        cache_mb: memory for encoder results kept across chunks (:mod:`tutormetrics.engine.text_cache`):
+            ``None`` sizes it for the machine, ``0`` turns the cache off (each chunk encodes its own texts).
 
     Example:
         >>> s = Scorer(["length", "overlap"])
@@ -166,6 +168,7 @@ class Scorer:
         cpu_overlap: str = "auto",
         lang: str = "auto",
         segmenter: str = "char",
+        cache_mb: float | None = None,
     ) -> None:
         if chunk_size < 1:
             raise ConfigError("chunk_size must be at least 1")
@@ -185,6 +188,12 @@ class Scorer:
         self.stats = ScoreStats()
         self._encoder_arg = encoder
         self._encoder: TextEncoder | None = None
+        if cache_mb is not None and not cache_mb >= 0:
+            raise ConfigError(f"cache_mb must be >= 0, got {cache_mb!r}")
+        self.cache_mb = cache_mb
+        self._text_cache: Any = None
+        #: The last chunk's cache delta ``(keys, new_keys, new)`` (the file scorer checkpoints it).
+        self.last_cache_delta: tuple[list[bytes], list[bytes], Any] | None = None
         self.requires = frozenset().union(*(f.requires for f in self.families))
         self._check_columns()
 
@@ -267,6 +276,8 @@ class Scorer:
             "text": {"lang": self.lang, **segmenter_info(self.segmenter)},
             "stats": dict(vars(self.stats)),
         }
+        if self.text_cache is not None:
+            info["text_cache"] = self.text_cache.describe()
         for f in self.families:
             describe = getattr(f, "describe", None)
             if callable(describe):
@@ -458,7 +469,7 @@ class Scorer:
         """
         if all(p is None for p in parts):
             unique = list(dict.fromkeys(texts))  # a text kept twice (segmented and not) is encoded once
-            encoded = self.encoder.encode(unique, progress=self.progress)
+            encoded = self._encode_atoms(unique)
             if len(unique) == len(texts):
                 return encoded, encoded
             where = {t: i for i, t in enumerate(unique)}
@@ -467,8 +478,28 @@ class Scorer:
 
         atoms: dict[str, int] = {}
         groups = [[atoms.setdefault(x, len(atoms)) for x in (p if p is not None else (t,))] for t, p in zip(texts, parts)]
-        encoded = self.encoder.encode(list(atoms), progress=self.progress)
+        encoded = self._encode_atoms(list(atoms))
         return pool_parts(encoded, groups, self.encoder.n_special_tokens), encoded
+
+    @property
+    def text_cache(self) -> Any:
+        """The run's :class:`~tutormetrics.engine.text_cache.TextCache` (``None`` without encoder or with ``cache_mb=0``)."""
+        if self._text_cache is None and self.needs_encoder and self.cache_mb != 0:
+            from tutormetrics.engine.text_cache import TextCache, default_cache_mb
+
+            mb = default_cache_mb() if self.cache_mb is None else self.cache_mb
+            self._text_cache = TextCache(int(mb * 2**20), self.encoder_config.fingerprint())
+        return self._text_cache
+
+    def _encode_atoms(self, atoms: list[str]) -> EncodedTexts:
+        """Encode distinct texts, through the text cache when there is one."""
+        cache = self.text_cache
+        self.last_cache_delta = ([], [], None)
+        if cache is None or not atoms:
+            return self.encoder.encode(atoms, progress=self.progress)
+        encoded, keys, new_keys, fresh = cache.encode(atoms, lambda todo: self.encoder.encode(todo, progress=self.progress))
+        self.last_cache_delta = (keys, new_keys, fresh)
+        return encoded
 
     def _cpu_in_process(self) -> bool:
         if self.cpu_overlap == "auto":
