@@ -2,15 +2,17 @@
 
 1. The driver validates and reads the input with the local engine's reader (:func:`plan_input`,
    :func:`iter_exchanges`), so ids (given or generated), joined prompts, ``--dedupe`` and every input error
-   are exactly those of ``--engine local``.
-2. Rows are grouped by prompt (:func:`pack_blocks`): rows sharing a prompt go into one block of about
-   ``chunk_size`` rows, and each block becomes one Ray Data block (``ray.data.from_arrow``), so the
-   prompt is encoded once (and the text cache of each actor catches the rest).
-3. ``map_batches(ScoreBatch, batch_size=None, concurrency=num_actors, num_gpus=gpus_per_actor)``: an actor
-   pool, one Scorer (one model load, one text cache) per actor, one block per call.
-4. Ray Data writes Parquet shards into a temporary folder beside the output; the driver sorts them back
-   into input order by row number and writes the final file with the same atomic
-   :func:`~tutormetrics.io.write_table` (CSV formula guard included), then removes the shards.
+   are exactly those of ``--engine local``; it reads ``32 · chunk_size`` rows at a time (bounded memory).
+2. Each window is regrouped by prompt (:func:`pack_blocks`) into Parquet blocks of about ``chunk_size`` rows in a
+   staging folder beside the output (:func:`stage_input`): rows sharing a prompt meet in one block, so the
+   prompt is encoded once (and each actor's text cache catches prompts that recur later).
+3. Ray Data reads the blocks (``read_parquet``) and runs ``map_batches(ScoreBatch, batch_size=None,
+   compute=ActorPoolStrategy(size=num_actors), num_gpus=gpus_per_actor)``: one Scorer (one model load, one text
+   cache) per actor, one block per call.
+4. Ray Data writes Parquet shards; the driver sorts them back into input order by row number, checks that every
+   row came back once, and writes the final file with the same atomic :func:`~tutormetrics.io.write_table`
+   (CSV formula guard included), then removes the staging folder. On a multi-node cluster the output's folder
+   must be on storage every node sees (as for any Ray Data ``read_parquet``/``write_parquet``).
 
 Fault tolerance: Ray Data restarts a dead actor and retries its blocks (its defaults for actor pools are
 ``max_restarts=-1``, ``max_task_retries=-1``), and re-runs lost read/write tasks, so a worker process or node lost
@@ -79,6 +81,32 @@ def pack_blocks(prompts: list[str], size: int) -> list[list[int]]:
     return blocks
 
 
+def stage_input(lf: pl.LazyFrame, plan: Any, options: ScoreOptions, folder: Path, source: str) -> int:
+    """Write the input as Parquet blocks for Ray Data, rows sharing a prompt in one block; returns the block count.
+
+    The input is read with the local engine's reader, a window of ``32 · chunk_size`` rows at a time (memory stays
+    bounded), and each window is packed with :func:`pack_blocks`. Columns: the row number, the id, the joined
+    prompt, the response and the ``--keep`` columns (``__keep_<name>``).
+    """
+    folder.mkdir(parents=True)
+    window = replace(options, chunk_size=32 * options.chunk_size)
+    kept: deque[pl.DataFrame] = deque()
+    start, n_blocks = 0, 0
+    for ids, prompts, responses in iter_exchanges(lf, plan, window, kept, source=source):
+        table = pl.DataFrame(
+            {ROW: list(range(start, start + len(ids))), options.id_column: ids, PROMPT: prompts, RESPONSE: responses},
+            schema={ROW: pl.Int64, options.id_column: pl.String, PROMPT: pl.String, RESPONSE: pl.String},
+        )
+        if options.keep_columns:
+            extra = kept.popleft()
+            table = pl.concat([table, extra.rename({c: f"__keep_{c}" for c in extra.columns})], how="horizontal")
+        for rows in pack_blocks(prompts, options.chunk_size):
+            table[rows].write_parquet(folder / f"block-{n_blocks:08d}.parquet")
+            n_blocks += 1
+        start += len(ids)
+    return n_blocks
+
+
 def _actors(ray: Any, options: ScoreOptions) -> tuple[int, float]:
     """(actors, CPUs per actor): one actor per GPU share, else one per 2 CPUs; fractional CPUs on small machines
     so Ray Data's own read and write tasks are not starved."""
@@ -123,66 +151,57 @@ def score_file_ray(
     n_kept = plan.n_rows - plan.n_dropped_duplicates
     scorer = build_scorer(options, n_kept)  # columns and manifest on the driver; the model is not loaded here
 
-    kept: deque[pl.DataFrame] = deque()
-    ids: list[str] = []
-    prompts: list[str] = []
-    responses: list[str | None] = []
-    for chunk_ids, chunk_prompts, chunk_responses in iter_exchanges(lf, plan, options, kept, source=str(path)):
-        ids += chunk_ids
-        prompts += chunk_prompts
-        responses += chunk_responses
-    table = pl.DataFrame(
-        {ROW: list(range(len(ids))), options.id_column: ids, PROMPT: prompts, RESPONSE: responses},
-        schema={ROW: pl.Int64, options.id_column: pl.String, PROMPT: pl.String, RESPONSE: pl.String},
-    )
-    blocks = [table[rows].to_arrow() for rows in pack_blocks(prompts, options.chunk_size)]
-    actor_options = replace(options, prompt_columns=[PROMPT], response_column=RESPONSE, keep_columns=[])
-
     started = False
     if not ray.is_initialized():
         ray.init(address=options.ray_address, include_dashboard=False, log_to_driver=False, configure_logging=False)
         started = True
-    shards = Path(tempfile.mkdtemp(prefix=f".{output.name if output else 'stdout'}.ray-", dir=output.parent if output else None))
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name if output else 'stdout'}.ray-", dir=output.parent if output else None))
     t0 = time.perf_counter()
     try:
+        n_blocks = stage_input(lf, plan, options, staging / "in", str(path))
         from tutormetrics.engine.batch import ScoreBatch
 
         n_actors, cpus = _actors(ray, options)
         _quiet(ray, options.progress)
-        log(f"ray: {len(blocks)} blocks on {n_actors} actor(s) ({cpus:g} CPU, {options.gpus_per_actor:g} GPU each)")
-        ds = ray.data.from_arrow(blocks).map_batches(
+        log(f"ray: {n_blocks} blocks on {n_actors} actor(s) ({cpus:g} CPU, {options.gpus_per_actor:g} GPU each)")
+        keep = [f"__keep_{c}" for c in options.keep_columns]
+        actor_options = replace(options, prompt_columns=[PROMPT], response_column=RESPONSE, keep_columns=[])
+        ds = ray.data.read_parquet(str(staging / "in"), file_extensions=["parquet"]).map_batches(
             ScoreBatch,
-            fn_constructor_kwargs={"options": asdict(actor_options), "passthrough": [ROW]},
-            batch_size=None,
+            fn_constructor_kwargs={"options": asdict(actor_options), "passthrough": [ROW, *keep]},
+            batch_size=None,  # one block = rows sharing a prompt
             batch_format="pyarrow",
             compute=ray.data.ActorPoolStrategy(size=n_actors),
             num_cpus=cpus,
             num_gpus=options.gpus_per_actor or None,
         )  # Ray Data's actor defaults: max_restarts=-1, max_task_retries=-1 (a lost actor is restarted, its blocks rerun)
-        ds.write_parquet(str(shards))
-        scored = pl.read_parquet(sorted(shards.glob("*.parquet"))) if any(shards.glob("*.parquet")) else None
+        ds.write_parquet(str(staging / "out"))
+        parts = sorted((staging / "out").glob("*.parquet"))
+        scored = pl.scan_parquet(parts).sort(ROW) if parts else None
+        if scored is None:
+            frame_lazy = scorer.empty_frame().lazy()
+        else:
+            rows = scored.select(ROW).collect().get_column(ROW)
+            if rows.len() != n_kept or not (rows == pl.int_range(0, n_kept, eager=True)).all():  # pragma: no cover
+                raise RuntimeError(f"Ray returned {rows.len()} rows for {n_kept} exchanges")
+            order = [options.id_column, *keep, *scorer.columns()[1:]]
+            frame_lazy = scored.select(order).rename({k: k[len("__keep_"):] for k in keep})
+        frame = frame_lazy.collect()
+        seconds = time.perf_counter() - t0
+        if output is not None:
+            write_table(frame, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
     finally:
-        shutil.rmtree(shards, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
         if started:
             ray.shutdown()
-    seconds = time.perf_counter() - t0
-    frame = scorer.empty_frame() if scored is None else scored.sort(ROW).drop(ROW)
-    if frame.height != n_kept or frame.get_column(options.id_column).to_list() != ids:  # pragma: no cover - Ray lost rows
-        raise RuntimeError(f"Ray returned {frame.height} rows for {n_kept} exchanges")
-    frame = frame.select(scorer.columns())
-    if options.keep_columns:
-        extra = pl.concat(list(kept)) if kept else pl.DataFrame()
-        frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
-
     stats, run_warnings = _stats(frame, scorer)
     for message in run_warnings:
         log(f"warning: {message}")
     manifest = _manifest(scorer, options, path, n_kept, plan, stats, run_warnings) | {
         "engine": {"name": "ray", "ray": ray.__version__, "actors": n_actors, "cpus_per_actor": cpus,
-                   "gpus_per_actor": options.gpus_per_actor, "blocks": len(blocks), "seconds": round(seconds, 3)},
+                   "gpus_per_actor": options.gpus_per_actor, "blocks": n_blocks, "seconds": round(seconds, 3)},
     }
     if output is not None:
-        write_table(frame, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
         if options.write_manifest:
             import json
 
