@@ -20,6 +20,7 @@ import json
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
+from itertools import islice
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,11 +87,14 @@ class ScoreOptions:
     gpus_per_actor: float = 0.0
 
     def result_key(self) -> dict[str, Any]:
-        """The options that can change the numbers (progress, manifest and resume cannot; the cache budget only
-        moves encoder values in the last float32 bits, and a resume replays the cache exactly)."""
+        """The options that can change the numbers (progress, manifest and resume cannot). Whether the text cache
+        is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of the
+        key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
+        byte-identical encoder columns)."""
         skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
                 "engine", "ray_address", "num_actors", "gpus_per_actor"}
-        return {k: v for k, v in asdict(self).items() if k not in skip}
+        key = {k: v for k, v in asdict(self).items() if k not in skip}
+        return key | {"text_cache": self.cache_mb != 0}
 
 
 @dataclass
@@ -424,11 +428,24 @@ class _ChunkRun:
         scorer, options = self.scorer, self.options
         initial = self._reused_rows()
 
+        ahead = scorer.encode_ahead if scorer.needs_encoder else 1
+        scorer.record_cache_ops = self.checkpoint is not None and scorer.text_cache is not None
+
+        def windows() -> Iterator[tuple[int, Any, bool]]:
+            """``(index, chunk, reusable)``; the texts of each window of ``ahead`` chunks are encoded at its start,
+            as part of its first chunk (when that chunk is reused, its checkpointed cache replays the same)."""
+            numbered = enumerate(chunks)
+            while window := list(islice(numbered, ahead)):
+                marked = [(i, c, self.checkpoint is not None and self.checkpoint.reusable(i, c[0])) for i, c in window]
+                if ahead > 1 and not marked[0][2]:
+                    scorer.prefetch([c for _, c, _ in marked])
+                yield from marked
+
         def fresh() -> Iterator:
-            for index, chunk in enumerate(chunks):
+            for index, chunk, reusable in windows():
                 self.n_chunks = index + 1
                 extra = self.kept.popleft() if options.keep_columns else None
-                if self.checkpoint is not None and self.checkpoint.reusable(index, chunk[0]):
+                if reusable:
                     self._reuse(index)
                     continue
                 if self.checkpoint is not None:
@@ -445,8 +462,8 @@ class _ChunkRun:
             self._stats[index] = scorer.stats.since(before)
             self._warnings[index] = [str(w.message) for w in self.caught[mark:]]
             before, mark = scorer.stats.snapshot(), len(self.caught)
-            if scorer.last_cache_delta is not None:
-                self._deltas[index], scorer.last_cache_delta = scorer.last_cache_delta, None
+            if scorer.record_cache_ops:
+                self._deltas[index] = scorer.take_cache_ops()
             extra = self._extra.pop(index)
             if extra is not None:
                 frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
@@ -472,7 +489,7 @@ class _ChunkRun:
 
             # the cache state after this chunk, as the first run had it: later chunks encode the same texts
             # in the same batches, so a resumed run writes the same bytes
-            cache.replay(*load_delta(self.checkpoint.cache_path(index)))
+            cache.replay(load_delta(self.checkpoint.cache_path(index)))
 
     def cache_writer(self, index: int) -> Callable[[Path], None] | None:
         """Writes chunk ``index``'s text-cache delta next to its checkpoint (``None`` without a cache)."""
@@ -481,7 +498,7 @@ class _ChunkRun:
             return None
         from tutormetrics.engine.text_cache import save_delta
 
-        return lambda path: save_delta(path, *delta)
+        return lambda path: save_delta(path, delta)
 
     def stats_of(self, index: int) -> dict[str, Any]:
         return self._stats.get(index, {})

@@ -132,6 +132,9 @@ def _merge_counts(into: dict, other: dict) -> None:
 class Scorer:
     """Score exchanges with a set of metric families.
 
+    With the text cache on, the texts of ``ENCODE_AHEAD_ROWS`` rows (2,048; whole chunks) are encoded together
+    however small ``chunk_size`` is (:attr:`encode_ahead`).
+
     Args:
         metrics: family names, groups (``"all"``, ``"lexical"``, ``"encoder"``), or :class:`Metric` instances.
         encoder: an :class:`~tutormetrics.encoders.hf.EncoderConfig` or a ready
@@ -154,6 +157,9 @@ class Scorer:
         >>> s.score(["e1"], ["Where did the cat sit?"], ["The cat sat on the mat."])["jaccard_1"][0]
         0.25
     """
+
+    #: Rows whose texts are encoded in one pass when the text cache is on (see :attr:`encode_ahead`).
+    ENCODE_AHEAD_ROWS = DEFAULT_CHUNK_SIZE
 
     def __init__(
         self,
@@ -192,8 +198,9 @@ class Scorer:
             raise ConfigError(f"cache_mb must be >= 0, got {cache_mb!r}")
         self.cache_mb = cache_mb
         self._text_cache: Any = None
-        #: The last chunk's cache delta ``(keys, new_keys, new)`` (the file scorer checkpoints it).
-        self.last_cache_delta: tuple[list[bytes], list[bytes], Any] | None = None
+        self._cache_ops: list[Any] = []  # text-cache lookups since take_cache_ops (the file scorer checkpoints them)
+        #: Keep the text-cache lookups for :meth:`take_cache_ops` (set by the checkpointing file scorer).
+        self.record_cache_ops = False
         self.requires = frozenset().union(*(f.requires for f in self.families))
         self._check_columns()
 
@@ -309,6 +316,8 @@ class Scorer:
         if aux and any(len(v) != len(ids) for v in aux.values()):
             raise ConfigError("every aux text list must have one entry per exchange")
         chunks = _chunks(ids, prompts, responses, self.chunk_size, aux)
+        if self.needs_encoder and self.encode_ahead > 1:
+            chunks = _prefetched(self, chunks)
         frames = list(self.iter_scores(chunks, total=len(ids)))
         if not frames:
             return self.empty_frame()
@@ -494,12 +503,48 @@ class Scorer:
     def _encode_atoms(self, atoms: list[str]) -> EncodedTexts:
         """Encode distinct texts, through the text cache when there is one."""
         cache = self.text_cache
-        self.last_cache_delta = ([], [], None)
         if cache is None or not atoms:
             return self.encoder.encode(atoms, progress=self.progress)
-        encoded, keys, new_keys, fresh = cache.encode(atoms, lambda todo: self.encoder.encode(todo, progress=self.progress))
-        self.last_cache_delta = (keys, new_keys, fresh)
+        encoded, *op = cache.encode(atoms, lambda todo: self.encoder.encode(todo, progress=self.progress))
+        if self.record_cache_ops:
+            self._cache_ops.append(tuple(op))
         return encoded
+
+    @property
+    def encode_ahead(self) -> int:
+        """Chunks whose texts are encoded together (``ceil(ENCODE_AHEAD_ROWS / chunk_size)`` with the text cache, else 1).
+
+        Small chunks (fine-grained checkpoints) would otherwise pad a few short replies to the length of a
+        long shared prompt in every forward batch; encoding a window of chunks at once, longest first, and
+        serving each chunk from the cache keeps the batches as full as with 2,048-row chunks.
+        """
+        if self.text_cache is None or self.chunk_size >= self.ENCODE_AHEAD_ROWS:
+            return 1
+        return -(-self.ENCODE_AHEAD_ROWS // self.chunk_size)
+
+    def prefetch(self, chunks: Sequence[tuple[Any, ...]]) -> None:
+        """Encode the texts of ``chunks`` (``(ids, prompts, responses[, aux])``) into the text cache in one pass."""
+        if self.text_cache is None:
+            return
+        atoms: dict[str, None] = {}
+        for chunk in chunks:
+            prompts, responses = chunk[1], chunk[2]
+            aux = chunk[3] if len(chunk) > 3 else None
+            for p in prompts:
+                if p is None or isinstance(p, str):
+                    atoms[normalize(p)] = None
+                else:
+                    parts = [normalize(x) for x in p]
+                    atoms.update(dict.fromkeys(parts or [""]))
+            atoms.update(dict.fromkeys(normalize(r) for r in responses))
+            for values in (aux or {}).values():
+                atoms.update(dict.fromkeys(normalize(v) for v in values if v is not None))
+        self._encode_atoms(list(atoms))
+
+    def take_cache_ops(self) -> list[Any]:
+        """The text-cache lookups since the last call (what a chunk's checkpoint keeps), and forget them."""
+        ops, self._cache_ops = self._cache_ops, []
+        return ops
 
     def _cpu_in_process(self) -> bool:
         if self.cpu_overlap == "auto":
@@ -521,6 +566,7 @@ class Scorer:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_pool"] = None
+        state["_text_cache"], state["_cache_ops"] = None, []  # a copy (a worker process) starts with an empty cache
         return state
 
     def empty_frame(self) -> pl.DataFrame:
@@ -626,6 +672,15 @@ def _chunks(
         stop = start + size
         chunk: tuple[Any, ...] = (ids[start:stop], prompts[start:stop], responses[start:stop])
         yield chunk + ({k: v[start:stop] for k, v in aux.items()},) if aux else chunk
+
+
+def _prefetched(scorer: Scorer, chunks: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """The chunks, with the texts of each window of ``scorer.encode_ahead`` chunks encoded before its first."""
+    from itertools import islice
+
+    while window := list(islice(chunks, scorer.encode_ahead)):
+        scorer.prefetch(window)
+        yield from window
 
 
 def _disable(progress: bool | None) -> bool | None:

@@ -124,8 +124,12 @@ class TextCache:
             self._insert_all([keys[i] for i in misses], [rows[i] for i in misses])  # type: ignore[misc]
         return _stack(rows), keys, [keys[i] for i in misses], fresh  # type: ignore[arg-type]
 
-    def replay(self, keys: Sequence[bytes], new_keys: Sequence[bytes], new: EncodedTexts | None) -> None:
-        """Rebuild the state after a chunk that looked up ``keys`` and encoded ``new`` (keyed ``new_keys``)."""
+    def replay(self, ops: Sequence[Op]) -> None:
+        """Rebuild the state after the lookups ``ops`` (what :meth:`encode` returned: keys, new keys, new entries)."""
+        for keys, new_keys, new in ops:
+            self._replay_one(keys, new_keys, new)
+
+    def _replay_one(self, keys: Sequence[bytes], new_keys: Sequence[bytes], new: EncodedTexts | None) -> None:
         given = {k: j for j, k in enumerate(new_keys)}
         missing: list[bytes] = []
         for k in keys:
@@ -165,6 +169,10 @@ class TextCache:
         }
 
 
+#: One lookup: the keys looked up (in order), the keys of the misses and their new entries.
+Op = tuple[list[bytes], list[bytes], "EncodedTexts | None"]
+
+
 def _stack(rows: list[EncodedTexts]) -> EncodedTexts:
     return rows[0] if len(rows) == 1 else EncodedTexts.concat(rows)
 
@@ -174,44 +182,49 @@ _ARRAYS = ("pools", "pools_content", "extrema", "n_content_tokens", "n_windows",
 _LISTS = ("token_states", "token_norms", "token_offsets")
 
 
-def save_delta(path: Path, keys: Sequence[bytes], new_keys: Sequence[bytes], new: EncodedTexts | None) -> None:
-    """Write one chunk's cache delta (keys looked up, new keys, new entries) as an ``.npz`` (no pickles)."""
-    data: dict[str, np.ndarray] = {
-        "keys": np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16),
-        "new_keys": np.frombuffer(b"".join(new_keys), dtype=np.uint8).reshape(-1, 16),
-    }
-    if new is not None:
-        data["shape"] = np.array([new.n_layers, new.hidden_size], dtype=np.int64)
+def save_delta(path: Path, ops: Sequence[Op]) -> None:
+    """Write one chunk's cache lookups (keys looked up, new keys, new entries) as an ``.npz`` (no pickles)."""
+    data: dict[str, np.ndarray] = {"n_ops": np.array(len(ops), dtype=np.int64)}
+    for i, (keys, new_keys, new) in enumerate(ops):
+        data[f"{i}_keys"] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16)
+        data[f"{i}_new_keys"] = np.frombuffer(b"".join(new_keys), dtype=np.uint8).reshape(-1, 16)
+        if new is None:
+            continue
+        data[f"{i}_shape"] = np.array([new.n_layers, new.hidden_size], dtype=np.int64)
         for name in _ARRAYS:
             value = getattr(new, name)
             if value is not None:
-                data[name] = np.asarray(value)
+                data[f"{i}_{name}"] = np.asarray(value)
         for name in _LISTS:
             value = getattr(new, name)
             if value is not None:
-                data[name] = np.concatenate(value) if value else np.zeros((0,), np.float32)
-                data[name + "_len"] = np.array([len(a) for a in value], dtype=np.int64)
+                data[f"{i}_{name}"] = np.concatenate(value) if value else np.zeros((0,), np.float32)
+                data[f"{i}_{name}_len"] = np.array([len(a) for a in value], dtype=np.int64)
     buf = io.BytesIO()
     np.savez(buf, **data)
     path.write_bytes(buf.getvalue())
 
 
-def load_delta(path: Path) -> tuple[list[bytes], list[bytes], EncodedTexts | None]:
+def load_delta(path: Path) -> list[Op]:
     """Read what :func:`save_delta` wrote (``allow_pickle=False``)."""
+    ops: list[Op] = []
     with np.load(path, allow_pickle=False) as z:
-        keys = [bytes(r) for r in z["keys"]]
-        new_keys = [bytes(r) for r in z["new_keys"]]
-        if "shape" not in z:
-            return keys, new_keys, None
-        n_layers, hidden = (int(v) for v in z["shape"])
-        kw: dict = {name: z[name] for name in _ARRAYS if name in z}
-        for name in _LISTS:
-            if name in z:
-                flat, lens = z[name], z[name + "_len"]
-                bounds = np.cumsum(lens)[:-1]
-                kw[name] = list(np.split(flat, bounds)) if len(lens) else []
-                if name == "token_states":
-                    kw[name] = [a.reshape(-1, hidden) for a in kw[name]]
-                elif name == "token_offsets":
-                    kw[name] = [a.reshape(-1, 2) for a in kw[name]]
-        return keys, new_keys, EncodedTexts(n_layers=n_layers, hidden_size=hidden, **kw)
+        for i in range(int(z["n_ops"])):
+            keys = [bytes(r) for r in z[f"{i}_keys"]]
+            new_keys = [bytes(r) for r in z[f"{i}_new_keys"]]
+            if f"{i}_shape" not in z:
+                ops.append((keys, new_keys, None))
+                continue
+            n_layers, hidden = (int(v) for v in z[f"{i}_shape"])
+            kw: dict = {name: z[f"{i}_{name}"] for name in _ARRAYS if f"{i}_{name}" in z}
+            for name in _LISTS:
+                if f"{i}_{name}" in z:
+                    flat, lens = z[f"{i}_{name}"], z[f"{i}_{name}_len"]
+                    parts = list(np.split(flat, np.cumsum(lens)[:-1])) if len(lens) else []
+                    if name == "token_states":
+                        parts = [a.reshape(-1, hidden) for a in parts]
+                    elif name == "token_offsets":
+                        parts = [a.reshape(-1, 2) for a in parts]
+                    kw[name] = parts
+            ops.append((keys, new_keys, EncodedTexts(n_layers=n_layers, hidden_size=hidden, **kw)))
+    return ops

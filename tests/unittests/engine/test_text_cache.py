@@ -44,7 +44,9 @@ def test_each_unique_text_is_encoded_once_across_chunks(tiny_model_dir):
     assert uncached.encoder.texts_encoded > n_unique  # without the cache shared texts come back per chunk
     info = cached.manifest()["text_cache"]
     assert info["texts_encoded"] == n_unique and info["evictions"] == 0
-    assert info["texts_encoded"] + info["texts_from_cache"] == cached.stats.n_encoded_texts
+    # the 6 chunks of 4 lie in one encode-ahead window (2048 rows): its texts are encoded up front, in one
+    # pass, and every chunk's own lookups are then served from the cache
+    assert cached.encode_ahead == 512 and info["texts_from_cache"] == cached.stats.n_encoded_texts
     assert "text_cache" not in uncached.manifest()
     assert out["jaccard_1"].to_list() == ref["jaccard_1"].to_list()
     np.testing.assert_allclose(out["emb_mean_cos"].to_numpy(), ref["emb_mean_cos"].to_numpy(), atol=1e-6)
@@ -93,23 +95,32 @@ def test_delta_round_trip_and_replay(tiny_model_dir, tmp_path):
     s = _scorer(tiny_model_dir)
     cache = s.text_cache
     enc, keys, new_keys, fresh = cache.encode(["the cat", "", "a mat"], lambda t: s.encoder.encode(t))
-    save_delta(tmp_path / "d.npz", keys, new_keys, fresh)
-    k2, n2, back = load_delta(tmp_path / "d.npz")
-    assert k2 == keys and n2 == new_keys and back is not None
+    _, keys1, new1, fresh1 = cache.encode(["the cat", "on it"], lambda t: s.encoder.encode(t))
+    save_delta(tmp_path / "d.npz", [(keys, new_keys, fresh), (keys1, new1, fresh1)])
+    ops = load_delta(tmp_path / "d.npz")
+    (k2, n2, back), (k3, n3, back1) = ops
+    assert k2 == keys and n2 == new_keys and back is not None and k3 == keys1 and n3 == [cache.key("on it")]
+    assert len(back1) == 1
     for name in ("pools", "extrema", "n_windows", "maxima"):
         np.testing.assert_array_equal(getattr(back, name), getattr(fresh, name), err_msg=name)
     for a, b in zip(back.token_states, fresh.token_states):
         np.testing.assert_array_equal(a, b)
     other = TextCache(cache.budget_bytes, cache.fingerprint)
-    other.replay(k2, n2, back)
-    assert len(other) == 3 and other.counts.texts_replayed == 3
+    other.replay(ops)
+    assert len(other) == 4 and other.counts.texts_replayed == 4
+    assert list(other._entries) == list(cache._entries)  # the same least-recently-used order
     with pytest.raises(KeyError):
-        TextCache(10**6, "fp").replay(keys, [], None)
+        TextCache(10**6, "fp").replay([(keys, [], None)])
 
 
-def test_resume_replays_the_checkpointed_cache(tiny_model_dir, tmp_path, monkeypatch):
+@pytest.mark.parametrize("ahead_rows", [2048, 8])
+@pytest.mark.parametrize("damage", [False, True])
+def test_resume_replays_the_checkpointed_cache(tiny_model_dir, tmp_path, monkeypatch, ahead_rows, damage):
+    """Byte-identical after a resume, with one encode-ahead window or windows of 2 chunks, also when a
+    checkpointed chunk in the middle failed verification and was recomputed."""
     from tutormetrics.engine.checkpoint import Checkpoint
 
+    monkeypatch.setattr(Scorer, "ENCODE_AHEAD_ROWS", ahead_rows)
     ids, prompts, responses = _rows()
     src = tmp_path / "in.csv"
     pl.DataFrame({"exchange_id": ids, "prompt": prompts, "response": responses}).write_csv(src)
@@ -129,9 +140,17 @@ def test_resume_replays_the_checkpointed_cache(tiny_model_dir, tmp_path, monkeyp
     out = tmp_path / "m.csv"
     with pytest.raises(KeyboardInterrupt):
         score_file(src, out, ScoreOptions(**opts))
-    monkeypatch.undo()
-    assert len(list((tmp_path / "m.csv.partial").glob("cache-*.npz"))) == 3
-    score_file(src, out, ScoreOptions(**opts))
+    monkeypatch.setattr(Checkpoint, "save", real)
+    partial = tmp_path / "m.csv.partial"
+    assert len(list(partial.glob("cache-*.npz"))) == 3
+    if damage:
+        data = bytearray((partial / "cache-000001.npz").read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (partial / "cache-000001.npz").write_bytes(bytes(data))
+    logs: list[str] = []
+    score_file(src, out, ScoreOptions(**opts), log=logs.append)
+    want = "resuming: 2 verified" if damage else "resuming: 3 verified"
+    assert any(want in m for m in logs), logs
     assert out.read_bytes() == ref.read_bytes()
     a = json.loads((tmp_path / "m.csv.manifest.json").read_text())
     b = json.loads((tmp_path / "ref.csv.manifest.json").read_text())
