@@ -34,8 +34,8 @@ CONFIGS = [(2048, None), (16, None), (2048, 0.0), (16, 0.0)]  # (chunk size, cac
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--input", type=Path, default=C.DEFAULT_MRBENCH)
-    ap.add_argument("--rows", type=int, default=200)
-    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--rows", type=int, default=160)
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-md", action="store_true")
     args = ap.parse_args(argv)
 
@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     outputs: dict[tuple, Path] = {}
     for r in range(args.runs):
         for chunk, cache in CONFIGS:
+            if (chunk, cache) == (16, 0.0) and r > 0:
+                continue  # the slow reference, once (keeps the benchmark near 2 minutes)
             out = tmp / f"out_{chunk}_{cache}.csv"
             opts = ScoreOptions(metrics="all", device="cpu", progress=False, chunk_size=chunk, cache_mb=cache)
             load = C.load_average()
@@ -75,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     # numbers: every configuration against chunk 2048 without the cache
     import numpy as np
 
+    def med(d, k):
+        return C.median(d[k])
+
     ref = pl.read_csv(outputs[(2048, 0.0)])
     worst = 0.0
     for key, path in outputs.items():
@@ -87,14 +92,11 @@ def main(argv: list[str] | None = None) -> int:
                 assert (np.isnan(a) == np.isnan(b)).all(), (key, col)
                 worst = max(worst, float(np.max(np.abs(a[both] - b[both]), initial=0.0)))
 
-    def med(d, k):
-        return C.median(d[k])
-
     ratio_cache = [a / b for a, b in zip(wall[(16, None)], wall[(2048, None)])]
     ratio_nocache = [a / b for a, b in zip(wall[(16, 0.0)], wall[(2048, 0.0)])]
     cpu_cache = [a / b for a, b in zip(cpu[(16, None)], cpu[(2048, None)])]
     cpu_nocache = [a / b for a, b in zip(cpu[(16, 0.0)], cpu[(2048, 0.0)])]
-    goal = C.median(ratio_cache)
+    goal = med(wall, (16, None)) / med(wall, (2048, None))  # ratio of the median wall times
     res.update({
         "rows": data.height, "distinct_prompts": n_prompts, "runs": args.runs,
         "wall_s": {f"{k[0]}_{'off' if k[1] == 0 else 'on'}": v for k, v in wall.items()},
@@ -113,14 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         enc = f"{tc['texts_encoded']:,} encoded, {tc['texts_from_cache']:,} from cache" if tc else "—"
         base = (2048, cache)
         return [chunk, "off" if cache == 0 else "on", f"{med(wall, k):.2f}", f"{med(cpu, k):.2f}",
-                f"{C.median([a / b for a, b in zip(wall[k], wall[base])]):.2f}", enc]
+                f"{med(wall, k) / med(wall, base):.2f}", enc]
 
     rows = [row(16, None), row(2048, None), row(16, 0.0), row(2048, 0.0)]
     body = f"""## 10. Chunk size and the text cache (`bench_cache.py`)
 
-{data.height} MRBench rows (whole conversations, {n_prompts} distinct prompts of ~900 characters, each shared by 8-9 tutor replies), `score -m all` through `score_file` with checkpoints, real all-MiniLM-L6-v2 on CPU (model load included, ~1 s), {args.runs} alternating runs per configuration.
-Goal: `--chunk-size 16` within 1.25× of `--chunk-size 2048` with the cache — **{'met' if goal <= 1.25 else 'missed'}** ({goal:.2f}×, median of per-run wall ratios; CPU-time ratios {", ".join(f"{x:.2f}" for x in cpu_cache)}).
-Without the cache chunk 16 costs {C.median(ratio_nocache):.2f}× chunk 2048 (CPU-time ratios {", ".join(f"{x:.2f}" for x in cpu_nocache)}).
+{data.height} MRBench rows (whole conversations, {n_prompts} distinct prompts of ~900 characters, each shared by 8-9 tutor replies), `score -m all` through `score_file` with checkpoints, real all-MiniLM-L6-v2 on CPU (model load included, ~1 s), {args.runs} alternating runs per configuration (chunk 16 without the cache: one).
+Goal: `--chunk-size 16` within 1.25× of `--chunk-size 2048` with the cache — **{'met' if goal <= 1.25 else 'missed'}** ({goal:.2f}×, ratio of the median wall times; per-run wall ratios {", ".join(f"{x:.2f}" for x in ratio_cache)}, CPU-time ratio of the medians {med(cpu, (16, None)) / med(cpu, (2048, None)):.2f}). The machine is shared (load average in the lines below), so single runs swing by tens of per cent.
+Without the cache chunk 16 costs {C.median(ratio_nocache):.2f}× chunk 2048 (one run; CPU-time ratio {", ".join(f"{x:.2f}" for x in cpu_nocache)}): every chunk re-encodes its prompts and pads its short replies to their length.
 
 {C.md_table(rows, ["chunk size", "cache", "median wall s", "median CPU s", "wall / chunk 2048 (same cache)", "texts (manifest `text_cache`)"])}
 

@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     from tutormetrics.engine.files import ScoreOptions, score_file
+    from tutormetrics.engine.ray_engine import score_file_ray
 
     res = C.header("ray")
     tmp = Path(tempfile.mkdtemp(prefix="bench_ray_"))
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                     out = tmp / f"{case}_{engine}.csv"
                     opts = ScoreOptions(progress=False, engine=engine, num_actors=1 if engine == "ray" else None, **kw)
                     t0 = time.perf_counter()
-                    score_file(src, out, opts)
+                    (score_file_ray if engine == "ray" else score_file)(src, out, opts)
                     times[case][engine].append(time.perf_counter() - t0)
                     outs[engine] = pl.read_csv(out)
                     print(f"  run {r + 1} {case:>7} {engine:>5}: {times[case][engine][-1]:.2f} s (load {C.load_average()})",

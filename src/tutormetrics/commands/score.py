@@ -154,6 +154,12 @@ def score(
         from tutormetrics.errors import ConfigError
 
         raise ConfigError("--conversations needs --dialogue (or --transcript-col)", hint="add --dialogue")
+    if engine not in ("local", "ray"):
+        from tutormetrics.errors import ConfigError
+
+        raise ConfigError(f"unknown engine {engine!r}", hint="use --engine local or --engine ray")
+    if engine == "ray":
+        from tutormetrics.engine.ray_engine import score_file_ray as score_file
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
     _to_stdout(result.frame if output == "-" else None, csv_formula_guard)
     opt.strict_gate(strict, result.manifest.get("warnings", []))

@@ -320,12 +320,11 @@ def score_file(
     With ``output=None`` the scored frame is returned in memory (no checkpointing); with ``keep_frame``
     it is returned as well as written (read from the verified chunk checkpoints, not from ``output``).
     """
-    if options.engine == "ray":
-        from tutormetrics.engine.ray_engine import score_file_ray
-
-        return score_file_ray(path, output, options, log=log, keep_frame=keep_frame)
-    if options.engine != "local":
-        raise ConfigError(f"unknown engine {options.engine!r}", hint="use --engine local or --engine ray")
+    if options.engine != "local":  # the Ray engine sits above this module (it reuses the reader and the options)
+        raise ConfigError(
+            f"score_file runs the local engine, not {options.engine!r}",
+            hint="for Ray call tutormetrics.engine.ray_engine.score_file_ray (the CLI: --engine ray)",
+        )
     lf, plan = plan_input(path, options)
     if not plan.has_id:
         log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
