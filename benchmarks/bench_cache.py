@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 CONFIGS = [(2048, None), (16, None), (2048, 0.0), (16, 0.0)]  # (chunk size, cache_mb: None = default, 0 = off)
 

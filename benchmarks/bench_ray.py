@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 #: RESULTS.md §5a (H200, batch 128, full suite on 1,655 MRBench rows): 1.66 s, 118,758 tokens fed.
 H200_SUITE_S, H200_ROWS, H200_TOKENS = 1.66, 1655, 118_758
@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     ray_start_s = time.perf_counter() - t0
     cases = {
-        "lexical": (lex_src, dict(metrics="lexical"), args.rows),
-        "encoder": (enc_src, dict(metrics="all", device="cpu"), args.encoder_rows),
+        "lexical": (lex_src, {"metrics": "lexical"}, args.rows),
+        "encoder": (enc_src, {"metrics": "all", "device": "cpu"}, args.encoder_rows),
     }
     times: dict[str, dict[str, list[float]]] = {k: {"local": [], "ray": []} for k in cases}
     same: dict[str, bool] = {}

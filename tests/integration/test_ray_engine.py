@@ -56,6 +56,7 @@ def test_ray_engine_equals_local_engine(ray_cluster, rows, tiny_model_dir, tmp_p
     assert not list(tmp_path.glob(".ray.csv.ray-*"))  # the shards are gone
 
 
+@pytest.mark.slow  # the 2-CPU Ray start-up (~5-10 s) is paid by the first test that needs it
 def test_score_batch_in_map_batches(ray_cluster, rows):
     from tutormetrics.engine import ScoreBatch
 

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tutormetrics.engine.files import ScoreOptions, build_scorer
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io import join_prompt_columns, stable_id
-from tutormetrics.engine.files import ScoreOptions, build_scorer
 
 
 class ScoreBatch:

@@ -7,7 +7,9 @@ ledger (``chunks.json``) with each chunk's row count, first and last id, SHA-256
   ledger *and* its row count and first/last id match the chunk the input gives at that index; anything
   else (a deleted, truncated, flipped, swapped or foreign chunk) is recomputed, and the run says so.
 * **Nothing computed is lost.** Each chunk's counts and warnings live in the ledger, so a resumed run
-  reports exactly what an uninterrupted one does (``--strict`` included).
+  reports exactly what an uninterrupted one does (``--strict`` included). With the text cache on, each chunk's
+  cache lookups and new encoder results sit beside it (``cache-NNNNNN.npz``, SHA-256 in the ledger, verified like
+  the chunk; :mod:`tutormetrics.engine.text_cache`), so a resumed run rebuilds the cache instead of re-encoding.
 
 Every file in the folder is written through a fresh temporary file and ``os.replace``.
 

@@ -34,10 +34,17 @@ from typing import Any
 
 import polars as pl
 
+from tutormetrics.engine.files import (
+    Log,
+    ScoreOptions,
+    ScoreResult,
+    build_scorer,
+    iter_exchanges,
+    plan_input,
+)
+from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, ScoreStats
 from tutormetrics.errors import ConfigError
 from tutormetrics.io import infer_format, write_table, write_text_atomic
-from tutormetrics.engine.files import Log, ScoreOptions, ScoreResult, build_scorer, iter_exchanges, plan_input
-from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, MOSTLY_NAN_SHARE, ScoreStats
 
 ROW, PROMPT, RESPONSE = "__row", "__prompt", "__response"
 
@@ -46,7 +53,7 @@ def import_ray() -> Any:
     """``ray`` with Ray Data, or a :class:`ConfigError` saying how to install it."""
     try:
         import ray
-        import ray.data  # noqa: F401
+        import ray.data
     except ImportError:
         raise ConfigError(
             "--engine ray needs Ray Data, which is not installed", hint="pip install 'tutormetrics[ray]'"

@@ -85,7 +85,7 @@ def test_lru_order_and_budget():
     cache = TextCache(budget_bytes=2 * entry_nbytes(one), fingerprint="fp")
     cache.encode(["a", "b"], fake)
     cache.encode(["a"], fake)  # a is now the most recent
-    _, keys, new_keys, _ = cache.encode(["c"], fake)  # evicts b, the least recently used
+    _, _, new_keys, _ = cache.encode(["c"], fake)  # evicts b, the least recently used
     assert cache.key("a") in cache and cache.key("b") not in cache and new_keys == [cache.key("c")]
     assert cache.counts.evictions == 1 and cache.counts.texts_from_cache == 1 and cache.counts.texts_encoded == 3
     assert TextCache(10**6, "other").key("a") != cache.key("a")  # the encoder fingerprint is part of the key
@@ -94,7 +94,7 @@ def test_lru_order_and_budget():
 def test_delta_round_trip_and_replay(tiny_model_dir, tmp_path):
     s = _scorer(tiny_model_dir)
     cache = s.text_cache
-    enc, keys, new_keys, fresh = cache.encode(["the cat", "", "a mat"], lambda t: s.encoder.encode(t))
+    _, keys, new_keys, fresh = cache.encode(["the cat", "", "a mat"], lambda t: s.encoder.encode(t))
     _, keys1, new1, fresh1 = cache.encode(["the cat", "on it"], lambda t: s.encoder.encode(t))
     save_delta(tmp_path / "d.npz", [(keys, new_keys, fresh), (keys1, new1, fresh1)])
     ops = load_delta(tmp_path / "d.npz")
@@ -124,8 +124,8 @@ def test_resume_replays_the_checkpointed_cache(tiny_model_dir, tmp_path, monkeyp
     ids, prompts, responses = _rows()
     src = tmp_path / "in.csv"
     pl.DataFrame({"exchange_id": ids, "prompt": prompts, "response": responses}).write_csv(src)
-    opts = dict(metrics="overlap,embedding_similarity", model_name_or_path=str(tiny_model_dir), device="cpu",
-                batch_size=4, chunk_size=4, progress=False)
+    opts = {"metrics": "overlap,embedding_similarity", "model_name_or_path": str(tiny_model_dir), "device": "cpu",
+            "batch_size": 4, "chunk_size": 4, "progress": False}
     ref = tmp_path / "ref.csv"
     score_file(src, ref, ScoreOptions(**opts))
     real, calls = Checkpoint.save, {"n": 0}
