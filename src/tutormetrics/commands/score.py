@@ -42,6 +42,11 @@ def score(
     chars_per_sentence: opt.CharsPerSentence = 100.0,
     concision_bands: opt.ConcisionBands = "3,6",
     chunk_size: opt.ChunkSize = 2048,
+    cache_mb: opt.CacheMb = None,
+    engine: opt.Engine = "local",
+    ray_address: opt.RayAddress = None,
+    num_actors: opt.NumActors = None,
+    gpus_per_actor: opt.GpusPerActor = 0.0,
     progress: opt.Progress = None,
     manifest: opt.Manifest = True,
     dedupe: Annotated[bool, typer.Option("--dedupe", help="Keep the first row of each duplicated id instead of stopping.")] = False,
@@ -82,6 +87,8 @@ def score(
     Example: tutormetrics score exchanges.csv -o metrics.csv --prompt query --prompt code --metrics lexical
 
     Dialogues: tutormetrics score turns.csv --dialogue -o turns_scored.csv --conversations conv.csv --context full
+
+    On Ray: tutormetrics score exchanges.parquet -o metrics.parquet --engine ray --num-actors 8 --gpus-per-actor 1
     """
     from tutormetrics.engine.files import ScoreOptions, score_file
 
@@ -106,6 +113,11 @@ def score(
         chars_per_sentence=chars_per_sentence,
         concision_bands=opt.parse_bands(concision_bands),
         chunk_size=chunk_size,
+        cache_mb=cache_mb,
+        engine=engine,
+        ray_address=ray_address,
+        num_actors=num_actors,
+        gpus_per_actor=gpus_per_actor,
         progress=progress,
         write_manifest=manifest,
         dedupe=dedupe,
@@ -119,6 +131,10 @@ def score(
 
     out = None if output == "-" else Path(output)
     check_outputs([input], [out, out and out.with_name(out.name + ".manifest.json"), conversations])
+    if (dialogue or transcript_col is not None) and engine != "local":
+        from tutormetrics.errors import ConfigError
+
+        raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     if dialogue or transcript_col is not None:
         from tutormetrics.dialogue.files import score_dialogue_file
 
@@ -138,6 +154,12 @@ def score(
         from tutormetrics.errors import ConfigError
 
         raise ConfigError("--conversations needs --dialogue (or --transcript-col)", hint="add --dialogue")
+    if engine not in ("local", "ray"):
+        from tutormetrics.errors import ConfigError
+
+        raise ConfigError(f"unknown engine {engine!r}", hint="use --engine local or --engine ray")
+    if engine == "ray":
+        from tutormetrics.engine.ray_engine import score_file_ray as score_file
     result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
     _to_stdout(result.frame if output == "-" else None, csv_formula_guard)
     opt.strict_gate(strict, result.manifest.get("warnings", []))

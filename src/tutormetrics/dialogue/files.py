@@ -102,7 +102,10 @@ def score_dialogue_file(
         log(f"note: {len(silent)} conversation(s) have no tutor turn, so no TURNS rows (CONV has n_tutor_turns = 0): {shown}")
     n_rows = sum(c.n_tutor_turns for c in convs)
     # TURNS is keyed by exchange_id = "{conversation_id}:{turn}" whatever --id named in a transcript table
-    scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id"), n_rows))
+    # No text cache across chunks here: chunks hold whole conversations (their turns are encoded once within the
+    # chunk), and a resumed run restarts after a verified prefix with a fresh Scorer, so a cache would batch the
+    # remaining texts differently from an uninterrupted run (the byte-identical resume guarantee).
+    scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id", cache_mb=0), n_rows))
     dtype = turn_column_dtype(convs)
     keep = list(options.keep_columns)
     caught_all: list[str] = list(found.warnings)

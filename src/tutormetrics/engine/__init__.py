@@ -1,5 +1,6 @@
 """The scoring engine: the :class:`Scorer` (dedupe, one encoder pass per unique text, concurrency) and
-file scoring with checkpoints (:func:`score_file`).
+file scoring with checkpoints (:func:`score_file`), and :class:`ScoreBatch`, a batch callable for Ray Data,
+Spark and Dask (``score --engine ray`` runs it on Ray: :mod:`tutormetrics.engine.ray_engine`).
 
 Example:
     >>> from tutormetrics.engine import score_texts
@@ -7,7 +8,8 @@ Example:
     0.25
 """
 
+from tutormetrics.engine.batch import ScoreBatch
 from tutormetrics.engine.files import ScoreOptions, ScoreResult, score_file
 from tutormetrics.engine.scorer import Scorer, ScoreStats, score_texts
 
-__all__ = ["ScoreOptions", "ScoreResult", "ScoreStats", "Scorer", "score_file", "score_texts"]
+__all__ = ["ScoreBatch", "ScoreOptions", "ScoreResult", "ScoreStats", "Scorer", "score_file", "score_texts"]

@@ -7,7 +7,9 @@ ledger (``chunks.json``) with each chunk's row count, first and last id, SHA-256
   ledger *and* its row count and first/last id match the chunk the input gives at that index; anything
   else (a deleted, truncated, flipped, swapped or foreign chunk) is recomputed, and the run says so.
 * **Nothing computed is lost.** Each chunk's counts and warnings live in the ledger, so a resumed run
-  reports exactly what an uninterrupted one does (``--strict`` included).
+  reports exactly what an uninterrupted one does (``--strict`` included). With the text cache on, each chunk's
+  cache lookups and new encoder results sit beside it (``cache-NNNNNN.npz``, SHA-256 in the ledger, verified like
+  the chunk; :mod:`tutormetrics.engine.text_cache`), so a resumed run rebuilds the cache instead of re-encoding.
 
 Every file in the folder is written through a fresh temporary file and ``os.replace``.
 
@@ -120,6 +122,9 @@ class Checkpoint:
                 index = int(name)
                 path = self.path(index)
                 ok = path.is_file() and not path.is_symlink() and file_sha256(path) == entry["sha256"]
+                if ok and entry.get("cache_sha256") is not None:  # the chunk's text-cache delta, verified alike
+                    cpath = self.cache_path(index)
+                    ok = cpath.is_file() and not cpath.is_symlink() and file_sha256(cpath) == entry["cache_sha256"]
             except (ValueError, TypeError, KeyError, OSError):
                 ok, index = False, -1
             if ok:
@@ -127,7 +132,8 @@ class Checkpoint:
             else:
                 bad.append(name)
         known = {self.path(i).name for i in self.ledger}
-        for stray in self.dir.glob("chunk-*"):
+        known |= {self.cache_path(i).name for i, e in self.ledger.items() if e.get("cache_sha256") is not None}
+        for stray in [*self.dir.glob("chunk-*"), *self.dir.glob("cache-*")]:
             if stray.name not in known:
                 stray.unlink()
         if bad:
@@ -148,24 +154,35 @@ class Checkpoint:
     def forget(self, index: int) -> None:
         """Drop chunk ``index`` (it will be recomputed)."""
         if self.ledger.pop(index, None) is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self.path(index).unlink()
+            for path in (self.path(index), self.cache_path(index)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
             self._write_ledger()
 
     def path(self, index: int) -> Path:
         return self.dir / f"chunk-{index:06d}.parquet"
 
-    def save(self, index: int, frame: pl.DataFrame, id_col: str, stats: dict[str, Any], warnings: list[str]) -> None:
-        """Write chunk ``index`` atomically and record it in the ledger."""
+    def cache_path(self, index: int) -> Path:
+        """The text-cache delta of chunk ``index`` (:func:`tutormetrics.engine.text_cache.save_delta`)."""
+        return self.dir / f"cache-{index:06d}.npz"
+
+    def save(
+        self,
+        index: int,
+        frame: pl.DataFrame,
+        id_col: str,
+        stats: dict[str, Any],
+        warnings: list[str],
+        write_cache: Callable[[Path], None] | None = None,
+    ) -> None:
+        """Write chunk ``index`` atomically and record it in the ledger; ``write_cache(path)`` writes the
+        chunk's text-cache delta, verified on resume like the chunk."""
+        cache_sha = None
+        if write_cache is not None:
+            self._write_atomic(self.cache_path(index), write_cache)
+            cache_sha = file_sha256(self.cache_path(index))
         target = self.path(index)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=self.dir)
-        os.close(fd)
-        try:
-            frame.write_parquet(tmp)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        self._write_atomic(target, frame.write_parquet)
         ids = frame.get_column(id_col)
         self.ledger[index] = {
             "rows": frame.height,
@@ -174,8 +191,19 @@ class Checkpoint:
             "sha256": file_sha256(target),
             "stats": stats,
             "warnings": warnings,
+            "cache_sha256": cache_sha,
         }
         self._write_ledger()
+
+    def _write_atomic(self, target: Path, write: Callable[[Any], None]) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=self.dir)
+        os.close(fd)
+        try:
+            write(Path(tmp))
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
 
     def parts(self, n_chunks: int) -> list[Path]:
         """The chunk files ``0..n_chunks-1`` in order (every one verified and present)."""

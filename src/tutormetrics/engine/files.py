@@ -20,6 +20,7 @@ import json
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
+from itertools import islice
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,11 +79,22 @@ class ScoreOptions:
     keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
     #: Family parameters, ``{family: {param: value}}`` (``--metric-param lexical_richness.mattr_window=10``).
     metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Encoder results kept across chunks, MiB (``None``: sized for the machine; ``0``: off).
+    cache_mb: float | None = None
+    engine: str = "local"  # local | ray (extra tutormetrics[ray]; tutormetrics.engine.ray_engine)
+    ray_address: str | None = None  # None: a local Ray started for the run; "auto" or ray://host:10001
+    num_actors: int | None = None  # Ray actors, each holding one Scorer (None: one per GPU, else per 2 CPUs)
+    gpus_per_actor: float = 0.0
 
     def result_key(self) -> dict[str, Any]:
-        """The options that can change the numbers (progress, manifest and resume cannot)."""
-        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs"}
-        return {k: v for k, v in asdict(self).items() if k not in skip}
+        """The options that can change the numbers (progress, manifest and resume cannot). Whether the text cache
+        is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of the
+        key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
+        byte-identical encoder columns)."""
+        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
+                "engine", "ray_address", "num_actors", "gpus_per_actor"}
+        key = {k: v for k, v in asdict(self).items() if k not in skip}
+        return key | {"text_cache": self.cache_mb != 0}
 
 
 @dataclass
@@ -278,6 +290,7 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         n_jobs=n_jobs,
         lang=options.lang,
         segmenter=options.segmenter,
+        cache_mb=options.cache_mb,
     )
 
 
@@ -307,6 +320,11 @@ def score_file(
     With ``output=None`` the scored frame is returned in memory (no checkpointing); with ``keep_frame``
     it is returned as well as written (read from the verified chunk checkpoints, not from ``output``).
     """
+    if options.engine != "local":  # the Ray engine sits above this module (it reuses the reader and the options)
+        raise ConfigError(
+            f"score_file runs the local engine, not {options.engine!r}",
+            hint="for Ray call tutormetrics.engine.ray_engine.score_file_ray (the CLI: --engine ray)",
+        )
     lf, plan = plan_input(path, options)
     if not plan.has_id:
         log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
@@ -332,7 +350,10 @@ def score_file(
                 remove_stale_temporaries(output)
                 run = _ChunkRun(scorer, options, kept, caught, n_kept, checkpoint)
                 for index, chunk_frame in run.scored(chunks):
-                    checkpoint.save(index, chunk_frame, options.id_column, run.stats_of(index), run.warnings_of(index))
+                    checkpoint.save(
+                        index, chunk_frame, options.id_column, run.stats_of(index), run.warnings_of(index),
+                        write_cache=run.cache_writer(index),
+                    )
                 _assemble(checkpoint.parts(run.n_chunks), output, options, scorer)
                 frame = _read_parts(checkpoint.parts(run.n_chunks), scorer) if keep_frame else None
                 resumed, chunk_warnings = run.n_reused, run.warnings()
@@ -398,6 +419,7 @@ class _ChunkRun:
         self.n_caught = 0
         self._stats: dict[int, dict[str, Any]] = {}
         self._warnings: dict[int, list[str]] = {}
+        self._deltas: dict[int, Any] = {}  # chunk index -> the Scorer's text-cache delta, until saved
 
     def scored(self, chunks: Iterator) -> Iterator[tuple[int, pl.DataFrame]]:
         """``(index, frame)`` for every chunk that is scored now (reused chunks are skipped)."""
@@ -405,11 +427,24 @@ class _ChunkRun:
         scorer, options = self.scorer, self.options
         initial = self._reused_rows()
 
+        ahead = scorer.encode_ahead if scorer.needs_encoder else 1
+        scorer.record_cache_ops = self.checkpoint is not None and scorer.text_cache is not None
+
+        def windows() -> Iterator[tuple[int, Any, bool]]:
+            """``(index, chunk, reusable)``; the texts of each window of ``ahead`` chunks are encoded at its start,
+            as part of its first chunk (when that chunk is reused, its checkpointed cache replays the same)."""
+            numbered = enumerate(chunks)
+            while window := list(islice(numbered, ahead)):
+                marked = [(i, c, self.checkpoint is not None and self.checkpoint.reusable(i, c[0])) for i, c in window]
+                if ahead > 1 and not marked[0][2]:
+                    scorer.prefetch([c for _, c, _ in marked])
+                yield from marked
+
         def fresh() -> Iterator:
-            for index, chunk in enumerate(chunks):
+            for index, chunk, reusable in windows():
                 self.n_chunks = index + 1
                 extra = self.kept.popleft() if options.keep_columns else None
-                if self.checkpoint is not None and self.checkpoint.reusable(index, chunk[0]):
+                if reusable:
                     self._reuse(index)
                     continue
                 if self.checkpoint is not None:
@@ -426,6 +461,8 @@ class _ChunkRun:
             self._stats[index] = scorer.stats.since(before)
             self._warnings[index] = [str(w.message) for w in self.caught[mark:]]
             before, mark = scorer.stats.snapshot(), len(self.caught)
+            if scorer.record_cache_ops:
+                self._deltas[index] = scorer.take_cache_ops()
             extra = self._extra.pop(index)
             if extra is not None:
                 frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
@@ -445,6 +482,22 @@ class _ChunkRun:
         self._stats[index] = entry.get("stats", {})
         self._warnings[index] = list(entry.get("warnings", []))
         self.n_reused += 1
+        cache = self.scorer.text_cache
+        if cache is not None and entry.get("cache_sha256") is not None:
+            from tutormetrics.engine.text_cache import load_delta
+
+            # the cache state after this chunk, as the first run had it: later chunks encode the same texts
+            # in the same batches, so a resumed run writes the same bytes
+            cache.replay(load_delta(self.checkpoint.cache_path(index)))
+
+    def cache_writer(self, index: int) -> Callable[[Path], None] | None:
+        """Writes chunk ``index``'s text-cache delta next to its checkpoint (``None`` without a cache)."""
+        delta = self._deltas.pop(index, None)
+        if delta is None:
+            return None
+        from tutormetrics.engine.text_cache import save_delta
+
+        return lambda path: save_delta(path, delta)
 
     def stats_of(self, index: int) -> dict[str, Any]:
         return self._stats.get(index, {})

@@ -132,6 +132,9 @@ def _merge_counts(into: dict, other: dict) -> None:
 class Scorer:
     """Score exchanges with a set of metric families.
 
+    With the text cache on, the texts of ``ENCODE_AHEAD_ROWS`` rows (2,048; whole chunks) are encoded together
+    however small ``chunk_size`` is (:attr:`encode_ahead`).
+
     Args:
         metrics: family names, groups (``"all"``, ``"lexical"``, ``"encoder"``), or :class:`Metric` instances.
         encoder: an :class:`~tutormetrics.encoders.hf.EncoderConfig` or a ready
@@ -146,12 +149,17 @@ class Scorer:
             for every row; written to the ``lang`` column. Readability is NaN unless ``lang`` is ``en``.
         segmenter: ``"char"`` (one token per CJK character) or ``"rjieba"`` (Chinese word segmentation
             of Han runs in rows whose ``lang`` is ``zh``; extra ``tutormetrics[zh]``).
+        cache_mb: memory for encoder results kept across chunks (:mod:`tutormetrics.engine.text_cache`):
+            ``None`` sizes it for the machine, ``0`` turns the cache off (each chunk encodes its own texts).
 
     Example:
         >>> s = Scorer(["length", "overlap"])
         >>> s.score(["e1"], ["Where did the cat sit?"], ["The cat sat on the mat."])["jaccard_1"][0]
         0.25
     """
+
+    #: Rows whose texts are encoded in one pass when the text cache is on (see :attr:`encode_ahead`).
+    ENCODE_AHEAD_ROWS = DEFAULT_CHUNK_SIZE
 
     def __init__(
         self,
@@ -166,6 +174,7 @@ class Scorer:
         cpu_overlap: str = "auto",
         lang: str = "auto",
         segmenter: str = "char",
+        cache_mb: float | None = None,
     ) -> None:
         if chunk_size < 1:
             raise ConfigError("chunk_size must be at least 1")
@@ -185,6 +194,13 @@ class Scorer:
         self.stats = ScoreStats()
         self._encoder_arg = encoder
         self._encoder: TextEncoder | None = None
+        if cache_mb is not None and not cache_mb >= 0:
+            raise ConfigError(f"cache_mb must be >= 0, got {cache_mb!r}")
+        self.cache_mb = cache_mb
+        self._text_cache: Any = None
+        self._cache_ops: list[Any] = []  # text-cache lookups since take_cache_ops (the file scorer checkpoints them)
+        #: Keep the text-cache lookups for :meth:`take_cache_ops` (set by the checkpointing file scorer).
+        self.record_cache_ops = False
         self.requires = frozenset().union(*(f.requires for f in self.families))
         self._check_columns()
 
@@ -267,6 +283,8 @@ class Scorer:
             "text": {"lang": self.lang, **segmenter_info(self.segmenter)},
             "stats": dict(vars(self.stats)),
         }
+        if self.text_cache is not None:
+            info["text_cache"] = self.text_cache.describe()
         for f in self.families:
             describe = getattr(f, "describe", None)
             if callable(describe):
@@ -298,6 +316,8 @@ class Scorer:
         if aux and any(len(v) != len(ids) for v in aux.values()):
             raise ConfigError("every aux text list must have one entry per exchange")
         chunks = _chunks(ids, prompts, responses, self.chunk_size, aux)
+        if self.needs_encoder and self.encode_ahead > 1:
+            chunks = _prefetched(self, chunks)
         frames = list(self.iter_scores(chunks, total=len(ids)))
         if not frames:
             return self.empty_frame()
@@ -458,7 +478,7 @@ class Scorer:
         """
         if all(p is None for p in parts):
             unique = list(dict.fromkeys(texts))  # a text kept twice (segmented and not) is encoded once
-            encoded = self.encoder.encode(unique, progress=self.progress)
+            encoded = self._encode_atoms(unique)
             if len(unique) == len(texts):
                 return encoded, encoded
             where = {t: i for i, t in enumerate(unique)}
@@ -467,8 +487,64 @@ class Scorer:
 
         atoms: dict[str, int] = {}
         groups = [[atoms.setdefault(x, len(atoms)) for x in (p if p is not None else (t,))] for t, p in zip(texts, parts)]
-        encoded = self.encoder.encode(list(atoms), progress=self.progress)
+        encoded = self._encode_atoms(list(atoms))
         return pool_parts(encoded, groups, self.encoder.n_special_tokens), encoded
+
+    @property
+    def text_cache(self) -> Any:
+        """The run's :class:`~tutormetrics.engine.text_cache.TextCache` (``None`` without encoder or with ``cache_mb=0``)."""
+        if self._text_cache is None and self.needs_encoder and self.cache_mb != 0:
+            from tutormetrics.engine.text_cache import TextCache, default_cache_mb
+
+            mb = default_cache_mb() if self.cache_mb is None else self.cache_mb
+            self._text_cache = TextCache(int(mb * 2**20), self.encoder_config.fingerprint())
+        return self._text_cache
+
+    def _encode_atoms(self, atoms: list[str]) -> EncodedTexts:
+        """Encode distinct texts, through the text cache when there is one."""
+        cache = self.text_cache
+        if cache is None or not atoms:
+            return self.encoder.encode(atoms, progress=self.progress)
+        encoded, *op = cache.encode(atoms, lambda todo: self.encoder.encode(todo, progress=self.progress))
+        if self.record_cache_ops:
+            self._cache_ops.append(tuple(op))
+        return encoded
+
+    @property
+    def encode_ahead(self) -> int:
+        """Chunks whose texts are encoded together (``ceil(ENCODE_AHEAD_ROWS / chunk_size)`` with the text cache, else 1).
+
+        Small chunks (fine-grained checkpoints) would otherwise pad a few short replies to the length of a
+        long shared prompt in every forward batch; encoding a window of chunks at once, longest first, and
+        serving each chunk from the cache keeps the batches as full as with 2,048-row chunks.
+        """
+        if self.text_cache is None or self.chunk_size >= self.ENCODE_AHEAD_ROWS:
+            return 1
+        return -(-self.ENCODE_AHEAD_ROWS // self.chunk_size)
+
+    def prefetch(self, chunks: Sequence[tuple[Any, ...]]) -> None:
+        """Encode the texts of ``chunks`` (``(ids, prompts, responses[, aux])``) into the text cache in one pass."""
+        if self.text_cache is None:
+            return
+        atoms: dict[str, None] = {}
+        for chunk in chunks:
+            prompts, responses = chunk[1], chunk[2]
+            aux = chunk[3] if len(chunk) > 3 else None
+            for p in prompts:
+                if p is None or isinstance(p, str):
+                    atoms[normalize(p)] = None
+                else:
+                    parts = [normalize(x) for x in p]
+                    atoms.update(dict.fromkeys(parts or [""]))
+            atoms.update(dict.fromkeys(normalize(r) for r in responses))
+            for values in (aux or {}).values():
+                atoms.update(dict.fromkeys(normalize(v) for v in values if v is not None))
+        self._encode_atoms(list(atoms))
+
+    def take_cache_ops(self) -> list[Any]:
+        """The text-cache lookups since the last call (what a chunk's checkpoint keeps), and forget them."""
+        ops, self._cache_ops = self._cache_ops, []
+        return ops
 
     def _cpu_in_process(self) -> bool:
         if self.cpu_overlap == "auto":
@@ -490,6 +566,7 @@ class Scorer:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_pool"] = None
+        state["_text_cache"], state["_cache_ops"] = None, []  # a copy (a worker process) starts with an empty cache
         return state
 
     def empty_frame(self) -> pl.DataFrame:
@@ -595,6 +672,15 @@ def _chunks(
         stop = start + size
         chunk: tuple[Any, ...] = (ids[start:stop], prompts[start:stop], responses[start:stop])
         yield chunk + ({k: v[start:stop] for k, v in aux.items()},) if aux else chunk
+
+
+def _prefetched(scorer: Scorer, chunks: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """The chunks, with the texts of each window of ``scorer.encode_ahead`` chunks encoded before its first."""
+    from itertools import islice
+
+    while window := list(islice(chunks, scorer.encode_ahead)):
+        scorer.prefetch(window)
+        yield from window
 
 
 def _disable(progress: bool | None) -> bool | None:

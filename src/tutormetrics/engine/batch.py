@@ -1,0 +1,99 @@
+"""A batch callable for distributed engines: :class:`ScoreBatch` scores a batch of exchanges and returns the
+metric columns, built once per worker (the Scorer, the encoder and the text cache live as long as it does).
+
+It takes and returns what the engines pass around: a pandas DataFrame (Ray ``batch_format="pandas"``, Spark
+``predict_batch_udf`` via pandas, Dask ``map_partitions``), a pyarrow Table (Ray ``batch_format="pyarrow"``),
+a polars DataFrame, or a dict of numpy arrays (Ray's default). Columns of the input named in ``passthrough``
+(e.g. a row number) are copied to the output in front of the id.
+
+Example:
+    >>> import pandas as pd
+    >>> sb = ScoreBatch({"metrics": "overlap"})
+    >>> out = sb(pd.DataFrame({"exchange_id": ["e1"], "prompt": ["Where did the cat sit?"],
+    ...                         "response": ["The cat sat on the mat."]}))
+    >>> out["jaccard_1"].tolist()
+    [0.25]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tutormetrics.engine.files import ScoreOptions, build_scorer
+from tutormetrics.errors import InputSchemaError
+from tutormetrics.io import join_prompt_columns, stable_id
+
+
+class ScoreBatch:
+    """Score one batch of exchanges per call (``ray.data.Dataset.map_batches(ScoreBatch, ...)``).
+
+    Args:
+        options: a :class:`~tutormetrics.engine.files.ScoreOptions` or a dict of its fields (``metrics``,
+            ``prompt_columns``, ``response_column``, ``id_column``, encoder settings, ``chunk_size``,
+            ``cache_mb``, ...). Progress bars are off.
+        passthrough: input columns copied to the output before the id (e.g. ``["__row"]``).
+
+    Rows without an id column get the same stable content ids as ``tutormetrics score`` (counted per batch,
+    so a repeated prompt/response pair in *another* batch gets the same id: give ids when rows repeat).
+    """
+
+    def __init__(self, options: ScoreOptions | Mapping[str, Any] | None = None, passthrough: Sequence[str] = ()) -> None:
+        if options is None:
+            options = ScoreOptions()
+        elif not isinstance(options, ScoreOptions):
+            options = ScoreOptions(**dict(options))
+        self.options = ScoreOptions(**{**asdict(options), "progress": False, "n_jobs": 1})
+        self.passthrough = list(passthrough)
+        self.scorer = build_scorer(self.options)
+
+    def __call__(self, batch: Any) -> Any:
+        frame, kind = _to_polars(batch)
+        out = self.score_frame(frame)
+        return _from_polars(out, kind)
+
+    def score_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """The scored polars frame of one batch (passthrough columns, id, metric and diagnostic columns)."""
+        o = self.options
+        missing = [c for c in [*o.prompt_columns, o.response_column, *self.passthrough] if c not in frame.columns]
+        if missing:
+            raise InputSchemaError(f"batch has no column(s) {', '.join(map(repr, missing))}", hint=f"columns: {frame.columns}")
+        prompts = join_prompt_columns(frame, o.prompt_columns).to_list()
+        responses = frame.get_column(o.response_column).cast(pl.String).to_list()
+        if o.id_column in frame.columns:
+            ids = frame.get_column(o.id_column).cast(pl.String).to_list()
+        else:
+            seen: dict[str, int] = {}
+            ids = [stable_id(p, r, seen) for p, r in zip(prompts, responses)]
+        scored = self.scorer.score(ids, prompts, responses)
+        if self.passthrough:
+            scored = pl.concat([frame.select(self.passthrough), scored], how="horizontal")
+        return scored
+
+
+def _to_polars(batch: Any) -> tuple[pl.DataFrame, str]:
+    if isinstance(batch, pl.DataFrame):
+        return batch, "polars"
+    if isinstance(batch, Mapping):
+        return pl.DataFrame({k: list(v) if isinstance(v, np.ndarray) and v.dtype == object else v for k, v in batch.items()}), "numpy"
+    module = type(batch).__module__.split(".")[0]
+    if module == "pyarrow":
+        return pl.from_arrow(batch), "pyarrow"  # type: ignore[return-value]
+    if module == "pandas":
+        return pl.from_pandas(batch), "pandas"
+    raise InputSchemaError(f"ScoreBatch cannot read a batch of type {type(batch).__name__}",
+                           hint="pass a pandas DataFrame, pyarrow Table, polars DataFrame or dict of arrays")
+
+
+def _from_polars(frame: pl.DataFrame, kind: str) -> Any:
+    if kind == "polars":
+        return frame
+    if kind == "pyarrow":
+        return frame.to_arrow()
+    if kind == "pandas":
+        return frame.to_pandas()
+    return {c: frame.get_column(c).to_numpy() for c in frame.columns}

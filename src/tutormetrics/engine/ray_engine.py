@@ -1,0 +1,268 @@
+"""``tutormetrics score --engine ray``: the same Scorer on Ray Data (extra ``tutormetrics[ray]``).
+
+1. The driver validates and reads the input with the local engine's reader (:func:`plan_input`,
+   :func:`iter_exchanges`), so ids (given or generated), joined prompts, ``--dedupe`` and every input error
+   are exactly those of ``--engine local``; it reads ``32 · chunk_size`` rows at a time (bounded memory).
+2. Each window is regrouped by prompt (:func:`pack_blocks`) into Parquet blocks of about ``chunk_size`` rows in a
+   staging folder beside the output (:func:`stage_input`): rows sharing a prompt meet in one block, so the
+   prompt is encoded once (and each actor's text cache catches prompts that recur later).
+3. Ray Data reads the blocks (``read_parquet``) and runs ``map_batches(ScoreBatch, batch_size=None,
+   compute=ActorPoolStrategy(size=num_actors), num_gpus=gpus_per_actor)``: one Scorer (one model load, one text
+   cache) per actor, one block per call.
+4. Ray Data writes Parquet shards; the driver sorts them back into input order by row number, checks that every
+   row came back once, and writes the final file with the same atomic :func:`~tutormetrics.io.write_table`
+   (CSV formula guard included), then removes the staging folder. On a multi-node cluster the output's folder
+   must be on storage every node sees (as for any Ray Data ``read_parquet``/``write_parquet``).
+
+Fault tolerance: Ray Data restarts a dead actor and retries its blocks (its defaults for actor pools are
+``max_restarts=-1``, ``max_task_retries=-1``), and re-runs lost read/write tasks, so a worker process or node lost
+mid-run costs only its blocks (an exception raised by the scoring code itself is not retried: it fails the run). If the driver dies (Ctrl-C, the head node),
+the run is lost: nothing is checkpointed, the shards folder is removed, and a rerun scores everything again
+(use ``--engine local``, whose chunks are checkpointed and resumed, when runs are interrupted often).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import warnings
+from collections import deque
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tutormetrics.engine.files import (
+    Log,
+    ScoreOptions,
+    ScoreResult,
+    build_scorer,
+    iter_exchanges,
+    plan_input,
+)
+from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, ScoreStats
+from tutormetrics.errors import ConfigError
+from tutormetrics.io import infer_format, write_table, write_text_atomic
+
+ROW, PROMPT, RESPONSE = "__row", "__prompt", "__response"
+
+
+def import_ray() -> Any:
+    """``ray`` with Ray Data, or a :class:`ConfigError` saying how to install it."""
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise ConfigError(
+            "--engine ray needs Ray Data, which is not installed", hint="pip install 'tutormetrics[ray]'"
+        ) from None
+    return ray
+
+
+def pack_blocks(prompts: list[str], size: int) -> list[list[int]]:
+    """Row indices in blocks of about ``size`` rows, rows sharing a prompt together (first-seen order).
+
+    A group larger than ``size`` fills blocks of its own; groups are never split otherwise.
+
+    Example:
+        >>> pack_blocks(["a", "b", "a", "c", "b", "a"], 4)
+        [[0, 2, 5], [1, 4, 3]]
+    """
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(prompts):
+        groups.setdefault(p, []).append(i)
+    blocks: list[list[int]] = []
+    current: list[int] = []
+    for rows in groups.values():
+        if current and len(current) + len(rows) > size:
+            blocks.append(current)
+            current = []
+        while len(rows) > size:
+            blocks.append(rows[:size])
+            rows = rows[size:]
+        current = current + rows
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def stage_input(lf: pl.LazyFrame, plan: Any, options: ScoreOptions, folder: Path, source: str) -> int:
+    """Write the input as Parquet blocks for Ray Data, rows sharing a prompt in one block; returns the block count.
+
+    The input is read with the local engine's reader, a window of ``32 · chunk_size`` rows at a time (memory stays
+    bounded), and each window is packed with :func:`pack_blocks`. Columns: the row number, the id, the joined
+    prompt, the response and the ``--keep`` columns (``__keep_<name>``).
+    """
+    folder.mkdir(parents=True)
+    window = replace(options, chunk_size=32 * options.chunk_size)
+    kept: deque[pl.DataFrame] = deque()
+    start, n_blocks = 0, 0
+    for ids, prompts, responses in iter_exchanges(lf, plan, window, kept, source=source):
+        table = pl.DataFrame(
+            {ROW: list(range(start, start + len(ids))), options.id_column: ids, PROMPT: prompts, RESPONSE: responses},
+            schema={ROW: pl.Int64, options.id_column: pl.String, PROMPT: pl.String, RESPONSE: pl.String},
+        )
+        if options.keep_columns:
+            extra = kept.popleft()
+            table = pl.concat([table, extra.rename({c: f"__keep_{c}" for c in extra.columns})], how="horizontal")
+        for rows in pack_blocks(prompts, options.chunk_size):
+            table[rows].write_parquet(folder / f"block-{n_blocks:08d}.parquet")
+            n_blocks += 1
+        start += len(ids)
+    return n_blocks
+
+
+def _actors(ray: Any, options: ScoreOptions) -> tuple[int, float]:
+    """(actors, CPUs per actor): one actor per GPU share, else one per 2 CPUs; fractional CPUs on small machines
+    so Ray Data's own read and write tasks are not starved."""
+    cpus = float(ray.cluster_resources().get("CPU", 1))
+    if options.gpus_per_actor < 0:
+        raise ConfigError("--gpus-per-actor must be >= 0")
+    if options.num_actors is not None and options.num_actors < 1:
+        raise ConfigError("--num-actors must be at least 1")
+    per_cpu = 1.0 if cpus >= 4 else 0.5
+    if options.num_actors is not None:
+        return options.num_actors, per_cpu
+    if options.gpus_per_actor > 0:
+        gpus = float(ray.cluster_resources().get("GPU", 0))
+        if gpus < options.gpus_per_actor:
+            raise ConfigError(f"--gpus-per-actor {options.gpus_per_actor} but the Ray cluster has {gpus:g} GPU(s)")
+        return max(1, int(gpus // options.gpus_per_actor)), per_cpu
+    return max(1, int(cpus // 2)), per_cpu
+
+
+def _quiet(ray: Any, progress: bool | None) -> None:
+    """Ray Data's progress bars and INFO lines only when progress was asked for (stderr stays readable)."""
+    import logging
+
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = bool(progress)
+    ctx.print_on_execution_start = bool(progress)
+    logging.getLogger("ray.data").setLevel(logging.INFO if progress else logging.WARNING)
+
+
+def score_file_ray(
+    path: Path, output: Path | None, options: ScoreOptions, *, log: Log = lambda _m: None, keep_frame: bool = False
+) -> ScoreResult:
+    """Score ``path`` on Ray Data; the output (columns, ids, order, numbers) is that of the local engine."""
+    ray = import_ray()
+    lf, plan = plan_input(path, options)
+    if not plan.has_id:
+        log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
+    if plan.n_dropped_duplicates:
+        log(f"note: --dedupe dropped {plan.n_dropped_duplicates} rows whose id appeared earlier")
+    if output is not None:
+        infer_format(output, options.output_format)
+    n_kept = plan.n_rows - plan.n_dropped_duplicates
+    scorer = build_scorer(options, n_kept)  # columns and manifest on the driver; the model is not loaded here
+
+    started = False
+    if not ray.is_initialized():
+        ray.init(address=options.ray_address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        started = True
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name if output else 'stdout'}.ray-", dir=output.parent if output else None))
+    t0 = time.perf_counter()
+    try:
+        n_blocks = stage_input(lf, plan, options, staging / "in", str(path))
+        from tutormetrics.engine.batch import ScoreBatch
+
+        n_actors, cpus = _actors(ray, options)
+        _quiet(ray, options.progress)
+        log(f"ray: {n_blocks} blocks on {n_actors} actor(s) ({cpus:g} CPU, {options.gpus_per_actor:g} GPU each)")
+        keep = [f"__keep_{c}" for c in options.keep_columns]
+        actor_options = replace(options, prompt_columns=[PROMPT], response_column=RESPONSE, keep_columns=[])
+        ds = ray.data.read_parquet(str(staging / "in"), file_extensions=["parquet"]).map_batches(
+            ScoreBatch,
+            fn_constructor_kwargs={"options": asdict(actor_options), "passthrough": [ROW, *keep]},
+            batch_size=None,  # one block = rows sharing a prompt
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=n_actors),
+            num_cpus=cpus,
+            num_gpus=options.gpus_per_actor or None,
+        )  # Ray Data's actor defaults: max_restarts=-1, max_task_retries=-1 (a lost actor is restarted, its blocks rerun)
+        ds.write_parquet(str(staging / "out"))
+        parts = sorted((staging / "out").glob("*.parquet"))
+        scored = pl.scan_parquet(parts).sort(ROW) if parts else None
+        if scored is None:
+            frame_lazy = scorer.empty_frame().lazy()
+        else:
+            rows = scored.select(ROW).collect().get_column(ROW)
+            if rows.len() != n_kept or not (rows == pl.int_range(0, n_kept, eager=True)).all():  # pragma: no cover
+                raise RuntimeError(f"Ray returned {rows.len()} rows for {n_kept} exchanges")
+            order = [options.id_column, *keep, *scorer.columns()[1:]]
+            frame_lazy = scored.select(order).rename({k: k[len("__keep_"):] for k in keep})
+        frame = frame_lazy.collect()
+        seconds = time.perf_counter() - t0
+        if output is not None:
+            write_table(frame, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if started:
+            ray.shutdown()
+    stats, run_warnings = _stats(frame, scorer)
+    for message in run_warnings:
+        log(f"warning: {message}")
+    manifest = _manifest(scorer, options, path, n_kept, plan, stats, run_warnings) | {
+        "engine": {"name": "ray", "ray": ray.__version__, "actors": n_actors, "cpus_per_actor": cpus,
+                   "gpus_per_actor": options.gpus_per_actor, "blocks": n_blocks, "seconds": round(seconds, 3)},
+    }
+    if output is not None:
+        if options.write_manifest:
+            import json
+
+            from tutormetrics.io import record_guard
+
+            write_text_atomic(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
+            if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
+                record_guard(output)
+        log(f"scored {n_kept:,} exchanges -> {output} (ray, {n_actors} actor(s))")
+    keep = output is None or keep_frame
+    return ScoreResult(frame if keep else None, manifest, output, n_kept, 0, scorer.column_families())
+
+
+def _stats(frame: pl.DataFrame, scorer: Any) -> tuple[ScoreStats, list[str]]:
+    """Run counts read back from the output (actors keep their own): rows, NaNs, empty texts, languages, windows."""
+    cols = scorer.metric_columns()
+    stats = ScoreStats(
+        n_exchanges=frame.height,
+        n_empty_prompts=int(frame.get_column("prompt_empty").sum()),
+        n_empty_responses=int(frame.get_column("resp_empty").sum()),
+        n_lang_zh=int((frame.get_column("lang") == "zh").sum()),
+        n_lang_ja=int((frame.get_column("lang") == "ja").sum()),
+        nan_counts={c: n for c in cols if (n := int(frame.get_column(c).is_nan().sum()))},
+    )
+    messages: list[str] = []
+    if "resp_windows" in frame.columns:
+        long_rows = int(((frame.get_column("resp_windows") > 1) | (frame.get_column("prompt_windows") > 1)).sum())
+        if long_rows:
+            messages.append(f"{long_rows} of {frame.height} exchanges have a text longer than max_seq_length (windowed or truncated)")
+    if stats.n_exchanges >= MOSTLY_NAN_MIN_ROWS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scorer._warn_mostly_nan(stats)
+        messages += [str(w.message) for w in caught]
+    return stats, messages
+
+
+def _manifest(scorer: Any, options: ScoreOptions, path: Path, n_rows: int, plan: Any, stats: ScoreStats,
+              run_warnings: list[str]) -> dict[str, Any]:
+    from tutormetrics import __version__
+
+    info: dict[str, Any] = {
+        "tutormetrics": __version__,
+        "metrics": {f.name: {"class": type(f).__name__, "params": f.get_params()} for f in scorer.families},
+        "chunk_size": options.chunk_size,
+        "stats": {k: v for k, v in vars(stats).items() if k in ("n_exchanges", "n_empty_prompts", "n_empty_responses",
+                                                               "n_lang_zh", "n_lang_ja", "nan_counts")},
+        "input": str(path),
+        "n_rows": n_rows,
+        "dropped_duplicates": plan.n_dropped_duplicates,
+        "generated_ids": not plan.has_id,
+        "options": asdict(options),
+        "warnings": run_warnings,
+    }
+    if scorer.needs_encoder:
+        info["encoder"] = {"config": scorer.encoder_config.to_dict(), "fingerprint": scorer.encoder_config.fingerprint()}
+    return info
