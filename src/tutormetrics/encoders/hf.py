@@ -51,6 +51,7 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
     read_layer_count,
 )
 from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.encoders.layout import DirectLayout, read_st_layout
 from tutormetrics.encoders.reductions import extrema_rule
 
 _DTYPES: dict[str, torch.dtype] = {
@@ -166,6 +167,8 @@ class TextEncoder:
     def __init__(self, config: EncoderConfig | None = None) -> None:
         self.config = config if config is not None else EncoderConfig()
         self._st: Any = None
+        self._default_msl: int | None = None
+        self._loader: str | None = None
         self._model: Any = None
         self._tokenizer: Any = None
         self._device: torch.device | None = None
@@ -210,19 +213,20 @@ class TextEncoder:
         model_kwargs: dict[str, Any] = {}
         if not is_dir or any(Path(path).rglob("*.safetensors")):
             model_kwargs["use_safetensors"] = True
+        layout = read_st_layout(path) if is_dir else None
         try:
-            from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()  # the "Loading weights" bar is noise on stderr
             with _offline_env():
-                st = SentenceTransformer(
-                    path,
-                    device=str(device),
-                    local_files_only=True,
-                    trust_remote_code=cfg.trust_remote_code,
-                    model_kwargs=model_kwargs,
-                )
+                if layout is not None:  # transformers alone: no sentence_transformers (and scikit-learn) import
+                    st = None
+                    model, tokenizer, default_msl = _load_direct(layout, cfg.trust_remote_code, model_kwargs)
+                else:
+                    st, model, tokenizer = _load_with_st(path, device, cfg.trust_remote_code, model_kwargs)
+                    default_msl = st.max_seq_length
+        except ModelLoadError:
+            raise
         except Exception as err:  # noqa: BLE001 - every load failure becomes one user-facing error
             hint = (
                 f"model '{path}' is not on disk; pass a local path or install it; tutormetrics never downloads"
@@ -232,9 +236,6 @@ class TextEncoder:
             )
             raise ModelLoadError(f"could not load encoder '{path}': {type(err).__name__}: {err}", hint=hint) from err
 
-        first = st[0] if len(st) else None
-        model = getattr(first, "auto_model", None)
-        tokenizer = getattr(first, "tokenizer", None)
         if model is None or tokenizer is None or not getattr(tokenizer, "is_fast", True):
             raise ModelLoadError(
                 f"encoder '{path}' has no Hugging Face transformer with a fast tokenizer as its first module",
@@ -246,8 +247,9 @@ class TextEncoder:
         model.eval()
 
         prefix, suffix = _special_frame(tokenizer)
-        msl = _resolve_max_seq_length(cfg, st, model, path, len(prefix) + len(suffix))
+        msl = _resolve_max_seq_length(cfg, default_msl, model, path, len(prefix) + len(suffix))
         self._st, self._model, self._tokenizer = st, model, tokenizer
+        self._default_msl, self._loader = default_msl, "transformers" if st is None else "sentence-transformers"
         self._device, self._dtype, self._max_seq_length = device, dtype, msl
         self._prefix, self._suffix, self._model_path = prefix, suffix, path
         return self
@@ -265,9 +267,10 @@ class TextEncoder:
         if self._model is not None and all(getattr(new.config, f) == getattr(self.config, f) for f in shared):
             n_special = len(self._prefix) + len(self._suffix)
             new._max_seq_length = _resolve_max_seq_length(
-                new.config, self._st, self._model, self._model_path, n_special
+                new.config, self._default_msl, self._model, self._model_path, n_special
             )
             new._st, new._model, new._tokenizer = self._st, self._model, self._tokenizer
+            new._default_msl, new._loader = self._default_msl, self._loader
             new._device, new._dtype = self._device, self._dtype
             new._prefix, new._suffix, new._model_path = self._prefix, self._suffix, self._model_path
         return new
@@ -324,14 +327,29 @@ class TextEncoder:
 
     @property
     def sentence_transformer(self) -> Any:
-        """The loaded ``SentenceTransformer`` (for comparisons; :meth:`encode` calls its HF model directly)."""
+        """A ``SentenceTransformer`` of the same folder, for comparisons (loaded on first use when the
+        encoder itself was loaded through transformers directly; :meth:`encode` never uses it)."""
         self.load()
+        if self._st is None:
+            from sentence_transformers import SentenceTransformer
+
+            with _offline_env():
+                self._st = SentenceTransformer(
+                    self._model_path, device=str(self._device), local_files_only=True,
+                    trust_remote_code=self.config.trust_remote_code,
+                )  # fmt: skip
         return self._st
+
+    @property
+    def loader(self) -> str:
+        """How the model was loaded: ``"transformers"`` (direct) or ``"sentence-transformers"`` (fallback)."""
+        self.load()
+        assert self._loader is not None
+        return self._loader
 
     def describe(self) -> dict[str, Any]:
         """Manifest entry: model path, shape, window settings, device, dtype and library versions."""
         self.load()
-        import sentence_transformers
         import transformers
 
         return {
@@ -344,13 +362,14 @@ class TextEncoder:
             "window_content_tokens": self.window_size,
             "long_text": self.config.long_text,
             "pooling": "mean (CLS/SEP included), window-token-weighted",
+            "loader": self._loader,
             "batch_size": self.config.batch_size,
             "device": str(self._device),
             "dtype": str(self._dtype).replace("torch.", ""),
             "versions": {
                 "torch": torch.__version__,
                 "transformers": transformers.__version__,
-                "sentence_transformers": sentence_transformers.__version__,
+                "sentence_transformers": _dist_version("sentence-transformers"),
             },
         }
 
@@ -603,11 +622,13 @@ class TextEncoder:
         return enc
 
 
-def _resolve_max_seq_length(cfg: EncoderConfig, st: Any, model: Any, path: str | None, n_special: int) -> int:
-    """``cfg.max_seq_length`` or the model's sentence-transformers value, checked against positions."""
+def _resolve_max_seq_length(
+    cfg: EncoderConfig, default: int | None, model: Any, path: str | None, n_special: int
+) -> int:
+    """``cfg.max_seq_length`` or the model's sentence-transformers value ``default``, checked against positions."""
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     max_pos = getattr(config, "max_position_embeddings", None)
-    msl = cfg.max_seq_length if cfg.max_seq_length is not None else st.max_seq_length
+    msl = cfg.max_seq_length if cfg.max_seq_length is not None else default
     if msl is None or msl > 100_000:  # tokenizers without a limit report ~1e30
         msl = max_pos
     if msl is None:
@@ -620,6 +641,56 @@ def _resolve_max_seq_length(cfg: EncoderConfig, st: Any, model: Any, path: str |
     if msl - n_special < 1:
         raise ConfigError(f"max_seq_length={msl} leaves no room for content tokens")
     return int(msl)
+
+
+def _load_direct(layout: DirectLayout, trust_remote_code: bool, model_kwargs: dict[str, Any]) -> tuple[Any, Any, int | None]:
+    """Model, fast tokenizer and ST's ``max_seq_length`` through transformers alone (as ST's Transformer does).
+
+    ST's rule for the window: ``sentence_bert_config.json``'s ``max_seq_length`` when given, else the
+    tokenizer's ``model_max_length`` capped at the model's ``max_position_embeddings``.
+    """
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    folder = str(layout.transformer_dir)
+    hub = {"local_files_only": True, "trust_remote_code": trust_remote_code}
+    config = AutoConfig.from_pretrained(folder, **hub)
+    if hasattr(config, "use_cache"):
+        config.use_cache = False  # as sentence-transformers sets it
+    model = AutoModel.from_pretrained(folder, config=config, **hub, **model_kwargs)
+    tok_kwargs: dict[str, Any] = {}
+    if layout.max_seq_length is not None:
+        tok_kwargs["model_max_length"] = layout.max_seq_length
+    tokenizer = AutoTokenizer.from_pretrained(folder, **hub, **tok_kwargs)
+    msl = layout.max_seq_length
+    if msl is None:
+        text_cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
+        max_pos = getattr(text_cfg, "max_position_embeddings", None)
+        msl = tokenizer.model_max_length
+        if max_pos is not None and max_pos != -1:
+            msl = min(msl, max_pos)
+    return model, tokenizer, msl
+
+
+def _load_with_st(path: str, device: torch.device, trust_remote_code: bool, model_kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The fallback: ``SentenceTransformer`` for layouts the direct loader does not handle; its first module's
+    HF model and tokenizer."""
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(
+        path, device=str(device), local_files_only=True, trust_remote_code=trust_remote_code, model_kwargs=model_kwargs
+    )
+    first = st[0] if len(st) else None
+    return st, getattr(first, "auto_model", None), getattr(first, "tokenizer", None)
+
+
+def _dist_version(name: str) -> str | None:
+    """Installed version of a distribution without importing it (``None`` when absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def _is_hub_id(name: str) -> bool:
