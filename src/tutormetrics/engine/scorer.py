@@ -471,9 +471,15 @@ class Scorer:
         return pool_parts(encoded, groups, self.encoder.n_special_tokens), encoded
 
     def _cpu_in_process(self) -> bool:
-        if self.cpu_overlap == "auto":
-            return self.encoder.device.type == "cuda"
-        return self.cpu_overlap == "process"
+        """Whether the CPU families get a worker process; decided without loading the model, so that the
+        worker starts while the model loads."""
+        if self.cpu_overlap != "auto":
+            return self.cpu_overlap == "process"
+        if self._encoder is not None and self._encoder.is_loaded:
+            return self._encoder.device.type == "cuda"
+        from tutormetrics.encoders.hf import resolve_device
+
+        return resolve_device(self.encoder_config.device).type == "cuda"
 
     def _cpu_pool(self, families: list[Metric]) -> Any:
         """One persistent spawned process that scores the CPU families (created on first use)."""
