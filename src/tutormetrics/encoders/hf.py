@@ -243,7 +243,7 @@ class TextEncoder:
             )
         if device.type == "cuda":
             _disable_tf32()
-        model = model.to(device=device, dtype=dtype)
+        model = model.to(device=device, dtype=torch.float32)  # half precision runs under autocast (_precision)
         model.eval()
 
         prefix, suffix = _special_frame(tokenizer)
@@ -472,8 +472,9 @@ class TextEncoder:
         tokens_sorted: list[np.ndarray] = []
         norms_sorted: list[np.ndarray] = []
 
-        bs = self.config.batch_size
-        n_batches = math.ceil(n_windows_total / bs)
+        bounds = plan_batches(win.length[order] + n_special, self.config.batch_size, self._batch_tokens())
+        n_batches = len(bounds)
+        flat_ids, text_start = _flatten(ids)
         from tqdm.auto import tqdm
 
         bar = tqdm(
@@ -484,18 +485,23 @@ class TextEncoder:
             disable=None if progress is None else not progress,
         )
         try:
-            for b0 in range(0, n_windows_total, bs):
-                sel = order[b0 : b0 + bs]
-                batch_ids = [
-                    prefix + ids[t][s : s + n] + suffix
-                    for t, s, n in zip(win.text[sel], win.start[sel], win.length[sel], strict=True)
-                ]
-                out = self._forward_reduce(batch_ids, win.length[sel], len(prefix))
-                sl = slice(b0, b0 + len(sel))
+            # Every batch is launched without waiting for the previous one: its reductions land in one
+            # host buffer (pinned, copied without blocking on CUDA), read back after the last launch.
+            pending = []
+            with torch.inference_mode(), self._precision():
+                for b0, b1 in bounds:
+                    sel = order[b0:b1]
+                    starts = text_start[win.text[sel]] + win.start[sel]
+                    pending.append(self._launch(flat_ids, starts, win.length[sel], prefix, suffix))
+                    bar.update(1)
+                if self._device is not None and self._device.type == "cuda":
+                    torch.cuda.synchronize(self._device)
+            for (b0, b1), (host, content_len) in zip(bounds, pending, strict=True):
+                out = _unpack(host, b1 - b0, L + 1, d, content_len)
+                sl = slice(b0, b1)
                 sums_all[sl], sums_content[sl], wmax[sl], wmin[sl] = out[0], out[1], out[2], out[3]
                 tokens_sorted.extend(out[4])
                 norms_sorted.extend(out[5])
-                bar.update(1)
         finally:
             bar.close()
 
@@ -520,58 +526,71 @@ class TextEncoder:
             encoded = encoded.subset(inverse)
         return encoded
 
-    def _forward_reduce(
-        self, batch_ids: list[list[int]], content_len: np.ndarray, n_prefix: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
-        """One forward pass; per window: layer sums (all / content), last-layer max/min, unit tokens, token norms."""
-        device = self._device
-        lens = [len(x) for x in batch_ids]
-        T = max(lens)
-        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-        input_ids = torch.full((len(batch_ids), T), pad_id, dtype=torch.long)
-        for i, x in enumerate(batch_ids):
-            input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
-        pos = torch.arange(T)
-        attn = (pos[None, :] < torch.tensor(lens)[:, None]).long()
-        cl = torch.as_tensor(np.asarray(content_len), dtype=torch.long)
-        content = (pos[None, :] >= n_prefix) & (pos[None, :] < n_prefix + cl[:, None])
-        kwargs: dict[str, torch.Tensor] = {"input_ids": input_ids.to(device), "attention_mask": attn.to(device)}
-        if "token_type_ids" in getattr(self._tokenizer, "model_input_names", ()):
-            kwargs["token_type_ids"] = torch.zeros_like(kwargs["input_ids"])
-        content = content.to(device)
+    def _batch_tokens(self) -> int | None:
+        """Padded-token budget per forward pass (``None`` = ``batch_size`` windows); see :class:`EncoderConfig`."""
+        if self.config.batch_tokens is not None:
+            return self.config.batch_tokens
+        if self._device is not None and self._device.type == "cuda":
+            return self.config.batch_size * self.max_seq_length
+        return None
 
-        with torch.inference_mode():
-            out = self._model(**kwargs, output_hidden_states=True, return_dict=True)
-            hidden = out.hidden_states
-            if hidden is None or len(hidden) != self.n_layers + 1:
-                got = None if hidden is None else len(hidden)
-                raise ModelLoadError(
-                    f"encoder returned {got} hidden states, expected n_layers + 1 = {self.n_layers + 1}"
-                )
-            mask_all = kwargs["attention_mask"].unsqueeze(-1).to(torch.float32)
-            mask_content = content.unsqueeze(-1).to(torch.float32)
-            # Same expression as sentence-transformers' Pooling: (tokens * mask).sum(1).
-            s_all = torch.stack([(h.float() * mask_all).sum(dim=1) for h in hidden], dim=1)
-            s_content = torch.stack([(h.float() * mask_content).sum(dim=1) for h in hidden], dim=1)
-            last = hidden[-1].float()
-            not_content = ~content.unsqueeze(-1)
-            vmax = last.masked_fill(not_content, float("-inf")).amax(dim=1)
-            vmin = last.masked_fill(not_content, float("inf")).amin(dim=1)
-            norm = torch.linalg.vector_norm(last, dim=-1, keepdim=True)
-            unit = last / norm  # 0/0 -> NaN (zero norm)
-            flat = unit[content]  # (Σ content tokens, d), row-major over (window, position)
-            result = (
-                s_all.cpu().numpy(),
-                s_content.cpu().numpy(),
-                vmax.cpu().numpy(),
-                vmin.cpu().numpy(),
-                flat.cpu().numpy(),
-                norm[..., 0][content].cpu().numpy(),
-            )
-        splits = np.cumsum(np.asarray(content_len))[:-1]
-        return (
-            result[0], result[1], result[2], result[3], np.split(result[4], splits), np.split(result[5], splits)
-        )  # fmt: skip
+    def _precision(self) -> contextlib.AbstractContextManager[Any]:
+        """Half precision as autocast: matmuls and attention in float16/bfloat16, while weights, LayerNorm,
+        softmax and the residual stream (so every hidden state) stay float32, as do all reductions."""
+        if self._dtype is None or self._dtype == torch.float32:
+            return contextlib.nullcontext()
+        assert self._device is not None
+        return torch.autocast(device_type=self._device.type, dtype=self._dtype)
+
+    def _launch(
+        self, flat_ids: np.ndarray, starts: np.ndarray, content_len: np.ndarray, prefix: list[int], suffix: list[int]
+    ) -> tuple[torch.Tensor, np.ndarray]:
+        """Build one batch on the host (vectorised), run the forward pass and the reductions on the device,
+        and start one copy of all of them into a host buffer; nothing here waits for the device.
+
+        Returns the host buffer (valid after the device is synchronised) and the windows' content lengths.
+        """
+        device = self._device
+        assert device is not None
+        cuda = device.type == "cuda"
+        n_prefix = len(prefix)
+        B = len(starts)
+        lens = content_len + n_prefix + len(suffix)
+        T = int(lens.max())
+        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        pos = np.arange(T)
+        rel = pos[None, :] - n_prefix  # content position of every column
+        content = (rel >= 0) & (rel < content_len[:, None])
+        input_ids = np.full((B, T), pad_id, dtype=np.int64)
+        input_ids[content] = flat_ids[(starts[:, None] + rel)[content]]
+        if n_prefix:
+            input_ids[:, :n_prefix] = prefix
+        for k, tok in enumerate(suffix):
+            input_ids[np.arange(B), n_prefix + content_len + k] = tok
+        attn = (pos[None, :] < lens[:, None]).astype(np.int64)
+        # Row-major positions of the content tokens: the gather below needs no device-side nonzero (no sync).
+        flat_index = np.flatnonzero(content)
+
+        def to_device(a: np.ndarray) -> torch.Tensor:
+            t = torch.from_numpy(a)
+            return t.pin_memory().to(device, non_blocking=True) if cuda else t
+
+        ids_d, attn_d = to_device(input_ids), to_device(attn)
+        content_d, index_d = to_device(content), to_device(flat_index)
+        kwargs: dict[str, torch.Tensor] = {"input_ids": ids_d, "attention_mask": attn_d}
+        if "token_type_ids" in getattr(self._tokenizer, "model_input_names", ()):
+            kwargs["token_type_ids"] = torch.zeros_like(ids_d)
+        out = self._model(**kwargs, output_hidden_states=True, return_dict=True)
+        hidden = out.hidden_states
+        if hidden is None or len(hidden) != self.n_layers + 1:
+            got = None if hidden is None else len(hidden)
+            raise ModelLoadError(f"encoder returned {got} hidden states, expected n_layers + 1 = {self.n_layers + 1}")
+        packed = _reduce(hidden, attn_d, content_d, index_d)
+        if not cuda:
+            return packed, content_len
+        host = torch.empty(packed.shape, dtype=packed.dtype, pin_memory=True)
+        host.copy_(packed, non_blocking=True)
+        return host, content_len
 
     def _combine(
         self,
@@ -620,6 +639,79 @@ class TextEncoder:
         enc.n_windows[:] = n_win
         enc.truncated[:] = truncated
         return enc
+
+
+def plan_batches(padded_lengths: np.ndarray, batch_size: int, batch_tokens: int | None) -> list[tuple[int, int]]:
+    """Cut windows sorted longest first into batches ``[b0, b1)``.
+
+    Without a token budget every batch holds ``batch_size`` windows. With one, a batch starting at a
+    window of padded length ``ℓ`` holds ``max(1, batch_tokens // ℓ)`` windows (its padded size
+    ``windows × ℓ`` stays within the budget, since later windows are no longer).
+
+    Example:
+        >>> plan_batches(np.array([8, 8, 4, 4, 4, 2]), 2, None)
+        [(0, 2), (2, 4), (4, 6)]
+        >>> plan_batches(np.array([8, 8, 4, 4, 4, 2]), 2, 16)
+        [(0, 2), (2, 6)]
+    """
+    n = len(padded_lengths)
+    bounds: list[tuple[int, int]] = []
+    b0 = 0
+    while b0 < n:
+        size = batch_size if batch_tokens is None else max(1, batch_tokens // int(padded_lengths[b0]))
+        bounds.append((b0, min(n, b0 + size)))
+        b0 += size
+    return bounds
+
+
+def _flatten(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """All texts' word pieces in one array, and where each text starts in it.
+
+    Example:
+        >>> _flatten([[5, 6], [], [7]])
+        (array([5, 6, 7]), array([0, 2, 2]))
+    """
+    lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if len(ids) else np.zeros(0, np.int64)
+    flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
+    return flat, starts
+
+
+def _reduce(hidden: Sequence[torch.Tensor], attn: torch.Tensor, content: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Per window, in float32 and in one flat tensor: layer sums over all real tokens and over content
+    tokens, last-layer max and min over content tokens, then every content token's unit vector and norm.
+
+    The sums use sentence-transformers' Pooling expression ``(tokens * mask).sum(1)``.
+    """
+    mask_all = attn.unsqueeze(-1).to(torch.float32)
+    mask_content = content.unsqueeze(-1).to(torch.float32)
+    s_all = torch.stack([(h.float() * mask_all).sum(dim=1) for h in hidden], dim=1)
+    s_content = torch.stack([(h.float() * mask_content).sum(dim=1) for h in hidden], dim=1)
+    last = hidden[-1].float()
+    not_content = ~content.unsqueeze(-1)
+    vmax = last.masked_fill(not_content, float("-inf")).amax(dim=1)
+    vmin = last.masked_fill(not_content, float("inf")).amin(dim=1)
+    norm = torch.linalg.vector_norm(last, dim=-1, keepdim=True)
+    unit = last / norm  # 0/0 -> NaN (zero norm)
+    d = last.shape[-1]
+    flat = unit.reshape(-1, d).index_select(0, index)  # (Σ content tokens, d), row-major over (window, position)
+    norms = norm.reshape(-1).index_select(0, index)
+    return torch.cat([s_all.reshape(-1), s_content.reshape(-1), vmax.reshape(-1), vmin.reshape(-1), flat.reshape(-1), norms])
+
+
+def _unpack(
+    host: torch.Tensor, B: int, n_hidden: int, d: int, content_len: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
+    """Split one batch's flat buffer (:func:`_reduce`) back into per-window arrays."""
+    a = host.numpy()
+    sizes = [B * n_hidden * d, B * n_hidden * d, B * d, B * d, int(content_len.sum()) * d]
+    cuts = np.cumsum(sizes)
+    s_all, s_content, vmax, vmin, flat, norms = np.split(a, cuts)
+    splits = np.cumsum(content_len)[:-1]
+    return (
+        s_all.reshape(B, n_hidden, d), s_content.reshape(B, n_hidden, d), vmax.reshape(B, d), vmin.reshape(B, d),
+        np.split(flat.reshape(-1, d), splits), np.split(norms, splits),
+    )  # fmt: skip
 
 
 def _resolve_max_seq_length(
