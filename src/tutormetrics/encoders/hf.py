@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sys
 from collections.abc import Iterator, Sequence

@@ -27,7 +27,10 @@ _EXPORTS = {
     "wide_ratings_to_targets": "ratings",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "MFRMResult", "agreement_table", "fit_mfrm", "fit_theta", "judge_table", "ratings_to_targets", "read_ratings",
+    "read_theta", "simulate_mfrm", "wide_ratings_to_targets",
+]
 
 
 def __getattr__(name: str) -> Any:
