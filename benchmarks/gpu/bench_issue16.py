@@ -41,7 +41,7 @@ RESULT: dict = {}
 
 
 def save(out: Path) -> None:
-    (out / "issue16.json").write_text(json.dumps(C._jsonable(RESULT), indent=1, default=str))
+    (out / "issue16.json").write_text(json.dumps(RESULT, indent=1, default=str))
 
 
 def sync(device: str) -> None:
