@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -484,23 +485,36 @@ class TextEncoder:
             disable=None if progress is None else not progress,
         )
         try:
-            # Every batch is launched without waiting for the previous one: its reductions land in one
-            # host buffer (pinned, copied without blocking on CUDA), read back after the last launch.
-            pending = []
-            with torch.inference_mode(), self._precision():
-                for b0, b1 in bounds:
-                    sel = order[b0:b1]
-                    starts = text_start[win.text[sel]] + win.start[sel]
-                    pending.append(self._launch(flat_ids, starts, win.length[sel], prefix, suffix))
-                    bar.update(1)
-                if self._device is not None and self._device.type == "cuda":
-                    torch.cuda.synchronize(self._device)
-            for (b0, b1), (host, content_len) in zip(bounds, pending, strict=True):
-                out = _unpack(host, b1 - b0, L + 1, d, content_len)
+            # Every batch is launched without waiting for the previous one: its reductions land in one host
+            # buffer (pinned and copied without blocking on CUDA). A batch is read back only when more than
+            # _IN_FLIGHT_BYTES of results are waiting (then the oldest; the device keeps working) or at the end.
+            pending: deque[tuple[int, int, torch.Tensor, np.ndarray, Any]] = deque()
+            in_flight = 0
+
+            def collect() -> None:
+                nonlocal in_flight
+                b0, b1, host, content_len, event = pending.popleft()
+                if event is not None:
+                    event.synchronize()
+                in_flight -= host.numel() * host.element_size()
+                out = _unpack(host, b1 - b0, L + 1, d, content_len, copy=event is not None)
                 sl = slice(b0, b1)
                 sums_all[sl], sums_content[sl], wmax[sl], wmin[sl] = out[0], out[1], out[2], out[3]
                 tokens_sorted.extend(out[4])
                 norms_sorted.extend(out[5])
+
+            with torch.inference_mode(), self._precision():
+                for b0, b1 in bounds:
+                    sel = order[b0:b1]
+                    starts = text_start[win.text[sel]] + win.start[sel]
+                    host, content_len, event = self._launch(flat_ids, starts, win.length[sel], prefix, suffix)
+                    pending.append((b0, b1, host, content_len, event))
+                    in_flight += host.numel() * host.element_size()
+                    while event is not None and in_flight > _IN_FLIGHT_BYTES and len(pending) > 1:
+                        collect()
+                    bar.update(1)
+                while pending:
+                    collect()
         finally:
             bar.close()
 
@@ -543,11 +557,12 @@ class TextEncoder:
 
     def _launch(
         self, flat_ids: np.ndarray, starts: np.ndarray, content_len: np.ndarray, prefix: list[int], suffix: list[int]
-    ) -> tuple[torch.Tensor, np.ndarray]:
+    ) -> tuple[torch.Tensor, np.ndarray, Any]:
         """Build one batch on the host (vectorised), run the forward pass and the reductions on the device,
         and start one copy of all of them into a host buffer; nothing here waits for the device.
 
-        Returns the host buffer (valid after the device is synchronised) and the windows' content lengths.
+        Returns the host buffer, the windows' content lengths and, on CUDA, the event after which the
+        buffer is valid (``None`` elsewhere: the buffer is ready).
         """
         device = self._device
         assert device is not None
@@ -586,10 +601,12 @@ class TextEncoder:
             raise ModelLoadError(f"encoder returned {got} hidden states, expected n_layers + 1 = {self.n_layers + 1}")
         packed = _reduce(hidden, attn_d, content_d, index_d)
         if not cuda:
-            return packed, content_len
+            return packed, content_len, None
         host = torch.empty(packed.shape, dtype=packed.dtype, pin_memory=True)
         host.copy_(packed, non_blocking=True)
-        return host, content_len
+        event = torch.cuda.Event()
+        event.record()
+        return host, content_len, event
 
     def _combine(
         self,
@@ -638,6 +655,10 @@ class TextEncoder:
         enc.n_windows[:] = n_win
         enc.truncated[:] = truncated
         return enc
+
+
+#: Results of launched batches waiting in pinned host memory before the oldest is read back (CUDA only).
+_IN_FLIGHT_BYTES = 256 * 2**20
 
 
 def plan_batches(padded_lengths: np.ndarray, batch_size: int, batch_tokens: int | None) -> list[tuple[int, int]]:
@@ -699,10 +720,11 @@ def _reduce(hidden: Sequence[torch.Tensor], attn: torch.Tensor, content: torch.T
 
 
 def _unpack(
-    host: torch.Tensor, B: int, n_hidden: int, d: int, content_len: np.ndarray
+    host: torch.Tensor, B: int, n_hidden: int, d: int, content_len: np.ndarray, copy: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
-    """Split one batch's flat buffer (:func:`_reduce`) back into per-window arrays."""
-    a = host.numpy()
+    """Split one batch's flat buffer (:func:`_reduce`) back into per-window arrays (copied out of the
+    buffer with ``copy=True``, so that a pinned buffer can be reused)."""
+    a = host.numpy().copy() if copy else host.numpy()
     sizes = [B * n_hidden * d, B * n_hidden * d, B * d, B * d, int(content_len.sum()) * d]
     cuts = np.cumsum(sizes)
     s_all, s_content, vmax, vmin, flat, norms = np.split(a, cuts)

@@ -195,3 +195,29 @@ def test_half_precision_autocast_drifts_less_than_a_half_model(tiny_model_dir: P
     assert got.pools.dtype == np.float32 and mixed._model.dtype == torch.float32
     assert cos_drift(got) < 1e-2
     assert cos_drift(got) <= cos_drift(low)
+
+
+def test_results_read_back_early_when_many_are_in_flight(tiny_model_dir: Path, monkeypatch) -> None:
+    """The CUDA read-back path (an event per batch, the oldest batch collected once too many bytes wait,
+    buffers copied out) gives the same encodings as reading everything at the end; CPU stands in."""
+    base = TextEncoder(EncoderConfig(model_name_or_path=str(tiny_model_dir), device="cpu", batch_size=1))
+    want = base.encode(TEXTS, progress=False)
+
+    class Event:
+        synced = 0
+
+        def synchronize(self) -> None:
+            Event.synced += 1
+
+    real = TextEncoder._launch
+
+    def launch(self, *args):
+        host, content_len, _ = real(self, *args)
+        return host.clone(), content_len, Event()
+
+    monkeypatch.setattr(TextEncoder, "_launch", launch)
+    monkeypatch.setattr(hf, "_IN_FLIGHT_BYTES", 1)
+    enc = TextEncoder(EncoderConfig(model_name_or_path=str(tiny_model_dir), device="cpu", batch_size=1))
+    got = enc.encode(TEXTS, progress=False)
+    assert Event.synced == enc.forward_calls > 1
+    assert _same(got, want)
