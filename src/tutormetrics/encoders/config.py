@@ -47,7 +47,8 @@ class EncoderConfig:
         model_name_or_path: local sentence-transformers (or plain HF) model directory, or a name
             already in the local Hugging Face cache; ``None`` = the bundled all-MiniLM-L6-v2.
         device: ``"auto"`` (cuda, then mps, then cpu), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
-        dtype: ``"auto"`` (float32), ``"float32"``; ``"float16"``/``"bfloat16"`` only on a GPU.
+        dtype: ``"auto"`` (float32), ``"float32"``; ``"float16"``/``"bfloat16"`` only on a GPU, as autocast:
+            half-precision matmuls and attention, float32 weights, hidden states, pooling and cosines.
         batch_size: windows per forward pass.
         batch_tokens: padded tokens per forward pass instead (windows sorted longest first are packed
             until ``windows × longest ≤ batch_tokens``): ``None`` = ``batch_size × max_seq_length`` on

@@ -366,6 +366,7 @@ class TextEncoder:
             "batch_size": self.config.batch_size,
             "device": str(self._device),
             "dtype": str(self._dtype).replace("torch.", ""),
+            "autocast": self._dtype is not None and self._dtype != torch.float32,  # half-precision matmuls only
             "versions": {
                 "torch": torch.__version__,
                 "transformers": transformers.__version__,

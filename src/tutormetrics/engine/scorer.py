@@ -482,7 +482,7 @@ class Scorer:
         return resolve_device(self.encoder_config.device).type == "cuda"
 
     def _cpu_pool(self, families: list[Metric]) -> Any:
-        """One persistent spawned process that scores the CPU families (created on first use)."""
+        """One persistent worker process (forked or spawned) that scores the CPU families (created on first use)."""
         if self._pool is None:
             self._pool = cpu_family_pool(families)
         return self._pool
