@@ -114,15 +114,18 @@ def test_max_seq_length_from_sentence_bert_config(tiny_model_dir: Path, tmp_path
 
 
 def _run(args: list[str], cwd: Path) -> set[str]:
-    """Modules imported by ``python -c`` running the CLI with ``args``."""
+    """Modules imported by ``python -c`` running the CLI with ``args`` (which must open no socket)."""
     code = (
-        "import sys, json\nfrom tutormetrics.cli import main\nrc = main(sys.argv[1:])\n"
-        "print(json.dumps({'rc': rc, 'mods': sorted(sys.modules)}))"
+        "import sys, json\nevents = []\n"
+        "sys.addaudithook(lambda e, a: events.append(e) if e.startswith(('socket.', 'http.')) else None)\n"
+        "from tutormetrics.cli import main\nrc = main(sys.argv[1:])\n"
+        "print(json.dumps({'rc': rc, 'mods': sorted(sys.modules), 'net': events}))"
     )
     env = {**os.environ, "PYTHONPATH": SRC}
     out = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["rc"] == 0, out.stderr
+    assert result["net"] == [], result["net"]  # offline: no socket opened or resolved
     return set(result["mods"])
 
 
