@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 from collections import deque
@@ -697,7 +698,7 @@ def _flatten(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     """
     lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if len(ids) else np.zeros(0, np.int64)
-    flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
+    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
     return flat, starts
 
 
