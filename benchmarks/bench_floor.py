@@ -35,7 +35,7 @@ import _common as C  # noqa: E402
 def floor_pass(encoder, texts: list[str], batch_size: int) -> tuple[float, int, int]:  # noqa: ANN001
     """Bare tokenise + forward (output_hidden_states) over ``texts``; returns (seconds, tokens, batches)."""
     tok = encoder.tokenizer
-    model = encoder.sentence_transformer[0].auto_model
+    model = encoder._model  # the HF model (loaded directly or through sentence-transformers)
     device = encoder.device
     msl = encoder.max_seq_length
     if device.type == "cuda":

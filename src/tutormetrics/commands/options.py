@@ -48,7 +48,7 @@ ModelNameOrPath = Annotated[
     ),
 ]
 Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
-DType = Annotated[str, typer.Option("--dtype", help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only).")]
+DType = Annotated[str, typer.Option("--dtype", help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under autocast, hidden states and metrics in float32).")]
 BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Encoder windows per forward pass.")]
 MaxSeqLength = Annotated[
     Optional[int], typer.Option("--max-seq-length", min=3, help="Encoder window length (default: the model's, 256 for MiniLM).", show_default=False)

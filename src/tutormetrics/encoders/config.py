@@ -47,8 +47,12 @@ class EncoderConfig:
         model_name_or_path: local sentence-transformers (or plain HF) model directory, or a name
             already in the local Hugging Face cache; ``None`` = the bundled all-MiniLM-L6-v2.
         device: ``"auto"`` (cuda, then mps, then cpu), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
-        dtype: ``"auto"`` (float32), ``"float32"``; ``"float16"``/``"bfloat16"`` only on a GPU.
+        dtype: ``"auto"`` (float32), ``"float32"``; ``"float16"``/``"bfloat16"`` only on a GPU, as autocast:
+            half-precision matmuls and attention, float32 weights, hidden states, pooling and cosines.
         batch_size: windows per forward pass.
+        batch_tokens: padded tokens per forward pass instead (windows sorted longest first are packed
+            until ``windows × longest ≤ batch_tokens``): ``None`` = ``batch_size × max_seq_length`` on
+            CUDA (short texts fill a batch as long ones do) and plain ``batch_size`` windows elsewhere.
         max_seq_length: tokens per window incl. CLS/SEP; ``None`` = the model's sentence-transformers
             ``max_seq_length`` (256 for MiniLM).
         long_text: ``"window"`` (all content, token-weighted windows) or ``"truncate"`` (first window).
@@ -63,6 +67,7 @@ class EncoderConfig:
     device: str = "auto"
     dtype: str = "auto"
     batch_size: int = 32
+    batch_tokens: int | None = None
     max_seq_length: int | None = None
     long_text: Literal["window", "truncate"] = "window"
     trust_remote_code: bool = False
@@ -85,6 +90,8 @@ class EncoderConfig:
             )
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        if self.batch_tokens is not None and (not isinstance(self.batch_tokens, int) or self.batch_tokens < 1):
+            raise ConfigError(f"batch_tokens must be a positive integer, got {self.batch_tokens!r}")
         if self.max_seq_length is not None and (
             not isinstance(self.max_seq_length, int) or self.max_seq_length < 3
         ):
@@ -116,7 +123,10 @@ class EncoderConfig:
                 if f.is_file() and f.suffix in _FINGERPRINT_SUFFIXES:
                     st = f.stat()
                     files.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-        payload = {"config": self.to_dict(), "path": os.path.abspath(path) if root.exists() else path, "files": files}
+        config = self.to_dict()
+        if config["batch_tokens"] is None:  # keeps the fingerprints of configs written before the field
+            del config["batch_tokens"]
+        payload = {"config": config, "path": os.path.abspath(path) if root.exists() else path, "files": files}
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 

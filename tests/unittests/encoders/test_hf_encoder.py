@@ -320,7 +320,7 @@ def test_constructor_is_lazy_and_missing_model_fails_cleanly(tmp_path: Path) -> 
 
 def test_with_options_shares_weights(encoder: TextEncoder) -> None:
     other = encoder.with_options(batch_size=3, long_text="truncate")
-    assert other.is_loaded and other.sentence_transformer is encoder.sentence_transformer
+    assert other.is_loaded and other._model is encoder._model and other.tokenizer is encoder.tokenizer
     assert other.config.batch_size == 3 and other.texts_encoded == 0
     assert not encoder.with_options(dtype="float32", device="cpu", trust_remote_code=True).is_loaded
 

@@ -30,6 +30,33 @@ def test_cpu_families_in_a_process_match_a_thread(tiny_model_dir):
     assert process._pool is None  # the worker is stopped when scoring ends
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_cpu_worker_starts_before_the_model_loads(tiny_model_dir, monkeypatch, method):
+    """The CPU-family worker is running before the encoder loads (its start-up hides under the load),
+    whether forked or spawned, and the numbers equal the thread path's."""
+    from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+    from tutormetrics.engine import concurrency
+
+    if method == "fork" and concurrency.cpu_worker_start_method() != "fork":
+        pytest.skip("fork is not available here")
+    monkeypatch.setattr(concurrency, "cpu_worker_start_method", lambda: method)
+    config = EncoderConfig(model_name_or_path=str(tiny_model_dir), device="cpu")
+    process = Scorer("all", encoder=TextEncoder(config), cpu_overlap="process", progress=False)
+    seen: list[bool] = []
+    real_load = TextEncoder.load
+
+    def load(self):
+        if not self.is_loaded:
+            seen.append(process._pool is not None and bool(process._pool._processes))
+        return real_load(self)
+
+    monkeypatch.setattr(TextEncoder, "load", load)
+    got = process.score(IDS, PROMPTS, RESPONSES)
+    assert seen and seen[0] is True
+    want = Scorer("all", encoder=config, cpu_overlap="thread", progress=False).score(IDS, PROMPTS, RESPONSES)
+    assert got.equals(want)
+
+
 def test_plug_in_metric_runs_with_the_builtins():
     @register_metric
     class QuestionMarks(Metric):
