@@ -395,16 +395,7 @@ class TextEncoder:
         self.load()
         if not texts:
             return []
-        out = self._tokenizer(
-            list(texts),
-            add_special_tokens=False,
-            truncation=False,
-            padding=False,
-            verbose=False,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
-        return [list(ids) for ids in out["input_ids"]]
+        return [list(ids) for ids in self._word_pieces(texts)["input_ids"]]
 
     def tokenize_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[np.ndarray] | None]:
         """Word-piece ids as :meth:`tokenize`, plus each piece's ``(start, end)`` character span in its text.
@@ -417,7 +408,13 @@ class TextEncoder:
             return [], []
         if not getattr(self._tokenizer, "is_fast", False):
             return self.tokenize(texts), None
-        out = self._tokenizer(
+        out = self._word_pieces(texts, return_offsets_mapping=True)
+        offsets = [np.asarray(o, dtype=np.int32).reshape(-1, 2) for o in out["offset_mapping"]]
+        return [list(ids) for ids in out["input_ids"]], offsets
+
+    def _word_pieces(self, texts: Sequence[str], **extra: Any) -> Any:
+        """The fast tokenizer on ``texts``: no special tokens, no truncation, no padding (the one call)."""
+        return self._tokenizer(
             list(texts),
             add_special_tokens=False,
             truncation=False,
@@ -425,10 +422,8 @@ class TextEncoder:
             verbose=False,
             return_attention_mask=False,
             return_token_type_ids=False,
-            return_offsets_mapping=True,
+            **extra,
         )
-        offsets = [np.asarray(o, dtype=np.int32).reshape(-1, 2) for o in out["offset_mapping"]]
-        return [list(ids) for ids in out["input_ids"]], offsets
 
     def _windows(self, ids: list[list[int]]) -> tuple[_Windows, np.ndarray, np.ndarray]:
         """Cut each text into windows; returns the windows, windows per text and the truncated flags."""

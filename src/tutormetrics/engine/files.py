@@ -180,6 +180,19 @@ def _check_text_columns(schema: pl.Schema, columns: list[str], path: Path) -> No
             )
 
 
+def open_input(path: Path, output: Path | None, options: ScoreOptions, log: Log) -> tuple[pl.LazyFrame, InputPlan, int]:
+    """:func:`plan_input`, the notes on generated ids and dropped duplicates, the output name checked before any
+    work; returns the lazy input, its plan and the number of rows that will be scored (every engine starts here)."""
+    lf, plan = plan_input(path, options)
+    if not plan.has_id:
+        log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
+    if plan.n_dropped_duplicates:
+        log(f"note: --dedupe dropped {plan.n_dropped_duplicates} rows whose id appeared earlier")
+    if output is not None:
+        infer_format(output, options.output_format)  # fail before any work on a bad output name
+    return lf, plan, plan.n_rows - plan.n_dropped_duplicates
+
+
 def iter_exchanges(
     lf: pl.LazyFrame,
     plan: InputPlan,
@@ -325,14 +338,7 @@ def score_file(
             f"score_file runs the local engine, not {options.engine!r}",
             hint="for Ray call tutormetrics.engine.ray_engine.score_file_ray (the CLI: --engine ray)",
         )
-    lf, plan = plan_input(path, options)
-    if not plan.has_id:
-        log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
-    if plan.n_dropped_duplicates:
-        log(f"note: --dedupe dropped {plan.n_dropped_duplicates} rows whose id appeared earlier")
-    if output is not None:
-        infer_format(output, options.output_format)  # fail before any work on a bad output name
-    n_kept = plan.n_rows - plan.n_dropped_duplicates
+    lf, plan, n_kept = open_input(path, output, options, log)
     scorer = build_scorer(options, n_kept)
     kept: deque[pl.DataFrame] = deque()
     chunks = iter_exchanges(lf, plan, options, kept, source=str(path))

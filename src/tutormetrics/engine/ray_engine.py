@@ -40,7 +40,7 @@ from tutormetrics.engine.files import (
     ScoreResult,
     build_scorer,
     iter_exchanges,
-    plan_input,
+    open_input,
 )
 from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, ScoreStats
 from tutormetrics.errors import ConfigError
@@ -148,14 +148,7 @@ def score_file_ray(
 ) -> ScoreResult:
     """Score ``path`` on Ray Data; the output (columns, ids, order, numbers) is that of the local engine."""
     ray = import_ray()
-    lf, plan = plan_input(path, options)
-    if not plan.has_id:
-        log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
-    if plan.n_dropped_duplicates:
-        log(f"note: --dedupe dropped {plan.n_dropped_duplicates} rows whose id appeared earlier")
-    if output is not None:
-        infer_format(output, options.output_format)
-    n_kept = plan.n_rows - plan.n_dropped_duplicates
+    lf, plan, n_kept = open_input(path, output, options, log)
     scorer = build_scorer(options, n_kept)  # columns and manifest on the driver; the model is not loaded here
 
     started = False
