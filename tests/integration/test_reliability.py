@@ -92,6 +92,19 @@ def test_resume_after_interrupt_is_identical_with_counts_and_warnings(exchanges,
     _assert_same(out, reference)
 
 
+def test_a_resumed_run_interrupted_again_still_counts_each_chunk_once(exchanges, tiny_model_dir, tmp_path, monkeypatch):
+    """Found by the state machine: a resumed run counted the reused chunks again in its first new chunk."""
+    reference = _reference(exchanges, tiny_model_dir, tmp_path)
+    out = tmp_path / "m.csv"
+    _interrupted(exchanges, out, tiny_model_dir, monkeypatch, n=1)
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        score_file(exchanges, out, _options(tiny_model_dir))
+    monkeypatch.undo()
+    score_file(exchanges, out, _options(tiny_model_dir))
+    _assert_same(out, reference)
+
+
 def _flip_byte(path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF

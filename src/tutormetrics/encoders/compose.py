@@ -23,6 +23,7 @@ import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.reductions import extrema_rule
+from tutormetrics.encoders.spill import SpilledTokens, is_spilled, row_blocks
 
 #: Parts combined per vectorised block (bounds the float64 working memory).
 _BLOCK = 4096
@@ -88,5 +89,18 @@ def pool_parts(enc: EncodedTexts, parts: Sequence[Sequence[int]], n_special: int
         g = h
     for row, a, b in zip(seg[starts], starts, stop_all, strict=True):
         states = [enc.token_states[i] for i in flat[a:b]]
-        out.token_states[row] = states[0] if len(states) == 1 else np.concatenate(states, axis=0)
+        out.token_states[row] = states[0] if len(states) == 1 else _stack_rows(states)
+    return out
+
+
+def _stack_rows(parts: Sequence[np.ndarray | SpilledTokens]) -> np.ndarray | SpilledTokens:
+    """Rows of every part, in order: in memory, or on disk when a part already was."""
+    if not any(is_spilled(p) for p in parts):
+        return np.concatenate(parts, axis=0)
+    out = SpilledTokens(sum(len(p) for p in parts), parts[0].shape[1])
+    row = 0
+    for part in parts:
+        for start, block in row_blocks(part):
+            out.write_rows(row + start, block)
+        row += len(part)
     return out

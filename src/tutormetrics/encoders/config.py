@@ -57,6 +57,9 @@ class EncoderConfig:
             ``max_seq_length`` (256 for MiniLM).
         long_text: ``"window"`` (all content, token-weighted windows) or ``"truncate"`` (first window).
         trust_remote_code: allow model code from the model directory.
+        spill_mb: a text whose content-token matrix (``n_tokens × d × 4`` bytes) exceeds this many MiB keeps
+            it on disk (:mod:`tutormetrics.encoders.spill`), so memory does not grow with a reply's length;
+            ``None`` never spills. A run-time switch: not part of :meth:`fingerprint`.
 
     Example:
         >>> EncoderConfig(batch_size=8).to_dict()["batch_size"]
@@ -71,6 +74,7 @@ class EncoderConfig:
     max_seq_length: int | None = None
     long_text: Literal["window", "truncate"] = "window"
     trust_remote_code: bool = False
+    spill_mb: float | None = 64.0
 
     def __post_init__(self) -> None:
         if isinstance(self.model_name_or_path, os.PathLike):
@@ -98,6 +102,8 @@ class EncoderConfig:
             raise ConfigError(
                 f"max_seq_length must be an integer >= 3 (CLS, one token, SEP), got {self.max_seq_length!r}"
             )
+        if self.spill_mb is not None and not (isinstance(self.spill_mb, int | float) and self.spill_mb >= 0):
+            raise ConfigError(f"spill_mb must be a number >= 0 or None, got {self.spill_mb!r}")
         if self.long_text not in _LONG_TEXT:
             raise ConfigError(f"invalid long_text {self.long_text!r}", hint="use window or truncate")
 
@@ -124,6 +130,7 @@ class EncoderConfig:
                     st = f.stat()
                     files.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
         config = self.to_dict()
+        del config["spill_mb"]  # where token states live changes no number
         if config["batch_tokens"] is None:  # keeps the fingerprints of configs written before the field
             del config["batch_tokens"]
         payload = {"config": config, "path": os.path.abspath(path) if root.exists() else path, "files": files}

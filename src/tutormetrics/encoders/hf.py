@@ -57,6 +57,8 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
 from tutormetrics.errors import ConfigError, ModelLoadError
 from tutormetrics.encoders.layout import DirectLayout, read_st_layout
 from tutormetrics.encoders.reductions import extrema_rule
+from tutormetrics.encoders.pieces import SEGMENT_CHARS, pieces_in_segments, splits_at_spaces
+from tutormetrics.encoders.spill import SpilledTokens
 
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -181,6 +183,7 @@ class TextEncoder:
         self._prefix: list[int] = []
         self._suffix: list[int] = []
         self._model_path: str | None = None
+        self._segmentable = False
         self.texts_encoded = 0
         self.windows_encoded = 0
         self.forward_calls = 0
@@ -256,6 +259,7 @@ class TextEncoder:
         self._default_msl, self._loader = default_msl, "transformers" if st is None else "sentence-transformers"
         self._device, self._dtype, self._max_seq_length = device, dtype, msl
         self._prefix, self._suffix, self._model_path = prefix, suffix, path
+        self._segmentable = splits_at_spaces(tokenizer)
         return self
 
     def with_options(self, **changes: Any) -> TextEncoder:
@@ -277,6 +281,7 @@ class TextEncoder:
             new._default_msl, new._loader = self._default_msl, self._loader
             new._device, new._dtype = self._device, self._dtype
             new._prefix, new._suffix, new._model_path = self._prefix, self._suffix, self._model_path
+            new._segmentable = self._segmentable
         return new
 
     def _config_attr(self, name: str) -> Any:
@@ -392,10 +397,8 @@ class TextEncoder:
     # ----------------------------------------------------------------- encoding
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Word-piece ids of each text without special tokens and without truncation."""
-        self.load()
-        if not texts:
-            return []
-        return [list(ids) for ids in self._word_pieces(texts)["input_ids"]]
+        ids, _ = self._pieces(texts, with_offsets=False)
+        return [x.tolist() if isinstance(x, np.ndarray) else list(x) for x in ids]
 
     def tokenize_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[np.ndarray] | None]:
         """Word-piece ids as :meth:`tokenize`, plus each piece's ``(start, end)`` character span in its text.
@@ -403,14 +406,31 @@ class TextEncoder:
         Spans come from a fast tokenizer's ``return_offsets_mapping``; with a slow tokenizer the second
         value is ``None`` (span-based metrics such as coherence are then NaN).
         """
+        ids, offsets = self._pieces(texts, with_offsets=True)
+        return [x.tolist() if isinstance(x, np.ndarray) else list(x) for x in ids], offsets
+
+    def _pieces(self, texts: Sequence[str], with_offsets: bool) -> tuple[list[Any], list[np.ndarray] | None]:
+        """Ids (lists, or int64 arrays for texts over :data:`~tutormetrics.encoders.pieces.SEGMENT_CHARS`
+        characters, tokenised in segments when the tokenizer allows it) and, if asked and the tokenizer is
+        fast, int32 spans."""
         self.load()
         if not texts:
-            return [], []
-        if not getattr(self._tokenizer, "is_fast", False):
-            return self.tokenize(texts), None
-        out = self._word_pieces(texts, return_offsets_mapping=True)
-        offsets = [np.asarray(o, dtype=np.int32).reshape(-1, 2) for o in out["offset_mapping"]]
-        return [list(ids) for ids in out["input_ids"]], offsets
+            return [], [] if with_offsets else None
+        with_offsets = with_offsets and bool(getattr(self._tokenizer, "is_fast", False))
+        long = [i for i, t in enumerate(texts) if len(t) > SEGMENT_CHARS] if self._segmentable else []
+        ids: list[Any] = [None] * len(texts)
+        offsets: list[Any] = [None] * len(texts)
+        for i in long:
+            ids[i], offsets[i] = pieces_in_segments(self._word_pieces, texts[i], with_offsets)
+        skip = set(long)
+        rest = [i for i in range(len(texts)) if i not in skip]
+        if rest:
+            out = self._word_pieces([texts[i] for i in rest], **({"return_offsets_mapping": True} if with_offsets else {}))
+            for j, i in enumerate(rest):
+                ids[i] = out["input_ids"][j]
+                if with_offsets:
+                    offsets[i] = np.asarray(out["offset_mapping"][j], dtype=np.int32).reshape(-1, 2)
+        return ids, offsets if with_offsets else None
 
     def _word_pieces(self, texts: Sequence[str], **extra: Any) -> Any:
         """The fast tokenizer on ``texts``: no special tokens, no truncation, no padding (the one call)."""
@@ -456,7 +476,7 @@ class TextEncoder:
         index: dict[str, int] = {}
         inverse = np.array([index.setdefault(t, len(index)) for t in texts], dtype=np.int64)
         unique = list(index)
-        ids, offsets = self.tokenize_with_offsets(unique)
+        ids, offsets = self._pieces(unique, with_offsets=True)
         L, d = self.n_layers, self.hidden_size
         win, n_win, truncated = self._windows(ids)
         n_windows_total = len(win.text)
@@ -469,12 +489,14 @@ class TextEncoder:
         sums_content = np.zeros((n_windows_total, L + 1, d), dtype=np.float32)
         wmax = np.zeros((n_windows_total, d), dtype=np.float32)
         wmin = np.zeros((n_windows_total, d), dtype=np.float32)
-        tokens_sorted: list[np.ndarray] = []
-        norms_sorted: list[np.ndarray] = []
+        # Each text's content-token rows: a single-window text takes its window's rows as they come back;
+        # a longer one gets one matrix (on disk above spill_mb) that every window fills at its offset.
+        states, norms = self._token_destinations(win, n_win)
 
         bounds = plan_batches(win.length[order] + n_special, self.config.batch_size, self._batch_tokens())
         n_batches = len(bounds)
         flat_ids, text_start = _flatten(ids)
+        del ids
         from tqdm.auto import tqdm
 
         bar = tqdm(
@@ -488,29 +510,37 @@ class TextEncoder:
             # Every batch is launched without waiting for the previous one: its reductions land in one host
             # buffer (pinned and copied without blocking on CUDA). A batch is read back only when more than
             # _IN_FLIGHT_BYTES of results are waiting (then the oldest; the device keeps working) or at the end.
-            pending: deque[tuple[int, int, torch.Tensor, np.ndarray, Any]] = deque()
+            pending: deque[tuple[np.ndarray, torch.Tensor, np.ndarray, Any]] = deque()
             in_flight = 0
 
             def collect() -> None:
                 nonlocal in_flight
-                b0, b1, host, content_len, event = pending.popleft()
+                sel, host, content_len, event = pending.popleft()
                 if event is not None:
                     event.synchronize()
                 in_flight -= host.numel() * host.element_size()
-                out = _unpack(host, b1 - b0, L + 1, d, content_len, copy=event is not None)
-                sl = slice(b0, b1)
-                sums_all[sl], sums_content[sl], wmax[sl], wmin[sl] = out[0], out[1], out[2], out[3]
-                tokens_sorted.extend(out[4])
-                norms_sorted.extend(out[5])
+                out = _unpack(host, len(sel), L + 1, d, content_len, copy=event is not None)
+                # Rows go straight to their windows' places in text order (no inverse permutation later).
+                sums_all[sel], sums_content[sel], wmax[sel], wmin[sel] = out[0], out[1], out[2], out[3]
+                for k, tokens, token_norms in zip(sel, out[4], out[5], strict=True):
+                    t, start = win.text[k], win.start[k]
+                    if n_win[t] == 1:
+                        states[t], norms[t] = tokens, token_norms
+                    elif isinstance(states[t], SpilledTokens):
+                        states[t].write_rows(start, tokens)
+                        norms[t][start : start + len(token_norms)] = token_norms
+                    else:
+                        states[t][start : start + len(tokens)] = tokens
+                        norms[t][start : start + len(token_norms)] = token_norms
 
             with torch.inference_mode(), self._precision():
                 for b0, b1 in bounds:
                     sel = order[b0:b1]
                     starts = text_start[win.text[sel]] + win.start[sel]
                     host, content_len, event = self._launch(flat_ids, starts, win.length[sel], prefix, suffix)
-                    pending.append((b0, b1, host, content_len, event))
+                    pending.append((sel, host, content_len, event))
                     in_flight += host.numel() * host.element_size()
-                    while event is not None and in_flight > _IN_FLIGHT_BYTES and len(pending) > 1:
+                    while in_flight > _IN_FLIGHT_BYTES and len(pending) > 1 or event is None and pending:
                         collect()
                     bar.update(1)
                 while pending:
@@ -518,16 +548,9 @@ class TextEncoder:
         finally:
             bar.close()
 
-        # Inverse permutation: row k of the sorted results belongs to window order[k].
-        inv = np.argsort(order, kind="stable")
-        sums_all, sums_content, wmax, wmin = sums_all[inv], sums_content[inv], wmax[inv], wmin[inv]
-        win_tokens = [tokens_sorted[k] for k in inv]
-        win_norms = [norms_sorted[k] for k in inv]
-
         encoded = self._combine(
             n_texts=len(unique), win=win, n_win=n_win, truncated=truncated, n_special=n_special,
-            sums_all=sums_all, sums_content=sums_content, wmax=wmax, wmin=wmin, win_tokens=win_tokens,
-            win_norms=win_norms,
+            sums_all=sums_all, sums_content=sums_content, wmax=wmax, wmin=wmin, states=states, norms=norms,
         )  # fmt: skip
         if offsets is not None:  # spans of the content pieces that were encoded (all, or the first window)
             encoded.token_offsets = [o[: int(k)] for o, k in zip(offsets, encoded.n_content_tokens, strict=True)]
@@ -538,6 +561,21 @@ class TextEncoder:
         if len(unique) != len(texts) or len(texts) == 0:
             encoded = encoded.subset(inverse)
         return encoded
+
+    def _token_destinations(self, win: _Windows, n_win: np.ndarray) -> tuple[list[Any], list[Any]]:
+        """Per text: where its content-token states and norms go (``None`` for texts of at most one window,
+        which take their window's rows; a float32 matrix, or a :class:`SpilledTokens` above ``spill_mb``)."""
+        d = self.hidden_size
+        n_tokens = np.bincount(win.text, weights=win.length, minlength=len(n_win)).astype(np.int64)
+        spill_bytes = None if self.config.spill_mb is None else self.config.spill_mb * 2**20
+        states: list[Any] = [None] * len(n_win)
+        norms: list[Any] = [None] * len(n_win)
+        for t in np.flatnonzero(n_win > 1):
+            n = int(n_tokens[t])
+            big = spill_bytes is not None and n * d * 4 > spill_bytes
+            states[t] = SpilledTokens(n, d) if big else np.empty((n, d), dtype=np.float32)
+            norms[t] = np.empty(n, dtype=np.float32)
+        return states, norms
 
     def _batch_tokens(self) -> int | None:
         """Padded-token budget per forward pass (``None`` = ``batch_size`` windows); see :class:`EncoderConfig`."""
@@ -620,23 +658,23 @@ class TextEncoder:
         sums_content: np.ndarray,
         wmax: np.ndarray,
         wmin: np.ndarray,
-        win_tokens: list[np.ndarray],
-        win_norms: list[np.ndarray] | None = None,
+        states: list[Any],
+        norms: list[Any],
     ) -> EncodedTexts:
-        """Windows (in text order) → per-text pools, extrema and token states."""
+        """Windows (in text order) → per-text pools and extrema; ``states``/``norms`` are the texts' token rows."""
         L, d = self.n_layers, self.hidden_size
         enc = EncodedTexts.empty_like(L, d, n_texts)
-        if win_norms is not None:
-            enc.token_norms = [np.zeros(0, dtype=np.float32) for _ in range(n_texts)]
+        enc.token_norms = [np.zeros(0, dtype=np.float32) for _ in range(n_texts)]
         has = n_win > 0
         if not has.any():
             return enc
         first = np.concatenate(([0], np.cumsum(n_win)[:-1]))[has]
         counts_all = (win.length + n_special).astype(np.float64)
         counts_content = win.length.astype(np.float64)
-        # pooled = Σ_w sum_w / Σ_w n_w (token-weighted mean of window means), in float64.
-        tot_all = np.add.reduceat(sums_all.astype(np.float64), first, axis=0)
-        tot_content = np.add.reduceat(sums_content.astype(np.float64), first, axis=0)
+        # pooled = Σ_w sum_w / Σ_w n_w (token-weighted mean of window means), summed in float64 (cast on the
+        # fly by reduceat: no float64 copy of every window's sums).
+        tot_all = np.add.reduceat(sums_all, first, axis=0, dtype=np.float64)
+        tot_content = np.add.reduceat(sums_content, first, axis=0, dtype=np.float64)
         n_all = np.add.reduceat(counts_all, first)[:, None, None]
         n_content = np.add.reduceat(counts_content, first)[:, None, None]
         enc.pools[has] = (tot_all / n_all).astype(np.float32)
@@ -646,11 +684,8 @@ class TextEncoder:
         enc.extrema[has] = extrema_rule(vmax, vmin).astype(np.float32)
         assert enc.maxima is not None and enc.minima is not None
         enc.maxima[has], enc.minima[has] = vmax, vmin
-        for t, f in zip(np.flatnonzero(has), first, strict=True):
-            parts = win_tokens[f : f + n_win[t]]
-            enc.token_states[t] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
-            if enc.token_norms is not None and win_norms is not None:
-                enc.token_norms[t] = np.concatenate(win_norms[f : f + n_win[t]])
+        for t in np.flatnonzero(has):
+            enc.token_states[t], enc.token_norms[t] = states[t], norms[t]
         enc.n_content_tokens[:] = np.bincount(win.text, weights=win.length, minlength=n_texts).astype(np.int64)
         enc.n_windows[:] = n_win
         enc.truncated[:] = truncated

@@ -424,6 +424,7 @@ class _ChunkRun:
         self.n_reused = 0
         self.n_caught = 0
         self._stats: dict[int, dict[str, Any]] = {}
+        self._baseline: dict[str, Any] = {}  # the scorer's counts when the last chunk's share was taken
         self._warnings: dict[int, list[str]] = {}
         self._deltas: dict[int, Any] = {}  # chunk index -> the Scorer's text-cache delta, until saved
 
@@ -460,13 +461,15 @@ class _ChunkRun:
                 yield chunk
 
         self._extra: dict[int, pl.DataFrame | None] = {}
-        before = scorer.stats.snapshot()
+        # A chunk's counts are what the scorer added since the previous chunk's frame; reused chunks merge
+        # theirs into the scorer (for the run's totals) and into this baseline alike, so they never count twice.
+        self._baseline = scorer.stats.snapshot()
         mark = len(self.caught)
         for frame in scorer.iter_scores(fresh(), total=self.total, initial=initial):
             index = pending.popleft()
-            self._stats[index] = scorer.stats.since(before)
+            self._stats[index] = scorer.stats.since(self._baseline)
             self._warnings[index] = [str(w.message) for w in self.caught[mark:]]
-            before, mark = scorer.stats.snapshot(), len(self.caught)
+            self._baseline, mark = scorer.stats.snapshot(), len(self.caught)
             if scorer.record_cache_ops:
                 self._deltas[index] = scorer.take_cache_ops()
             extra = self._extra.pop(index)
@@ -485,6 +488,9 @@ class _ChunkRun:
         assert self.checkpoint is not None
         entry = self.checkpoint.ledger[index]
         self.scorer.stats.merge(ScoreStats.from_dict(entry.get("stats", {})))
+        baseline = ScoreStats.from_dict(self._baseline)
+        baseline.merge(ScoreStats.from_dict(entry.get("stats", {})))
+        self._baseline = baseline.snapshot()
         self._stats[index] = entry.get("stats", {})
         self._warnings[index] = list(entry.get("warnings", []))
         self.n_reused += 1

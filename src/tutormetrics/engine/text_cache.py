@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
+from tutormetrics.encoders.spill import is_spilled
 
 #: Default budget: an eighth of the machine's memory, at most 4 GiB, at least 64 MiB.
 MAX_DEFAULT_MB = 4096
@@ -116,13 +117,21 @@ class TextCache:
                 rows.append(hit[0])
         self.counts.texts_from_cache += len(keys) - len(misses)
         fresh = None
+        seen, kept = keys, misses
         if misses:
             fresh = encode([texts[i] for i in misses])
             self.counts.texts_encoded += len(misses)
             for j, i in enumerate(misses):
                 rows[i] = fresh.subset([j])
-            self._insert_all([keys[i] for i in misses], [rows[i] for i in misses])  # type: ignore[misc]
-        return _stack(rows), keys, [keys[i] for i in misses], fresh  # type: ignore[arg-type]
+            # A text whose token states live on disk (a very long reply) is not kept: the cache and the
+            # checkpointed deltas stay in memory-sized pieces; its key is left out of what replay sees.
+            on_disk = {i for j, i in enumerate(misses) if is_spilled(fresh.token_states[j])}
+            if on_disk:
+                seen = [k for i, k in enumerate(keys) if i not in on_disk]
+                kept = [i for i in misses if i not in on_disk]
+                fresh = fresh.subset([j for j, i in enumerate(misses) if i not in on_disk]) if kept else None
+            self._insert_all([keys[i] for i in kept], [rows[i] for i in kept])  # type: ignore[misc]
+        return _stack(rows), seen, [keys[i] for i in kept], fresh  # type: ignore[arg-type]
 
     def replay(self, ops: Sequence[Op]) -> None:
         """Rebuild the state after the lookups ``ops`` (what :meth:`encode` returned: keys, new keys, new entries)."""

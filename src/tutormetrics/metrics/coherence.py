@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
-from tutormetrics.metrics.functional.coherence import response_coherence, sentence_spans
+from tutormetrics.encoders.spill import is_spilled, row_blocks
+from tutormetrics.metrics.functional.coherence import (
+    consecutive_cosine,
+    response_coherence,
+    sentence_spans,
+    sentence_token_ranges,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.artifacts import EncodedTexts
@@ -80,8 +86,21 @@ def _encoded(art: Artifacts) -> EncodedTexts:
 def _coherence(enc: EncodedTexts, text: str, i: int) -> float:
     if enc.token_offsets is None or enc.token_norms is None or enc.n_content_tokens[i] == 0:
         return float("nan")
-    vectors = enc.token_states[i].astype(np.float64) * enc.token_norms[i].astype(np.float64)[:, None]
-    return response_coherence(text, vectors, enc.token_offsets[i])
+    states, norms = enc.token_states[i], enc.token_norms[i].astype(np.float64)
+    if not is_spilled(states):
+        return response_coherence(text, states.astype(np.float64) * norms[:, None], enc.token_offsets[i])
+    # Rows on disk (a very long reply): each sentence's mean is summed block by block.
+    ranges = sentence_token_ranges(enc.token_offsets[i], sentence_spans(text))
+    lo = np.array([a for a, _ in ranges], dtype=np.int64)
+    hi = np.array([b for _, b in ranges], dtype=np.int64)
+    sums = np.zeros((len(ranges), states.shape[1]))
+    for start, block in row_blocks(states):
+        stop = start + len(block)
+        raw = block.astype(np.float64) * norms[start:stop, None]
+        for k in range(int(np.searchsorted(hi, start, side="right")), int(np.searchsorted(lo, stop, side="left"))):
+            a, b = max(lo[k], start), min(hi[k], stop)
+            sums[k] += raw[a - start : b - start].sum(axis=0)
+    return consecutive_cosine(sums / (hi - lo)[:, None])
 
 
 def coherence_texts(

@@ -21,6 +21,7 @@ cut get no token and drop out, and a sentence cut in two keeps the pieces before
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from tutormetrics.text import split_sentences
 
 NAN = float("nan")
+_NON_SPACE = re.compile(r"\S+")  # \s in a str pattern is exactly str.isspace()
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -42,20 +44,40 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         >>> [t[a:b] for a, b in sentence_spans(t)]
         ['Good job.', 'Now   add 2.', 'Then check.']
     """
-    positions = [i for i, ch in enumerate(text) if not ch.isspace()]
-    compact = "".join(text[i] for i in positions)
+    runs = [(m.start(), m.end()) for m in _NON_SPACE.finditer(text)]
+    lengths = np.fromiter((b - a for a, b in runs), dtype=np.int64, count=len(runs))
+    firsts = np.fromiter((a for a, _ in runs), dtype=np.int64, count=len(runs))
+    # positions[k]: where the k-th non-whitespace character of text is
+    into = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(runs) else np.zeros(0, np.int64)
+    positions = np.repeat(firsts - into, lengths) + np.arange(int(lengths.sum()))
+    compact = "".join(text[a:b] for a, b in runs)
     spans: list[tuple[int, int]] = []
     cursor = 0
     for sentence in split_sentences(text):
-        needle = "".join(ch for ch in sentence if not ch.isspace())
+        needle = "".join(sentence.split())
         if not needle:
             continue
         at = compact.find(needle, cursor)
         if at < 0:  # cannot happen for S's output; skip rather than guess
             continue
-        spans.append((positions[at], positions[at + len(needle) - 1] + 1))
+        spans.append((int(positions[at]), int(positions[at + len(needle) - 1]) + 1))
         cursor = at + len(needle)
     return spans
+
+
+def sentence_token_ranges(offsets: np.ndarray, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Per sentence span, the rows ``[lo, hi)`` of the tokens whose start lies in ``[start, end)``; sentences
+    without a token are left out. Token starts are in text order (windows follow each other), so each
+    sentence's tokens are one run found by binary search.
+
+    Example:
+        >>> sentence_token_ranges(np.array([[0, 1], [2, 3], [5, 6]]), [(0, 4), (4, 5), (5, 12)])
+        [(0, 2), (2, 3)]
+    """
+    starts = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)[:, 0]
+    lo = np.searchsorted(starts, [a for a, _ in spans], side="left")
+    hi = np.searchsorted(starts, [b for _, b in spans], side="left")
+    return [(int(a), int(b)) for a, b in zip(lo, hi, strict=True) if b > a]
 
 
 def sentence_vectors(
@@ -71,13 +93,14 @@ def sentence_vectors(
         [[2.0, 0.0], [0.0, 2.0]]
     """
     vecs = np.asarray(vectors, dtype=np.float64)
+    d = vecs.shape[1] if vecs.ndim == 2 else 0
     starts = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)[:, 0]
-    out = []
-    for a, b in spans:
-        inside = (starts >= a) & (starts < b)
-        if inside.any():
-            out.append(vecs[inside].mean(axis=0))
-    return np.array(out, dtype=np.float64).reshape(len(out), vecs.shape[1] if vecs.ndim == 2 else 0)
+    if np.all(np.diff(starts) >= 0):
+        out = [vecs[a:b].mean(axis=0) for a, b in sentence_token_ranges(offsets, spans)]
+    else:  # tokens out of text order: select each sentence's by mask
+        masks = [(starts >= a) & (starts < b) for a, b in spans]
+        out = [vecs[m].mean(axis=0) for m in masks if m.any()]
+    return np.array(out, dtype=np.float64).reshape(len(out), d)
 
 
 def consecutive_cosine(sent: np.ndarray) -> float:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tutormetrics.encoders.reductions import extrema_rule
+from tutormetrics.encoders.spill import BLOCK_ROWS, SpilledTokens, is_spilled, row_blocks
 
 #: The six embedding columns, in canonical order.
 EMBEDDING_COLUMNS: tuple[str, ...] = (
@@ -253,24 +254,53 @@ def greedy_matching_batch(
         groups.setdefault(key, []).append(i)
 
     for members in groups.values():
-        p = np.asarray(prompt_tokens[members[0]])
+        p = prompt_tokens[members[0]]
+        p = p if is_spilled(p) else np.asarray(p)
         if p.shape[0] == 0:
             continue
         work_dtype = np.float32 if p.dtype == np.float32 else np.float64
-        pn = p.astype(work_dtype, copy=False) if normalized else normalize_rows(p, work_dtype)
-        valid = [i for i in members if np.asarray(resp_tokens[i]).shape[0] > 0]
-        if not valid:
-            continue
+        pn = p if is_spilled(p) else _unit_rows(p, work_dtype, normalized)
+        valid = [i for i in members if len(resp_tokens[i]) > 0]
         # One product per response against the shared, normalised prompt matrix: a stacked GEMM would
         # round a row differently depending on its position, so identical pairs would not tie exactly.
         for i in valid:
-            r = np.asarray(resp_tokens[i], dtype=work_dtype)
-            if not normalized:
-                r = normalize_rows(r, work_dtype)
-            sim = r @ pn.T  # (n_r, n_p)
+            r = resp_tokens[i]
+            if is_spilled(r) or is_spilled(pn) or len(r) * len(pn) > GREEDY_BLOCK_ELEMENTS:
+                precision[i], recall[i] = _greedy_blocked(r, pn, work_dtype, normalized)
+                continue
+            sim = _unit_rows(r, work_dtype, normalized) @ pn.T  # (n_r, n_p)
             precision[i] = sim.max(axis=1).astype(np.float64).mean()
             recall[i] = sim.max(axis=0).astype(np.float64).mean()
     return precision, recall
+
+
+#: Largest similarity matrix (elements) formed at once; longer pairs are matched block by block.
+GREEDY_BLOCK_ELEMENTS = 1 << 24
+
+
+def _unit_rows(x: np.ndarray, dtype: type, normalized: bool) -> np.ndarray:
+    return np.asarray(x, dtype=dtype) if normalized else normalize_rows(x, dtype)
+
+
+def _greedy_blocked(
+    resp: np.ndarray | SpilledTokens, prompt: np.ndarray | SpilledTokens, dtype: type, normalized: bool
+) -> tuple[float, float]:
+    """Greedy precision and recall without forming the ``(n_r, n_p)`` matrix: running row and column maxima
+    over blocks (``max`` and ``np.maximum`` both propagate NaN, so a zero-norm token spoils its row and
+    column as in the full product). Either side may be a :class:`SpilledTokens` on disk."""
+    n_r, n_p = len(resp), len(prompt)
+    row_best = np.full(n_r, -np.inf, dtype=dtype)
+    col_best = np.full(n_p, -np.inf, dtype=dtype)
+    p_rows = min(n_p, BLOCK_ROWS)
+    r_rows = max(1, GREEDY_BLOCK_ELEMENTS // p_rows)
+    for r0, rb in row_blocks(resp, r_rows):
+        rb = _unit_rows(rb, dtype, normalized)
+        for p0, pb in row_blocks(prompt, p_rows):
+            sim = rb @ _unit_rows(pb, dtype, normalized).T
+            rows, cols = row_best[r0 : r0 + len(rb)], col_best[p0 : p0 + len(pb)]
+            np.maximum(rows, sim.max(axis=1), out=rows)
+            np.maximum(cols, sim.max(axis=0), out=cols)
+    return float(row_best.astype(np.float64).mean()), float(col_best.astype(np.float64).mean())
 
 
 def embedding_similarity_batch(

@@ -1,0 +1,110 @@
+"""Token-state matrices too large to keep in memory: rows on disk, read back in blocks.
+
+A reply of several megabytes has over a million word pieces; its float32 content-token matrix
+(MiniLM: ``n × 384 × 4`` bytes, 1.5 KiB per piece) would dominate the process. The encoder writes such a
+text's rows, window by window, into a :class:`SpilledTokens` — an unnamed temporary file (removed by the
+OS when it is closed or the process ends; ``TMPDIR`` chooses the folder) — and the consumers (greedy
+matching, coherence) read it back in blocks of :data:`BLOCK_ROWS` rows with :func:`row_blocks`. The file is
+written and read with ``os.pwrite``/``os.pread`` (no memory map, so no resident file pages are charged to
+the process). Values round-trip exactly (float32 bytes).
+
+Example:
+    >>> s = SpilledTokens(3, 2)
+    >>> s.write_rows(0, np.array([[1, 2], [3, 4]], np.float32)); s.write_rows(2, np.array([[5, 6]], np.float32))
+    >>> [(start, b.tolist()) for start, b in row_blocks(s, 2)]
+    [(0, [[1.0, 2.0], [3.0, 4.0]]), (2, [[5.0, 6.0]])]
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+#: Rows per block read back by :func:`row_blocks` (MiniLM: 16,384 × 384 × 4 B = 24 MiB).
+BLOCK_ROWS = 16_384
+
+
+class SpilledTokens:
+    """An ``(n, d)`` float32 matrix in an unnamed temporary file; rows written once, read in blocks.
+
+    ``np.asarray(s)`` materialises the whole matrix (for small uses and tests); pickling does the same,
+    so a copy sent to another process is a plain array.
+    """
+
+    dtype = np.dtype(np.float32)
+    ndim = 2
+    #: Bytes held in memory (the rows live on disk); :attr:`disk_bytes` is the file's size.
+    nbytes = 0
+
+    def __init__(self, n_rows: int, n_cols: int, directory: str | None = None) -> None:
+        self.shape = (int(n_rows), int(n_cols))
+        self._file = tempfile.TemporaryFile(dir=directory)  # unlinked at once on POSIX
+        self._file.truncate(self.disk_bytes)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"SpilledTokens(shape={self.shape})"
+
+    @property
+    def disk_bytes(self) -> int:
+        return self.shape[0] * self.shape[1] * self.dtype.itemsize
+
+    def write_rows(self, start: int, rows: np.ndarray) -> None:
+        """Store ``rows`` (``(k, d)``) as rows ``start … start + k − 1``."""
+        block = np.ascontiguousarray(rows, dtype=self.dtype)
+        if block.ndim != 2 or block.shape[1] != self.shape[1] or not 0 <= start <= self.shape[0] - len(block):
+            raise ValueError(f"cannot write {block.shape} at row {start} of {self.shape}")
+        data = memoryview(block).cast("B")
+        offset = start * self.shape[1] * self.dtype.itemsize
+        while data:
+            written = os.pwrite(self._file.fileno(), data, offset)
+            data, offset = data[written:], offset + written
+
+    def read_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``[start, stop)`` as a new ``(stop − start, d)`` float32 array."""
+        start, stop = max(0, start), min(self.shape[0], stop)
+        out = np.empty((max(0, stop - start), self.shape[1]), dtype=self.dtype)
+        view = memoryview(out).cast("B")
+        offset = start * self.shape[1] * self.dtype.itemsize
+        while view:
+            got = os.preadv(self._file.fileno(), [view], offset)
+            if got <= 0:
+                raise OSError(f"spilled token file ended early at byte {offset}")
+            view, offset = view[got:], offset + got
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.read_rows(0, self.shape[0])
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (np.asarray, (self.read_rows(0, self.shape[0]),))
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def row_blocks(tokens: np.ndarray | SpilledTokens, max_rows: int = BLOCK_ROWS) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first_row, block)`` over the rows of an array or a :class:`SpilledTokens`, ``max_rows`` at a time.
+
+    Example:
+        >>> [(i, b.shape) for i, b in row_blocks(np.zeros((5, 2)), 2)]
+        [(0, (2, 2)), (2, (2, 2)), (4, (1, 2))]
+    """
+    n = len(tokens)
+    for start in range(0, n, max_rows):
+        if isinstance(tokens, SpilledTokens):
+            yield start, tokens.read_rows(start, start + max_rows)
+        else:
+            yield start, tokens[start : start + max_rows]
+
+
+def is_spilled(tokens: object) -> bool:
+    """Whether a token matrix lives on disk."""
+    return isinstance(tokens, SpilledTokens)
