@@ -171,6 +171,15 @@ Times are wall-clock seconds; "median of k" means the median of k runs in one pr
 """
 
 
+def publish(args: Any, result: dict[str, Any], body: str) -> int:
+    """``results/NAME.json`` (or ``--output``), the RESULTS.md section unless ``--no-md``, the body on stdout."""
+    write_json(args.name, result, args.output)
+    if not args.no_md:
+        update_results_md(args.name, body)
+    print(body)
+    return 0
+
+
 def update_results_md(name: str, body: str) -> None:
     """Replace (or append) the ``name`` section of RESULTS.md with ``body`` (under a file lock)."""
     import fcntl

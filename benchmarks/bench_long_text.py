@@ -90,12 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-md", action="store_true")
     args = ap.parse_args(argv)
     res = run(args)
-    C.write_json(args.name, res, args.output)
-    body = markdown(res)
-    if not args.no_md:
-        C.update_results_md(args.name, body)
-    print(body)
-    return 0
+    return C.publish(args, res, markdown(res))
 
 
 if __name__ == "__main__":

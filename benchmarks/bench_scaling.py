@@ -250,12 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-md", action="store_true")
     args = ap.parse_args(argv)
     res = run(args)
-    C.write_json(args.name, res, args.output)
-    body = markdown(res, "3. Scaling (`bench_scaling.py`)")
-    if not args.no_md:
-        C.update_results_md(args.name, body)
-    print(body)
-    return 0
+    return C.publish(args, res, markdown(res, "3. Scaling (`bench_scaling.py`)"))
 
 
 if __name__ == "__main__":
