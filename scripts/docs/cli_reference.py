@@ -100,9 +100,15 @@ def param_docs(command: Any, name: str = "") -> list[ParamDoc]:
     return docs
 
 
-def _cell(text: str) -> str:
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+def _escape(text: str) -> str:
+    return (text.replace("\\", "\\\\").replace("<", "&lt;").replace(">", "&gt;")
             .replace("*", "\\*").replace("_", "\\_"))
+
+
+def _cell(text: str) -> str:
+    """Markdown-safe table cell: escape outside `code spans`, keep them verbatim; ``|`` escaped everywhere."""
+    parts = re.split(r"(`+[^`]*`+)", text)
+    return "".join(p if p.startswith("`") else _escape(p) for p in parts).replace("|", "\\|")
 
 
 def _code(text: str) -> str:
@@ -130,8 +136,7 @@ def render_command(path: tuple[str, ...], command: Any, prog: str = "tutormetric
     help_text = _command_help(command)
     if help_text:
         paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", help_text)]
-        lines += ["\n\n".join(_cell(p).replace("\\_", "_") if not p.startswith(prog) else f"`{p}`"
-                              for p in paragraphs), ""]
+        lines += ["\n\n".join(_cell(p) if not p.startswith(prog) else f"`{p}`" for p in paragraphs), ""]
     lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
     for d in docs:
         notes = []
@@ -157,7 +162,7 @@ def render(root: Any, prog: str = "tutormetrics") -> str:
     for path, command in commands:
         anchor = "-".join(path)
         summary = _command_help(command).split("\n\n")[0]
-        parts.append(f"| [`{' '.join(path)}`](#{anchor}) | {_cell(' '.join(summary.split())).replace(chr(92) + '_', '_')} |")
+        parts.append(f"| [`{' '.join(path)}`](#{anchor}) | {_cell(' '.join(summary.split()))} |")
     parts.append("")
     root_docs = [d for d in param_docs(root, prog) if d.kind == "option"]
     if root_docs:
