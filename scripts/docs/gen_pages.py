@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "src"))  # document this checkout, as griffe reads it (mkdocs.yml paths)
 
 import cli_reference  # noqa: E402
 
@@ -157,5 +159,5 @@ def main() -> None:
         mkdocs_gen_files.set_edit_path(path, "../scripts/docs/gen_pages.py")
 
 
-if __name__ in ("__main__", "<run_path>") or "mkdocs_gen_files" in sys.modules:
+if __name__ in ("__main__", "<run_path>"):  # run by mkdocs-gen-files (runpy.run_path)
     main()
