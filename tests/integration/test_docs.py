@@ -78,6 +78,18 @@ def test_cli_reference_covers_every_command_and_option():
         assert f"`{option}`" in sections["Global options"]
 
 
+def test_every_command_has_a_page_in_the_site():
+    """docs/commands/<name>.md exists and is in mkdocs.yml's nav for every visible command."""
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for name, command in _click_tree().commands.items():
+        if command.hidden:
+            continue
+        page = ROOT / "docs" / "commands" / f"{name}.md"
+        assert page.exists(), f"command {name} has no page docs/commands/{name}.md"
+        assert f"commands/{name}.md" in nav, f"docs/commands/{name}.md is not in mkdocs.yml's nav"
+        assert page.read_text(encoding="utf-8").startswith(f"# `{name}`")
+
+
 def test_cli_reference_follows_a_new_option_and_command():
     """The generator walks whatever tree it is given: a new command and option show up with type and default."""
     app = typer.Typer()
