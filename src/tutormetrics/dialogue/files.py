@@ -16,7 +16,8 @@ import polars as pl
 from tutormetrics import __version__
 from tutormetrics.dialogue.context import parse_context
 from tutormetrics.dialogue.model import Roles
-from tutormetrics.dialogue.readers import ReadOptions, read_conversations
+from tutormetrics.dialogue.readers import ReadOptions, compile_turn_tag, read_conversations, tag_columns
+from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.score import (
     _check_unique_ids,
     dialogue_scorer,
@@ -48,6 +49,10 @@ class DialogueOptions:
     tutor_roles: list[str] | None = None
     student_roles: list[str] | None = None
     other_role: str = "keep"
+    turn_sep: str | None = None
+    speakers: list[str] | None = None
+    turn_tag: str | None = None
+    response_required: bool = False
 
     def read_options(self, score: ScoreOptions) -> ReadOptions:
         return ReadOptions(
@@ -63,7 +68,15 @@ class DialogueOptions:
             keep_columns=list(score.keep_columns),
             input_format=score.input_format,
             encoding=score.encoding,
+            turn_sep=self.turn_sep,
+            speakers=SpeakerMap.parse(self.speakers, allow_text=self.transcript_col is not None),
+            turn_tag=compile_turn_tag(self.turn_tag, score.keep_columns),
+            response_required=self.response_required,
         )
+
+    def tag_columns(self) -> list[str]:
+        """The ``--turn-tag`` columns TURNS carries after the ``--keep`` columns (never metrics)."""
+        return tag_columns(compile_turn_tag(self.turn_tag))
 
 
 @dataclass
@@ -94,6 +107,8 @@ def score_dialogue_file(
         if target is not None:
             infer_format(target, options.output_format if target == output else None)
     found = read_conversations(path, dialogue.read_options(options))
+    for note in found.notes:
+        log(f"note: {note}")
     convs = found.conversations
     _check_unique_ids(convs)
     silent = [c.conversation_id for c in convs if c.n_tutor_turns == 0]
@@ -107,7 +122,7 @@ def score_dialogue_file(
     # remaining texts differently from an uninterrupted run (the byte-identical resume guarantee).
     scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id", cache_mb=0), n_rows))
     dtype = turn_column_dtype(convs)
-    keep = list(options.keep_columns)
+    keep = [*options.keep_columns, *dialogue.tag_columns()]
     caught_all: list[str] = list(found.warnings)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -48,6 +48,7 @@ def dialogue_scorer(scorer: Scorer) -> Scorer:
     if any(isinstance(f, DialogueTurnMetrics) for f in scorer.families):
         return scorer
     scorer.families.append(DialogueTurnMetrics(encoder=scorer.needs_encoder))
+    scorer.progress_unit = "tutor turns"
     return scorer
 
 

@@ -57,6 +57,7 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
     read_layer_count,
 )
 from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.progress import progress_bar
 from tutormetrics.encoders.layout import DirectLayout, read_st_layout
 from tutormetrics.encoders.reductions import extrema_rule
 from tutormetrics.encoders.pieces import SEGMENT_CHARS, pieces_in_segments, splits_at_spaces
@@ -499,15 +500,7 @@ class TextEncoder:
         n_batches = len(bounds)
         flat_ids, text_start = _flatten(ids)
         del ids
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
-            total=n_batches,
-            desc="encoding",
-            unit="batch",
-            file=sys.stderr,
-            disable=None if progress is None else not progress,
-        )
+        bar = progress_bar(n_batches, stage="encode", unit="batches", progress=progress, file=sys.stderr)
         try:
             # Every batch is launched without waiting for the previous one: its reductions land in one host
             # buffer (pinned and copied without blocking on CUDA). On CUDA a batch is read back only when more

@@ -71,6 +71,7 @@ class ScoreOptions:
     concision_bands: tuple[float, float] = (3.0, 6.0)  # concision_band 2 up to the first, 1 up to the second
     chunk_size: int = 2048
     progress: bool | None = None
+    progress_every: float = 30.0  # seconds between progress lines off a terminal (0 = none)
     write_manifest: bool = True
     dedupe: bool = False
     resume: bool = True
@@ -91,7 +92,7 @@ class ScoreOptions:
         is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of the
         key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
         byte-identical encoder columns)."""
-        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
+        skip = {"progress", "progress_every", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
                 "engine", "ray_address", "num_actors", "gpus_per_actor"}
         key = {k: v for k, v in asdict(self).items() if k not in skip}
         return key | {"text_cache": self.cache_mb != 0}
@@ -294,7 +295,7 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         big = n_rows is not None and n_rows > 2 * options.chunk_size
         n_jobs = min(4, cores - 1) if big and encoder is None and cores >= 4 else 1
-    return Scorer(
+    scorer = Scorer(
         families,
         encoder=encoder,
         chunk_size=options.chunk_size,
@@ -305,6 +306,8 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         segmenter=options.segmenter,
         cache_mb=options.cache_mb,
     )
+    scorer.progress_every = options.progress_every
+    return scorer
 
 
 def run_key(path: Path, options: ScoreOptions, scorer: Scorer) -> str:

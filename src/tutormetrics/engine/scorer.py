@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.progress import DEFAULT_EVERY, progress_bar
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
 from tutormetrics.engine.concurrency import cpu_family_pool, parallel_map, score_cpu_chunk, score_cpu_families
@@ -190,6 +191,9 @@ class Scorer:
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size
         self.progress = progress
+        #: seconds between progress lines off a terminal (datasets.md §7), and what the rows are called in them
+        self.progress_every = DEFAULT_EVERY
+        self.progress_unit = "exchanges"
         self.id_column = id_column
         self.stats = ScoreStats()
         self._encoder_arg = encoder
@@ -335,10 +339,8 @@ class Scorer:
         With ``n_jobs > 1`` and no encoder family, chunks are scored in worker processes (results are
         identical: every metric is a pure function of its exchange).
         """
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
-            total=total, initial=initial, unit="ex", desc="scoring", disable=_disable(self.progress), leave=False
+        bar = progress_bar(
+            total, stage="score", unit=self.progress_unit, progress=self.progress, every=self.progress_every, initial=initial
         )
         try:
             for frame, delta in self._scored_chunks(chunks):
@@ -688,6 +690,3 @@ def _prefetched(scorer: Scorer, chunks: Iterator[tuple[Any, ...]]) -> Iterator[t
         scorer.prefetch(window)
         yield from window
 
-
-def _disable(progress: bool | None) -> bool | None:
-    return None if progress is None else not progress
