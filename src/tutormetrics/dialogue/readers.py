@@ -219,14 +219,42 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
 
 
 def _turn_numbers(column: pl.Series) -> list[Any]:
-    """Integers when the column is integer or every value is a decimal integer string; else strings."""
+    """Turn numbers compared as numbers whenever every value is one: integers when each is a whole number
+    (``3``, ``11.0``), floats when some are not (``1.5``); otherwise the texts (sorted as text).
+
+    >>> _turn_numbers(pl.Series(["2.0", "11.0", "10"]))
+    [2, 11, 10]
+    >>> _turn_numbers(pl.Series(["1", "1.5"])), _turn_numbers(pl.Series(["a", "b"]))
+    ([1.0, 1.5], ['a', 'b'])
+    """
     if column.dtype.is_integer():
         return column.to_list()
+    if column.dtype.is_float():
+        values = column.to_list()
+        if all(v is None or float(v).is_integer() for v in values):
+            return [None if v is None else int(v) for v in values]
+        return values
     values = column.cast(pl.String).to_list()
     present = [v for v in values if v is not None and v.strip()]
-    if present and all(_INTEGER.match(v) for v in present):
+    if not present:
+        return values
+    if all(_INTEGER.match(v) for v in present):
         return [int(v) if v is not None and v.strip() else None for v in values]
+    numbers = [_decimal(v) for v in present]
+    if all(n is not None for n in numbers):
+        whole = all(n == n.to_integral_value() for n in numbers)
+        return [None if v is None or not v.strip() else (int(_decimal(v)) if whole else float(_decimal(v))) for v in values]
     return values
+
+
+def _decimal(text: str) -> Any:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
 
 
 # -- chat JSONL ------------------------------------------------------------------------------------
