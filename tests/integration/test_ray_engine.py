@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.cli import main
-from tutormetrics.engine.files import ScoreOptions, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 pytest.importorskip("ray.data")

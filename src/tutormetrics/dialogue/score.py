@@ -7,8 +7,7 @@ pooled over its turns (``metrics.md`` §6.2 for that split). Chunks hold whole c
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,13 +24,15 @@ from tutormetrics.dialogue.readers import (
 from tutormetrics.dialogue.summary import conversation_table
 from tutormetrics.dialogue.turns import (
     ID_COLUMNS,
-    DialogueTurnMetrics,
     Exchanges,
     build_exchanges,
     check_context_encoding,
 )
+from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
+from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics
+from tutormetrics.metrics.registry import REGISTRY
 
 
 @dataclass
@@ -44,10 +45,11 @@ class DialogueScores:
 
 
 def dialogue_scorer(scorer: Scorer) -> Scorer:
-    """The same scorer with :class:`DialogueTurnMetrics` appended (its columns come last)."""
+    """The same scorer with the ``dialogue_turn`` family (:class:`DialogueTurnMetrics`) appended (its columns
+    come last), with its encoder column when the scorer has an encoder."""
     if any(isinstance(f, DialogueTurnMetrics) for f in scorer.families):
         return scorer
-    scorer.families.append(DialogueTurnMetrics(encoder=scorer.needs_encoder))
+    scorer.families.append(REGISTRY.get(DialogueTurnMetrics.name, encoder=scorer.needs_encoder))
     return scorer
 
 
@@ -71,41 +73,55 @@ def conversation_chunks(conversations: Sequence[Conversation], size: int) -> Ite
         yield chunk
 
 
+def turn_items(
+    conversations: Sequence[Conversation],
+    chunk_size: int,
+    context: Context = "full",
+    keep_columns: Sequence[str] = (),
+    context_encoding: str = "joined",
+) -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
+    """``(engine chunk, its Exchanges)`` per chunk of whole conversations that has a tutor turn: the items of
+    :class:`~tutormetrics.engine.chunk_run.ChunkRun`."""
+    for chunk in conversation_chunks(conversations, chunk_size):
+        if any(c.n_tutor_turns for c in chunk):
+            built = build_exchanges(chunk, context, keep_columns)
+            yield built.chunk(context_encoding), built
+
+
+def turn_rows(scorer: Scorer, turn_dtype: pl.DataType) -> Callable[[pl.DataFrame, Exchanges], pl.DataFrame]:
+    """The TURNS rows of a scored chunk: the id, the conversation's id columns, the ``--keep`` columns, the scores."""
+
+    def finish(frame: pl.DataFrame, b: Exchanges) -> pl.DataFrame:
+        ids = pl.DataFrame(
+            {
+                "conversation_id": pl.Series(b.id_columns["conversation_id"], dtype=pl.String),
+                "turn": _turn_series(b.id_columns["turn"], turn_dtype),
+                "tutor_turn": pl.Series(b.id_columns["tutor_turn"], dtype=pl.Int64),
+                "ctx_turns": pl.Series(b.id_columns["ctx_turns"], dtype=pl.Int64),
+                **{kept_name(c, scorer): pl.Series(v, strict=False) for c, v in b.keep.items()},
+            }
+        )
+        return pl.concat([frame.select(scorer.id_column), ids, frame.drop(scorer.id_column)], how="horizontal")
+
+    return finish
+
+
 def iter_turn_frames(
     conversations: Sequence[Conversation],
     scorer: Scorer,
     context: Context = "full",
     keep_columns: Sequence[str] = (),
     *,
-    skip: int = 0,
     context_encoding: str = "joined",
     turn_dtype: pl.DataType | None = None,
 ) -> Iterator[pl.DataFrame]:
-    """TURNS frames, one per chunk of whole conversations that has a tutor turn (the first ``skip`` such
-    chunks are not scored: a checkpoint holds them)."""
+    """TURNS frames, one per chunk of whole conversations that has a tutor turn (no checkpoint)."""
     dtype = turn_dtype or turn_column_dtype(conversations)
-    chunks = [c for c in conversation_chunks(conversations, scorer.chunk_size) if any(x.n_tutor_turns for x in c)]
-    total = sum(c.n_tutor_turns for chunk in chunks[skip:] for c in chunk)
-    pending: deque[Exchanges] = deque()
-
-    def engine_chunks() -> Iterator[tuple[Any, ...]]:
-        for chunk in chunks[skip:]:
-            built = build_exchanges(chunk, context, keep_columns)
-            pending.append(built)
-            yield built.chunk(context_encoding)
-
-    for frame in scorer.iter_scores(engine_chunks(), total=total, initial=0):
-        b = pending.popleft()
-        ids = pl.DataFrame(
-            {
-                "conversation_id": pl.Series(b.id_columns["conversation_id"], dtype=pl.String),
-                "turn": _turn_series(b.id_columns["turn"], dtype),
-                "tutor_turn": pl.Series(b.id_columns["tutor_turn"], dtype=pl.Int64),
-                "ctx_turns": pl.Series(b.id_columns["ctx_turns"], dtype=pl.Int64),
-                **{kept_name(c, scorer): pl.Series(v, strict=False) for c, v in b.keep.items()},
-            }
-        )
-        yield pl.concat([frame.select(scorer.id_column), ids, frame.drop(scorer.id_column)], how="horizontal")
+    total = sum(c.n_tutor_turns for c in conversations)
+    run = ChunkRun(scorer, total=total, finish=turn_rows(scorer, dtype))
+    items = turn_items(conversations, scorer.chunk_size, context, keep_columns, context_encoding)
+    for _, frame in run.frames(items):
+        yield frame
 
 
 def kept_name(column: str, scorer: Scorer) -> str:

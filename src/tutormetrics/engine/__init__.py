@@ -9,7 +9,7 @@ Example:
 """
 
 from tutormetrics.engine.batch import ScoreBatch
-from tutormetrics.engine.files import ScoreOptions, ScoreResult, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, ScoreResult, score_file
 from tutormetrics.engine.scorer import Scorer, ScoreStats, score_texts
 
 __all__ = ["ScoreBatch", "ScoreOptions", "ScoreResult", "ScoreStats", "Scorer", "score_file", "score_texts"]

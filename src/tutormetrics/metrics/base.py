@@ -94,6 +94,8 @@ class Metric(ABC):
     requires: ClassVar[frozenset[str]] = frozenset()
     #: ``True``/``False`` orients reports; ``None`` when "better" is not defined (e.g. length).
     higher_is_better: ClassVar[bool | None] = None
+    #: Names of the ``aux`` texts it reads from ``ExchangeBatch.aux_idx`` (e.g. ``("prev_student",)``).
+    aux_texts: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def columns(self, n_layers: int | None = None) -> list[str]:

@@ -3,8 +3,6 @@ write TURNS (and CONV) atomically, plus a manifest. The command only parses opti
 
 from __future__ import annotations
 
-import hashlib
-import json
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -13,7 +11,6 @@ from typing import Any
 
 import polars as pl
 
-from tutormetrics import __version__
 from tutormetrics.dialogue.context import parse_context
 from tutormetrics.dialogue.model import Roles
 from tutormetrics.dialogue.readers import ReadOptions, read_conversations
@@ -21,15 +18,19 @@ from tutormetrics.dialogue.score import (
     _check_unique_ids,
     dialogue_scorer,
     empty_turns_frame,
-    iter_turn_frames,
     mean_columns,
     turn_column_dtype,
+    turn_items,
+    turn_rows,
 )
 from tutormetrics.dialogue.summary import conversation_table
 from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.checkpoint import Checkpoint
-from tutormetrics.engine.files import ScoreOptions, build_scorer
-from tutormetrics.io import infer_format, record_guard, remove_stale_temporaries, write_table, write_text_atomic
+from tutormetrics.engine.chunk_run import ChunkRun
+from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
+from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
+from tutormetrics.engine.run_warnings import run_notes
+from tutormetrics.io import infer_format, remove_stale_temporaries, write_table
 
 Log = Callable[[str], None]
 
@@ -108,80 +109,42 @@ def score_dialogue_file(
     scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id", cache_mb=0), n_rows))
     dtype = turn_column_dtype(convs)
     keep = list(options.keep_columns)
-    caught_all: list[str] = list(found.warnings)
+    items = turn_items(convs, scorer.chunk_size, context, keep, encoding)
+    finish = turn_rows(scorer, dtype)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if output is None:
-            frames = list(iter_turn_frames(convs, scorer, context, keep, turn_dtype=dtype, context_encoding=encoding))
+            run = ChunkRun(scorer, total=n_rows, caught=caught, finish=finish)
+            frames = [frame for _, frame in run.frames(items)]
             turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep, dtype)
         else:
-            with Checkpoint(output, _run_key(path, options, dialogue, scorer)) as checkpoint:
+            key = run_key(path, scorer, options=options.result_key(), dialogue=asdict(dialogue))
+            with Checkpoint(output, key) as checkpoint:
                 checkpoint.open(options.resume, log)
                 remove_stale_temporaries(output)
-                done = _verified_prefix(checkpoint)
-                scored = iter_turn_frames(
-                    convs, scorer, context, keep, skip=done, turn_dtype=dtype, context_encoding=encoding
-                )
-                for offset, frame in enumerate(scored):
-                    checkpoint.save(done + offset, frame, "exchange_id", {}, [])
-                parts = checkpoint.parts(len(checkpoint.ledger))
+                run = ChunkRun(scorer, total=n_rows, caught=caught, checkpoint=checkpoint, finish=finish)
+                parts = run.save_all(items)
                 turns = pl.concat([pl.read_parquet(p) for p in parts]) if parts else empty_turns_frame(scorer, keep, dtype)
                 _write(turns, output, options)
                 checkpoint.remove()
-    caught_all += [str(w.message) for w in caught]
-    for message in caught_all:
-        log(f"warning: {message}")
+        all_warnings = list(found.warnings) + run.run_warnings()
+    notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
+    log_summary(log, all_warnings, notes)
     conv = conversation_table(convs, turns, mean_columns(scorer))
     if conversations_output is not None:
         _write(conv, conversations_output, options, fmt=None)
-    manifest = scorer.manifest() | {
-        "input": str(path),
-        "dialogue": asdict(dialogue) | {"form": found.form},
-        "n_conversations": len(convs),
-        "n_turn_rows": turns.height,
-        "conversations_without_tutor_turn": len(silent),
-        "options": asdict(options),
-        "warnings": caught_all,
-    }
+    manifest = run_manifest(
+        scorer, source=path, options=options, warnings=all_warnings, nan_reasons=nan_reasons,
+        dialogue=asdict(dialogue) | {"form": found.form}, n_conversations=len(convs), n_turn_rows=turns.height,
+        conversations_without_tutor_turn=len(silent),
+    )
     if output is not None:
-        if options.write_manifest:
-            target = output.with_name(output.name + ".manifest.json")
-            write_text_atomic(target, json.dumps(manifest, indent=2, default=str))
-            if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
-                record_guard(output)
+        write_run_manifest(output, manifest, options)
         log(f"scored {turns.height:,} tutor turns of {len(convs):,} conversations -> {output}"
             + (f"; conversations -> {conversations_output}" if conversations_output else ""))
     return DialogueResult(turns, conv, manifest, turns.height, len(convs))
 
 
-def _verified_prefix(checkpoint: Checkpoint) -> int:
-    """Chunks ``0..k-1`` that verified (turn chunks follow the conversations in order, so only an unbroken
-    prefix is reused; any later chunk is dropped and recomputed)."""
-    done = 0
-    while done in checkpoint.ledger:
-        done += 1
-    for index in [i for i in checkpoint.ledger if i >= done]:
-        checkpoint.forget(index)
-    return done
-
-
 def _write(frame: pl.DataFrame, path: Path, options: ScoreOptions, fmt: str | None | object = ...) -> None:
     fmt = options.output_format if fmt is ... else fmt
     write_table(frame, path, fmt, formula_guard=options.csv_formula_guard, record=options.write_manifest)  # type: ignore[arg-type]
-
-
-def _run_key(path: Path, options: ScoreOptions, dialogue: DialogueOptions, scorer: Any) -> str:
-    """SHA-256 over the input bytes, the options that change numbers, metric params, encoder, version."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    meta = {
-        "options": options.result_key(),
-        "dialogue": asdict(dialogue),
-        "params": {f.name: f.get_params() for f in scorer.families},
-        "encoder": scorer.encoder.config.fingerprint() if scorer.needs_encoder else None,
-        "version": __version__,
-    }
-    h.update(json.dumps(meta, sort_keys=True, default=str).encode())
-    return h.hexdigest()
