@@ -72,11 +72,8 @@ class ChunkRun:
         checkpoint = self.checkpoint
         assert checkpoint is not None
         for index, frame in self.frames(items):
-            id_column = self.scorer.id_column
-            checkpoint.save(
-                index, frame, id_column, self._stats.get(index, {}), self._warnings.get(index, []),
-                write_cache=self._cache_writer(index),
-            )
+            stats, warned = self._stats.get(index, {}), self._warnings.get(index, [])
+            checkpoint.save(index, frame, self.scorer.id_column, stats, warned, self._cache_writer(index))
         return checkpoint.parts(self.n_chunks)
 
     def frames(self, items: Iterator[Item]) -> Iterator[tuple[int, pl.DataFrame]]:
