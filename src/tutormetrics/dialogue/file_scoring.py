@@ -3,9 +3,10 @@ write TURNS (and CONV) atomically, plus a manifest. The command only parses opti
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +14,11 @@ import polars as pl
 
 from tutormetrics.dialogue.context import parse_context
 from tutormetrics.dialogue.model import Roles
-from tutormetrics.dialogue.readers import ReadOptions, read_conversations
-from tutormetrics.dialogue.score import (
-    _check_unique_ids,
-    dialogue_scorer,
-    empty_turns_frame,
-    mean_columns,
-    turn_column_dtype,
-    turn_items,
-    turn_rows,
-)
+from tutormetrics.dialogue.readers import DialogueColumns, ReadOptions, read_conversations
+from tutormetrics.dialogue.score import _check_unique_ids, dialogue_scorer, mean_columns, score_turns, turn_column_dtype
 from tutormetrics.dialogue.summary import conversation_table
 from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.checkpoint import Checkpoint
-from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
 from tutormetrics.engine.run_warnings import run_notes
@@ -36,27 +28,20 @@ Log = Callable[[str], None]
 
 
 @dataclass
-class DialogueOptions:
-    """The ``score --dialogue`` options (``dialogue.md`` §1); other options live in :class:`ScoreOptions`."""
+class DialogueOptions(DialogueColumns):
+    """The ``score --dialogue`` options (``dialogue.md`` §1): the column names, then the context and role rules;
+    other options live in :class:`ScoreOptions`."""
 
     context: str = "full"
     context_encoding: str = "joined"
-    conversation_col: str = "conversation_id"
-    turn_col: str = "turn"
-    role_col: str = "role"
-    text_col: str = "text"
-    transcript_col: str | None = None
     tutor_roles: list[str] | None = None
     student_roles: list[str] | None = None
     other_role: str = "keep"
 
     def read_options(self, score: ScoreOptions) -> ReadOptions:
+        columns = {f.name: getattr(self, f.name) for f in fields(DialogueColumns)}
         return ReadOptions(
-            conversation_col=self.conversation_col,
-            turn_col=self.turn_col,
-            role_col=self.role_col,
-            text_col=self.text_col,
-            transcript_col=self.transcript_col,
+            **columns,
             id_col=score.id_column,
             response_col=score.response_column,
             roles=Roles.of(self.tutor_roles, self.student_roles),
@@ -104,29 +89,25 @@ def score_dialogue_file(
     n_rows = sum(c.n_tutor_turns for c in convs)
     # TURNS is keyed by exchange_id = "{conversation_id}:{turn}" whatever --id named in a transcript table
     # No text cache across chunks here: chunks hold whole conversations (their turns are encoded once within the
-    # chunk), and a resumed run restarts after a verified prefix with a fresh Scorer, so a cache would batch the
-    # remaining texts differently from an uninterrupted run (the byte-identical resume guarantee).
+    # chunk), so every chunk is scored on its own and a resumed run reuses any verified chunk and scores the
+    # others exactly as an uninterrupted run does (the byte-identical resume guarantee).
     scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id", cache_mb=0), n_rows))
-    dtype = turn_column_dtype(convs)
     keep = list(options.keep_columns)
-    items = turn_items(convs, scorer.chunk_size, context, keep, encoding)
-    finish = turn_rows(scorer, dtype)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as stack:
         warnings.simplefilter("always")
-        if output is None:
-            run = ChunkRun(scorer, total=n_rows, caught=caught, finish=finish)
-            frames = [frame for _, frame in run.frames(items)]
-            turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep, dtype)
-        else:
+        checkpoint = None
+        if output is not None:
             key = run_key(path, scorer, options=options.result_key(), dialogue=asdict(dialogue))
-            with Checkpoint(output, key) as checkpoint:
-                checkpoint.open(options.resume, log)
-                remove_stale_temporaries(output)
-                run = ChunkRun(scorer, total=n_rows, caught=caught, checkpoint=checkpoint, finish=finish)
-                parts = run.save_all(items)
-                turns = pl.concat([pl.read_parquet(p) for p in parts]) if parts else empty_turns_frame(scorer, keep, dtype)
-                _write(turns, output, options)
-                checkpoint.remove()
+            checkpoint = stack.enter_context(Checkpoint(output, key))
+            checkpoint.open(options.resume, log)
+            remove_stale_temporaries(output)
+        turns, run = score_turns(
+            convs, scorer, context, keep, turn_dtype=turn_column_dtype(convs), context_encoding=encoding,
+            caught=caught, checkpoint=checkpoint,
+        )
+        if output is not None and checkpoint is not None:
+            _write(turns, output, options)
+            checkpoint.remove()
         all_warnings = list(found.warnings) + run.run_warnings()
     notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
     log_summary(log, all_warnings, notes)

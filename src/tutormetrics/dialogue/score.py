@@ -28,6 +28,7 @@ from tutormetrics.dialogue.turns import (
     build_exchanges,
     check_context_encoding,
 )
+from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
@@ -73,21 +74,6 @@ def conversation_chunks(conversations: Sequence[Conversation], size: int) -> Ite
         yield chunk
 
 
-def turn_items(
-    conversations: Sequence[Conversation],
-    chunk_size: int,
-    context: Context = "full",
-    keep_columns: Sequence[str] = (),
-    context_encoding: str = "joined",
-) -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
-    """``(engine chunk, its Exchanges)`` per chunk of whole conversations that has a tutor turn: the items of
-    :class:`~tutormetrics.engine.chunk_run.ChunkRun`."""
-    for chunk in conversation_chunks(conversations, chunk_size):
-        if any(c.n_tutor_turns for c in chunk):
-            built = build_exchanges(chunk, context, keep_columns)
-            yield built.chunk(context_encoding), built
-
-
 def turn_rows(scorer: Scorer, turn_dtype: pl.DataType) -> Callable[[pl.DataFrame, Exchanges], pl.DataFrame]:
     """The TURNS rows of a scored chunk: the id, the conversation's id columns, the ``--keep`` columns, the scores."""
 
@@ -106,7 +92,7 @@ def turn_rows(scorer: Scorer, turn_dtype: pl.DataType) -> Callable[[pl.DataFrame
     return finish
 
 
-def iter_turn_frames(
+def score_turns(
     conversations: Sequence[Conversation],
     scorer: Scorer,
     context: Context = "full",
@@ -114,14 +100,28 @@ def iter_turn_frames(
     *,
     context_encoding: str = "joined",
     turn_dtype: pl.DataType | None = None,
-) -> Iterator[pl.DataFrame]:
-    """TURNS frames, one per chunk of whole conversations that has a tutor turn (no checkpoint)."""
+    caught: list[Any] | None = None,
+    checkpoint: Checkpoint | None = None,
+) -> tuple[pl.DataFrame, ChunkRun]:
+    """TURNS of every tutor turn, scored in chunks of whole conversations through the engine's chunk pipeline
+    (with a ``checkpoint``: verified chunks reused, the others saved), and the :class:`ChunkRun` (its counts and
+    warnings). ``caught`` is the list a ``warnings.catch_warnings(record=True)`` block records into."""
     dtype = turn_dtype or turn_column_dtype(conversations)
     total = sum(c.n_tutor_turns for c in conversations)
-    run = ChunkRun(scorer, total=total, finish=turn_rows(scorer, dtype))
-    items = turn_items(conversations, scorer.chunk_size, context, keep_columns, context_encoding)
-    for _, frame in run.frames(items):
-        yield frame
+    run = ChunkRun(scorer, total=total, caught=caught, checkpoint=checkpoint, finish=turn_rows(scorer, dtype))
+
+    def items() -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
+        for chunk in conversation_chunks(conversations, scorer.chunk_size):
+            if any(c.n_tutor_turns for c in chunk):
+                built = build_exchanges(chunk, context, keep_columns)
+                yield built.chunk(context_encoding), built
+
+    if checkpoint is None:
+        frames = [frame for _, frame in run.frames(items())]
+    else:
+        frames = [pl.read_parquet(p) for p in run.save_all(items())]
+    turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
+    return turns, run
 
 
 def kept_name(column: str, scorer: Scorer) -> str:
@@ -226,8 +226,7 @@ def score_dialogues(
     scorer = dialogue_scorer(Scorer(metrics, encoder=encoder, chunk_size=chunk_size, progress=progress))
     dtype = turn_column_dtype(conversations)
     encoding = check_context_encoding(context_encoding)
-    frames = list(iter_turn_frames(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding))
-    turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
+    turns, _ = score_turns(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding)
     conv = conversation_table(conversations, turns, mean_columns(scorer))
     return DialogueScores(turns, conv, warnings)
 

@@ -283,16 +283,10 @@ class Scorer:
         yield from parallel_map(self.score_chunk, chunks, 1 if self.needs_encoder else self.n_jobs)
 
     def score_chunk(self, chunk: tuple[Any, ...]) -> tuple[pl.DataFrame, ScoreStats]:
-        """One ``(ids, prompts, responses[, aux])`` chunk: its frame and its counts (the stats are not merged)."""
-        return self._score_chunk(*chunk)
-
-    def _score_chunk(
-        self,
-        ids: Sequence[str],
-        prompts: Sequence[Prompt],
-        responses: Sequence[str | None],
-        aux: Mapping[str, Sequence[str | None]] | None = None,
-    ) -> tuple[pl.DataFrame, ScoreStats]:
+        """One ``(ids, prompts, responses[, aux])`` chunk (as :meth:`score` takes them): its frame and its counts
+        (not merged into :attr:`stats`)."""
+        ids, prompts, responses = chunk[:3]
+        aux: Mapping[str, Sequence[str | None]] | None = chunk[3] if len(chunk) > 3 else None
         texts: list[str] = []
         flags: list[bool] = []  # per text: segmented (rjieba) tokens rather than character tokens
         parts: list[tuple[str, ...] | None] = []  # per text: its parts when it is a joined prompt
