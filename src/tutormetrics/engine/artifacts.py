@@ -4,7 +4,6 @@ thread beside the encoder, or in a worker process (:mod:`tutormetrics.engine.con
 
 Example:
     >>> import numpy as np
-    >>> from tutormetrics.metrics.base import ExchangeBatch
     >>> art = Artifacts(texts=["Hi there.", "The cat sat. It slept."])
     >>> add_text_artifacts(art, frozenset({"tokens", "sentences"}), np.array([1]))
     >>> art.tokens[0], art.sentences.tolist()
