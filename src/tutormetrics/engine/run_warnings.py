@@ -33,6 +33,8 @@ NAN_HINTS = {
     "hdd": "; the replies are shorter than hdd_draws: lower it, e.g. --metric-param lexical_richness.hdd_draws=10",
     "mtld": "; MTLD is undefined when every token of a reply is distinct",
     "resp_coherence": "; coherence needs at least two sentences",
+    "prev_student_jaccard_1": "; it needs an earlier student turn of the conversation (score --dialogue)",
+    "emb_prev_student_cos": "; it needs an earlier student turn of the conversation (score --dialogue)",
 }
 
 
