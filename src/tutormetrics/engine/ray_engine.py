@@ -196,7 +196,7 @@ def score_file_ray(
         if started:
             ray.shutdown()
     stats = frame_stats(frame, scorer.metric_columns())
-    run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats)
+    run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats, scorer.nan_hints())
     notes, nan_reasons = run_notes(stats, [f.name for f in scorer.families])
     log_summary(log, run_warnings, notes)
     manifest = run_manifest(

@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tutormetrics.engine.run_stats import ScoreStats
@@ -28,16 +28,6 @@ class MostlyNaNWarning(UserWarning):
 MOSTLY_NAN_SHARE = 0.5
 MOSTLY_NAN_MIN_ROWS = 10
 
-NAN_HINTS = {
-    "mattr": "; the replies are shorter than mattr_window: lower it, e.g. --metric-param lexical_richness.mattr_window=10",
-    "hdd": "; the replies are shorter than hdd_draws: lower it, e.g. --metric-param lexical_richness.hdd_draws=10",
-    "mtld": "; MTLD is undefined when every token of a reply is distinct",
-    "resp_coherence": "; coherence needs at least two sentences",
-    "prev_student_jaccard_1": "; it needs an earlier student turn of the conversation (score --dialogue)",
-    "emb_prev_student_cos": "; it needs an earlier student turn of the conversation (score --dialogue)",
-}
-
-
 def long_text_warning(
     n_long: int, n_texts: int, max_seq_length: int | None, long_text: str, unit: str = "unique texts"
 ) -> str:
@@ -53,13 +43,13 @@ def long_text_warning(
     return f"{n_long} of {n_texts} {unit} exceeded {limit} and were {verb}"
 
 
-def mostly_nan_warnings(stats: ScoreStats) -> list[str]:
+def mostly_nan_warnings(stats: ScoreStats, hints: Mapping[str, str] | None = None) -> list[str]:
     """One message per metric column NaN for most exchanges of a run (runs of MOSTLY_NAN_MIN_ROWS or more),
-    with the reasons when the family gives them and a hint when there is one.
+    with the reasons when the family gives them and its hint (``Metric.nan_hints``) when there is one.
 
     >>> from tutormetrics.engine.run_stats import ScoreStats
-    >>> mostly_nan_warnings(ScoreStats(n_exchanges=10, nan_counts={"mtld": 6, "ttr": 1}))
-    ['mtld is NaN for 6 of 10 exchanges; MTLD is undefined when every token of a reply is distinct']
+    >>> mostly_nan_warnings(ScoreStats(n_exchanges=10, nan_counts={"mtld": 6, "ttr": 1}), {"mtld": "; no repeats"})
+    ['mtld is NaN for 6 of 10 exchanges; no repeats']
     """
     if stats.n_exchanges < MOSTLY_NAN_MIN_ROWS:
         return []
@@ -67,7 +57,7 @@ def mostly_nan_warnings(stats: ScoreStats) -> list[str]:
     for col, n_nan in stats.mostly_nan(MOSTLY_NAN_SHARE).items():
         why = stats.nan_reasons.get(col, {})
         detail = f" ({', '.join(f'{k}: {v:,}' for k, v in why.items())})" if why else ""
-        out.append(f"{col} is NaN for {n_nan:,} of {stats.n_exchanges:,} exchanges{detail}{NAN_HINTS.get(col, '')}")
+        out.append(f"{col} is NaN for {n_nan:,} of {stats.n_exchanges:,} exchanges{detail}{(hints or {}).get(col, '')}")
     return out
 
 

@@ -183,6 +183,10 @@ class Scorer:
     def column_directions(self) -> dict[str, bool | None]:
         return {c: d for f in self.families for c, d in f.column_directions(self.n_layers).items()}
 
+    def nan_hints(self) -> dict[str, str]:
+        """Each family's hint for a column that is NaN for most exchanges (``Metric.nan_hints``)."""
+        return {c: h for f in self.families for c, h in f.nan_hints.items()}
+
     def column_families(self) -> dict[str, str]:
         return {c: f.name for f in self.families for c in f.columns(self.n_layers)}
 
@@ -517,7 +521,7 @@ class Scorer:
 
     def _warn_mostly_nan(self, stats: ScoreStats) -> None:
         """One warning per metric column that is NaN for most exchanges of a run, with the reasons when known."""
-        for message in mostly_nan_warnings(stats):
+        for message in mostly_nan_warnings(stats, self.nan_hints()):
             warnings.warn(message, MostlyNaNWarning, stacklevel=2)
 
     def _warn_long_texts(self) -> None:

@@ -51,6 +51,9 @@ class DialogueTurnMetrics(Metric):
     higher_is_better: ClassVar[bool | None] = None
     include_in_all: ClassVar[bool] = False  # needs the previous student turn, which only dialogues have
     aux_texts: ClassVar[tuple[str, ...]] = (PREV_STUDENT,)
+    nan_hints: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("prev_student_jaccard_1", "emb_prev_student_cos"), "; it needs an earlier student turn of the conversation (score --dialogue)"
+    )
 
     def __init__(self, encoder: bool = False) -> None:
         self.encoder = encoder

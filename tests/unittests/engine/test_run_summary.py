@@ -52,7 +52,9 @@ def test_one_wording_for_long_texts_and_mostly_nan():
     assert long_text_warning(1, 2, 6, "window") == "1 of 2 unique texts exceeded max_seq_length=6 and were windowed"
     assert long_text_warning(3, 9, 8, "truncate", unit="exchanges") == "3 of 9 exchanges exceeded max_seq_length=8 and were truncated"
     stats = ScoreStats(n_exchanges=12, nan_counts={"mattr": 12, "ttr": 2}, nan_reasons={"mattr": {"short": 12}})
-    (message,) = mostly_nan_warnings(stats)
+    from tutormetrics.engine.scorer import Scorer
+
+    (message,) = mostly_nan_warnings(stats, Scorer("lexical_richness").nan_hints())
     assert message.startswith("mattr is NaN for 12 of 12 exchanges (short: 12); the replies are shorter than mattr_window")
     assert mostly_nan_warnings(ScoreStats(n_exchanges=9, nan_counts={"mattr": 9})) == []  # too few rows to say
     notes, _ = run_notes(stats, ["lexical_richness"])
