@@ -32,14 +32,20 @@ _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 
 
 @dataclass
-class ReadOptions:
-    """Column names and role rules; the same names as the ``score --dialogue`` options."""
+class DialogueColumns:
+    """The column names of a dialogue input (long table, or an exchange table with a transcript column)."""
 
     conversation_col: str = "conversation_id"
     turn_col: str = "turn"
     role_col: str = "role"
     text_col: str = "text"
     transcript_col: str | None = None
+
+
+@dataclass
+class ReadOptions(DialogueColumns):
+    """Column names and role rules; the same names as the ``score --dialogue`` options."""
+
     id_col: str = "exchange_id"
     response_col: str = "response"
     roles: Roles = field(default_factory=Roles)

@@ -386,17 +386,6 @@ class TextEncoder:
             },
         }
 
-    def long_text_message(self, encoded: EncodedTexts) -> str | None:
-        """The stderr warning for long texts, e.g. "3 of 200 unique texts exceeded max_seq_length=256
-        and were windowed"; ``None`` when every text fitted."""
-        k = encoded.n_truncated if self.config.long_text == "truncate" else encoded.n_windowed
-        if k == 0:
-            return None
-        how = "truncated" if self.config.long_text == "truncate" else "windowed"
-        return (
-            f"{k} of {len(encoded)} unique texts exceeded max_seq_length={self.max_seq_length} and were {how}"
-        )
-
     # ----------------------------------------------------------------- encoding
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Word-piece ids of each text without special tokens and without truncation."""

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from tutormetrics.dialogue.files import DialogueOptions, score_dialogue_file
+from tutormetrics.dialogue.file_scoring import DialogueOptions, score_dialogue_file
 from tutormetrics.dialogue.model import Roles
 from tutormetrics.dialogue.readers import ReadOptions, apply_turn_tag, compile_turn_tag, long_conversations
 from tutormetrics.dialogue.speakers import SpeakerMap, is_speaker_like
 from tutormetrics.dialogue.transcript import parse_transcript, pieces
-from tutormetrics.engine.files import ScoreOptions
+from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError, InputSchemaError
 
 EX93 = "Teacher: (probing) What is 3 x 4?|EOM|Cody: 12|EOM|Teacher: (focus)Right. And 12 + 3?|EOM|Cody: 15"

@@ -17,7 +17,7 @@ import torch
 
 from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 from tutormetrics.engine import Scorer
-from tutormetrics.engine.scorer import WindowingWarning
+from tutormetrics.engine.run_warnings import WindowingWarning
 from tutormetrics.metrics import get_metric
 from tutormetrics.examples import cjk_example_path
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from tutormetrics.engine.run_warnings import long_text_warning
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 from tutormetrics.errors import ConfigError, ModelLoadError
@@ -126,7 +127,7 @@ def test_windowing_equals_hand_weighted_pool(tiny_model_dir: Path, batch_size: i
     assert out.n_content_tokens[0] == 19 and out.n_windowed == 1
     assert enc.windows_encoded == 6 and enc.texts_encoded == 2
     assert enc.forward_calls == math.ceil(6 / batch_size)
-    msg = enc.long_text_message(out)
+    msg = long_text_warning(out.n_windowed, len(out), enc.max_seq_length, enc.config.long_text)
     assert msg == "1 of 2 unique texts exceeded max_seq_length=6 and were windowed"
 
 
@@ -144,7 +145,8 @@ def test_truncate_mode_equals_sentence_transformers_encode(tiny_model_dir: Path,
     np.testing.assert_array_equal(out.truncated, [True, False, False, True])
     np.testing.assert_array_equal(out.n_windows, [1, 1, 1, 1])
     np.testing.assert_array_equal(out.n_content_tokens, [6, 3, 5, 6])
-    assert enc.long_text_message(out) == "2 of 4 unique texts exceeded max_seq_length=8 and were truncated"
+    msg = long_text_warning(out.n_truncated, len(out), enc.max_seq_length, enc.config.long_text)
+    assert msg == "2 of 4 unique texts exceeded max_seq_length=8 and were truncated"
 
 
 def test_permutation_invariance_non_involution(encoder: TextEncoder, tiny_model_dir: Path) -> None:
