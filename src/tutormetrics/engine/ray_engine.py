@@ -255,6 +255,7 @@ def _manifest(scorer: Any, options: ScoreOptions, path: Path, n_rows: int, plan:
         "generated_ids": not plan.has_id,
         "options": asdict(options),
         "warnings": run_warnings,
+        "columns": [d.to_dict() for d in scorer.column_descriptions()],
     }
     if scorer.needs_encoder:
         info["encoder"] = {"config": scorer.encoder_config.to_dict(), "fingerprint": scorer.encoder_config.fingerprint()}

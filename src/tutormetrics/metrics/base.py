@@ -20,6 +20,7 @@ from tutormetrics.text import detect_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.artifacts import EncodedTexts
+    from tutormetrics.metrics.columns import ColumnDescription
 
 #: Artifact names a metric may require. "tokens": T(x) per text; "sentences": S(x) counts;
 #: "encoder": one transformer pass per unique text (:class:`~tutormetrics.encoders.artifacts.EncodedTexts`).
@@ -94,6 +95,10 @@ class Metric(ABC):
     requires: ClassVar[frozenset[str]] = frozenset()
     #: ``True``/``False`` orients reports; ``None`` when "better" is not defined (e.g. length).
     higher_is_better: ClassVar[bool | None] = None
+    #: Short label of the family in figures and the report (default: :attr:`name`).
+    label: ClassVar[str | None] = None
+    #: What one row is: ``"exchange"`` (a prompt and its reply), ``"turn"`` or ``"conversation"``.
+    level: ClassVar[str] = "exchange"
 
     @abstractmethod
     def columns(self, n_layers: int | None = None) -> list[str]:
@@ -115,6 +120,28 @@ class Metric(ABC):
     def column_directions(self, n_layers: int | None = None) -> dict[str, bool | None]:
         """``higher_is_better`` per column; override when columns of a family differ."""
         return {c: self.higher_is_better for c in self.columns(n_layers)}
+
+    def column_quantities(self, n_layers: int | None = None) -> dict[str, str]:
+        """Optional: a key naming the quantity a column computes, for columns that other columns (of this or
+        another family) may equal; equal keys make the later column an alias (``ColumnDescription.alias_of``)."""
+        return {}
+
+    def describe_columns(self, n_layers: int | None = None) -> list[ColumnDescription]:
+        """One :class:`~tutormetrics.metrics.columns.ColumnDescription` per column (what the manifest records).
+
+        Example:
+            >>> from tutormetrics.metrics import get_metric
+            >>> get_metric("lexical_diversity").describe_columns()[0].family_label
+            'diversity'
+        """
+        from tutormetrics.metrics.columns import ColumnDescription
+
+        directions = self.column_directions(n_layers)
+        params = self.get_params()
+        return [
+            ColumnDescription(c, self.name, self.label or self.name, c, directions.get(c), self.level, params)
+            for c in self.columns(n_layers)
+        ]
 
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
         """Documented closed range ``(low, high)`` of each column's defined values (NaN aside)."""
