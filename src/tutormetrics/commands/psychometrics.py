@@ -288,7 +288,7 @@ def compare(
 
         described = describe_frame(frame, source=metrics, exclude={group_col, block_col, "exchange_id", "conversation_id"})
         cols = split_list(metrics_cols)
-        if cols is None:  # the described metric columns (manifest, else the one fallback), aliases once
+        if cols is None:  # the described metric columns (manifest, else the one fallback)
             cols = metric_names(described) or None
         table = compare_groups(
             frame,

@@ -130,7 +130,7 @@ def score(
     from tutormetrics.io import check_outputs
 
     out = None if output == "-" else Path(output)
-    check_outputs([input], [out, out and out.with_name(out.name + ".manifest.json"), conversations])
+    check_outputs([input], [out, out and out.with_name(out.name + ".manifest.json"), conversations, conversations and conversations.with_name(conversations.name + ".manifest.json")])
     if (dialogue or transcript_col is not None) and engine != "local":
         from tutormetrics.errors import ConfigError
 

@@ -25,10 +25,11 @@ from tutormetrics.dialogue.score import (
     mean_columns,
     turn_column_dtype,
 )
-from tutormetrics.dialogue.summary import conversation_table
+from tutormetrics.dialogue.summary import conversation_columns, conversation_table
 from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.files import ScoreOptions, build_scorer
+from tutormetrics.metrics.columns import manifest_path
 from tutormetrics.io import infer_format, record_guard, remove_stale_temporaries, write_table, write_text_atomic
 
 Log = Callable[[str], None]
@@ -132,9 +133,15 @@ def score_dialogue_file(
     for message in caught_all:
         log(f"warning: {message}")
     conv = conversation_table(convs, turns, mean_columns(scorer))
+    turn_columns = scorer.column_descriptions(level="turn")
     if conversations_output is not None:
+        if options.write_manifest:  # CONV's own column descriptions (before the table: a CSV guard record joins it)
+            conv_manifest = {"tutormetrics": __version__, "turns": str(output) if output else None,
+                             "columns": [d.to_dict() for d in conversation_columns(turn_columns)]}
+            write_text_atomic(manifest_path(conversations_output), json.dumps(conv_manifest, indent=2, default=str))
         _write(conv, conversations_output, options, fmt=None)
     manifest = scorer.manifest() | {
+        "columns": [d.to_dict() for d in turn_columns],
         "input": str(path),
         "dialogue": asdict(dialogue) | {"form": found.form},
         "n_conversations": len(convs),

@@ -14,8 +14,8 @@ columns by name, ``mean_<col>`` of one at the conversation level, any other nume
 
 ``alias_of`` names an earlier column that computes the same quantity (``sync_last`` and ``sync_l06`` are
 ``emb_mean_cos`` for a 6-block encoder): families declare :meth:`Metric.column_quantities`, and
-:func:`describe_columns` links equal quantities to their first column, so figures draw one row and the
-validity table tests it once.
+:func:`describe_columns` links equal quantities to their first column, so the heatmap and the report draw
+one row for them (with a note naming the aliases).
 
 Example:
     >>> from tutormetrics.metrics import get_metric
@@ -261,14 +261,18 @@ def aliases(descriptions: Iterable[ColumnDescription]) -> dict[str, list[str]]:
     return out
 
 
-def metric_names(descriptions: Iterable[ColumnDescription]) -> list[str]:
-    """The columns to analyse: every described column but the aliases (one test per quantity).
+def metric_names(descriptions: Iterable[ColumnDescription], *, aliases: bool = True) -> list[str]:
+    """The metric columns; ``aliases=False`` leaves out the columns that repeat an earlier one (what a figure draws).
+
+    Tables keep the aliases: the validity table's seeded permutation p of a cell is keyed by the cell's index
+    (``statistics.md``), so dropping a column would move every later cell's p.
 
     Example:
-        >>> metric_names([ColumnDescription("a", "f", "f"), ColumnDescription("b", "f", "f", alias_of="a")])
-        ['a']
+        >>> ds = [ColumnDescription("a", "f", "f"), ColumnDescription("b", "f", "f", alias_of="a")]
+        >>> metric_names(ds), metric_names(ds, aliases=False)
+        (['a', 'b'], ['a'])
     """
-    return [d.name for d in descriptions if not d.alias_of]
+    return [d.name for d in descriptions if aliases or not d.alias_of]
 
 
 def describe_frame(
@@ -279,3 +283,18 @@ def describe_frame(
     manifest = read_manifest_columns(source) if source is not None else None
     numeric = [c for c, dt in frame.schema.items() if dt.is_numeric()]
     return describe_table(frame.columns, numeric=numeric, manifest=manifest, exclude=exclude, registry=registry)
+
+
+def columns_near(table: str | Path) -> list[ColumnDescription] | None:
+    """The descriptions for a table derived from metrics (a correlation table): its own manifest's, else
+    those of every manifest in its folder (a ``run`` folder: ``metrics.csv``, ``turns.csv``,
+    ``conversations.csv``), first one per name; ``None`` when there are none."""
+    table = Path(table)
+    own = read_manifest_columns(table)
+    if own is not None:
+        return own
+    found: dict[str, ColumnDescription] = {}
+    for path in sorted(table.parent.glob("*" + MANIFEST_SUFFIX)):
+        for d in read_manifest_columns(path) or ():
+            found.setdefault(d.name, d)
+    return list(found.values()) or None

@@ -2,7 +2,7 @@
 
 Variables are the metric columns of the metrics table (its column descriptions,
 :func:`tutormetrics.metrics.columns.describe_frame`: from the manifest, else every numeric column but the
-id, the group column and the Scorer's flags), in file order, aliases once; a ``family`` column names each
+id, the group column and the Scorer's flags), in file order; a ``family`` column names each
 variable's family (``rating`` for the ratings). With ratings, ``<criterion>_score`` and ``<criterion>_endorsed`` per criterion follow (the
 exchange is the unit). Statistics per group × variable come from :mod:`tutormetrics.stats.summary`.
 

@@ -165,7 +165,7 @@ def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Se
     """Metric columns of a metrics table.
 
     By default the columns :func:`tutormetrics.metrics.columns.describe_frame` describes (every numeric
-    column but the id, the Scorer's flags and the dialogue structure columns), aliases once. With
+    column but the id, the Scorer's flags and the dialogue structure columns). With
     ``columns`` those names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
 
     Example:
