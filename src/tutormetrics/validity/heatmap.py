@@ -140,6 +140,16 @@ def _arrange(
     return row_order, blocks
 
 
+def _wrap_measured(fig: Figure, text: str, width_in: float, size: float) -> list[str]:
+    """``text`` wrapped at word boundaries so that every line, as rendered at ``size`` points, fits ``width_in``."""
+    width = max(20, int(width_in * 72 / (0.5 * size)))  # a first guess: half an em per character
+    while True:
+        lines = textwrap.wrap(text, width=width, break_on_hyphens=False)
+        if width <= 20 or all(_text_extent(fig, line, size)[0] <= width_in for line in lines):
+            return lines
+        width -= 4
+
+
 def _text_extent(fig: Figure, text: str, size: float, **kw: object) -> tuple[float, float]:
     """Width and height in inches of ``text`` rendered at ``size`` points."""
     if not text:
@@ -317,7 +327,7 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
         cell_w = heat_w / n_cols
     title_h = _text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
     cbar_h, cbar_lab = 0.07, _text_extent(fig, "Spearman ρ", fs)[1]
-    note_lines = textwrap.wrap(note, width=max(20, int(width_in * 72 / (0.5 * (fs - 0.5))))) if note else []
+    note_lines = _wrap_measured(fig, note, width_in - 2 * pad, fs - 0.5) if note else []
     note_h = len(note_lines) * (fs - 0.5) * 1.3 / 72 + (0.06 if note_lines else 0.0)
     top = pad + title_h
     bottom_stack = 0.05 + xlab_h + 0.12 + cbar_h + fs * 1.3 / 72 + cbar_lab + 0.04 + note_h + pad
