@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -20,12 +20,63 @@ from tutormetrics.text import detect_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.artifacts import EncodedTexts
-    from tutormetrics.metrics.columns import ColumnDescription
 
 #: Artifact names a metric may require. "tokens": T(x) per text; "sentences": S(x) counts;
 #: "encoder": one transformer pass per unique text (:class:`~tutormetrics.encoders.artifacts.EncodedTexts`).
 #: Every metric may read the NFC-normalised ``Artifacts.texts``.
 ARTIFACTS = frozenset({"tokens", "sentences", "encoder"})
+
+#: Levels a metric column lives at (:attr:`Metric.level`).
+LEVELS: tuple[str, ...] = ("exchange", "turn", "conversation")
+#: Family of a numeric column no registered family declares.
+OTHER = "other"
+
+
+@dataclass(frozen=True)
+class ColumnDescription:
+    """One metric column: its family (registry name) and the family's figure label, a row label,
+    direction (``None``: "better" undefined), level, the family's parameters and the column it aliases.
+
+    Example:
+        >>> ColumnDescription("ttr", "lexical_diversity", "diversity").to_dict()["level"]
+        'exchange'
+    """
+
+    name: str
+    family: str
+    family_label: str
+    label: str = ""
+    higher_is_better: bool | None = None
+    level: str = "exchange"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    alias_of: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+        if self.level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {self.level!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (the manifest entry)."""
+        out = asdict(self)
+        out["params"] = dict(self.params)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ColumnDescription:
+        """A description read back from a manifest (unknown keys ignored; missing labels default)."""
+        family = str(data.get("family") or OTHER)
+        return cls(
+            name=str(data["name"]),
+            family=family,
+            family_label=str(data.get("family_label") or family),
+            label=str(data.get("label") or data["name"]),
+            higher_is_better=data.get("higher_is_better"),
+            level=str(data.get("level") or "exchange"),
+            params=dict(data.get("params") or {}),
+            alias_of=data.get("alias_of") or None,
+        )
 
 
 @dataclass(frozen=True)
@@ -134,8 +185,6 @@ class Metric(ABC):
             >>> get_metric("lexical_diversity").describe_columns()[0].family_label
             'diversity'
         """
-        from tutormetrics.metrics.columns import ColumnDescription
-
         directions = self.column_directions(n_layers)
         params = self.get_params()
         return [

@@ -29,74 +29,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tutormetrics.metrics.base import LEVELS, OTHER, ColumnDescription
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.metrics.base import Metric
     from tutormetrics.metrics.registry import MetricRegistry
 
-#: Levels a metric column lives at.
-LEVELS: tuple[str, ...] = ("exchange", "turn", "conversation")
+__all__ = ["LEVELS", "OTHER", "ColumnDescription", "describe_columns", "describe_frame", "describe_table", "columns_near",
+           "conversation_means", "family_labels", "aliases", "metric_names", "read_manifest_columns", "manifest_path"]
+
 #: The manifest key that holds the column descriptions.
 MANIFEST_KEY = "columns"
 #: Suffix of a table's manifest (``metrics.csv`` → ``metrics.csv.manifest.json``).
 MANIFEST_SUFFIX = ".manifest.json"
-#: Family of a numeric column no registered family declares.
-OTHER = "other"
-#: Columns the Scorer and the dialogue tables write that are flags or structure, never metrics.
+#: Columns the Scorer and the dialogue tables write that are ids, flags or structure, never metrics.
 NOT_METRICS: frozenset[str] = frozenset({
-    "prompt_empty", "resp_empty", "lang", "prompt_windows", "resp_windows", "prompt_truncated", "resp_truncated",
+    "exchange_id", "conversation_id", "prompt_empty", "resp_empty", "lang", "prompt_windows", "resp_windows", "prompt_truncated", "resp_truncated",
     "turn", "tutor_turn", "ctx_turns",
 })  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ColumnDescription:
-    """One metric column: its family (registry name) and the family's figure label, a row label,
-    direction (``None``: "better" undefined), level, the family's parameters and the column it aliases.
-
-    Example:
-        >>> ColumnDescription("ttr", "lexical_diversity", "diversity").to_dict()["level"]
-        'exchange'
-    """
-
-    name: str
-    family: str
-    family_label: str
-    label: str = ""
-    higher_is_better: bool | None = None
-    level: str = "exchange"
-    params: Mapping[str, Any] = field(default_factory=dict)
-    alias_of: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.label:
-            object.__setattr__(self, "label", self.name)
-        if self.level not in LEVELS:
-            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {self.level!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data (the manifest entry)."""
-        out = asdict(self)
-        out["params"] = dict(self.params)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ColumnDescription:
-        """A description read back from a manifest (unknown keys ignored; missing labels default)."""
-        family = str(data.get("family") or OTHER)
-        return cls(
-            name=str(data["name"]),
-            family=family,
-            family_label=str(data.get("family_label") or family),
-            label=str(data.get("label") or data["name"]),
-            higher_is_better=data.get("higher_is_better"),
-            level=str(data.get("level") or "exchange"),
-            params=dict(data.get("params") or {}),
-            alias_of=data.get("alias_of") or None,
-        )
 
 
 def describe_columns(
