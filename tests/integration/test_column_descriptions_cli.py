@@ -77,7 +77,7 @@ def test_report_uses_the_manifest_families(study):
     assert data["families"]["mtld"] == "richness" and data["families"]["concision_band"] == "length"
     assert data["exchanges"]["families"]["mtld"] == "richness"
     assert data["rho_limit"] == 1.0
-    assert data["star_legend"].startswith("* p_adj < .05")
+    assert data["star_legend"].replace("\xa0", " ").startswith("* p_adj < .05")
 
 
 def test_heatmap_summarize_compare_and_validate_use_the_manifest(study, tmp_path, capsys):

@@ -49,7 +49,7 @@ def star_legend(table: pl.DataFrame) -> str:
 
     Example:
         >>> star_legend(pl.DataFrame({"p": [0.01], "p_adj": [0.03], "adjust": ["bh"], "stars": ["*"]}))
-        '* p_adj < .05, ** p_adj < .01, *** p_adj < .001 (p_adj: BH).'
+        '*\xa0p_adj\xa0<\xa0.05, **\xa0p_adj\xa0<\xa0.01, ***\xa0p_adj\xa0<\xa0.001 (p_adj: BH).'
     """
     if "stars" not in table.columns or not (table["stars"].fill_null("") != "").any():
         return ""
@@ -60,7 +60,8 @@ def star_legend(table: pl.DataFrame) -> str:
             basis = "p"
     elif "p" in table.columns:
         basis = "p"
-    text = ", ".join(f"{'*' * k} {basis} < {v}" for k, v in ((1, ".05"), (2, ".01"), (3, ".001")))
+    nb = "\u00a0"  # a no-break space keeps "** p_adj < .01" on one line of a wrapped note
+    text = ", ".join(f"{'*' * k}{nb}{basis}{nb}<{nb}{v}" for k, v in ((1, ".05"), (2, ".01"), (3, ".001")))
     adjust = table.get_column("adjust").drop_nulls()[0] if "adjust" in table.columns and table["adjust"].drop_nulls().len() else None
     if basis == "p_adj" and adjust:
         text += f" (p_adj: {_ADJUST_NAMES.get(str(adjust), str(adjust))})"

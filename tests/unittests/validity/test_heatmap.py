@@ -65,7 +65,7 @@ def test_annotations_stars_reasons_and_families() -> None:
     assert {"other", "readability", "embedding", "synchrony"} <= set(texts)
     assert not {"oth", "read", "emb", "sync", "ovl"} & set(texts)
     note = " ".join(t.get_text() for t in fig.texts)
-    assert "** p_adj < .01" in note  # the star legend says what the stars mean
+    assert "** p_adj < .01" in note.replace("\xa0", " ")  # the star legend says what the stars mean
     heat = fig.axes[0]
     assert [t.get_text() for t in heat.get_yticklabels()] == METRICS
     assert [t.get_text() for t in heat.get_xticklabels()] == TARGETS
