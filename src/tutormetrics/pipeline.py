@@ -207,8 +207,10 @@ def run_pipeline(
     *,
     score_options: ScoreOptions,
     validate_options: ValidateOptions,
-    theta: Path | None = None,
+    theta: Path | Sequence[Path] | None = None,
     dialogue: Any = None,
+    metric_cols: Sequence[str] | None = None,
+    top: int = 5,
     log: Log = _quiet,
 ) -> dict[str, Any]:
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
@@ -219,13 +221,18 @@ def run_pipeline(
     ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
     level is always validated (``correlations.csv``, ``heatmap.*``); with conversation-keyed ratings the
     conversation level is validated too (``conversations_correlations.csv``, ``conversations_heatmap.*``).
+
+    ``theta`` may name several θ tables (the first is ``theta``, then ``theta2``, ...); ``metric_cols``
+    restricts the metric columns of the first level; ``top`` strongest correlations are logged. The
+    summary's ``warnings`` are the scoring run's (``run --strict`` exits 1 on them).
     """
     from tutormetrics.psychometrics.ratings import read_theta, theta_to_targets
     from tutormetrics.validity.correlate import summarize_correlations
 
     vo = validate_options
     id_col = score_options.id_column
-    check_outputs([exchanges, ratings, theta], [outdir / name for name in RUN_FILES])
+    thetas = [theta] if isinstance(theta, (str, Path)) else list(theta or [])
+    check_outputs([exchanges, ratings, *thetas], [outdir / name for name in RUN_FILES])
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
@@ -234,18 +241,18 @@ def run_pipeline(
     raw_ratings = _on_scale(raw_ratings, vo, id_col, str(ratings), log)
 
     log("[1/4] scoring")
-    levels = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
+    levels, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
 
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
-    theta_tables = [read_theta(theta, id_col=id_col)] if theta is not None else []
+    theta_tables = [read_theta(path, id_col=id_col) for path in thetas]
     log("[2/4] θ and agreement")
-    frame, metric_cols, families = levels[0][1:]
+    frame, scored_cols, families = levels[0][1:]
     study = validate_metrics(
-        frame, ratings=raw_ratings, theta=theta_tables, options=vo, id_col=id_col, metric_cols=metric_cols,
-        ratings_source=str(ratings), log=log,
+        frame, ratings=raw_ratings, theta=theta_tables, options=vo, id_col=id_col,
+        metric_cols=list(metric_cols) if metric_cols else scored_cols, ratings_source=str(ratings), log=log,
     )  # fmt: skip
-    if theta is not None:
-        summary["theta"] = {"source": str(theta)}
+    if thetas:
+        summary["theta"] = {"source": ", ".join(map(str, thetas))}
     elif study.theta_fit is not None:
         fit = study.theta_fit
         write_table(fit.theta_table(), outdir / "theta.csv")
@@ -262,11 +269,11 @@ def run_pipeline(
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
     log("[4/4] writing the tables and drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
     _write_level(result, "", vo, families, outdir, files, log)
-    for prefix, frame, metric_cols, families in levels[1:]:  # the conversation level of a dialogue run
+    for prefix, frame, level_cols, families in levels[1:]:  # the conversation level of a dialogue run
         log(f"      {prefix.rstrip('_')} level")
         level = validate_metrics(
             frame, ratings=raw_ratings, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
-            metric_cols=metric_cols, ratings_source=str(ratings), log=log,
+            metric_cols=level_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
         _write_level(level.validity, prefix, vo, families, outdir, files, log)
     files["report"] = str(outdir / "report.html")  # written last, from the files above
@@ -277,9 +284,11 @@ def run_pipeline(
         targets=result.target_cols,
         score_options=asdict(score_options),
         validate_options=asdict(vo),
+        warnings=warned,
     )
     write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))
-    log(summarize_correlations(result.table, top=5))
+    if top:
+        log(summarize_correlations(result.table, top=top))
     from tutormetrics.report import write_report
 
     write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
@@ -288,18 +297,26 @@ def run_pipeline(
 
 def _score_levels(
     exchanges: Path, outdir: Path, score_options: ScoreOptions, dialogue: Any, id_col: str, files: dict[str, str], log: Log
-) -> list[tuple[str, pl.DataFrame, list[str] | None, dict[str, str]]]:
-    """Score the input; return ``(file prefix, scored frame, metric columns, column → family)`` per level.
+) -> tuple[list[tuple[str, pl.DataFrame, list[str] | None, dict[str, str]]], list[str]]:
+    """Score the input (local or Ray engine, as ``score`` does); return ``(file prefix, scored frame, metric
+    columns, column → family)`` per level, and the scoring run's warnings.
 
     Exchanges give one level with the Scorer's own columns and families. A dialogue gives the turn level
     and, when the ratings are keyed by conversation, the conversation level (its ``mean_*`` columns are
     the turn metrics averaged, so every numeric column but the structure columns is a metric there).
     """
+    if score_options.engine not in ("local", "ray"):
+        raise ConfigError(f"unknown engine {score_options.engine!r}", hint="use --engine local or --engine ray")
     if dialogue is None:
         metrics_path = outdir / "metrics.csv"
-        scored = score_file(exchanges, metrics_path, score_options, log=log, keep_frame=True)
+        score = score_file
+        if score_options.engine == "ray":
+            from tutormetrics.engine.ray_engine import score_file_ray as score
+        scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True)
         files["metrics"] = str(metrics_path)
-        return [("", scored.frame, list(scored.column_families), scored.column_families)]
+        return [("", scored.frame, list(scored.column_families), scored.column_families)], list(scored.manifest.get("warnings", []))
+    if score_options.engine != "local":
+        raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     from tutormetrics.dialogue.files import score_dialogue_file
 
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
@@ -308,7 +325,7 @@ def _score_levels(
     levels = [("", result.turns, None, {})]
     if id_col == "conversation_id" and result.conversations is not None:
         levels.append(("conversations_", result.conversations, None, {}))
-    return levels
+    return levels, list(result.manifest.get("warnings", []))
 
 
 def _write_level(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import polars as pl
 import typer
@@ -56,12 +56,6 @@ def theta(
     groups: Annotated[Optional[Path], typer.Option("--groups", help="Exchange-level group table.")] = None,
     group_col: Annotated[Optional[str], typer.Option("--group-col", help="Group column in --groups.")] = None,
     model: Annotated[str, typer.Option("--model", help="auto, binary or partial-credit.")] = "auto",
-    id_col: opt.TableIdColumn = "exchange_id",
-    rater_col: opt.RaterColumn = "rater",
-    criterion_col: opt.CriterionColumn = "criterion",
-    score_col: opt.ScoreColumn = "score",
-    levels: opt.Levels = None,
-    drop_out_of_scale: opt.DropOutOfScale = False,
     method: Annotated[str, typer.Option("--method", help="mml (Gauss-Hermite MML + EAP) or nuts (Bayesian, needs the bayes extra).")] = "mml",
     draws: Annotated[int, typer.Option("--draws", min=1, help="nuts: draws kept per chain.")] = 1000,
     tune: Annotated[int, typer.Option("--tune", min=0, help="nuts: warm-up iterations per chain.")] = 1000,
@@ -72,6 +66,7 @@ def theta(
         Optional[Path],
         typer.Option("--compare-models", help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates and/or --groups)."),
     ] = None,
+    **kwargs: Any,
 ) -> None:
     """Estimate theta (EAP) per exchange with a many-facet Rasch model (MML, Gauss-Hermite; or Bayesian NUTS).
 
@@ -80,6 +75,8 @@ def theta(
     """
     from tutormetrics.psychometrics.mfrm import fit_theta
 
+    id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
+    levels, drop_out_of_scale = kwargs["levels"], kwargs["drop_out_of_scale"]
     with _expected_errors():
         if model not in _MODELS:
             raise ConfigError(f"unknown --model {model!r}", hint="use auto, binary or partial-credit")
@@ -180,15 +177,12 @@ def agree(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")] = 10,
     raters: Annotated[Optional[str], typer.Option("--raters", help="The two raters of the two-rater columns, 'A,B' (default: the first two).")] = None,
-    id_col: opt.TableIdColumn = "exchange_id",
-    rater_col: opt.RaterColumn = "rater",
-    criterion_col: opt.CriterionColumn = "criterion",
-    score_col: opt.ScoreColumn = "score",
-    levels: opt.Levels = None,
-    drop_out_of_scale: opt.DropOutOfScale = False,
+    **kwargs: Any,
 ) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
     plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
+    id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
+    levels, drop_out_of_scale = kwargs["levels"], kwargs["drop_out_of_scale"]
     with _expected_errors():
         if confusion and not judge:
             raise ConfigError("--confusion needs --judge")
@@ -318,6 +312,6 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     """Add the ``theta``, ``agree`` and ``compare`` commands to ``app``."""
-    app.command("theta")(theta)
-    app.command("agree")(agree)
+    opt.command(app, "theta", theta, opt.TABLE_ID + opt.RATINGS)
+    opt.command(app, "agree", agree, opt.TABLE_ID + opt.RATINGS)
     app.command("compare")(compare)
