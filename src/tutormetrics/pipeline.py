@@ -93,12 +93,13 @@ class StudyResult:
     validity: Any  # tutormetrics.validity.correlate.ValidityResult
     theta_fit: Any | None = None  # MFRMResult when θ was estimated here
     long_ratings: bool = False
+    ratings: Any | None = None  # the Ratings value the targets came from (cleaned once)
 
 
 def validate_metrics(
     metrics: pl.DataFrame,
     *,
-    ratings: pl.DataFrame | None = None,
+    ratings: pl.DataFrame | Any | None = None,
     theta: Sequence[pl.DataFrame] = (),
     options: ValidateOptions | None = None,
     id_col: str = "exchange_id",
@@ -106,50 +107,35 @@ def validate_metrics(
     ratings_source: str = "ratings",
     log: Log = _quiet,
 ) -> StudyResult:
-    """Targets from ``ratings`` (long or wide) and ``theta`` tables, θ estimated by the MFRM when asked and
-    none is given, then every metric column against every target (``statistics.md`` §1).
+    """Targets from ``ratings`` (long or wide; a frame, or a
+    :class:`~tutormetrics.psychometrics.ratings.Ratings` already cleaned) and ``theta`` tables, θ estimated
+    by the MFRM when asked and none is given, then every metric column against every target
+    (``statistics.md`` §1).
 
     ``metric_cols`` names the metric columns (``run`` passes the Scorer's); without it every numeric
     column but the id is a metric.
     """
-    from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets
     from tutormetrics.validity.correlate import correlate_with_targets
 
     vo = options or ValidateOptions()
-    if ratings is not None:
-        ratings = _on_scale(ratings, vo, id_col, ratings_source, log)
-    if ratings is None and not theta:
+    rated = clean_ratings(ratings, vo, id_col, ratings_source, log) if ratings is not None else None
+    if rated is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass ratings and/or theta")
-    if ratings is None and vo.targets_from:
+    if rated is None and vo.targets_from:
         raise ConfigError("--targets-from needs --ratings")
     tables: list[pl.DataFrame] = []
     names: list[str] = []
     fit = None
-    long = False
-    if ratings is not None:
-        tables.append(
-            ratings_frame_to_targets(
-                ratings,
-                source=ratings_source,
-                id_col=id_col,
-                rater_col=vo.rater_col,
-                criterion_col=vo.criterion_col,
-                score_col=vo.score_col,
-                aggregate=vo.aggregate,  # type: ignore[arg-type]
-                columns=vo.targets_from,
-            )
-        )
+    if rated is not None:
+        tables.append(rated.targets(vo.aggregate, vo.targets_from))  # type: ignore[arg-type]
         names.append("ratings")
-        long = is_long_ratings(ratings, criterion_col=vo.criterion_col, score_col=vo.score_col)
     for k, table in enumerate(theta):
         tables.append(table)
         names.append("theta" if k == 0 else f"theta{k + 1}")
-    if ratings is not None and not theta and vo.estimate_theta:
-        if long:
+    if rated is not None and not theta and vo.estimate_theta:
+        if rated.is_long:
             log("no θ given: estimating θ from the ratings with a many-facet Rasch model (MML, EAP)")
-            theta_targets, fit = estimate_theta_targets(
-                ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
-            )
+            theta_targets, fit = estimate_theta_targets(rated)
             tables.append(theta_targets)
             names.append("theta")
             log(f"      {fit.summary()}")
@@ -165,37 +151,47 @@ def validate_metrics(
         control=vo.control or None,
         **vo.spearman_options(),
     )
-    return StudyResult(result, fit, long)
+    return StudyResult(result, fit, rated is not None and rated.is_long, rated)
 
 
-def _on_scale(ratings: pl.DataFrame, vo: ValidateOptions, id_col: str, source: str, log: Log) -> pl.DataFrame:
-    """Long ratings checked against their scale (``--levels``, ``--drop-out-of-scale``); wide ones as they are."""
-    from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings
+def clean_ratings(ratings: pl.DataFrame | Any, vo: ValidateOptions, id_col: str, source: str, log: Log = _quiet) -> Any:
+    """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under ``vo``'s columns
+    and scale (``--levels``, ``--drop-out-of-scale``); one already cleaned is returned as it is."""
+    from tutormetrics.psychometrics.ratings import Ratings
 
-    if not is_long_ratings(ratings, criterion_col=vo.criterion_col, score_col=vo.score_col):
+    if isinstance(ratings, Ratings):
         return ratings
-    return check_scale(
-        ratings, criterion_col=vo.criterion_col, score_col=vo.score_col, id_col=id_col, levels=vo.levels,
-        drop=vo.drop_out_of_scale, source=source, log=log,
+    return Ratings.clean(
+        ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col,
+        levels=vo.levels, drop_out_of_scale=vo.drop_out_of_scale, source=source, log=log,
     )  # fmt: skip
 
 
 def estimate_theta_targets(
-    ratings: pl.DataFrame,
+    ratings: pl.DataFrame | Any,
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",
     criterion_col: str = "criterion",
     score_col: str = "score",
 ) -> tuple[pl.DataFrame, Any]:
-    """θ (EAP of the descriptive MFRM, statistics.md §2.2) from long ratings, as a target table plus the fit.
+    """θ (EAP of the descriptive MFRM, statistics.md §2.2) from long ratings (a frame, or a
+    :class:`~tutormetrics.psychometrics.ratings.Ratings` with its own column names), as a target table plus
+    the fit.
 
     Returns ``(targets, fit)`` where ``targets`` has ``id_col`` and ``theta``.
     """
     from tutormetrics.psychometrics.mfrm import fit_mfrm
-    from tutormetrics.psychometrics.ratings import theta_to_targets
+    from tutormetrics.psychometrics.ratings import Ratings, theta_to_targets
 
-    rater = rater_col if rater_col in ratings.columns else None
+    if isinstance(ratings, Ratings):
+        columns = ratings.columns()
+        id_col, rater_col = columns["id_col"], columns["rater_col"]
+        criterion_col, score_col = columns["criterion_col"], columns["score_col"]
+        present = ratings.frame.columns
+    else:
+        present = ratings.columns
+    rater = rater_col if rater_col in present else None
     fit = fit_mfrm(ratings, id_col=id_col, rater_col=rater, criterion_col=criterion_col, score_col=score_col)
     return theta_to_targets(fit.theta_table(), id_col=id_col), fit
 
@@ -238,7 +234,7 @@ def run_pipeline(
     raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
-    raw_ratings = _on_scale(raw_ratings, vo, id_col, str(ratings), log)
+    rated = clean_ratings(raw_ratings, vo, id_col, str(ratings), log)  # once: θ, agreement and targets share it
 
     log("[1/4] scoring")
     levels, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
@@ -248,7 +244,7 @@ def run_pipeline(
     log("[2/4] θ and agreement")
     frame, scored_cols, families = levels[0][1:]
     study = validate_metrics(
-        frame, ratings=raw_ratings, theta=theta_tables, options=vo, id_col=id_col,
+        frame, ratings=rated, theta=theta_tables, options=vo, id_col=id_col,
         metric_cols=list(metric_cols) if metric_cols else scored_cols, ratings_source=str(ratings), log=log,
     )  # fmt: skip
     if thetas:
@@ -260,7 +256,7 @@ def run_pipeline(
         files.update(theta=str(outdir / "theta.csv"), facets=str(outdir / "facets.csv"))
         summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged}
         theta_tables = [theta_to_targets(fit.theta_table(), id_col=id_col)]
-    agreement = _agreement(raw_ratings, study.long_ratings, id_col, vo)
+    agreement = _agreement(rated)
     if agreement is not None:
         write_table(agreement, outdir / "agreement.csv")
         files["agreement"] = str(outdir / "agreement.csv")
@@ -272,7 +268,7 @@ def run_pipeline(
     for prefix, frame, level_cols, families in levels[1:]:  # the conversation level of a dialogue run
         log(f"      {prefix.rstrip('_')} level")
         level = validate_metrics(
-            frame, ratings=raw_ratings, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
+            frame, ratings=rated, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
             metric_cols=level_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
         _write_level(level.validity, prefix, vo, families, outdir, files, log)
@@ -349,15 +345,13 @@ def _write_level(
     files.update(_heatmaps(result, kinds, families, outdir, vo.figure_formats, prefix))
 
 
-def _agreement(ratings: pl.DataFrame, long: bool, id_col: str, vo: ValidateOptions) -> pl.DataFrame | None:
-    """Rater agreement per criterion when the ratings are long with two or more raters."""
-    if not long or vo.rater_col not in ratings.columns or ratings[vo.rater_col].n_unique() < 2:
+def _agreement(ratings: Any) -> pl.DataFrame | None:
+    """Rater agreement per criterion when the ratings (a cleaned ``Ratings``) are long with two or more raters."""
+    if not ratings.is_long or ratings.n_raters < 2:
         return None
     from tutormetrics.psychometrics.agreement import agreement_table
 
-    return agreement_table(
-        ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
-    )
+    return agreement_table(ratings, **ratings.columns())
 
 
 def _heatmaps(

@@ -24,7 +24,7 @@ from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
 from tutormetrics.io import check_outputs, read_table, write_table
-from tutormetrics.psychometrics.ratings import check_scale, parse_levels
+from tutormetrics.psychometrics.ratings import Ratings
 
 __all__ = ["register"]
 
@@ -45,6 +45,16 @@ def _expected_errors() -> Iterator[None]:
     except TutorMetricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=exc.exit_code) from None
+
+
+def _clean(frame: pl.DataFrame, source: str, kwargs: dict[str, Any]) -> Ratings:
+    """The long ratings of ``theta``/``agree`` cleaned and scale-checked once (``--levels``,
+    ``--drop-out-of-scale``); the fit and the agreement tables take the value as it is."""
+    return Ratings.clean(
+        frame, id_col=kwargs["id_col"], rater_col=kwargs["rater_col"], criterion_col=kwargs["criterion_col"],
+        score_col=kwargs["score_col"], levels=opt.parse_levels(kwargs["levels"]), drop_out_of_scale=kwargs["drop_out_of_scale"],
+        source=source, log=lambda m: typer.echo(m, err=True),
+    )  # fmt: skip
 
 
 def theta(
@@ -76,7 +86,6 @@ def theta(
     from tutormetrics.psychometrics.mfrm import fit_theta
 
     id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
-    levels, drop_out_of_scale = kwargs["levels"], kwargs["drop_out_of_scale"]
     with _expected_errors():
         if model not in _MODELS:
             raise ConfigError(f"unknown --model {model!r}", hint="use auto, binary or partial-credit")
@@ -96,10 +105,7 @@ def theta(
             raise ConfigError("--group-col needs --groups")
         nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
         ids = [id_col]
-        ratings_df = check_scale(
-            read_table(ratings, id_columns=ids), criterion_col=criterion_col, score_col=score_col, id_col=id_col,
-            levels=parse_levels(levels), drop=drop_out_of_scale, source=str(ratings), log=lambda m: typer.echo(m, err=True),
-        )  # fmt: skip
+        ratings_df = _clean(read_table(ratings, id_columns=ids), str(ratings), kwargs)
         cov_df = read_table(covariates, id_columns=ids) if covariates else None
         grp_df = read_table(groups, id_columns=ids) if groups else None
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
@@ -182,7 +188,6 @@ def agree(
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
     plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
     id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
-    levels, drop_out_of_scale = kwargs["levels"], kwargs["drop_out_of_scale"]
     with _expected_errors():
         if confusion and not judge:
             raise ConfigError("--confusion needs --judge")
@@ -191,10 +196,7 @@ def agree(
         check_outputs([ratings], [output, confusion])
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
-        frame = check_scale(
-            read_table(ratings, id_columns=[id_col]), criterion_col=criterion_col, score_col=score_col, id_col=id_col,
-            levels=parse_levels(levels), drop=drop_out_of_scale, source=str(ratings), log=lambda m: typer.echo(m, err=True),
-        )  # fmt: skip
+        frame = _clean(read_table(ratings, id_columns=[id_col]), str(ratings), kwargs)
         if judge:
             _agree_judge(frame, judge, output, confusion, columns, common)
         else:

@@ -33,7 +33,7 @@ from tutormetrics.psychometrics.multirater_agreement import (
     unit_counts,
 )
 from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, contingency_table, pair_statistics
-from tutormetrics.psychometrics.ratings import clean_long_ratings
+from tutormetrics.psychometrics.ratings import RatingsLike, cleaned_long, ratings_table
 from tutormetrics.stats.bootstrap import percentile_ci
 
 __all__ = ["agreement_table", "clean_ratings", "join_reasons", "split_criteria"]
@@ -65,12 +65,13 @@ class _Criterion(NamedTuple):
 
 
 def clean_ratings(
-    ratings: pl.DataFrame, *, id_col: str, rater_col: str, criterion_col: str, score_col: str
+    ratings: RatingsLike, *, id_col: str, rater_col: str, criterion_col: str, score_col: str
 ) -> pl.DataFrame:
-    """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings`, missing
-    scores dropped: columns ``_id, _rater, _crit, _score``."""
-    require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
-    long = clean_long_ratings(
+    """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings` (a
+    :class:`~tutormetrics.psychometrics.ratings.Ratings` is not cleaned again), missing scores dropped:
+    columns ``_id, _rater, _crit, _score``."""
+    require_columns(ratings_table(ratings), [id_col, rater_col, criterion_col, score_col], source="ratings")
+    long = cleaned_long(
         ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
     )
     long = long.filter(pl.col("_score").is_not_null())
@@ -227,7 +228,7 @@ def join_reasons(codes: list[str]) -> str:
 
 
 def agreement_table(
-    ratings: pl.DataFrame,
+    ratings: RatingsLike,
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",
