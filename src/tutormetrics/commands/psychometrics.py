@@ -85,7 +85,7 @@ def theta(
     """
     from tutormetrics.psychometrics.mfrm import fit_theta
 
-    id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
+    id_col = kwargs["id_col"]
     with _expected_errors():
         if model not in _MODELS:
             raise ConfigError(f"unknown --model {model!r}", hint="use auto, binary or partial-credit")
@@ -108,7 +108,7 @@ def theta(
         ratings_df = _clean(read_table(ratings, id_columns=ids), str(ratings), kwargs)
         cov_df = read_table(covariates, id_columns=ids) if covariates else None
         grp_df = read_table(groups, id_columns=ids) if groups else None
-        columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+        columns = ratings_df.columns()
         result = fit_theta(
             ratings_df,
             **columns,
@@ -187,16 +187,16 @@ def agree(
 ) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
     plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
-    id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
+    id_col = kwargs["id_col"]
     with _expected_errors():
         if confusion and not judge:
             raise ConfigError("--confusion needs --judge")
         if judge and raters:
             raise ConfigError("--raters and --judge cannot be combined", hint="--judge compares the judge with every human")
         check_outputs([ratings], [output, confusion])
-        columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
         frame = _clean(read_table(ratings, id_columns=[id_col]), str(ratings), kwargs)
+        columns = frame.columns()
         if judge:
             _agree_judge(frame, judge, output, confusion, columns, common)
         else:
@@ -213,7 +213,7 @@ def _parse_pair(raters: str | None) -> tuple[str, str] | None:
 
 
 def _agree_raters(
-    frame: pl.DataFrame, pair: tuple[str, str] | None, output: Path, columns: dict[str, str], common: dict[str, int]
+    frame: Ratings, pair: tuple[str, str] | None, output: Path, columns: dict[str, str], common: dict[str, int]
 ) -> None:
     from tutormetrics.psychometrics.agreement import agreement_table
 
@@ -230,7 +230,7 @@ def _agree_raters(
 
 
 def _agree_judge(
-    frame: pl.DataFrame, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
+    frame: Ratings, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
 ) -> None:
     from tutormetrics.psychometrics.judge import judge_table
 
