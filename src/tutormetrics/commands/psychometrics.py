@@ -23,7 +23,7 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
-from tutormetrics.io import check_outputs, read_table, write_table
+from tutormetrics.io import check_outputs, read_table, require_columns, write_table
 from tutormetrics.psychometrics.ratings import Ratings
 
 __all__ = ["register"]
@@ -48,8 +48,10 @@ def _expected_errors() -> Iterator[None]:
 
 
 def _clean(frame: pl.DataFrame, source: str, kwargs: dict[str, Any]) -> Ratings:
-    """The long ratings of ``theta``/``agree`` cleaned and scale-checked once (``--levels``,
-    ``--drop-out-of-scale``); the fit and the agreement tables take the value as it is."""
+    """The long ratings of ``theta``/``agree`` (all four columns needed) cleaned and scale-checked once
+    (``--levels``, ``--drop-out-of-scale``); the fit and the agreement tables take the value as it is."""
+    names = [kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col")]
+    require_columns(frame, names, source="ratings")
     return Ratings.clean(
         frame, id_col=kwargs["id_col"], rater_col=kwargs["rater_col"], criterion_col=kwargs["criterion_col"],
         score_col=kwargs["score_col"], levels=opt.parse_levels(kwargs["levels"]), drop_out_of_scale=kwargs["drop_out_of_scale"],
