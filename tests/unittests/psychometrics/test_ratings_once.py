@@ -12,7 +12,7 @@ from tutormetrics.psychometrics import ratings as R
 from tutormetrics.psychometrics.agreement import agreement_table
 from tutormetrics.psychometrics.judge import judge_table
 from tutormetrics.psychometrics.mfrm import fit_mfrm, simulate_mfrm
-from tutormetrics.psychometrics.ratings import Ratings, ratings_frame_to_targets, rating_variables
+from tutormetrics.psychometrics.ratings import Ratings, rating_variables, ratings_frame_to_targets
 
 
 @pytest.fixture(scope="module")
