@@ -229,6 +229,10 @@ def run_pipeline(
     id_col = score_options.id_column
     thetas = [theta] if isinstance(theta, (str, Path)) else list(theta or [])
     check_outputs([exchanges, ratings, *thetas], [outdir / name for name in RUN_FILES])
+    if score_options.engine not in ("local", "ray"):
+        raise ConfigError(f"unknown engine {score_options.engine!r}", hint="use --engine local or --engine ray")
+    if dialogue is not None and score_options.engine != "local":
+        raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
@@ -301,8 +305,6 @@ def _score_levels(
     and, when the ratings are keyed by conversation, the conversation level (its ``mean_*`` columns are
     the turn metrics averaged, so every numeric column but the structure columns is a metric there).
     """
-    if score_options.engine not in ("local", "ray"):
-        raise ConfigError(f"unknown engine {score_options.engine!r}", hint="use --engine local or --engine ray")
     if dialogue is None:
         metrics_path = outdir / "metrics.csv"
         score = score_file
@@ -311,8 +313,6 @@ def _score_levels(
         scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True)
         files["metrics"] = str(metrics_path)
         return [("", scored.frame, list(scored.column_families), scored.column_families)], list(scored.manifest.get("warnings", []))
-    if score_options.engine != "local":
-        raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     from tutormetrics.dialogue.files import score_dialogue_file
 
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"

@@ -111,3 +111,10 @@ def test_run_strict_exits_1_on_scoring_warnings(tmp_path):
     warnings = json.loads((tmp_path / "a" / "run.json").read_text())["warnings"]
     assert warnings, "an all-empty response column should warn"
     assert main([*base, "-o", str(tmp_path / "b"), "--strict"]) == 1
+
+
+@pytest.mark.parametrize("extra", [["--engine", "bogus"], ["dialogue", "--engine", "ray"]])
+def test_run_refuses_a_bad_engine_before_writing(tmp_path, capsys, extra):
+    out = tmp_path / "out"
+    assert main(["run", "--example", *extra, "-o", str(out), "--metrics", "lexical"]) == 2
+    assert "engine" in capsys.readouterr().err and not out.exists()
