@@ -66,6 +66,8 @@ def test_reference_lists_every_declaration_by_group():
     assert sorted(names) == sorted(o.name for o in opt.ALL)
     jobs = next(o for o in ref["engine"] if o["name"] == "jobs")
     assert jobs["field"] == "n_jobs" and jobs["commands"] == ["score", "run"] and jobs["default"] == 0
+    rater = next(o for o in ref["ratings"] if o["name"] == "rater_col")
+    assert rater["commands"] == ["validate", "run", "theta", "agree", "summarize"]
 
 
 def test_run_honours_encoding_keep_metrics_cols_theta_and_strict(tmp_path, capsys):

@@ -363,6 +363,11 @@ SCORE = INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + CONVERSA
 VALIDATE = TARGETS + TABLE_ID + RATINGS + VALIDITY
 RUN_EXCLUDES = ("output_format", "manifest", "conversations", "id_col")
 RUN = tuple(o for o in INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + TARGETS + RATINGS + VALIDITY if o.name not in RUN_EXCLUDES)
+#: The declared options of each command (a command's own options stay in its signature).
+COMMANDS: dict[str, tuple[Option, ...]] = {
+    "score": SCORE, "validate": VALIDATE, "run": RUN, "theta": TABLE_ID + RATINGS, "agree": TABLE_ID + RATINGS,
+    "summarize": TABLE_ID + tuple(o for o in RATINGS if o.name.endswith("_col")),  # no scale check there
+}
 
 
 def _targets() -> dict[str, type]:
@@ -420,14 +425,13 @@ def reference() -> dict[str, list[dict[str, Any]]]:
     >>> [o["flags"] for o in ref["engine"] if o["name"] == "jobs"]
     [['--jobs', '-j']]
     """
-    takers = {"score": SCORE, "validate": VALIDATE, "run": RUN}
     out: dict[str, list[dict[str, Any]]] = {}
     for group, members in GROUPS.items():
         out[group] = [
             {
                 "name": o.name, "flags": list(o.flags), "type": getattr(o.type, "__name__", str(o.type)), "default": o.default,
                 "help": o.help, "panel": o.group, "target": o.target, "field": o.field, "hidden": bool(o.click.get("hidden")),
-                "commands": [c for c, opts in takers.items() if o in opts],
+                "commands": [c for c, opts in COMMANDS.items() if o in opts],
             }
             for o in members
         ]

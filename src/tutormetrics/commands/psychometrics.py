@@ -316,6 +316,6 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     """Add the ``theta``, ``agree`` and ``compare`` commands to ``app``."""
-    opt.command(app, "theta", theta, opt.TABLE_ID + opt.RATINGS)
-    opt.command(app, "agree", agree, opt.TABLE_ID + opt.RATINGS)
+    opt.command(app, "theta", theta, opt.COMMANDS["theta"])
+    opt.command(app, "agree", agree, opt.COMMANDS["agree"])
     app.command("compare")(compare)

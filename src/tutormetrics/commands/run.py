@@ -15,7 +15,7 @@ from tutormetrics.commands import options as opt
 
 
 def register(app: typer.Typer) -> None:
-    opt.command(app, "run", run, opt.RUN)
+    opt.command(app, "run", run, opt.COMMANDS["run"])
 
 
 def run(

@@ -75,4 +75,4 @@ def summarize(
 
 def register(app: typer.Typer) -> None:
     """Add the ``summarize`` command to ``app``."""
-    opt.command(app, "summarize", summarize, opt.by_name("id_col", "rater_col", "criterion_col", "score_col"))
+    opt.command(app, "summarize", summarize, opt.COMMANDS["summarize"])

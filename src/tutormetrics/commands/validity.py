@@ -168,5 +168,5 @@ def heatmap(
 
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` and ``heatmap`` commands to ``app``."""
-    opt.command(app, "validate", validate, opt.VALIDATE, overrides=VALIDATE_OVERRIDES)
+    opt.command(app, "validate", validate, opt.COMMANDS["validate"], overrides=VALIDATE_OVERRIDES)
     app.command("heatmap")(heatmap)
