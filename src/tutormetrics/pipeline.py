@@ -29,6 +29,7 @@ from tutormetrics import __version__
 from tutormetrics.engine.files import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import check_outputs, read_table, write_table, write_text_atomic
+from tutormetrics.psychometrics.ratings import Ratings
 
 Log = Callable[[str], None]
 
@@ -93,13 +94,13 @@ class StudyResult:
     validity: Any  # tutormetrics.validity.correlate.ValidityResult
     theta_fit: Any | None = None  # MFRMResult when θ was estimated here
     long_ratings: bool = False
-    ratings: Any | None = None  # the Ratings value the targets came from (cleaned once)
+    ratings: Ratings | None = None  # the ratings the targets came from, cleaned once
 
 
 def validate_metrics(
     metrics: pl.DataFrame,
     *,
-    ratings: pl.DataFrame | Any | None = None,
+    ratings: pl.DataFrame | Ratings | None = None,
     theta: Sequence[pl.DataFrame] = (),
     options: ValidateOptions | None = None,
     id_col: str = "exchange_id",
@@ -154,11 +155,9 @@ def validate_metrics(
     return StudyResult(result, fit, rated is not None and rated.is_long, rated)
 
 
-def clean_ratings(ratings: pl.DataFrame | Any, vo: ValidateOptions, id_col: str, source: str, log: Log = _quiet) -> Any:
+def clean_ratings(ratings: pl.DataFrame | Ratings, vo: ValidateOptions, id_col: str, source: str, log: Log = _quiet) -> Ratings:
     """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under ``vo``'s columns
     and scale (``--levels``, ``--drop-out-of-scale``); one already cleaned is returned as it is."""
-    from tutormetrics.psychometrics.ratings import Ratings
-
     if isinstance(ratings, Ratings):
         return ratings
     return Ratings.clean(
@@ -168,7 +167,7 @@ def clean_ratings(ratings: pl.DataFrame | Any, vo: ValidateOptions, id_col: str,
 
 
 def estimate_theta_targets(
-    ratings: pl.DataFrame | Any,
+    ratings: pl.DataFrame | Ratings,
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",
@@ -176,21 +175,18 @@ def estimate_theta_targets(
     score_col: str = "score",
 ) -> tuple[pl.DataFrame, Any]:
     """θ (EAP of the descriptive MFRM, statistics.md §2.2) from long ratings (a frame, or a
-    :class:`~tutormetrics.psychometrics.ratings.Ratings` with its own column names), as a target table plus
-    the fit.
+    :class:`~tutormetrics.psychometrics.ratings.Ratings`, whose own column names win), as a target table
+    plus the fit.
 
     Returns ``(targets, fit)`` where ``targets`` has ``id_col`` and ``theta``.
     """
     from tutormetrics.psychometrics.mfrm import fit_mfrm
-    from tutormetrics.psychometrics.ratings import Ratings, theta_to_targets
+    from tutormetrics.psychometrics.ratings import theta_to_targets
 
     if isinstance(ratings, Ratings):
-        columns = ratings.columns()
-        id_col, rater_col = columns["id_col"], columns["rater_col"]
-        criterion_col, score_col = columns["criterion_col"], columns["score_col"]
-        present = ratings.frame.columns
-    else:
-        present = ratings.columns
+        c = ratings.columns()
+        id_col, rater_col, criterion_col, score_col = c["id_col"], c["rater_col"], c["criterion_col"], c["score_col"]
+    present = ratings.frame.columns if isinstance(ratings, Ratings) else ratings.columns
     rater = rater_col if rater_col in present else None
     fit = fit_mfrm(ratings, id_col=id_col, rater_col=rater, criterion_col=criterion_col, score_col=score_col)
     return theta_to_targets(fit.theta_table(), id_col=id_col), fit
@@ -345,7 +341,7 @@ def _write_level(
     files.update(_heatmaps(result, kinds, families, outdir, vo.figure_formats, prefix))
 
 
-def _agreement(ratings: Any) -> pl.DataFrame | None:
+def _agreement(ratings: Ratings) -> pl.DataFrame | None:
     """Rater agreement per criterion when the ratings (a cleaned ``Ratings``) are long with two or more raters."""
     if not ratings.is_long or ratings.n_raters < 2:
         return None
