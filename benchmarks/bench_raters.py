@@ -65,7 +65,7 @@ def main() -> None:
 
     from tutormetrics.psychometrics.agreement import agreement_table, clean_ratings, split_criteria
     from tutormetrics.psychometrics.judge import judge_table
-    from tutormetrics.psychometrics.multirater import (
+    from tutormetrics.psychometrics.multirater_agreement import (
         alpha_bootstrap,
         alpha_bootstrap_values,
         krippendorff_alpha_counts,

@@ -29,6 +29,7 @@ from tutormetrics import __version__
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import check_outputs, read_table, write_table, write_text_atomic
+from tutormetrics.psychometrics.ratings import Ratings
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.metrics.columns import ColumnDescription
@@ -96,12 +97,13 @@ class StudyResult:
     validity: Any  # tutormetrics.validity.correlate.ValidityResult
     theta_fit: Any | None = None  # MFRMResult when θ was estimated here
     long_ratings: bool = False
+    ratings: Ratings | None = None  # the ratings the targets came from, cleaned once
 
 
 def validate_metrics(
     metrics: pl.DataFrame,
     *,
-    ratings: pl.DataFrame | None = None,
+    ratings: pl.DataFrame | Ratings | None = None,
     theta: Sequence[pl.DataFrame] = (),
     options: ValidateOptions | None = None,
     id_col: str = "exchange_id",
@@ -109,50 +111,35 @@ def validate_metrics(
     ratings_source: str = "ratings",
     log: Log = _quiet,
 ) -> StudyResult:
-    """Targets from ``ratings`` (long or wide) and ``theta`` tables, θ estimated by the MFRM when asked and
-    none is given, then every metric column against every target (``statistics.md`` §1).
+    """Targets from ``ratings`` (long or wide; a frame, or a
+    :class:`~tutormetrics.psychometrics.ratings.Ratings` already cleaned) and ``theta`` tables, θ estimated
+    by the MFRM when asked and none is given, then every metric column against every target
+    (``statistics.md`` §1).
 
     ``metric_cols`` names the metric columns (``run`` passes the Scorer's); without it every numeric
     column but the id is a metric.
     """
-    from tutormetrics.psychometrics.ratings import is_long_ratings, ratings_frame_to_targets
     from tutormetrics.validity.correlate import correlate_with_targets
 
     vo = options or ValidateOptions()
-    if ratings is not None:
-        ratings = _on_scale(ratings, vo, id_col, ratings_source, log)
-    if ratings is None and not theta:
+    rated = clean_ratings(ratings, vo, id_col, ratings_source, log) if ratings is not None else None
+    if rated is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass ratings and/or theta")
-    if ratings is None and vo.targets_from:
+    if rated is None and vo.targets_from:
         raise ConfigError("--targets-from needs --ratings")
     tables: list[pl.DataFrame] = []
     names: list[str] = []
     fit = None
-    long = False
-    if ratings is not None:
-        tables.append(
-            ratings_frame_to_targets(
-                ratings,
-                source=ratings_source,
-                id_col=id_col,
-                rater_col=vo.rater_col,
-                criterion_col=vo.criterion_col,
-                score_col=vo.score_col,
-                aggregate=vo.aggregate,  # type: ignore[arg-type]
-                columns=vo.targets_from,
-            )
-        )
+    if rated is not None:
+        tables.append(rated.targets(vo.aggregate, vo.targets_from))  # type: ignore[arg-type]
         names.append("ratings")
-        long = is_long_ratings(ratings, criterion_col=vo.criterion_col, score_col=vo.score_col)
     for k, table in enumerate(theta):
         tables.append(table)
         names.append("theta" if k == 0 else f"theta{k + 1}")
-    if ratings is not None and not theta and vo.estimate_theta:
-        if long:
+    if rated is not None and not theta and vo.estimate_theta:
+        if rated.is_long:
             log("no θ given: estimating θ from the ratings with a many-facet Rasch model (MML, EAP)")
-            theta_targets, fit = estimate_theta_targets(
-                ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
-            )
+            theta_targets, fit = estimate_theta_targets(rated)
             tables.append(theta_targets)
             names.append("theta")
             log(f"      {fit.summary()}")
@@ -168,37 +155,42 @@ def validate_metrics(
         control=vo.control or None,
         **vo.spearman_options(),
     )
-    return StudyResult(result, fit, long)
+    return StudyResult(result, fit, rated is not None and rated.is_long, rated)
 
 
-def _on_scale(ratings: pl.DataFrame, vo: ValidateOptions, id_col: str, source: str, log: Log) -> pl.DataFrame:
-    """Long ratings checked against their scale (``--levels``, ``--drop-out-of-scale``); wide ones as they are."""
-    from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings
-
-    if not is_long_ratings(ratings, criterion_col=vo.criterion_col, score_col=vo.score_col):
+def clean_ratings(ratings: pl.DataFrame | Ratings, vo: ValidateOptions, id_col: str, source: str, log: Log = _quiet) -> Ratings:
+    """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under ``vo``'s columns
+    and scale (``--levels``, ``--drop-out-of-scale``); one already cleaned is returned as it is."""
+    if isinstance(ratings, Ratings):
         return ratings
-    return check_scale(
-        ratings, criterion_col=vo.criterion_col, score_col=vo.score_col, id_col=id_col, levels=vo.levels,
-        drop=vo.drop_out_of_scale, source=source, log=log,
+    return Ratings.clean(
+        ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col,
+        levels=vo.levels, drop_out_of_scale=vo.drop_out_of_scale, source=source, log=log,
     )  # fmt: skip
 
 
 def estimate_theta_targets(
-    ratings: pl.DataFrame,
+    ratings: pl.DataFrame | Ratings,
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",
     criterion_col: str = "criterion",
     score_col: str = "score",
 ) -> tuple[pl.DataFrame, Any]:
-    """θ (EAP of the descriptive MFRM, statistics.md §2.2) from long ratings, as a target table plus the fit.
+    """θ (EAP of the descriptive MFRM, statistics.md §2.2) from long ratings (a frame, or a
+    :class:`~tutormetrics.psychometrics.ratings.Ratings`, whose own column names win), as a target table
+    plus the fit.
 
     Returns ``(targets, fit)`` where ``targets`` has ``id_col`` and ``theta``.
     """
     from tutormetrics.psychometrics.mfrm import fit_mfrm
     from tutormetrics.psychometrics.ratings import theta_to_targets
 
-    rater = rater_col if rater_col in ratings.columns else None
+    if isinstance(ratings, Ratings):
+        c = ratings.columns()
+        id_col, rater_col, criterion_col, score_col = c["id_col"], c["rater_col"], c["criterion_col"], c["score_col"]
+    present = ratings.frame.columns if isinstance(ratings, Ratings) else ratings.columns
+    rater = rater_col if rater_col in present else None
     fit = fit_mfrm(ratings, id_col=id_col, rater_col=rater, criterion_col=criterion_col, score_col=score_col)
     return theta_to_targets(fit.theta_table(), id_col=id_col), fit
 
@@ -210,8 +202,10 @@ def run_pipeline(
     *,
     score_options: ScoreOptions,
     validate_options: ValidateOptions,
-    theta: Path | None = None,
+    theta: Path | Sequence[Path] | None = None,
     dialogue: Any = None,
+    metric_cols: Sequence[str] | None = None,
+    top: int = 5,
     log: Log = _quiet,
 ) -> dict[str, Any]:
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
@@ -222,33 +216,42 @@ def run_pipeline(
     ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
     level is always validated (``correlations.csv``, ``heatmap.*``); with conversation-keyed ratings the
     conversation level is validated too (``conversations_correlations.csv``, ``conversations_heatmap.*``).
+
+    ``theta`` may name several θ tables (the first is ``theta``, then ``theta2``, ...); ``metric_cols``
+    restricts the metric columns of the first level; ``top`` strongest correlations are logged. The
+    summary's ``warnings`` are the scoring run's (``run --strict`` exits 1 on them).
     """
     from tutormetrics.psychometrics.ratings import read_theta, theta_to_targets
     from tutormetrics.validity.correlate import summarize_correlations
 
     vo = validate_options
     id_col = score_options.id_column
-    check_outputs([exchanges, ratings, theta], [outdir / name for name in RUN_FILES])
+    thetas = [theta] if isinstance(theta, (str, Path)) else list(theta or [])
+    check_outputs([exchanges, ratings, *thetas], [outdir / name for name in RUN_FILES])
+    if score_options.engine not in ("local", "ray"):
+        raise ConfigError(f"unknown engine {score_options.engine!r}", hint="use --engine local or --engine ray")
+    if dialogue is not None and score_options.engine != "local":
+        raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
-    raw_ratings = _on_scale(raw_ratings, vo, id_col, str(ratings), log)
+    rated = clean_ratings(raw_ratings, vo, id_col, str(ratings), log)  # once: θ, agreement and targets share it
 
     log("[1/4] scoring")
-    levels = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
+    levels, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
 
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
-    theta_tables = [read_theta(theta, id_col=id_col)] if theta is not None else []
+    theta_tables = [read_theta(path, id_col=id_col) for path in thetas]
     log("[2/4] θ and agreement")
-    frame, metric_cols, columns = levels[0][1:]
+    frame, scored_cols, columns = levels[0][1:]
     study = validate_metrics(
-        frame, ratings=raw_ratings, theta=theta_tables, options=vo, id_col=id_col, metric_cols=metric_cols,
-        ratings_source=str(ratings), log=log,
+        frame, ratings=rated, theta=theta_tables, options=vo, id_col=id_col,
+        metric_cols=list(metric_cols) if metric_cols else scored_cols, ratings_source=str(ratings), log=log,
     )  # fmt: skip
-    if theta is not None:
-        summary["theta"] = {"source": str(theta)}
+    if thetas:
+        summary["theta"] = {"source": ", ".join(map(str, thetas))}
     elif study.theta_fit is not None:
         fit = study.theta_fit
         write_table(fit.theta_table(), outdir / "theta.csv")
@@ -256,7 +259,7 @@ def run_pipeline(
         files.update(theta=str(outdir / "theta.csv"), facets=str(outdir / "facets.csv"))
         summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged}
         theta_tables = [theta_to_targets(fit.theta_table(), id_col=id_col)]
-    agreement = _agreement(raw_ratings, study.long_ratings, id_col, vo)
+    agreement = _agreement(rated)
     if agreement is not None:
         write_table(agreement, outdir / "agreement.csv")
         files["agreement"] = str(outdir / "agreement.csv")
@@ -265,11 +268,11 @@ def run_pipeline(
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
     log("[4/4] writing the tables and drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
     _write_level(result, "", vo, columns, outdir, files, log)
-    for prefix, frame, metric_cols, level_columns in levels[1:]:  # the conversation level of a dialogue run
+    for prefix, frame, level_cols, level_columns in levels[1:]:  # the conversation level of a dialogue run
         log(f"      {prefix.rstrip('_')} level")
         level = validate_metrics(
-            frame, ratings=raw_ratings, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
-            metric_cols=metric_cols, ratings_source=str(ratings), log=log,
+            frame, ratings=rated, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
+            metric_cols=level_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
         _write_level(level.validity, prefix, vo, level_columns, outdir, files, log)
     files["report"] = str(outdir / "report.html")  # written last, from the files above
@@ -280,9 +283,11 @@ def run_pipeline(
         targets=result.target_cols,
         score_options=asdict(score_options),
         validate_options=asdict(vo),
+        warnings=warned,
     )
     write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))
-    log(summarize_correlations(result.table, top=5))
+    if top:
+        log(summarize_correlations(result.table, top=top))
     from tutormetrics.report import write_report
 
     write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
@@ -291,8 +296,9 @@ def run_pipeline(
 
 def _score_levels(
     exchanges: Path, outdir: Path, score_options: ScoreOptions, dialogue: Any, id_col: str, files: dict[str, str], log: Log
-) -> list[tuple[str, pl.DataFrame, list[str], list[ColumnDescription]]]:
-    """Score the input; return ``(file prefix, scored frame, metric columns, column descriptions)`` per level.
+) -> tuple[list[tuple[str, pl.DataFrame, list[str], list[ColumnDescription]]], list[str]]:
+    """Score the input (local or Ray engine, as ``score`` does); return ``(file prefix, scored frame, metric
+    columns, column descriptions)`` per level, and the scoring run's warnings.
 
     The descriptions are the manifest's (``columns``); the metric columns are the described ones (aliases
     too: the heatmap draws them once, but a cell's seeded permutation p depends on its index). Exchanges give one
@@ -303,10 +309,13 @@ def _score_levels(
 
     if dialogue is None:
         metrics_path = outdir / "metrics.csv"
-        scored = score_file(exchanges, metrics_path, score_options, log=log, keep_frame=True)
+        score = score_file
+        if score_options.engine == "ray":
+            from tutormetrics.engine.ray_engine import score_file_ray as score
+        scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True)
         files["metrics"] = str(metrics_path)
         described = [ColumnDescription.from_dict(d) for d in scored.manifest["columns"]]
-        return [("", scored.frame, metric_names(described), described)]
+        return [("", scored.frame, metric_names(described), described)], list(scored.manifest.get("warnings", []))
     from tutormetrics.dialogue.file_scoring import score_dialogue_file
     from tutormetrics.dialogue.summary import conversation_columns
 
@@ -318,7 +327,7 @@ def _score_levels(
     if id_col == "conversation_id" and result.conversations is not None:
         conv_columns = conversation_columns(turn_columns)
         levels.append(("conversations_", result.conversations, metric_names(conv_columns), conv_columns))
-    return levels
+    return levels, list(result.manifest.get("warnings", []))
 
 
 def _write_level(
@@ -343,15 +352,13 @@ def _write_level(
     files.update(_heatmaps(result, kinds, columns, outdir, vo.figure_formats, prefix))
 
 
-def _agreement(ratings: pl.DataFrame, long: bool, id_col: str, vo: ValidateOptions) -> pl.DataFrame | None:
-    """Rater agreement per criterion when the ratings are long with two or more raters."""
-    if not long or vo.rater_col not in ratings.columns or ratings[vo.rater_col].n_unique() < 2:
+def _agreement(ratings: Ratings) -> pl.DataFrame | None:
+    """Rater agreement per criterion when the ratings (a cleaned ``Ratings``) are long with two or more raters."""
+    if not ratings.is_long or ratings.n_raters < 2:
         return None
     from tutormetrics.psychometrics.agreement import agreement_table
 
-    return agreement_table(
-        ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col
-    )
+    return agreement_table(ratings, **ratings.columns())
 
 
 def _heatmaps(

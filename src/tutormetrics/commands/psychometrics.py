@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import polars as pl
 import typer
@@ -23,8 +23,8 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
-from tutormetrics.io import check_outputs, read_table, write_table
-from tutormetrics.psychometrics.ratings import check_scale, parse_levels
+from tutormetrics.io import check_outputs, read_table, require_columns, write_table
+from tutormetrics.psychometrics.ratings import Ratings
 
 __all__ = ["register"]
 
@@ -47,6 +47,18 @@ def _expected_errors() -> Iterator[None]:
         raise typer.Exit(code=exc.exit_code) from None
 
 
+def _clean(frame: pl.DataFrame, source: str, kwargs: dict[str, Any]) -> Ratings:
+    """The long ratings of ``theta``/``agree`` (all four columns needed) cleaned and scale-checked once
+    (``--levels``, ``--drop-out-of-scale``); the fit and the agreement tables take the value as it is."""
+    names = [kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col")]
+    require_columns(frame, names, source="ratings")
+    return Ratings.clean(
+        frame, id_col=kwargs["id_col"], rater_col=kwargs["rater_col"], criterion_col=kwargs["criterion_col"],
+        score_col=kwargs["score_col"], levels=opt.parse_levels(kwargs["levels"]), drop_out_of_scale=kwargs["drop_out_of_scale"],
+        source=source, log=lambda m: typer.echo(m, err=True),
+    )  # fmt: skip
+
+
 def theta(
     ratings: Annotated[Path, typer.Argument(help="Long ratings table (exchange_id, rater, criterion, score).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Theta table (csv/parquet/jsonl).")],
@@ -56,12 +68,6 @@ def theta(
     groups: Annotated[Optional[Path], typer.Option("--groups", help="Exchange-level group table.")] = None,
     group_col: Annotated[Optional[str], typer.Option("--group-col", help="Group column in --groups.")] = None,
     model: Annotated[str, typer.Option("--model", help="auto, binary or partial-credit.")] = "auto",
-    id_col: opt.TableIdColumn = "exchange_id",
-    rater_col: opt.RaterColumn = "rater",
-    criterion_col: opt.CriterionColumn = "criterion",
-    score_col: opt.ScoreColumn = "score",
-    levels: opt.Levels = None,
-    drop_out_of_scale: opt.DropOutOfScale = False,
     method: Annotated[str, typer.Option("--method", help="mml (Gauss-Hermite MML + EAP) or nuts (Bayesian, needs the bayes extra).")] = "mml",
     draws: Annotated[int, typer.Option("--draws", min=1, help="nuts: draws kept per chain.")] = 1000,
     tune: Annotated[int, typer.Option("--tune", min=0, help="nuts: warm-up iterations per chain.")] = 1000,
@@ -72,6 +78,7 @@ def theta(
         Optional[Path],
         typer.Option("--compare-models", help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates and/or --groups)."),
     ] = None,
+    **kwargs: Any,
 ) -> None:
     """Estimate theta (EAP) per exchange with a many-facet Rasch model (MML, Gauss-Hermite; or Bayesian NUTS).
 
@@ -80,6 +87,7 @@ def theta(
     """
     from tutormetrics.psychometrics.mfrm import fit_theta
 
+    id_col = kwargs["id_col"]
     with _expected_errors():
         if model not in _MODELS:
             raise ConfigError(f"unknown --model {model!r}", hint="use auto, binary or partial-credit")
@@ -99,13 +107,10 @@ def theta(
             raise ConfigError("--group-col needs --groups")
         nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
         ids = [id_col]
-        ratings_df = check_scale(
-            read_table(ratings, id_columns=ids), criterion_col=criterion_col, score_col=score_col, id_col=id_col,
-            levels=parse_levels(levels), drop=drop_out_of_scale, source=str(ratings), log=lambda m: typer.echo(m, err=True),
-        )  # fmt: skip
+        ratings_df = _clean(read_table(ratings, id_columns=ids), str(ratings), kwargs)
         cov_df = read_table(covariates, id_columns=ids) if covariates else None
         grp_df = read_table(groups, id_columns=ids) if groups else None
-        columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+        columns = ratings_df.columns()
         result = fit_theta(
             ratings_df,
             **columns,
@@ -180,27 +185,20 @@ def agree(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")] = 10,
     raters: Annotated[Optional[str], typer.Option("--raters", help="The two raters of the two-rater columns, 'A,B' (default: the first two).")] = None,
-    id_col: opt.TableIdColumn = "exchange_id",
-    rater_col: opt.RaterColumn = "rater",
-    criterion_col: opt.CriterionColumn = "criterion",
-    score_col: opt.ScoreColumn = "score",
-    levels: opt.Levels = None,
-    drop_out_of_scale: opt.DropOutOfScale = False,
+    **kwargs: Any,
 ) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
     plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
+    id_col = kwargs["id_col"]
     with _expected_errors():
         if confusion and not judge:
             raise ConfigError("--confusion needs --judge")
         if judge and raters:
             raise ConfigError("--raters and --judge cannot be combined", hint="--judge compares the judge with every human")
         check_outputs([ratings], [output, confusion])
-        columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
-        frame = check_scale(
-            read_table(ratings, id_columns=[id_col]), criterion_col=criterion_col, score_col=score_col, id_col=id_col,
-            levels=parse_levels(levels), drop=drop_out_of_scale, source=str(ratings), log=lambda m: typer.echo(m, err=True),
-        )  # fmt: skip
+        frame = _clean(read_table(ratings, id_columns=[id_col]), str(ratings), kwargs)
+        columns = frame.columns()
         if judge:
             _agree_judge(frame, judge, output, confusion, columns, common)
         else:
@@ -217,7 +215,7 @@ def _parse_pair(raters: str | None) -> tuple[str, str] | None:
 
 
 def _agree_raters(
-    frame: pl.DataFrame, pair: tuple[str, str] | None, output: Path, columns: dict[str, str], common: dict[str, int]
+    frame: Ratings, pair: tuple[str, str] | None, output: Path, columns: dict[str, str], common: dict[str, int]
 ) -> None:
     from tutormetrics.psychometrics.agreement import agreement_table
 
@@ -234,7 +232,7 @@ def _agree_raters(
 
 
 def _agree_judge(
-    frame: pl.DataFrame, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
+    frame: Ratings, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
 ) -> None:
     from tutormetrics.psychometrics.judge import judge_table
 
@@ -323,6 +321,6 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     """Add the ``theta``, ``agree`` and ``compare`` commands to ``app``."""
-    app.command("theta")(theta)
-    app.command("agree")(agree)
+    opt.command(app, "theta", theta, opt.COMMANDS["theta"])
+    opt.command(app, "agree", agree, opt.COMMANDS["agree"])
     app.command("compare")(compare)

@@ -4,83 +4,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any
 
 import typer
 
-from tutormetrics.commands import dialogue_options as dopt
 from tutormetrics.commands import options as opt
 
 
 def register(app: typer.Typer) -> None:
-    app.command("score")(score)
+    opt.command(app, "score", score, opt.COMMANDS["score"])
     app.command("metrics")(list_metrics_command)
 
 
 def score(
-    input: opt.InputPath,
+    input: Annotated[
+        Path, typer.Argument(help="Exchanges table: .csv, .parquet or .jsonl.", exists=False, dir_okay=False, show_default=False)
+    ],
     output: Annotated[
         str, typer.Option("--output", "-o", help="Output table (.csv, .parquet, .jsonl); '-' writes CSV to stdout.")
     ] = "-",
-    id: opt.IdColumn = "exchange_id",
-    prompt: opt.PromptColumns = None,
-    response: opt.ResponseColumn = "response",
-    metrics: opt.MetricsSelection = "all",
-    input_format: opt.InputFormat = None,
-    output_format: opt.OutputFormat = None,
-    encoding: opt.Encoding = "utf8",
-    model_name_or_path: opt.ModelNameOrPath = None,
-    device: opt.Device = "auto",
-    dtype: opt.DType = "auto",
-    batch_size: opt.BatchSize = 32,
-    max_seq_length: opt.MaxSeqLength = None,
-    long_text: opt.LongText = "window",
-    trust_remote_code: opt.TrustRemoteCode = False,
-    syllables: opt.Syllables = "auto",
-    lang: opt.Lang = "auto",
-    segmenter: opt.Segmenter = "char",
-    chars_per_sentence: opt.CharsPerSentence = 100.0,
-    concision_bands: opt.ConcisionBands = "3,6",
-    chunk_size: opt.ChunkSize = 2048,
-    cache_mb: opt.CacheMb = None,
-    engine: opt.Engine = "local",
-    ray_address: opt.RayAddress = None,
-    num_actors: opt.NumActors = None,
-    gpus_per_actor: opt.GpusPerActor = 0.0,
-    progress: opt.Progress = None,
-    manifest: opt.Manifest = True,
-    dedupe: Annotated[bool, typer.Option("--dedupe", help="Keep the first row of each duplicated id instead of stopping.")] = False,
-    resume: Annotated[
-        bool, typer.Option("--resume/--restart", help="Continue an interrupted run of the same command from its checkpoint.")
-    ] = True,
-    csv_formula_guard: Annotated[
-        bool,
-        typer.Option(
-            "--csv-formula-guard/--no-csv-formula-guard",
-            help="Prefix text cells starting with = + - @ with ' in CSV output so spreadsheets cannot run them (numbers untouched).",
-        ),
-    ] = True,
-    jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Worker processes for lexical-only runs (0 = auto: up to 4 on large inputs when there are >= 4 cores).")
-    ] = 0,
-    keep: Annotated[
-        Optional[list[str]],
-        typer.Option("--keep", help="Input column to copy into the output after the id (repeatable), e.g. --keep tutor."),
-    ] = None,
-    metric_param: opt.MetricParams = None,
-    strict: opt.Strict = False,
-    dialogue: dopt.Dialogue = False,
-    conversations: dopt.Conversations = None,
-    context: dopt.Context = "full",
-    context_encoding: dopt.ContextEncoding = "joined",
-    conversation_col: dopt.ConversationCol = "conversation_id",
-    turn_col: dopt.TurnCol = "turn",
-    role_col: dopt.RoleCol = "role",
-    text_col: dopt.TextCol = "text",
-    tutor_role: dopt.TutorRole = None,
-    student_role: dopt.StudentRole = None,
-    transcript_col: dopt.TranscriptCol = None,
-    other_role: dopt.OtherRole = "keep",
+    **kwargs: Any,
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
 
@@ -90,79 +33,36 @@ def score(
 
     On Ray: tutormetrics score exchanges.parquet -o metrics.parquet --engine ray --num-actors 8 --gpus-per-actor 1
     """
+    from tutormetrics.dialogue.file_scoring import DialogueOptions
     from tutormetrics.engine.file_scoring import ScoreOptions, score_file
-
-    options = ScoreOptions(
-        id_column=id,
-        prompt_columns=list(prompt or ["prompt"]),
-        response_column=response,
-        metrics=metrics,
-        input_format=input_format,
-        output_format=output_format,
-        encoding=encoding,
-        model_name_or_path=model_name_or_path,
-        device=device,
-        dtype=dtype,
-        batch_size=batch_size,
-        max_seq_length=max_seq_length,
-        long_text=long_text,
-        trust_remote_code=trust_remote_code,
-        syllables=syllables,
-        lang=lang,
-        segmenter=segmenter,
-        chars_per_sentence=chars_per_sentence,
-        concision_bands=opt.parse_bands(concision_bands),
-        chunk_size=chunk_size,
-        cache_mb=cache_mb,
-        engine=engine,
-        ray_address=ray_address,
-        num_actors=num_actors,
-        gpus_per_actor=gpus_per_actor,
-        progress=progress,
-        write_manifest=manifest,
-        dedupe=dedupe,
-        resume=resume,
-        csv_formula_guard=csv_formula_guard,
-        n_jobs=jobs,
-        keep_columns=list(keep or []),
-        metric_params=opt.parse_metric_params(metric_param),
-    )
+    from tutormetrics.errors import ConfigError
     from tutormetrics.io import check_outputs
     from tutormetrics.metrics.columns import manifest_path
 
+    options = opt.from_kwargs(ScoreOptions, kwargs)
+    conversations, engine, strict = kwargs["conversations"], options.engine, kwargs["strict"]
+    dialogue = kwargs["dialogue"] or kwargs["transcript_col"] is not None
     out = None if output == "-" else Path(output)
     check_outputs([input], [out, out and manifest_path(out), conversations, conversations and manifest_path(conversations)])
-    if (dialogue or transcript_col is not None) and engine != "local":
-        from tutormetrics.errors import ConfigError
-
+    if dialogue and engine != "local":
         raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
-    if dialogue or transcript_col is not None:
+    if dialogue:
         from tutormetrics.dialogue.file_scoring import score_dialogue_file
 
-        dialogue_options = dopt.dialogue_options(
-            context=context, context_encoding=context_encoding, conversation_col=conversation_col, turn_col=turn_col,
-            role_col=role_col, text_col=text_col, transcript_col=transcript_col, tutor_role=tutor_role,
-            student_role=student_role, other_role=other_role,
-        )  # fmt: skip
         turns = score_dialogue_file(
-            Path(input), None if output == "-" else Path(output), options, dialogue_options,
-            conversations_output=conversations, log=opt.log,
-        )  # fmt: skip
-        _to_stdout(turns.turns if output == "-" else None, csv_formula_guard)
+            Path(input), out, options, opt.from_kwargs(DialogueOptions, kwargs), conversations_output=conversations, log=opt.log
+        )
+        _to_stdout(turns.turns if out is None else None, options.csv_formula_guard)
         opt.strict_gate(strict, turns.manifest.get("warnings", []))
         return
     if conversations is not None:
-        from tutormetrics.errors import ConfigError
-
         raise ConfigError("--conversations needs --dialogue (or --transcript-col)", hint="add --dialogue")
     if engine not in ("local", "ray"):
-        from tutormetrics.errors import ConfigError
-
         raise ConfigError(f"unknown engine {engine!r}", hint="use --engine local or --engine ray")
     if engine == "ray":
         from tutormetrics.engine.ray_engine import score_file_ray as score_file
-    result = score_file(Path(input), None if output == "-" else Path(output), options, log=opt.log)
-    _to_stdout(result.frame if output == "-" else None, csv_formula_guard)
+    result = score_file(Path(input), out, options, log=opt.log)
+    _to_stdout(result.frame if out is None else None, options.csv_formula_guard)
     opt.strict_gate(strict, result.manifest.get("warnings", []))
 
 

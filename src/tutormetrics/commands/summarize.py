@@ -9,7 +9,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -34,12 +34,10 @@ def summarize(
     ] = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the CI of the mean.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    id_col: opt.TableIdColumn = "exchange_id",
-    rater_col: opt.RaterColumn = "rater",
-    criterion_col: opt.CriterionColumn = "criterion",
-    score_col: opt.ScoreColumn = "score",
+    **kwargs: Any,
 ) -> None:
     """Per-group n, mean, sd, median and bootstrap CI of the mean for every numeric metric (and rating)."""
+    id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
     from tutormetrics.report.group_summary import summarize as run_summary
     from tutormetrics.metrics.columns import describe_frame
     from tutormetrics.report.tables import RENDERERS, table_format, write_text
@@ -80,4 +78,4 @@ def summarize(
 
 def register(app: typer.Typer) -> None:
     """Add the ``summarize`` command to ``app``."""
-    app.command("summarize")(summarize)
+    opt.command(app, "summarize", summarize, opt.COMMANDS["summarize"])

@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -22,15 +22,18 @@ from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
 from tutormetrics.io import check_outputs, infer_format, read_table, write_table
-from tutormetrics.pipeline import ValidateOptions
-from tutormetrics.psychometrics.ratings import parse_levels
 
 __all__ = ["register", "validate", "heatmap"]
 
-_DEFAULTS = ValidateOptions()
-
-
-
+#: ``validate`` writes only what it is told: θ is estimated on request (``run`` estimates it by default).
+VALIDATE_OVERRIDES = {
+    "estimate_theta": {
+        "default": False,
+        "help": "Without --theta, also estimate θ from long ratings with the MFRM (written to <output stem>_theta.csv); "
+        "off here so validate writes only what you name, on in `run`.",
+    },
+    "theta": {"help": "Theta table(s) with id, theta[, theta_sd]; repeatable."},
+}
 
 #: Id columns read as text in every table (ids such as 007 keep their zeros).
 ID_COLUMNS = ("exchange_id", "conversation_id")
@@ -50,43 +53,7 @@ def dialogue_id_column(columns: list[str], id_col: str) -> str:
 def validate(
     metrics: Annotated[Path, typer.Argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)],
     output: Annotated[Path, typer.Option("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")],
-    ratings: Annotated[
-        Optional[Path], typer.Option("--ratings", help="Ratings: long (id, rater, criterion, score) or wide.", dir_okay=False)
-    ] = None,
-    theta: Annotated[
-        Optional[list[Path]], typer.Option("--theta", help="Theta table(s) with id, theta[, theta_sd]; repeatable.", dir_okay=False)
-    ] = None,
-    targets_from: opt.TargetsFrom = None,
-    metrics_cols: Annotated[
-        Optional[str], typer.Option("--metrics-cols", help="Comma-separated metric columns (default: all numeric).")
-    ] = None,
-    id_col: opt.TableIdColumn = "exchange_id",
-    rater_col: opt.RaterColumn = _DEFAULTS.rater_col,
-    criterion_col: opt.CriterionColumn = _DEFAULTS.criterion_col,
-    score_col: opt.ScoreColumn = _DEFAULTS.score_col,
-    aggregate: opt.Aggregate = _DEFAULTS.aggregate,
-    adjust: opt.Adjust = _DEFAULTS.adjust,
-    ci: opt.CI = _DEFAULTS.ci,
-    n_resamples: opt.NResamples = _DEFAULTS.n_resamples,
-    confidence_level: opt.ConfidenceLevel = _DEFAULTS.confidence_level,
-    seed: opt.Seed = _DEFAULTS.seed,
-    permutation: opt.Permutation = _DEFAULTS.permutation,
-    n_permutations: opt.NPermutations = _DEFAULTS.n_permutations,
-    stars_on: opt.StarsOn = _DEFAULTS.stars_on,
-    n_min: opt.NMin = _DEFAULTS.n_min,
-    id_type: opt.IdType = _DEFAULTS.id_type,
-    levels: opt.Levels = None,
-    drop_out_of_scale: opt.DropOutOfScale = False,
-    top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
-    control: opt.Control = None,
-    estimate_theta: Annotated[
-        bool,
-        typer.Option(
-            "--estimate-theta/--no-estimate-theta",
-            help="Without --theta, also estimate θ from long ratings with the MFRM (written to <output stem>_theta.csv); "
-            "off here so validate writes only what you name, on in `run`.",
-        ),
-    ] = False,
+    **kwargs: Any,
 ) -> None:
     """Spearman ρ of every metric against every rating criterion and theta, with CIs and adjusted p.
 
@@ -98,41 +65,21 @@ def validate(
     from tutormetrics.validity.correlate import rho_matrix, split_by_control, summarize_correlations
 
     infer_format(output)  # fail on a bad output name before any work
-    controls = list(dict.fromkeys(split_list(control) or []))
+    options = opt.from_kwargs(ValidateOptions, kwargs)
+    ratings, theta, id_col, top, controls = kwargs["ratings"], kwargs["theta"], kwargs["id_col"], kwargs["top"], options.control
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
-    theta_out = output.with_name(f"{output.stem}_theta.csv") if estimate_theta and not theta else None
+    theta_out = output.with_name(f"{output.stem}_theta.csv") if options.estimate_theta and not theta else None
     partial_out = output.with_name(f"{output.stem}_rho_matrix_partial.csv") if controls else None
     check_outputs(
         [metrics, ratings, *(theta or [])],
         [output, output.with_name(f"{output.stem}_rho_matrix.csv"), partial_out, theta_out],
     )
-    options = ValidateOptions(
-        rater_col=rater_col,
-        criterion_col=criterion_col,
-        score_col=score_col,
-        aggregate=aggregate,
-        targets_from=split_list(targets_from),
-        adjust=adjust,
-        ci=ci,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        permutation=permutation,
-        n_permutations=n_permutations,
-        stars_on=stars_on,
-        n_min=n_min,
-        id_type=id_type,
-        levels=parse_levels(levels),
-        drop_out_of_scale=drop_out_of_scale,
-        estimate_theta=estimate_theta,
-        control=controls,
-    )
     from tutormetrics.metrics.columns import describe_frame, metric_names
 
     metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,))
     id_col = dialogue_id_column(metrics_df.columns, id_col)
-    metric_cols = split_list(metrics_cols)
+    metric_cols = split_list(kwargs["metrics_cols"])
     if metric_cols is None:  # the manifest's metric columns (else the registry fallback)
         metric_cols = metric_names(describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col,))) or None
     study = validate_metrics(
@@ -241,5 +188,5 @@ def heatmap(
 
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` and ``heatmap`` commands to ``app``."""
-    app.command("validate")(validate)
+    opt.command(app, "validate", validate, opt.COMMANDS["validate"], overrides=VALIDATE_OVERRIDES)
     app.command("heatmap")(heatmap)

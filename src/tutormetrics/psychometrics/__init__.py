@@ -1,4 +1,4 @@
-"""Psychometrics: reading and cleaning ratings into targets, many-facet Rasch models (θ), rater agreement.
+"""Psychometrics: ratings cleaned once (:class:`Ratings`) and turned into targets, many-facet Rasch models (θ), rater agreement.
 
 Example:
     >>> from tutormetrics.psychometrics import fit_mfrm, simulate_mfrm
@@ -21,6 +21,7 @@ _EXPORTS = {
     "fit_mfrm": "mfrm",
     "fit_theta": "mfrm",
     "simulate_mfrm": "mfrm",
+    "Ratings": "ratings",
     "ratings_to_targets": "ratings",
     "read_ratings": "ratings",
     "read_theta": "ratings",
@@ -28,7 +29,7 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "MFRMResult", "agreement_table", "fit_mfrm", "fit_theta", "judge_table", "ratings_to_targets", "read_ratings",
+    "MFRMResult", "Ratings", "agreement_table", "fit_mfrm", "fit_theta", "judge_table", "ratings_to_targets", "read_ratings",
     "read_theta", "simulate_mfrm", "wide_ratings_to_targets",
 ]
 

@@ -1,41 +1,30 @@
-"""Agreement per criterion: any number of raters (``raters.md`` §2), then the two-rater block.
+"""The agreement table: per criterion, the many-rater coefficients (``raters.md`` §2) then the two-rater block.
 
 The many-rater coefficients (exact agreement, Fleiss' κ on the modal units, Krippendorff's α at three
-levels, Gwet's AC1, bootstrap CI of α) come from :mod:`tutormetrics.psychometrics.multirater`.
-
-The two-rater block is computed from a Q×Q table of counts (rows: rater A, columns: rater B) with
-agreement weights ``w`` (identity = nominal), following ``statistics.md`` §3. With ``p`` the
-joint proportions, ``r``/``c`` the margins and ``π = (r + c)/2``:
-
-* ``PA = Σ w∘p``; each chance-corrected coefficient is ``(PA − p_e)/(1 − p_e)`` with
-  Cohen ``p_e = Σ w∘(r cᵀ)``, Scott ``p_e = Σ w∘(π πᵀ)``, Gwet ``p_e = Σw/(Q(Q−1)) · Σ π_k(1−π_k)``;
-* Krippendorff ``α = 1 − (Σ d∘o / N) / (Σ d∘(n nᵀ) / (N(N−1)))`` with ``o = t + tᵀ``,
-  ``n`` its row sums, ``N = Σo`` and ``d = 1 − w``. Quadratic weights on the score values give
-  Krippendorff's *interval* α, reported as ``alpha_quadratic`` (``raters.md`` §2 renamed it from
-  ``alpha_ordinal``, which now holds the many-rater ordinal α).
-
-The pure functions accept stacked tables of shape ``(..., Q, Q)`` and return shape ``(...)``, which
-keeps the bootstrap over units vectorised. With more than two raters the two-rater block uses the
-pair given in ``raters`` or, by default, the first two raters in sorted order, and says so in
-``reason`` (``first_two_of_<k>_raters``).
+levels, Gwet's AC1, bootstrap CI of α) come from :mod:`tutormetrics.psychometrics.multirater_agreement`,
+the two-rater coefficients (Cohen's κ, Scott's π, Gwet's AC1/AC2, Krippendorff's α from a Q×Q table) from
+:mod:`tutormetrics.psychometrics.pairwise_agreement`. With more than two raters the two-rater block uses the
+pair given in ``raters`` or, by default, the first two raters in sorted order, and says so in ``reason``
+(``first_two_of_<k>_raters``).
 
 Example:
-    >>> t = np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]])
-    >>> round(float(cohen_kappa(t)), 7), round(float(gwet_ac(t)), 7)
-    (0.7964094, 0.8493305)
+    >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["a", "b"] * 2,
+    ...                    "criterion": ["c"] * 4, "score": [1, 1, 0, 1]})
+    >>> agreement_table(df, n_resamples=0, n_min=2)["kappa"].to_list()
+    [0.0]
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
-from tutormetrics.psychometrics.multirater import (
+from tutormetrics.psychometrics.multirater_agreement import (
     alpha_bootstrap,
     exact_agreement,
     fleiss_kappa_modal,
@@ -43,179 +32,11 @@ from tutormetrics.psychometrics.multirater import (
     krippendorff_alpha_counts,
     unit_counts,
 )
-from tutormetrics.psychometrics.ratings import clean_long_ratings
+from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, contingency_table, pair_statistics
+from tutormetrics.psychometrics.ratings import RatingsLike, cleaned_long, ratings_table
 from tutormetrics.stats.bootstrap import percentile_ci
 
-__all__ = [
-    "agreement_table",
-    "cohen_kappa",
-    "contingency_table",
-    "gwet_ac",
-    "join_reasons",
-    "krippendorff_alpha",
-    "percent_agreement",
-    "scott_pi",
-    "weights_matrix",
-]
-
-WeightKind = Literal["identity", "linear", "quadratic"]
-
-
-def weights_matrix(q: int, kind: WeightKind = "identity", values: np.ndarray | None = None) -> np.ndarray:
-    """Agreement weights: identity ``1[k=l]``, linear ``1 − |k−l|/(Q−1)``, quadratic ``1 − (k−l)²/(Q−1)²``.
-
-    ``values`` (the category scores, e.g. 0/0.5/1) replace the ranks ``k`` when given.
-
-    Example:
-        >>> weights_matrix(3, "quadratic")[0].tolist()
-        [1.0, 0.75, 0.0]
-    """
-    if kind not in ("identity", "linear", "quadratic"):
-        raise ConfigError(f"unknown weights {kind!r}", hint="use identity, linear or quadratic")
-    if kind == "identity" or q < 2:
-        return np.eye(q)
-    x = np.arange(q, dtype=float) if values is None else np.asarray(values, dtype=float)
-    span = x.max() - x.min()
-    diff = np.abs(x[:, None] - x[None, :]) / span
-    return 1.0 - (diff if kind == "linear" else diff**2)
-
-
-def _prep(table: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    t = np.asarray(table, dtype=float)
-    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
-        raise ValueError("table must be square (..., Q, Q)")
-    w = np.eye(t.shape[-1]) if weights is None else np.asarray(weights, dtype=float)
-    return t, w
-
-
-def _proportions(t: np.ndarray) -> np.ndarray:
-    total = t.sum(axis=(-2, -1), keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return t / total
-
-
-def _coef(pa: np.ndarray, pe: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = (pa - pe) / (1.0 - pe)
-    return np.where(np.isclose(pe, 1.0), np.nan, out)
-
-
-def percent_agreement(table: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Weighted percent agreement ``PA = Σ w∘p``.
-
-    Example:
-        >>> round(float(percent_agreement(np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]]))), 12)
-        0.89
-    """
-    t, w = _prep(table, weights)
-    return (w * _proportions(t)).sum(axis=(-2, -1))
-
-
-def cohen_kappa(table: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Cohen's (weighted) κ, chance agreement ``p_e = Σ w∘(r cᵀ)``.
-
-    Example:
-        >>> round(float(cohen_kappa(np.array([[45, 5], [5, 45]]))), 3)
-        0.8
-    """
-    t, w = _prep(table, weights)
-    p = _proportions(t)
-    r, c = p.sum(-1), p.sum(-2)
-    pe = (w * (r[..., :, None] * c[..., None, :])).sum(axis=(-2, -1))
-    return _coef((w * p).sum(axis=(-2, -1)), pe)
-
-
-def scott_pi(table: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Scott's π (Fleiss' κ for two raters), ``p_e = Σ w∘(π πᵀ)`` with ``π = (r + c)/2``.
-
-    Example:
-        >>> round(float(scott_pi(np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]]))), 7)
-        0.7962397
-    """
-    t, w = _prep(table, weights)
-    p = _proportions(t)
-    pi = (p.sum(-1) + p.sum(-2)) / 2
-    pe = (w * (pi[..., :, None] * pi[..., None, :])).sum(axis=(-2, -1))
-    return _coef((w * p).sum(axis=(-2, -1)), pe)
-
-
-def gwet_ac(table: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Gwet's AC1 (identity weights) or AC2, ``p_e = Σw/(Q(Q−1)) · Σ_k π_k(1−π_k)``.
-
-    Example:
-        >>> round(float(gwet_ac(np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]]), weights_matrix(3, "quadratic"))), 3)
-        0.94
-    """
-    t, w = _prep(table, weights)
-    q = t.shape[-1]
-    p = _proportions(t)
-    if q < 2:
-        return np.full(p.shape[:-2], np.nan)
-    pi = (p.sum(-1) + p.sum(-2)) / 2
-    pe = w.sum() / (q * (q - 1)) * (pi * (1 - pi)).sum(-1)
-    return _coef((w * p).sum(axis=(-2, -1)), pe)
-
-
-def krippendorff_alpha(table: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Krippendorff's α from a two-rater table via the coincidence matrix ``o = t + tᵀ``.
-
-    ``α = 1 − (Σ d∘o/N) / (Σ d∘(n nᵀ)/(N(N−1)))``, ``d = 1 − w``; identity weights give the nominal α,
-    quadratic weights the interval α.
-
-    Example:
-        >>> round(float(krippendorff_alpha(np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]]))), 7)
-        0.7972585
-    """
-    t, w = _prep(table, weights)
-    d = 1.0 - w
-    o = t + np.swapaxes(t, -1, -2)
-    n = o.sum(-1)
-    big_n = n.sum(-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d_obs = (d * o).sum(axis=(-2, -1)) / big_n
-        d_exp = (d * (n[..., :, None] * n[..., None, :])).sum(axis=(-2, -1)) / (big_n * (big_n - 1))
-        out = 1.0 - d_obs / d_exp
-    return np.where(d_exp > 0, out, np.nan)
-
-
-def contingency_table(a: np.ndarray, b: np.ndarray, q: int) -> np.ndarray:
-    """Q×Q count table from two arrays of category codes ``0..Q−1`` (rows: ``a``)."""
-    return np.bincount(np.asarray(a) * q + np.asarray(b), minlength=q * q).reshape(q, q).astype(float)
-
-
-def _statistics(tables: np.ndarray, values: np.ndarray, ordinal: bool) -> dict[str, np.ndarray]:
-    q = tables.shape[-1]
-    out = {
-        "pa": percent_agreement(tables),
-        "prevalence": (tables.sum(-1)[..., -1] + tables.sum(-2)[..., -1]) / (2 * tables.sum(axis=(-2, -1))),
-        "kappa": cohen_kappa(tables),
-        "scott_pi": scott_pi(tables),
-        "ac1": gwet_ac(tables),
-        "alpha_nominal": krippendorff_alpha(tables),
-    }
-    if ordinal:
-        wq = weights_matrix(q, "quadratic", values)
-        out["kappa_quadratic"] = cohen_kappa(tables, wq)
-        out["ac2_quadratic"] = gwet_ac(tables, wq)
-        out["alpha_quadratic"] = krippendorff_alpha(tables, wq)
-    return out
-
-
-def bootstrap_tables(table: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_resamples`` bootstrap Q×Q tables of a table of n units.
-
-    Resampling n units with replacement only matters through how many units land in each cell, and
-    those cell counts are ``Multinomial(n, table/n)``; one draw per resample replaces n index draws.
-
-    Example:
-        >>> boot = bootstrap_tables(np.array([[5., 1.], [2., 2.]]), 4, np.random.default_rng(0))
-        >>> boot.shape, boot.sum(axis=(1, 2)).tolist()
-        ((4, 2, 2), [10.0, 10.0, 10.0, 10.0])
-    """
-    t = np.asarray(table, dtype=float)
-    n = round(float(t.sum()))
-    draws = rng.multinomial(n, t.ravel() / n, size=n_resamples)
-    return draws.reshape(n_resamples, *t.shape).astype(float)
+__all__ = ["agreement_table", "clean_ratings", "join_reasons", "split_criteria"]
 
 
 _MULTI = ["exact", "fleiss_kappa", "krippendorff_alpha", "alpha_ordinal", "alpha_interval", "gwet_ac1"]
@@ -244,12 +65,13 @@ class _Criterion(NamedTuple):
 
 
 def clean_ratings(
-    ratings: pl.DataFrame, *, id_col: str, rater_col: str, criterion_col: str, score_col: str
+    ratings: RatingsLike, *, id_col: str, rater_col: str, criterion_col: str, score_col: str
 ) -> pl.DataFrame:
-    """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings`, missing
-    scores dropped: columns ``_id, _rater, _crit, _score``."""
-    require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
-    long = clean_long_ratings(
+    """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings` (a
+    :class:`~tutormetrics.psychometrics.ratings.Ratings` is not cleaned again), missing scores dropped:
+    columns ``_id, _rater, _crit, _score``."""
+    require_columns(ratings_table(ratings), [id_col, rater_col, criterion_col, score_col], source="ratings")
+    long = cleaned_long(
         ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
     )
     long = long.filter(pl.col("_score").is_not_null())
@@ -373,11 +195,11 @@ def two_rater_row(
         reasons.append("too_few")
     else:
         table = contingency_table(a, b, q)
-        est.update({k: float(v) for k, v in _statistics(table, crit.values, ordinal).items()})
+        est.update({k: float(v) for k, v in pair_statistics(table, crit.values, ordinal).items()})
         if q < 2 or np.count_nonzero(table.sum(0) + table.sum(1)) < 2:
             reasons.append("constant")
         if n_resamples > 0:
-            boot = _statistics(bootstrap_tables(table, n_resamples, np.random.default_rng(seed)), crit.values, ordinal)
+            boot = pair_statistics(bootstrap_tables(table, n_resamples, np.random.default_rng(seed)), crit.values, ordinal)
             ci.update({k: percentile_ci(v, confidence_level) for k, v in boot.items()})
     row: dict[str, Any] = {"n": n, **{k: est[k] for k in stats_cols}}
     for k in stats_cols:
@@ -406,7 +228,7 @@ def join_reasons(codes: list[str]) -> str:
 
 
 def agreement_table(
-    ratings: pl.DataFrame,
+    ratings: RatingsLike,
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",

@@ -28,17 +28,9 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.psychometrics.agreement import (
-    bootstrap_tables,
-    clean_ratings,
-    cohen_kappa,
-    contingency_table,
-    gwet_ac,
-    join_reasons,
-    krippendorff_alpha,
-    split_criteria,
-)
-from tutormetrics.psychometrics.multirater import unit_counts
+from tutormetrics.psychometrics.agreement import clean_ratings, join_reasons, split_criteria
+from tutormetrics.psychometrics.multirater_agreement import unit_counts
+from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, cohen_kappa, contingency_table, gwet_ac, krippendorff_alpha
 from tutormetrics.stats.bootstrap import percentile_ci
 
 __all__ = ["MAJORITY", "JudgeResult", "judge_table", "lenient_table", "macro_f1", "majority_codes"]

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Union
 
 import numpy as np
 import polars as pl
@@ -161,10 +162,15 @@ def ratings_to_targets(
             f"aggregate='per_rater' needs a rater column, but {rater_col!r} is not in the ratings",
             hint="name the rater column, or use aggregate='mean'",
         )
-    long = clean_long_ratings(
+    long = cleaned_long(
         ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col, source=source
     )
+    return long_to_targets(long, id_col=id_col, aggregate=aggregate, source=source)
 
+
+def long_to_targets(long: pl.DataFrame, *, id_col: str, aggregate: Aggregate = "mean", source: str = "ratings") -> pl.DataFrame:
+    """Cleaned long ratings (``_id, [_rater], _crit, _score``, see :func:`clean_long_ratings`) → wide targets
+    named ``id_col`` and one Float64 column per target (:func:`ratings_to_targets`)."""
     if aggregate == "per_rater":
         long = long.with_columns((pl.col("_crit") + RATER_SEP + pl.col("_rater")).alias("_target"))
     else:
@@ -370,7 +376,7 @@ def read_theta(path: str | os.PathLike[str], *, id_col: str = "exchange_id") -> 
 
 
 def rating_variables(
-    ratings: pl.DataFrame,
+    ratings: RatingsLike,
     *,
     id_col: str = "exchange_id",
     rater_col: str | None = "rater",
@@ -391,7 +397,7 @@ def rating_variables(
         >>> rating_variables(long).rows()
         [('a', 1.5, 0.5), ('b', 0.0, 0.0)]
     """
-    long = clean_long_ratings(
+    long = cleaned_long(
         ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
     ).filter(pl.col("_score").is_not_null())
     long = long.with_columns(pl.col("_id").cast(pl.String), (pl.col("_score") == pl.col("_score").max().over("_crit")).alias("_top"))
@@ -458,6 +464,7 @@ def check_scale(
     A score off the scale is an :class:`InputSchemaError` naming the rows, or with ``drop`` (
     ``--drop-out-of-scale``) the row is dropped and counted — never a silent change of the model (a 7 on a
     0/1 criterion would otherwise turn it into a partial-credit item). Wide ratings pass unchanged.
+    :meth:`Ratings.clean` does the same on the cleaned table.
 
     Example:
         >>> r = pl.DataFrame({"exchange_id": [str(i) for i in range(41)], "criterion": ["c"] * 41,
@@ -468,22 +475,45 @@ def check_scale(
     if criterion_col not in ratings.columns or score_col not in ratings.columns:
         return ratings
     score = _as_float(ratings, score_col, id_col=id_col, source=source)
-    frame = ratings.with_row_index("__row").with_columns(score.alias("__score"))
+    ids = ratings.get_column(id_col) if id_col in ratings.columns else None
+    keep, _scales, _notes = scale_filter(
+        ratings.get_column(criterion_col), score, ids, levels=levels, drop=drop, source=source, log=log
+    )
+    return ratings if keep is None else ratings.filter(keep)
+
+
+def scale_filter(
+    criterion: pl.Series,
+    score: pl.Series,
+    ids: pl.Series | None,
+    *,
+    levels: Sequence[float] | None = None,
+    drop: bool = False,
+    source: str = "ratings",
+    log: Callable[[str], None] = lambda _m: None,
+) -> tuple[pl.Series | None, dict[str, tuple[float, ...]], tuple[str, ...]]:
+    """The scale check of :func:`check_scale` on parsed scores: ``(rows to keep or None when all are on the
+    scale, scale per criterion, notes on what was dropped)``; off-scale scores raise unless ``drop``."""
+    frame = pl.DataFrame({"__crit": criterion, "__score": score}).with_row_index("__row")
+    if ids is not None:
+        frame = frame.with_columns(ids.alias("__id"))
+    scales: dict[str, tuple[float, ...]] = {}
     offending: list[tuple[int, object, str, float, list[float]]] = []
-    for (crit,), sub in frame.filter(pl.col("__score").is_not_null()).group_by(criterion_col, maintain_order=True):
+    for (crit,), sub in frame.filter(pl.col("__score").is_not_null()).group_by("__crit", maintain_order=True):
         scale = sorted(float(v) for v in levels) if levels is not None else inferred_levels(sub["__score"].to_list())
+        scales[str(crit)] = tuple(scale)
         off = sub.filter(~pl.col("__score").is_in(scale))
         if off.height and levels is None:
             log(f"note: {source}: criterion {crit!r}: scale inferred as {_levels_text(scale)}")
         for row in off.iter_rows(named=True):
-            offending.append((row["__row"], row.get(id_col), str(crit), row["__score"], scale))
+            offending.append((row["__row"], row.get("__id"), str(crit), row["__score"], scale))
     if not offending:
-        return ratings
+        return None, scales, ()
     if drop:
         rows = {o[0] for o in offending}
-        log(f"note: {source}: dropped {len(rows)} rating(s) off the scale (--drop-out-of-scale), e.g. "
-            + _offending_text(offending[:3]))
-        return ratings.with_row_index("__row").filter(~pl.col("__row").is_in(list(rows))).drop("__row")
+        note = f"{source}: dropped {len(rows)} rating(s) off the scale (--drop-out-of-scale), e.g. " + _offending_text(offending[:3])
+        log(f"note: {note}")
+        return ~frame.get_column("__row").is_in(list(rows)), scales, (note,)
     raise InputSchemaError(
         f"{source}: {len(offending)} score(s) off the scale: " + _offending_text(offending[:5]),
         hint="fix them, declare the scale with --levels (e.g. --levels 0,1,2), or drop them with --drop-out-of-scale",
@@ -518,3 +548,134 @@ def parse_levels(text: str | None) -> list[float] | None:
     if len(values) < 2:
         raise ConfigError(f"--levels {text!r} needs at least two values", hint="e.g. --levels 0,1")
     return values
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Ratings read and cleaned once (``statistics.md`` §1.1, ``raters.md`` §1), then handed to θ, agreement,
+    validity targets and summaries, so none of them parses, cleans or scale-checks the table again.
+
+    ``frame`` is the table as given less the rows dropped off the scale; ``long`` (long ratings only) its
+    cleaned form with columns ``_id, [_rater], _crit, _score`` (:func:`clean_long_ratings`: scores Float64,
+    missing → null); ``levels`` the scale of each criterion; ``dropped`` what was dropped and why. Functions
+    that take a ratings frame (:func:`~tutormetrics.psychometrics.mfrm.fit_mfrm`,
+    :func:`~tutormetrics.psychometrics.agreement.agreement_table`, :func:`rating_variables`) take a
+    ``Ratings`` too, with its own column names: ``fit_mfrm(r, **r.columns())``.
+
+    Example:
+        >>> raw = pl.DataFrame({"exchange_id": ["a", "a", "b", "b"], "rater": ["r1", "r2"] * 2,
+        ...                     "criterion": ["tone"] * 4, "score": ["1", "0", "1", "1"]})
+        >>> r = Ratings.clean(raw)
+        >>> r.is_long, r.n_raters, r.levels, r.targets().rows()
+        (True, 2, {'tone': (0.0, 1.0)}, [('a', 0.5), ('b', 1.0)])
+    """
+
+    frame: pl.DataFrame
+    long: pl.DataFrame | None
+    id_col: str = "exchange_id"
+    rater_col: str | None = "rater"
+    criterion_col: str = "criterion"
+    score_col: str = "score"
+    levels: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    dropped: tuple[str, ...] = ()
+    source: str = "ratings"
+
+    @classmethod
+    def clean(
+        cls,
+        frame: pl.DataFrame,
+        *,
+        id_col: str = "exchange_id",
+        rater_col: str | None = "rater",
+        criterion_col: str = "criterion",
+        score_col: str = "score",
+        levels: Sequence[float] | None = None,
+        drop_out_of_scale: bool = False,
+        source: str = "ratings",
+        log: Callable[[str], None] = lambda _m: None,
+    ) -> Ratings:
+        """Long ratings (a criterion and a score column) cleaned and checked against their scale
+        (:func:`check_scale`); wide ones kept as they are (each target column is parsed when it is made)."""
+        names = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+        if not is_long_ratings(frame, criterion_col=criterion_col, score_col=score_col):
+            return cls(frame, None, **names, source=source)
+        long = clean_long_ratings(frame, **names, source=source)
+        keep, scales, dropped = scale_filter(
+            long.get_column("_crit"), long.get_column("_score"), long.get_column("_id"),
+            levels=levels, drop=drop_out_of_scale, source=source, log=log,
+        )  # fmt: skip
+        if keep is not None:
+            frame, long = frame.filter(keep), long.filter(keep)
+        return cls(frame, long, **names, levels=scales, dropped=dropped, source=source)
+
+    @property
+    def is_long(self) -> bool:
+        return self.long is not None
+
+    @property
+    def n_raters(self) -> int:
+        """Distinct raters of long ratings (0 without a rater column or for wide ratings)."""
+        if self.long is None or "_rater" not in self.long.columns:
+            return 0
+        return self.long.get_column("_rater").n_unique()
+
+    def columns(self) -> dict[str, str]:
+        """The column keywords of the functions that take a ratings frame (``id_col`` ... ``score_col``)."""
+        return {"id_col": self.id_col, "rater_col": self.rater_col or "rater", "criterion_col": self.criterion_col,
+                "score_col": self.score_col}  # fmt: skip
+
+    def targets(self, aggregate: Aggregate = "mean", columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """Wide targets (:func:`ratings_frame_to_targets`): long ratings aggregated over raters, with
+        ``columns`` the criteria kept; wide ones with ``columns`` the target columns."""
+        _check_aggregate(aggregate)
+        if self.long is None:
+            return wide_ratings_to_targets(
+                self.frame, id_col=self.id_col, columns=None if columns is None else list(columns), aggregate=aggregate,
+                rater_col=self.rater_col,
+            )  # fmt: skip
+        long = self.long
+        if columns is not None:
+            wanted = list(dict.fromkeys(columns))
+            present = set(long.get_column("_crit").unique().to_list())
+            missing = [c for c in wanted if c not in present]
+            if missing:
+                raise InputSchemaError(
+                    f"{self.source}: criterion {', '.join(map(repr, missing))} not found in the ratings",
+                    hint=f"available criteria: {', '.join(sorted(str(c) for c in present if c is not None))}",
+                )
+            long = long.filter(pl.col("_crit").is_in(wanted))
+        if aggregate == "per_rater" and "_rater" not in long.columns:
+            raise ConfigError(
+                f"aggregate='per_rater' needs a rater column, but {self.rater_col!r} is not in the ratings",
+                hint="name the rater column, or use aggregate='mean'",
+            )
+        return long_to_targets(long, id_col=self.id_col, aggregate=aggregate, source="ratings")
+
+
+RatingsLike = Union[pl.DataFrame, Ratings]
+
+
+def cleaned_long(
+    ratings: RatingsLike,
+    *,
+    id_col: str = "exchange_id",
+    rater_col: str | None = "rater",
+    criterion_col: str = "criterion",
+    score_col: str = "score",
+    source: str = "ratings",
+) -> pl.DataFrame:
+    """The cleaned long table (``_id, [_rater], _crit, _score``) of a ratings frame, or of a :class:`Ratings`
+    without cleaning it again (one that came wide is an error naming the missing columns)."""
+    if isinstance(ratings, Ratings):
+        if ratings.long is None:
+            require_columns(ratings.frame, [ratings.id_col, ratings.criterion_col, ratings.score_col], source=source)
+        assert ratings.long is not None
+        return ratings.long
+    return clean_long_ratings(
+        ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col, source=source
+    )
+
+
+def ratings_table(ratings: RatingsLike) -> pl.DataFrame:
+    """The ratings frame of a frame or a :class:`Ratings` (its rows on the scale)."""
+    return ratings.frame if isinstance(ratings, Ratings) else ratings

@@ -128,3 +128,19 @@ def test_raw_mathdial_scores_like_the_converted_long_table(tmp_path):
     columns = ["n_turns", "n_tutor_turns", "n_student_turns", "tutor_words", "student_words"]
     assert long.select(columns).sort(columns).equals(transcript.select(columns).sort(columns))
     assert (transcript["student_words"] > 0).all() and transcript.height == 40
+
+
+def test_cli_turn_sep_speaker_and_tag(tmp_path, capsys):
+    from tutormetrics.cli import main
+
+    table = tmp_path / "t.csv"
+    pl.DataFrame({"exchange_id": ["e1"], "conversation": [EX93]}).write_csv(table)
+    base = ["score", str(table), "--transcript-col", "conversation", "--turn-sep", "|EOM|", "--metrics", "lexical",
+            "-o", str(tmp_path / "turns.csv")]
+    assert main(base) == 2
+    assert "Cody (2)" in capsys.readouterr().err
+    assert main([*base, "--speaker", "Cody=student", "--turn-tag", TAG, "--progress-every", "0"]) == 0
+    assert "the transcript alone is the conversation" in capsys.readouterr().err
+    turns = pl.read_csv(tmp_path / "turns.csv")
+    assert turns["move"].to_list() == ["probing", "focus"] and turns["resp_words"].to_list() == [5, 4]
+    assert main([*base, "--speaker", "Cody=student", "--progress-every", "0.05"]) == 2

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.psychometrics.agreement import (
-    agreement_table,
+from tutormetrics.psychometrics.agreement import agreement_table
+from tutormetrics.psychometrics.pairwise_agreement import (
     cohen_kappa,
     contingency_table,
     gwet_ac,

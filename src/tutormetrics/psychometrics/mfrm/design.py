@@ -22,7 +22,7 @@ from scipy.special import logsumexp
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
-from tutormetrics.psychometrics.ratings import clean_long_ratings
+from tutormetrics.psychometrics.ratings import RatingsLike, cleaned_long, ratings_table
 
 #: Half-width multiplier of a central 94% normal interval (``norm.ppf(0.97)``).
 Z94 = 1.880793608151251
@@ -252,7 +252,7 @@ class PreparedRatings:
 
 
 def prepare_ratings(
-    ratings: pl.DataFrame,
+    ratings: RatingsLike,
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",
@@ -267,11 +267,12 @@ def prepare_ratings(
 ) -> PreparedRatings:
     """Validate the inputs, map scores to categories and collapse observations into cells.
 
-    Exchanges and raters are coded in sorted order, criteria in order of appearance.
+    Exchanges and raters are coded in sorted order, criteria in order of appearance. ``ratings`` may be a
+    :class:`~tutormetrics.psychometrics.ratings.Ratings` (cleaned once; pass its ``columns()``).
     """
-    require_columns(ratings, [id_col, rater_col, criterion_col, score_col], source="ratings")
+    require_columns(ratings_table(ratings), [id_col, rater_col, criterion_col, score_col], source="ratings")
     df = (
-        clean_long_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
+        cleaned_long(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
         .filter(pl.col("_score").is_not_null())
         .rename({"_id": id_col, "_rater": rater_col, "_crit": criterion_col, "_score": score_col})
         .select(id_col, rater_col, criterion_col, score_col)

@@ -9,8 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tutormetrics.psychometrics.agreement import agreement_table, contingency_table, gwet_ac
-from tutormetrics.psychometrics.multirater import (
+from tutormetrics.psychometrics.agreement import agreement_table
+from tutormetrics.psychometrics.pairwise_agreement import contingency_table, gwet_ac
+from tutormetrics.psychometrics.multirater_agreement import (
     _alpha_nominal_from_sums,
     alpha_bootstrap,
     alpha_bootstrap_values,

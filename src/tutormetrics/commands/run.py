@@ -1,0 +1,72 @@
+"""``tutormetrics run``: the whole study on one command (thin wrapper over :mod:`tutormetrics.pipeline`).
+
+It takes every option of ``score`` and ``validate`` (:data:`tutormetrics.commands.options.RUN`) but those
+that name their own outputs: ``run`` writes a fixed set of files into its folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from tutormetrics.commands import options as opt
+
+
+def register(app: typer.Typer) -> None:
+    opt.command(app, "run", run, opt.COMMANDS["run"])
+
+
+def run(
+    exchanges: Annotated[
+        Optional[Path], typer.Argument(help="Exchanges table (.csv/.parquet/.jsonl); omit with --example.", dir_okay=False)
+    ] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output folder.", file_okay=False)] = Path("tutormetrics-out"),
+    example: Annotated[
+        bool,
+        typer.Option(
+            "--example",
+            help="Use bundled data: the 40 C++ debugging exchanges and their ratings, or with 'run --example dialogue' "
+            "12 tutoring conversations rated per conversation.",
+        ),
+    ] = False,
+    **kwargs: Any,
+) -> None:
+    """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
+
+    Example: tutormetrics run --example -o demo-out
+
+    Dialogues (turns.csv, conversations.csv; ratings keyed by exchange_id "<conversation>:<turn>" or by
+    conversation_id): tutormetrics run --example dialogue -o demo-dialogue
+    """
+    from tutormetrics.dialogue.file_scoring import DialogueOptions
+    from tutormetrics.engine.file_scoring import ScoreOptions
+    from tutormetrics.examples import EXAMPLE_NAMES, EXAMPLE_PROMPT_COLUMNS, dialogue_example_paths, example_paths
+    from tutormetrics.pipeline import ValidateOptions, check_ratings_path, run_pipeline
+
+    ratings, dialogue = kwargs["ratings"], kwargs["dialogue"] or kwargs["transcript_col"] is not None
+    check_ratings_path(ratings, example)
+    prompt_columns = list(kwargs["prompt"] or [])
+    if example and exchanges is not None and str(exchanges) in EXAMPLE_NAMES and not exchanges.exists():
+        example, name, exchanges = str(exchanges) != "dialogue", str(exchanges), None  # 'run --example dialogue'
+        if name == "dialogue":
+            paths = dialogue_example_paths()
+            exchanges, ratings, dialogue = paths["dialogues"], ratings or paths["ratings"], True
+    if example:
+        paths = example_paths()
+        exchanges = exchanges or paths["exchanges"]
+        ratings = ratings or paths["ratings"]
+        prompt_columns = prompt_columns or EXAMPLE_PROMPT_COLUMNS
+    if exchanges is None:
+        from tutormetrics.errors import InputSchemaError
+
+        raise InputSchemaError("run needs an exchanges table", hint="tutormetrics run EXCHANGES --ratings RATINGS -o OUTDIR")
+    score_options = opt.from_kwargs(ScoreOptions, kwargs, prompt_columns=prompt_columns or ["prompt"])
+    summary = run_pipeline(
+        exchanges, ratings, output, score_options=score_options, validate_options=opt.from_kwargs(ValidateOptions, kwargs),
+        theta=kwargs["theta"] or [], dialogue=opt.from_kwargs(DialogueOptions, kwargs) if dialogue else None,
+        metric_cols=opt.split_list(kwargs["metrics_cols"]), top=kwargs["top"], log=opt.log,
+    )  # fmt: skip
+    opt.log(f"done: {output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")
+    opt.strict_gate(kwargs["strict"], summary.get("warnings", []))
