@@ -29,7 +29,7 @@ from tutormetrics.psychometrics.ratings import check_scale, parse_levels
 __all__ = ["register"]
 
 _MODELS = {"auto": "auto", "binary": "binary", "partial-credit": "partial_credit", "partial_credit": "partial_credit"}
-_ADJUST = ("holm", "bh", "by", "none")
+_ADJUST = ("holm", "bonferroni", "bh", "by", "none")
 
 
 def _write(table: pl.DataFrame, path: Path) -> None:
@@ -271,38 +271,89 @@ def compare(
     min_pairs: opt.OldMinPairs = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the r_rb CI.")] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
+    # studies.md §2-§3 (issue 24): analysis subsets, families, directions and the bias summary
+    strata: Annotated[
+        Optional[list[str]], typer.Option("--strata", help="Split the rows by the crossed values of these columns (repeat or comma-separate), e.g. model,domain.")
+    ] = None,
+    family: Annotated[
+        str, typer.Option("--family", help="Multiplicity family: metric (the pairs of one metric), dimension (one subset) or all (the table).")
+    ] = "dimension",
+    directions: Annotated[
+        Optional[Path], typer.Option("--directions", help="CSV metric,desirable (higher|lower|neutral): fills the favoured column.")
+    ] = None,
+    summary: Annotated[
+        Optional[Path], typer.Option("--summary", help="Also write the bias summary (|r_rb| per cell vs --threshold, violations, k of m improved).")
+    ] = None,
+    by: Annotated[Optional[list[str]], typer.Option("--by", help="--summary: one row per these keys (default metric).")] = None,
+    cells: Annotated[Optional[list[str]], typer.Option("--cells", help="--summary: cell keys, must contain --by (default: --by).")] = None,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", help="--summary: |r| at or above which a cell counts (default 0.10).")] = None,
+    reduce: Annotated[Optional[str], typer.Option("--reduce", help="--summary: max or mean of the pairwise |r| of a 3+-level subset (default max).")] = None,
 ) -> None:
-    """Paired comparisons of groups matched on a block column: with 3+ groups a Friedman row per metric (chi2, p,
-    Kendall W), then Holm-corrected pairwise Wilcoxon rows (T+, p, r_rb, CI, violation)."""
-    from tutormetrics.stats.paired import compare_groups
+    """Paired comparisons of groups matched on a block column, per analysis subset (--strata x --dimension): with
+    3+ groups a Friedman row per metric (chi2, p, Kendall W), then corrected pairwise Wilcoxon rows (T+, p, r_rb, CI,
+    violation, paired mean difference with its bootstrap CI); --summary writes the bias profile."""
+    from tutormetrics.stats.paired import compare_groups, k_of_m_lines
+    from tutormetrics.stats.studies import bias_summary
+    from tutormetrics.validity.join import STRUCTURE_COLUMNS
 
     with _expected_errors():
-        check_outputs([metrics], [output, figure])
+        check_outputs([metrics, directions], [output, figure, summary])
         if adjust not in _ADJUST:
-            raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
+            raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bonferroni, bh, by or none")
+        if family not in ("metric", "dimension", "all"):
+            raise ConfigError(f"unknown --family {family!r}", hint="use metric, dimension or all")
+        summary_opts = {"--by": by, "--cells": cells, "--threshold": threshold, "--reduce": reduce}
+        if summary is None and any(v is not None for v in summary_opts.values()):
+            raise ConfigError(f"{', '.join(k for k, v in summary_opts.items() if v is not None)} need(s) --summary")
+        if reduce is not None and reduce not in ("max", "mean"):
+            raise ConfigError(f"unknown --reduce {reduce!r}", hint="use max or mean")
+        strata_cols = split_list(strata) or []
+        dims = split_list(dimension) or []
+        allowed = {*strata_cols, "metric", *(("dimension", "dimension_value") if dims else ())}
+        for opt_name, keys in (("--by", split_list(by)), ("--cells", split_list(cells))):
+            bad = [k for k in keys or [] if k not in allowed]
+            if bad:
+                raise ConfigError(f"{opt_name}: unknown key(s) {bad}", hint=f"use {', '.join(sorted(allowed))}")
+        dirs = _read_directions(directions) if directions else None
         if figure is not None and figure.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
         pairs_min = opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min")
         frame = read_table(metrics, id_columns=("exchange_id", "conversation_id", group_col, block_col))
         cols = split_list(metrics_cols)
-        if cols is None:  # every numeric column but the pairing, group and dialogue structure columns
-            from tutormetrics.validity.join import STRUCTURE_COLUMNS
-
-            skip = {group_col, block_col, *STRUCTURE_COLUMNS}
+        if cols is None:  # every numeric column but the pairing, group, subset, dialogue structure and aggregate count columns
+            skip = {group_col, block_col, *strata_cols, *dims, *STRUCTURE_COLUMNS, "n_rows"}
+            skip |= {f"{c}{suffix}" for c in frame.columns for suffix in ("_n", "_n_na")}
             cols = [c for c, dt in frame.schema.items() if dt.is_numeric() and c not in skip] or None
+        if dirs is not None:
+            missing = [c for c in cols or [] if c not in dirs]
+            if missing:
+                typer.echo(f"compare: no direction in {directions} for {', '.join(missing)} (favoured left empty)", err=True)
         table = compare_groups(
             frame,
             metric_cols=cols,
             group_col=group_col,
             block_col=block_col,
             groups=split_list([groups]) if groups else None,
-            dimensions=split_list(dimension),
+            dimensions=dims,
+            strata=strata_cols,
             adjust=adjust,  # type: ignore[arg-type]
+            family=family,  # type: ignore[arg-type]
+            directions=dirs,
             n_min=pairs_min,
             n_resamples=n_resamples,
             seed=seed,
+            log=lambda m: typer.echo(m, err=True),
         )
         _write(table, output)
+        for line in k_of_m_lines(table):
+            typer.echo(line, err=True)
+        if summary is not None:
+            by_keys = split_list(by) or ["metric"]
+            prof = bias_summary(
+                table, by=by_keys, cells=split_list(cells) or by_keys, strata=strata_cols,
+                threshold=0.10 if threshold is None else threshold, reduce=reduce or "max", directions=dirs,  # type: ignore[arg-type]
+            )  # fmt: skip
+            _write(prof, summary)
         if figure is not None:
             from tutormetrics.report.effects import plot_effect_matrix
 
@@ -310,10 +361,25 @@ def compare(
         n_friedman = int((table["test"] == "friedman").sum())
         n_violations = int(table["violation"].fill_null(False).sum())
         typer.echo(
-            f"compare: {n_friedman} Friedman and {table.height - n_friedman} pairwise rows, adjust={adjust}; "
+            f"compare: {n_friedman} Friedman and {table.height - n_friedman} pairwise rows, adjust={adjust}, family={family}; "
             f"{n_violations} violation(s) (CI of r_rb excludes 0 with n >= {pairs_min})",
             err=True,
         )
+
+
+def _read_directions(path: Path) -> dict[str, str]:
+    """DIRS.csv (``metric, desirable``) as a dict; a desirable value other than higher|lower|neutral is exit 2."""
+    from tutormetrics.io import require_columns
+
+    frame = read_table(path, string_columns=True)
+    require_columns(frame, ["metric", "desirable"], source=str(path), option="--directions")
+    out = {}
+    for i, (metric, value) in enumerate(frame.select("metric", "desirable").iter_rows(), start=1):
+        value = (value or "").strip().lower()
+        if value not in ("higher", "lower", "neutral"):
+            raise ConfigError(f"{path}: row {i}: desirable {value!r} for {metric!r}", hint="use higher, lower or neutral")
+        out[str(metric)] = value
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -136,3 +136,51 @@ def test_directions_and_skipped_subsets() -> None:
         run(toy(), groups=["female", "nobody"])
     with pytest.raises(ConfigError, match="family"):
         run(toy(), family="pairs")
+
+
+def summary_example() -> pl.DataFrame:
+    """§3's worked example: one model M, r_rb per Wilcoxon row, mean_diff with r_rb's sign, three violations."""
+    spec = [
+        ("math", "gender", "step_scaffolded", [0.144], [True]),
+        ("math", "gender", "corrective_tone", [-0.05], [False]),
+        ("math", "ses", "step_scaffolded", [0.08, 0.21, 0.12], [False, True, False]),
+        ("math", "ses", "corrective_tone", [0.02, -0.04, -0.06], [False] * 3),
+        ("physics", "gender", "step_scaffolded", [-0.03], [False]),
+        ("physics", "gender", "corrective_tone", [0.294], [True]),
+        ("physics", "ses", "step_scaffolded", [0.05, 0.07, 0.01], [False] * 3),
+        ("physics", "ses", "corrective_tone", [0.11, 0.16, 0.06], [False] * 3),
+    ]
+    rows = [
+        ("M", dom, "dimension", dv, metric, "wilcoxon", r, v, r)
+        for dom, dv, metric, rs, vs in spec
+        for r, v in zip(rs, vs)
+    ]
+    return pl.DataFrame(rows, schema=["model", "domain", "dimension", "dimension_value", "metric", "test", "r_rb", "violation", "mean_diff"], orient="row")
+
+
+def test_summary_worked_example() -> None:
+    from tutormetrics.stats.studies import bias_summary
+
+    dirs = {"step_scaffolded": "higher", "corrective_tone": "neutral"}
+    t = summary_example()
+    s = bias_summary(t, by=["model"], cells=["model", "domain", "dimension_value"], strata=["model", "domain"], directions=dirs)
+    r = s.row(0, named=True)
+    assert (r["n_cells"], r["n_ge_threshold"], r["n_contrasts"], r["n_violations"], r["n_a_higher"], r["n_b_higher"]) == (4, 3, 16, 3, 12, 4)
+    assert r["mean_abs_r"] == pytest.approx(0.12725, abs=1e-12) and r["max_abs_r"] == pytest.approx(0.162, abs=1e-12)
+    assert r["max_cell"] == "domain=physics;dimension_value=gender" and r["share_ge_threshold"] == 0.75
+    assert r["direction"] == "mixed" and r["reason"] == "" and r["threshold"] == 0.10
+    mean = bias_summary(t, by=["model"], cells=["model", "domain", "dimension_value"], strata=["model", "domain"], reduce="mean").row(0, named=True)
+    assert mean["mean_abs_r"] == pytest.approx(0.106, abs=1e-12) and mean["n_ge_threshold"] == 1 and mean["share_ge_threshold"] == 0.25
+    by_metric = bias_summary(t, by=["model", "metric"], cells=["model", "domain", "metric"], strata=["model", "domain"], directions=dirs)
+    assert by_metric["metric"].to_list() == ["corrective_tone", "step_scaffolded"]
+    np.testing.assert_allclose(by_metric["mean_abs_r"], [0.141, 0.1135], atol=1e-12)
+    assert by_metric["max_cell"].to_list() == ["domain=physics", "domain=math"]
+    assert by_metric["n_ge_threshold"].to_list()[0] == 1 and by_metric["direction"].to_list() == ["neutral", "higher"]
+    # an undefined cell is not counted
+    nan = t.with_columns(pl.when(pl.col("domain") == "physics").then(float("nan")).otherwise(pl.col("r_rb")).alias("r_rb"))
+    u = bias_summary(nan, by=["model"], cells=["model", "domain", "dimension_value"], strata=["model", "domain"]).row(0, named=True)
+    assert u["n_cells"] == 2 and u["reason"] == "cells_undefined_2"
+    with pytest.raises(ConfigError, match="must contain"):
+        bias_summary(t, by=["model"], cells=["domain"], strata=["model", "domain"])
+    with pytest.raises(ConfigError, match="unknown key"):
+        bias_summary(t, by=["tutor"], strata=["model", "domain"])

@@ -1,0 +1,71 @@
+"""End-to-end CLI tests for studies.md: compare per subset with --strata/--family/--directions/--summary,
+aggregate, variability, summarize --total, agree --na and agree --judge leniency."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from tutormetrics.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unittests" / "stats"))
+from test_compare_studies import toy  # noqa: E402
+
+
+def test_compare_two_dimension_file_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "toy.csv"
+    toy().with_columns(pl.lit("M").alias("model")).write_csv(path)
+    dirs = tmp_path / "dirs.csv"
+    dirs.write_text("metric,desirable\nm,higher\n")
+    out, summ = tmp_path / "cmp.csv", tmp_path / "cells.csv"
+    code = main(["compare", str(path), "--group-col", "level", "--block-col", "question_id", "--dimension", "dimension",
+                 "--strata", "model", "--groups", "female,male,low,mid,high", "--n-min", "10", "--n-resamples", "199",
+                 "--adjust", "bonferroni", "--family", "all", "--directions", str(dirs),
+                 "--summary", str(summ), "--by", "model", "--cells", "model,dimension_value", "-o", str(out)])  # fmt: skip
+    assert code == 0
+    t = pl.read_csv(out)
+    assert t.columns[:3] == ["model", "dimension", "dimension_value"] and t.columns[-7:] == [
+        "mean_a", "mean_b", "mean_diff", "diff_ci_low", "diff_ci_high", "family", "favoured"]  # fmt: skip
+    assert t.height == 5 and t["test"].to_list() == ["wilcoxon", "friedman", "wilcoxon", "wilcoxon", "wilcoxon"]
+    np.testing.assert_allclose(t.filter(pl.col("test") == "wilcoxon")["p_adj"], [0.0861816, 0.109375, 0.0078125, 0.109375], atol=5e-7)
+    assert t["favoured"].to_list()[0] == "female" and t["favoured"].to_list()[2] == "mid"
+    s = pl.read_csv(summ)
+    assert s["n_cells"][0] == 2 and s["n_contrasts"][0] == 4 and s["direction"][0] == "higher"
+    assert s["max_abs_r"][0] == pytest.approx(1.0)
+    err = capsys.readouterr().err
+    assert "family=all" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--family", "pairs"], "unknown --family"),
+        (["--adjust", "sidak"], "unknown --adjust"),
+        (["--by", "model"], "need(s) --summary"),
+        (["--summary", "S.csv", "--by", "tutor"], "unknown key"),
+        (["--groups", "female,nobody"], "not found"),
+    ],
+)
+def test_compare_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
+    path = tmp_path / "toy.csv"
+    toy().write_csv(path)
+    extra = [str(tmp_path / e) if e.endswith(".csv") else e for e in extra]
+    code = main(["compare", str(path), "--group-col", "level", "--block-col", "question_id", "--dimension", "dimension",
+                 "--n-resamples", "0", "-o", str(tmp_path / "c.csv"), *extra])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_compare_bad_directions_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "toy.csv"
+    toy().write_csv(path)
+    dirs = tmp_path / "dirs.csv"
+    dirs.write_text("metric,desirable\nm,up\n")
+    code = main(["compare", str(path), "--group-col", "level", "--block-col", "question_id", "--dimension", "dimension",
+                 "--n-resamples", "0", "--directions", str(dirs), "-o", str(tmp_path / "c.csv")])  # fmt: skip
+    assert code == 2 and "desirable 'up'" in capsys.readouterr().err
