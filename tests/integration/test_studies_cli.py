@@ -110,3 +110,99 @@ def test_variability_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     pl.DataFrame(rows + rows[:1], schema=["model", "item", "trial", "total"], orient="row").write_csv(dup)
     assert main(["variability", str(dup), "--group-col", "model", "-o", str(tmp_path / "v2.csv")]) == 2
     assert "more than once" in capsys.readouterr().err
+
+
+GENERAL = ["concision", "vocabulary", "accuracy", "formatting", "tone", "actionability", "targeting"]
+SLOT = ["hint_not_answer", "ack_progress", "build_on_success", "concept_clarity"]
+
+
+def _scores(tmp_path: Path) -> Path:
+    """studies.md §5 worked example: models A and B, items EX01 (debug), EX09 (iterative), EX16 (conceptual)."""
+    spec = [
+        ("A", "EX01", [2, 2, 1, 2, 2, 1, 1], "hint_not_answer", 1),
+        ("A", "EX09", [2, 2, 2, 2, 2, 1, 1], "ack_progress", 2),
+        ("A", "EX16", [2, 2, 2, 2, 2, 2, 1], "concept_clarity", 2),
+        ("B", "EX01", [2, 1, 2, 2, 1, 1, 1], "hint_not_answer", 0),
+        ("B", "EX09", [1, 1, 2, 2, 1, 1, 1], "ack_progress", 1),
+        ("B", "EX16", [2, 2, 2, 2, 2, 1, 1], "concept_clarity", 2),
+    ]
+    rows = []
+    for i, (model, item, general, slot, value) in enumerate(spec):
+        row = {"exchange_id": f"x{i}", "model": model, "item": item, **dict(zip(GENERAL, general))}
+        row.update({s: (value if s == slot else None) for s in SLOT})
+        rows.append(row)
+    path = tmp_path / "scores.csv"
+    pl.DataFrame(rows, schema={"exchange_id": pl.String, "model": pl.String, "item": pl.String,
+                               **{c: pl.Int64 for c in GENERAL + SLOT}}).write_csv(path)  # fmt: skip
+    return path
+
+
+def _total_args(path: Path) -> list[str]:
+    return ["summarize", str(path), "--group-col", "model", "--n-resamples", "0",
+            "--total", "total=" + "+".join(GENERAL) + "+specific", "--slot", "specific=" + ",".join(SLOT), "--max", "16"]  # fmt: skip
+
+
+def test_summarize_total_worked_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _scores(tmp_path)
+    out, rows = tmp_path / "pooled.csv", tmp_path / "totals.csv"
+    assert main([*_total_args(path), "--totals-out", str(rows), "-o", str(out)]) == 0
+    t = pl.read_csv(out)
+    assert t.columns[-2:] == ["pct_of_max", "rank"]
+    tot = t.filter(pl.col("variable") == "total")
+    assert t["variable"].unique(maintain_order=True).to_list()[-1] == "total"
+    a, b = tot.row(0, named=True), tot.row(1, named=True)
+    assert (a["n"], a["median"], a["rank"], b["n"], b["median"], b["rank"]) == (3, 14, 1, 3, 10, 2)
+    assert a["mean"] == pytest.approx(13.6666667, abs=5e-8) and a["sd"] == pytest.approx(1.5275252, abs=5e-8)
+    assert a["pct_of_max"] == pytest.approx(85.4166667, abs=5e-8) and b["pct_of_max"] == pytest.approx(70.8333333, abs=5e-8)
+    assert b["mean"] == pytest.approx(11.3333333, abs=5e-8) and b["sd"] == pytest.approx(2.3094011, abs=5e-8)
+    assert t.filter(pl.col("variable") != "total")["rank"].is_null().all()
+    r = pl.read_csv(rows)
+    assert r["total"].to_list() == [12, 14, 15, 10, 10, 14]
+    assert r["pct_of_max"].to_list() == [75, 87.5, 93.75, 62.5, 62.5, 87.5]
+    # the paper table: the total with % of max and rank; transposed on request
+    md = tmp_path / "t.md"
+    assert main([*_total_args(path), "--vars", "accuracy,total", "-o", str(md)]) == 0
+    lines = md.read_text().splitlines()
+    assert lines[0] == "| model | accuracy | total | \\% of max | rank |"
+    assert lines[2] == "| A | 1.667 | 13.667 | 85.4 | 1 |"
+    tex = tmp_path / "t.tex"
+    assert main([*_total_args(path), "--vars", "total", "--transpose", "-o", str(tex)]) == 0
+    body = tex.read_text()
+    assert "variable & A & B" in body and r"\% of max & 85.4 & 70.8" in body and "rank & 1 & 2" in body
+
+
+def test_summarize_total_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _scores(tmp_path)
+    frame = pl.read_csv(path).with_columns(pl.when(pl.col("item") == "EX01").then(1).otherwise(pl.col("ack_progress")).alias("ack_progress"))
+    two = tmp_path / "two.csv"
+    frame.write_csv(two)
+    assert main([*_total_args(two), "-o", str(tmp_path / "o.csv")]) == 2
+    assert "row 1: slot 'specific' has 2 values (hint_not_answer, ack_progress)" in capsys.readouterr().err
+    assert main(["summarize", str(path), "--group-col", "model", "--max", "16", "-o", str(tmp_path / "o.csv")]) == 2
+    assert "need --total" in capsys.readouterr().err
+    assert main(["summarize", str(path), "--group-col", "model", "--total", "total=accuracy+nope", "-o", str(tmp_path / "o.csv")]) == 2
+    assert "'nope' is neither a column nor a criterion" in capsys.readouterr().err
+    # an empty slot makes the total missing in that row, counted on stderr
+    empty = tmp_path / "empty.csv"
+    pl.read_csv(path).with_columns(pl.lit(None, dtype=pl.Int64).alias("concept_clarity")).write_csv(empty)
+    assert main([*_total_args(empty), "-o", str(tmp_path / "e.csv")]) == 0
+    assert "total missing in 2 row(s)" in capsys.readouterr().err
+    assert pl.read_csv(tmp_path / "e.csv").filter(pl.col("variable") == "total")["n"].to_list() == [2, 2]
+
+
+def test_paper_table_keeps_diagnostics_out(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"exchange_id": ["a", "b", "c", "d"], "tutor": ["T", "T", "U", "U"], "ttr": [0.5, 0.6, 0.4, 0.3],
+                          "resp_windows": [1, 1, 2, 1], "resp_truncated": [0, 0, 1, 0], "turn": [1, 2, 1, 2]})  # fmt: skip
+    ratings = pl.DataFrame({"exchange_id": list("abcd"), "rater": ["h"] * 4, "criterion": ["tone"] * 4, "score": [1, 0, 1, 1]})
+    m, r = tmp_path / "m.csv", tmp_path / "r.csv"
+    frame.write_csv(m)
+    ratings.write_csv(r)
+    md = tmp_path / "s.md"
+    assert main(["summarize", str(m), "--ratings", str(r), "--n-resamples", "0", "-o", str(md)]) == 0
+    assert md.read_text().splitlines()[0] == "| tutor | ttr | tone\\_score |"  # no diagnostics, no duplicate _endorsed
+    assert main(["summarize", str(m), "--ratings", str(r), "--n-resamples", "0", "--diagnostics", "-o", str(md)]) == 0
+    assert "resp\\_windows" in md.read_text().splitlines()[0]
+    csv = tmp_path / "s.csv"
+    assert main(["summarize", str(m), "--ratings", str(r), "--n-resamples", "0", "-o", str(csv)]) == 0
+    assert pl.read_csv(csv)["variable"].unique(maintain_order=True).to_list() == ["ttr", "resp_windows", "resp_truncated", "turn", "tone_score", "tone_endorsed"]
+    assert main(["summarize", str(m), "--n-resamples", "0", "--vars", "zzz", "-o", str(md)]) == 2
