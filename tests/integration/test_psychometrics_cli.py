@@ -161,7 +161,7 @@ def test_agree_judge_spec_example(app, runner, tmp_path) -> None:
     assert table["macro_f1_lenient"].to_list() == pytest.approx([0.6875, 0.8666667, 0.3571429, 0.6785714], abs=5e-7)
     assert table["reason"].fill_null("").to_list() == ["", "", "", "majority_ties_1"]
     confusion = pl.read_csv(conf)
-    assert confusion.columns == ["criterion", "reference", "reference_score", "judge_score", "count"]
+    assert confusion.columns == ["judge", "criterion", "reference", "reference_score", "judge_score", "count"]  # studies.md §7
     assert confusion.filter(pl.col("reference") == "A")["count"].sum() == 10
     assert "4 references" in res.stderr
 
@@ -214,5 +214,5 @@ def test_compare(app, runner, tmp_path) -> None:
     assert table["r_rb"][0] == 1.0 and table["stars"][0] == "***"
     res = runner.invoke(app, ["compare", str(path), "--groups", "A,Z", "-o", str(out)])
     assert res.exit_code == 2 and "not found" in res.stderr
-    res = runner.invoke(app, ["compare", str(path), "--adjust", "bonferroni", "-o", str(out)])
+    res = runner.invoke(app, ["compare", str(path), "--adjust", "sidak", "-o", str(out)])  # bonferroni is valid since studies.md §2.2
     assert res.exit_code == 2

@@ -206,3 +206,44 @@ def test_paper_table_keeps_diagnostics_out(tmp_path: Path) -> None:
     assert main(["summarize", str(m), "--ratings", str(r), "--n-resamples", "0", "-o", str(csv)]) == 0
     assert pl.read_csv(csv)["variable"].unique(maintain_order=True).to_list() == ["ttr", "resp_windows", "resp_truncated", "turn", "tone_score", "tone_endorsed"]
     assert main(["summarize", str(m), "--n-resamples", "0", "--vars", "zzz", "-o", str(md)]) == 2
+
+
+def test_agree_na_and_two_judges_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import krippendorff
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for u in range(30):
+        truth = int(rng.integers(0, 2))
+        na = rng.random() < 0.3
+        for r in ("h1", "h2", "h3"):
+            rows.append((f"u{u}", r, "tone", -1 if na else (truth if rng.random() < 0.8 else 1 - truth)))
+        rows.append((f"u{u}", "llm", "tone", -1 if na else 1))
+        rows.append((f"u{u}", "slm", "tone", -1 if na else truth))
+    path = tmp_path / "ann.csv"
+    frame = pl.DataFrame(rows, schema=["exchange_id", "rater", "criterion", "score"], orient="row")
+    frame.write_csv(path)
+    out = tmp_path / "alpha.csv"
+    assert main(["agree", str(path), "-o", str(out), "--n-resamples", "0"]) == 0
+    assert 'pass --na -1' in capsys.readouterr().err
+    assert main(["agree", str(path), "--na", "-1", "-o", str(out), "--n-resamples", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "recode -1 -> missing:" in err and "pass --na" not in err
+    kept = frame.filter((pl.col("score") != -1) & pl.col("rater").str.starts_with("h"))
+    units = sorted(kept["exchange_id"].unique().to_list())
+    data = np.full((3, len(units)), np.nan)
+    for u, r, _, s in kept.iter_rows():
+        data[int(r[1]) - 1, units.index(u)] = s
+    humans_only = tmp_path / "h.csv"
+    kept.write_csv(humans_only)
+    assert main(["agree", str(humans_only), "-o", str(out), "--n-resamples", "0"]) == 0
+    alpha = pl.read_csv(out)["krippendorff_alpha"][0]
+    assert alpha == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-12)
+    judges = tmp_path / "judges.csv"
+    assert main(["agree", str(path), "--na", "-1", "--judge", "llm", "--judge", "slm", "-o", str(judges), "--n-resamples", "0"]) == 0
+    t = pl.read_csv(judges)
+    assert t["judge"].unique(maintain_order=True).to_list() == ["llm", "slm"]
+    assert t.filter(pl.col("judge") == "llm")["pct_max_judge"].to_list() == [100.0] * 4
+    assert "leniency: llm on tone: 100.0% of max" in capsys.readouterr().err
+    assert main(["agree", str(path), "--judge", "llm", "--judge", "llm", "-o", str(judges)]) == 2
+    assert "given twice" in capsys.readouterr().err

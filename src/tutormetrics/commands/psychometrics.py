@@ -169,8 +169,8 @@ def agree(
     ratings: Annotated[Path, typer.Argument(help="Long ratings table (exchange_id, rater, criterion, score); any number of raters, missing ratings allowed.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion), or the judge table with --judge.")],
     judge: Annotated[
-        Optional[str],
-        typer.Option("--judge", help="Rater NAME is an LLM judge: compare it with each human rater and the human majority."),
+        Optional[list[str]],
+        typer.Option("--judge", help="Rater NAME is an LLM judge (repeatable): agreement and leniency against each human rater and the human majority."),
     ] = None,
     confusion: Annotated[
         Optional[Path], typer.Option("--confusion", help="With --judge: also write the confusion counts (criterion x reference).")
@@ -186,9 +186,17 @@ def agree(
     score_col: opt.ScoreColumn = "score",
     levels: opt.Levels = None,
     drop_out_of_scale: opt.DropOutOfScale = False,
+    na: Annotated[
+        Optional[list[str]], typer.Option("--na", help="Scores meaning 'not applicable' (e.g. -1): those ratings are missing, dropped and counted.")
+    ] = None,
 ) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
-    plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
+    plus the two-rater block; with --judge (repeatable), each LLM judge against each human and the human majority,
+    with leniency columns (mean difference, % of maximum, over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
+    from tutormetrics.commands.studies import parse_codes
+    from tutormetrics.psychometrics.na_codes import drop_na_codes, negative_category_warnings
+
+    judges = split_list(judge) or []
     with _expected_errors():
         if confusion and not judge:
             raise ConfigError("--confusion needs --judge")
@@ -197,12 +205,17 @@ def agree(
         check_outputs([ratings], [output, confusion])
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
+        codes = parse_codes(na)
+        raw = drop_na_codes(read_table(ratings, id_columns=[id_col]), codes, score_col=score_col, log=lambda m: typer.echo(m, err=True))
         frame = check_scale(
-            read_table(ratings, id_columns=[id_col]), criterion_col=criterion_col, score_col=score_col, id_col=id_col,
+            raw, criterion_col=criterion_col, score_col=score_col, id_col=id_col,
             levels=parse_levels(levels), drop=drop_out_of_scale, source=str(ratings), log=lambda m: typer.echo(m, err=True),
         )  # fmt: skip
-        if judge:
-            _agree_judge(frame, judge, output, confusion, columns, common)
+        if levels is None:
+            for line in negative_category_warnings(frame, criterion_col=criterion_col, score_col=score_col):
+                typer.echo(line, err=True)
+        if judges:
+            _agree_judge(frame, judges, output, confusion, columns, {**common, "levels": parse_levels(levels)})
         else:
             _agree_raters(frame, _parse_pair(raters), output, columns, common)
 
@@ -234,7 +247,7 @@ def _agree_raters(
 
 
 def _agree_judge(
-    frame: pl.DataFrame, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
+    frame: pl.DataFrame, judge: list[str], output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, object]
 ) -> None:
     from tutormetrics.psychometrics.judge import judge_table
 
@@ -245,7 +258,17 @@ def _agree_judge(
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     refs = result.table["reference"].unique(maintain_order=True).to_list()
-    typer.echo(f"judge {judge}: {result.table['criterion'].n_unique()} criteria x {len(refs)} references ({', '.join(refs)})", err=True)
+    typer.echo(
+        f"judge {', '.join(judge)}: {result.table['criterion'].n_unique()} criteria x {len(refs)} references ({', '.join(refs)})",
+        err=True,
+    )
+    for r in result.table.filter(pl.col("reference") == "majority").iter_rows(named=True):
+        if r["mean_judge"] is not None and r["pct_max_judge"] == r["pct_max_judge"]:
+            typer.echo(
+                f"leniency: {r['judge']} on {r['criterion']}: {r['pct_max_judge']:.1f}% of max vs humans {r['pct_max_ref']:.1f}% "
+                f"(mean difference {r['mean_diff']:+.3f}, sign test p {r['sign_p']:.3g})",
+                err=True,
+            )
 
 
 def compare(
