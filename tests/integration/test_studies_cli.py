@@ -28,8 +28,8 @@ def test_compare_two_dimension_file_cli(tmp_path: Path, capsys: pytest.CaptureFi
                  "--summary", str(summ), "--by", "model", "--cells", "model,dimension_value", "-o", str(out)])  # fmt: skip
     assert code == 0
     t = pl.read_csv(out)
-    assert t.columns[:3] == ["model", "dimension", "dimension_value"] and t.columns[-7:] == [
-        "mean_a", "mean_b", "mean_diff", "diff_ci_low", "diff_ci_high", "family", "favoured"]  # fmt: skip
+    assert t.columns[:3] == ["model", "dimension", "dimension_value"] and t.columns[-8:] == [
+        "mean_a", "mean_b", "mean_diff", "diff_ci_low", "diff_ci_high", "family", "favoured", "ci_level"]  # fmt: skip
     assert t.height == 5 and t["test"].to_list() == ["wilcoxon", "friedman", "wilcoxon", "wilcoxon", "wilcoxon"]
     np.testing.assert_allclose(t.filter(pl.col("test") == "wilcoxon")["p_adj"], [0.0861816, 0.109375, 0.0078125, 0.109375], atol=5e-7)
     assert t["favoured"].to_list()[0] == "female" and t["favoured"].to_list()[2] == "mid"

@@ -311,6 +311,10 @@ def compare(
     cells: Annotated[Optional[list[str]], typer.Option("--cells", help="--summary: cell keys, must contain --by (default: --by).")] = None,
     threshold: Annotated[Optional[float], typer.Option("--threshold", help="--summary: |r| at or above which a cell counts (default 0.10).")] = None,
     reduce: Annotated[Optional[str], typer.Option("--reduce", help="--summary: max or mean of the pairwise |r| of a 3+-level subset (default max).")] = None,
+    violation_ci: Annotated[
+        str,
+        typer.Option("--violation-ci", help="Interval behind violation and the figure's mark: unadjusted (95%) or bonferroni (1 - 0.05/m per family)."),
+    ] = "unadjusted",
 ) -> None:
     """Paired comparisons of groups matched on a block column, per analysis subset (--strata x --dimension): with
     3+ groups a Friedman row per metric (chi2, p, Kendall W), then corrected pairwise Wilcoxon rows (T+, p, r_rb, CI,
@@ -325,6 +329,8 @@ def compare(
             raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bonferroni, bh, by or none")
         if family not in ("metric", "dimension", "all"):
             raise ConfigError(f"unknown --family {family!r}", hint="use metric, dimension or all")
+        if violation_ci not in ("unadjusted", "bonferroni"):
+            raise ConfigError(f"unknown --violation-ci {violation_ci!r}", hint="use unadjusted or bonferroni")
         summary_opts = {"--by": by, "--cells": cells, "--threshold": threshold, "--reduce": reduce}
         if summary is None and any(v is not None for v in summary_opts.values()):
             raise ConfigError(f"{', '.join(k for k, v in summary_opts.items() if v is not None)} need(s) --summary")
@@ -362,6 +368,7 @@ def compare(
             adjust=adjust,  # type: ignore[arg-type]
             family=family,  # type: ignore[arg-type]
             directions=dirs,
+            violation_ci=violation_ci,  # type: ignore[arg-type]
             n_min=pairs_min,
             n_resamples=n_resamples,
             seed=seed,
@@ -385,7 +392,8 @@ def compare(
         n_violations = int(table["violation"].fill_null(False).sum())
         typer.echo(
             f"compare: {n_friedman} Friedman and {table.height - n_friedman} pairwise rows, adjust={adjust}, family={family}; "
-            f"{n_violations} violation(s) (CI of r_rb excludes 0 with n >= {pairs_min})",
+            f"{n_violations} violation(s) ({'unadjusted 95%' if violation_ci == 'unadjusted' else 'Bonferroni-adjusted'} CI of r_rb "
+            f"excludes 0 with n >= {pairs_min}; p_adj is {adjust}: the two can disagree)",
             err=True,
         )
 

@@ -247,6 +247,7 @@ _SCHEMA: dict[str, Any] = {
     "diff_ci_high": pl.Float64,
     "family": pl.String,
     "favoured": pl.String,
+    "ci_level": pl.Float64,
 }
 
 FAMILIES: tuple[str, ...] = ("metric", "dimension", "all")
@@ -378,6 +379,8 @@ def _wilcoxon_rows(
                 "metric": metric, "test": "wilcoxon", "group_a": a, "group_b": b, **res,
                 "k": None, "chi2": _NAN, "kendall_w": _NAN, "violation": excludes_zero and res["n"] >= n_min,
                 **mean_diff_ci(matrix[:, i], matrix[:, j], **boot), "favoured": _favoured(res["r_rb"], desirable, a, b),
+                "ci_level": kwargs.get("confidence_level", 0.95) if kwargs.get("n_resamples", 1) > 0 else _NAN,
+                "_xy": (matrix[:, i], matrix[:, j]),
             }
         )  # fmt: skip
     return rows
@@ -391,7 +394,27 @@ def _adjust_family(fam: list[dict[str, Any]], adjust: str) -> None:
         r.update(p_adj=float(pa), adjust=adjust, stars=significance_stars(float(pa)))
 
 
-def _adjust_rows(subsets: list[list[dict[str, Any]]], adjust: str, family: str) -> None:
+def _adjusted_intervals(families: list[list[dict[str, Any]]], *, n_min: int, round_to: int, n_resamples: int, confidence_level: float, seed: int) -> None:
+    """Bonferroni-adjusted r_rb intervals [decision, issue 24]: in a Wilcoxon family with m finite p, the CI
+    is recomputed at level ``1 − (1 − confidence_level)/m`` and ``violation`` follows it, so a mark
+    never contradicts the family's correction as plainly as an unadjusted 95% interval can."""
+    for fam in families:
+        m = sum(1 for r in fam if r["p"] is not None and np.isfinite(r["p"]))
+        if m <= 1 or n_resamples <= 0:
+            continue
+        level = 1.0 - (1.0 - confidence_level) / m
+        for r in fam:
+            if r["n"] < n_min or r["n_nonzero"] == 0:
+                continue
+            x, y = r["_xy"]
+            mask = np.isfinite(x) & np.isfinite(y)
+            d_all = np.round(x[mask] - y[mask], round_to)
+            lo, hi, used_percentile = _bootstrap_ci(d_all, n_resamples, level, seed)
+            reasons = [c for c in r["reason"].split(";") if c and c != "ci_percentile"] + (["ci_percentile"] if used_percentile else [])
+            r.update(ci_low=lo, ci_high=hi, ci_level=level, reason=";".join(reasons), violation=bool(lo > 0 or hi < 0))
+
+
+def _adjust_rows(subsets: list[list[dict[str, Any]]], adjust: str, family: str) -> list[list[dict[str, Any]]]:
     """Fill ``p_adj``, ``adjust``, ``stars`` and ``family`` (``studies.md`` §2.2). Friedman and Wilcoxon
     rows never share a family. ``metric``: the pairs of one metric in one subset (Friedman p_adj = p);
     ``dimension``: every Wilcoxon row of one subset, and its Friedman rows across metrics; ``all``: the table."""
@@ -411,6 +434,9 @@ def _adjust_rows(subsets: list[list[dict[str, Any]]], adjust: str, family: str) 
             _adjust_family(fam, method)
             for r in fam:
                 r["adjust"] = adjust
+        if test == "wilcoxon":
+            wilcoxon_families = families
+    return wilcoxon_families
 
 
 def _compare_one(
@@ -478,6 +504,7 @@ def compare_groups(
     adjust: AdjustMethod = "holm",
     family: Literal["metric", "dimension", "all"] = "dimension",
     directions: Mapping[str, str] | None = None,
+    violation_ci: Literal["unadjusted", "bonferroni"] = "unadjusted",
     round_to: int = 10,
     n_min: int = 15,
     n_resamples: int = 9999,
@@ -496,11 +523,13 @@ def compare_groups(
     (x = group_a, y = group_b in blocks that have both) with the paired means, ``mean_diff = mean(x − y)``
     and its percentile bootstrap CI. ``family`` chooses the multiplicity family (``metric``,
     ``dimension`` = one subset, ``all``). ``violation`` (Wilcoxon rows) = the unadjusted 95% CI of r_rb
-    excludes 0 and n ≥ ``n_min``. ``directions`` maps metric → higher|lower|neutral for ``favoured``.
+    excludes 0 and n ≥ ``n_min``; ``violation_ci="bonferroni"`` uses the interval at level 1 − 0.05/m of
+    the row's Wilcoxon family instead, and ``ci_level`` records the level of ``ci_low, ci_high``.
+    ``directions`` maps metric → higher|lower|neutral for ``favoured``.
     Columns: strata columns, ``dimension, dimension_value`` (with ``dimensions``), ``metric, group_a,
     group_b, n, n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low, ci_high, stars, reason, p_method,
     test, [k, chi2, kendall_w], violation, mean_a, mean_b, mean_diff, diff_ci_low, diff_ci_high,
-    family, favoured`` (``k, chi2, kendall_w`` only when some subset has k ≥ 3).
+    family, favoured, ci_level`` (``k, chi2, kendall_w`` only when some subset has k ≥ 3).
 
     Example:
         >>> df = pl.DataFrame({"conversation_id": [1, 1, 2, 2], "tutor": ["A", "B"] * 2, "m": [1., 2., 3., 5.]})
@@ -542,7 +571,11 @@ def compare_groups(
         log(f"compare: {len(skipped)} subset(s) with fewer than two groups skipped: {', '.join(skipped)}")
     if not done:
         raise ConfigError(f"no analysis subset has two groups of {group_col!r} to compare", hint="check --groups, --strata and --dimension")
-    _adjust_rows([rows for _, rows, _ in done], adjust, family)
+    if violation_ci not in ("unadjusted", "bonferroni"):
+        raise ConfigError(f"unknown violation interval {violation_ci!r}", hint="use unadjusted or bonferroni")
+    families = _adjust_rows([rows for _, rows, _ in done], adjust, family)
+    if violation_ci == "bonferroni":
+        _adjusted_intervals(families, **wilcoxon_kwargs)
     k_cols = any(k >= 3 for _, _, k in done)
     lead_cols = [*strata, *(["dimension", "dimension_value"] if dimensions else [])]
     return _frame([{**lead, **r} for lead, rows, _ in done for r in rows], lead_cols, k_cols)

@@ -184,3 +184,33 @@ def test_summary_worked_example() -> None:
         bias_summary(t, by=["model"], cells=["domain"], strata=["model", "domain"])
     with pytest.raises(ConfigError, match="unknown key"):
         bias_summary(t, by=["tutor"], strata=["model", "domain"])
+
+
+def test_bonferroni_violation_interval() -> None:
+    """The violation mark can use the family's Bonferroni interval (level 1 − 0.05/m) instead of the 95% one."""
+    plain = run(toy(), family="all", n_resamples=999)
+    adj = run(toy(), family="all", n_resamples=999, violation_ci="bonferroni")
+    wil_p, wil_a = plain.filter(pl.col("test") == "wilcoxon"), adj.filter(pl.col("test") == "wilcoxon")
+    assert set(wil_p["ci_level"]) == {0.95} and set(wil_a["ci_level"]) == {1 - 0.05 / 4}
+    assert (wil_a["ci_high"] - wil_a["ci_low"] >= wil_p["ci_high"] - wil_p["ci_low"] - 1e-12).all()
+    from tutormetrics.stats.paired import _bootstrap_ci
+
+    d = np.round(FRIEDMAN[:, 0] - FRIEDMAN[:, 1], 10)
+    lo, hi, _ = _bootstrap_ci(d, 999, 1 - 0.05 / 4, 0)
+    assert (wil_a["ci_low"][1], wil_a["ci_high"][1]) == (lo, hi)
+    assert wil_a["violation"].to_list() == [bool(a > 0 or b < 0) for a, b in zip(wil_a["ci_low"], wil_a["ci_high"])]
+    assert wil_a["p"].to_list() == wil_p["p"].to_list()
+
+
+def test_effects_figure_names_interval_direction_and_empty_cells(tmp_path) -> None:
+    from tutormetrics.report.effects import plot_effect_matrix
+
+    t = run(toy(), n_min=12, n_resamples=199)
+    fig = plot_effect_matrix(t, tmp_path / "f.png")
+    texts = [x.get_text() for ax in fig.axes for x in ax.texts] + [x.get_text() for x in fig.texts]
+    title = fig.axes[0].get_title()
+    assert "unadjusted 95% CI" in title and "first group" in title and "p_adj (holm)" in title
+    assert texts.count("too_few\nn=10") == 3 and any("grey: no r" in x for x in texts)
+    adj = plot_effect_matrix(run(toy(), family="all", n_resamples=199, violation_ci="bonferroni"))
+    assert "Bonferroni-adjusted 98.75% CI" in adj.axes[0].get_title()
+    assert (tmp_path / "f.png").stat().st_size > 0

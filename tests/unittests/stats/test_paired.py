@@ -136,7 +136,7 @@ def test_friedman_follow_up_with_holm() -> None:
         "metric", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
         "adjust", "r_rb", "ci_low", "ci_high", "stars", "reason", "p_method",
         "test", "k", "chi2", "kendall_w", "violation",
-        "mean_a", "mean_b", "mean_diff", "diff_ci_low", "diff_ci_high", "family", "favoured",
+        "mean_a", "mean_b", "mean_diff", "diff_ci_low", "diff_ci_high", "family", "favoured", "ci_level",
     ]  # fmt: skip
     assert table["test"].to_list() == ["friedman", "wilcoxon", "wilcoxon", "wilcoxon"]
     fr = table.row(0, named=True)
@@ -175,7 +175,7 @@ def test_compare_groups_matching_and_options() -> None:
     out = compare_groups(df, group_col="tutor", block_col="conversation_id", groups=["A", "B"], n_resamples=0)
     assert out["metric"].to_list() == ["len", "other"]
     # k = 2: the two-group table plus test and violation, no Friedman columns
-    assert out.columns[-10:-7] == ["p_method", "test", "violation"] and "chi2" not in out.columns
+    assert out.columns[-11:-8] == ["p_method", "test", "violation"] and "chi2" not in out.columns
     assert out["test"].to_list() == ["wilcoxon"] * 2
     assert out.row(0, named=True)["r_rb"] == 1.0 and out.row(0, named=True)["n"] == n
     # shuffling rows does not change the matched pairs
