@@ -113,3 +113,17 @@ def test_aggregate_worked_example() -> None:
     assert r.result["y"].to_list() == [1.0, 0.0] and r.notes[0].startswith("aggregate: 1 row(s) with a missing --by")
     with pytest.raises(InputSchemaError, match="row 2"):
         aggregate_labels(pl.DataFrame({"k": ["a", "a"], "x": ["1", "yes"]}), by=["k"], cols=["x"])
+
+
+def test_icc_equals_r_psych_fixture() -> None:
+    """R psych::ICC (2.2.9, lmer = FALSE) on four matrices: tests/fixtures/icc/icc_psych.R wrote icc_psych.csv."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[2] / "fixtures" / "icc"
+    data, ref = pl.read_csv(here / "icc_input.csv"), pl.read_csv(here / "icc_psych.csv")
+    t, _ = variability_table(data, unit_col="unit", trial_col="trial", group_col="set", cols=["value"])
+    assert sorted(set(t["group"])) == sorted(set(ref["set"]))
+    joined = t.join(ref, left_on=["group", "form"], right_on=["set", "form"], suffix="_r")
+    assert joined.height == 24
+    for c in ("icc", "f", "p", "ci_low", "ci_high", "df1", "df2"):
+        np.testing.assert_allclose(joined[c].to_numpy(), joined[f"{c}_r"].to_numpy(), rtol=0, atol=1e-9, err_msg=c)
