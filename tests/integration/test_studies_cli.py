@@ -247,3 +247,24 @@ def test_agree_na_and_two_judges_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "leniency: llm on tone: 100.0% of max" in capsys.readouterr().err
     assert main(["agree", str(path), "--judge", "llm", "--judge", "llm", "-o", str(judges)]) == 2
     assert "given twice" in capsys.readouterr().err
+
+
+def test_run_example_fairness(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "fair"
+    assert main(["run", "--example", "fairness", "-o", str(out), "--n-resamples", "199"]) == 0
+    fair = pl.read_csv(out / "fair.csv")
+    assert fair.columns[:4] == ["model", "domain", "dimension", "dimension_value"]
+    # per subset: gender has no Friedman row, ses has one per metric (k = 3), none with n = 0
+    ses = fair.filter(pl.col("dimension_value") == "ses")
+    assert set(ses.filter(pl.col("test") == "friedman")["k"]) == {3} and fair["n"].min() >= 14  # a dialogue with every turn -1 has no rate
+    assert fair.filter(pl.col("dimension_value") == "gender")["test"].unique().to_list() == ["wilcoxon"]
+    # the built-in effect: tutor-b scaffolds female students more in math
+    hit = fair.filter((pl.col("model") == "tutor-b") & (pl.col("domain") == "math") & (pl.col("metric") == "step_scaffolded")
+                      & (pl.col("group_a") == "female")).row(0, named=True)  # fmt: skip
+    assert hit["r_rb"] > 0.5 and hit["favoured"] == "female" and hit["mean_diff"] > 0
+    cells = pl.read_csv(out / "cells.csv")
+    assert cells["model"].to_list() == ["tutor-a", "tutor-b"] and (cells["n_cells"] == 4).all()
+    rates = pl.read_csv(out / "rates.csv")
+    assert rates.height == 2 * 2 * 16 * 5 and (rates["step_scaffolded_n"] + rates["step_scaffolded_n_na"] == 4).all()
+    assert (out / "effects.png").stat().st_size > 10_000
+    assert "domain-dimension cells" in capsys.readouterr().err

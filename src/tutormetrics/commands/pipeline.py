@@ -34,7 +34,7 @@ def run(
         bool,
         typer.Option(
             "--example",
-            help="Use bundled data: the 40 C++ debugging exchanges and their ratings, or with 'run --example dialogue' "
+            help="Use bundled data: the 40 C++ debugging exchanges and their ratings, 'run --example fairness' for the per-dimension fairness study, or with 'run --example dialogue' "
             "12 tutoring conversations rated per conversation.",
         ),
     ] = False,
@@ -101,6 +101,11 @@ def run(
 
     from tutormetrics.examples import EXAMPLE_NAMES, dialogue_example_paths
 
+    if example and exchanges is not None and str(exchanges) == "fairness" and not exchanges.exists():
+        from tutormetrics.commands.studies import run_fairness_example  # studies.md §9: no text scoring
+
+        run_fairness_example(output, n_resamples=n_resamples, seed=seed, log=opt.log)
+        return
     check_ratings_path(ratings, example)
     prompt_columns = list(prompt or [])
     if example and exchanges is not None and str(exchanges) in EXAMPLE_NAMES and not exchanges.exists():

@@ -90,6 +90,51 @@ def variability(
     )
 
 
+def run_fairness_example(output: Path, *, n_resamples: int = 2000, seed: int = 0, log=lambda m: typer.echo(m, err=True)) -> dict[str, Path]:
+    """``run --example fairness`` (``studies.md`` §9): the EduFair-Bench design on the bundled turn labels.
+
+    aggregate (per question, model, domain, dimension, level; −1 missing) → compare per model × domain
+    stratum and per dimension value (Friedman + pairwise Wilcoxon, ``--family metric``, directions) →
+    the bias summary per model over (model, domain, dimension_value) cells → the effect figure.
+    Writes ``rates.csv, fair.csv, cells.csv, effects.png`` under ``output``.
+    """
+    from tutormetrics.examples import fairness_example_paths
+    from tutormetrics.report.effects import plot_effect_matrix
+    from tutormetrics.stats.aggregate import aggregate_labels
+    from tutormetrics.stats.paired import compare_groups, k_of_m_lines
+    from tutormetrics.stats.studies import bias_summary
+
+    paths = fairness_example_paths()
+    output = Path(output)
+    files = {name: output / f"{name}.{ext}" for name, ext in (("rates", "csv"), ("fair", "csv"), ("cells", "csv"), ("effects", "png"))}
+    check_outputs([paths["turns"], paths["directions"]], list(files.values()))
+    output.mkdir(parents=True, exist_ok=True)
+    keys = ["question_id", "model", "domain", "dimension", "level"]
+    labels = ["step_scaffolded", "corrective_tone", "answer_leakage"]
+    rates = aggregate_labels(read_table(paths["turns"], id_columns=keys), by=keys, cols=labels, na=[-1])
+    for note in rates.notes:
+        log(note)
+    write_table(rates.result, files["rates"])
+    directions = dict(read_table(paths["directions"], string_columns=True).select("metric", "desirable").iter_rows())
+    log(f"fairness example: {rates.result.height} dialogues; comparing levels per model x domain x dimension ...")
+    table = compare_groups(
+        rates.result, metric_cols=labels, group_col="level", block_col="question_id", strata=["model", "domain"],
+        dimensions=["dimension"], groups=["female", "male", "low", "mid", "high"], family="metric", directions=directions,
+        n_resamples=n_resamples, seed=seed, log=log,
+    )  # fmt: skip
+    write_table(table, files["fair"])
+    for line in k_of_m_lines(table):
+        log(line)
+    cells = bias_summary(table, by=["model"], cells=["model", "domain", "dimension_value"], strata=["model", "domain"], directions=directions)
+    write_table(cells, files["cells"])
+    plot_effect_matrix(table, files["effects"])
+    for r in cells.iter_rows(named=True):
+        log(f"{r['model']}: mean |r| {r['mean_abs_r']:.3f}, {r['n_ge_threshold']} of {r['n_cells']} domain-dimension cells >= {r['threshold']:g} "
+            f"(max {r['max_abs_r']:.3f} at {r['max_cell']}); {r['n_violations']} violation(s) in {r['n_contrasts']} contrasts")
+    log(f"done: {output}/ ({', '.join(p.name for p in files.values())})")
+    return files
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``aggregate`` and ``variability`` commands to ``app``."""
     app.command("aggregate")(aggregate)

@@ -38,10 +38,18 @@ FIGURE_FORMATS = (".png", ".svg", ".pdf")
 BOLD_AT = 0.10
 
 
-def _contrast_label(row: dict[str, object]) -> str:
+def _strata(table: pl.DataFrame) -> list[str]:
+    """The ``compare --strata`` columns: those before ``metric`` other than dimension/dimension_value."""
+    cols = table.columns[: table.columns.index("metric")] if "metric" in table.columns else []
+    return [c for c in cols if c not in ("dimension", "dimension_value")]
+
+
+def _contrast_label(row: dict[str, object], strata: list[str] | None = None) -> str:
     label = f"{row['group_a']} vs {row['group_b']}"
     if row.get("dimension") is not None:
         label = f"{row['dimension']}={row['dimension_value']}: {label}"
+    if strata:
+        label = ", ".join(str(row[c]) for c in strata) + " | " + label
     return label
 
 
@@ -56,11 +64,12 @@ def effect_matrix(table: pl.DataFrame) -> tuple[list[str], list[str], np.ndarray
         raise InputSchemaError("comparison table has no pairwise (wilcoxon) rows to draw")
     metrics = rows["metric"].unique(maintain_order=True).to_list()
     named = list(rows.iter_rows(named=True))
-    contrasts = list(dict.fromkeys(_contrast_label(r) for r in named))
+    strata = _strata(table)
+    contrasts = list(dict.fromkeys(_contrast_label(r, strata) for r in named))
     r = np.full((len(metrics), len(contrasts)), np.nan)
     excl = np.zeros(r.shape, dtype=bool)
     for row in named:
-        i, j = metrics.index(row["metric"]), contrasts.index(_contrast_label(row))
+        i, j = metrics.index(row["metric"]), contrasts.index(_contrast_label(row, strata))
         value = row["r_rb"]
         r[i, j] = np.nan if value is None else value
         lo, hi = row["ci_low"], row["ci_high"]
@@ -71,13 +80,14 @@ def effect_matrix(table: pl.DataFrame) -> tuple[list[str], list[str], np.ndarray
 def _empty_cells(table: pl.DataFrame, metrics: list[str], contrasts: list[str]) -> dict[tuple[int, int], str]:
     """Why a cell has no r_rb: its reason code (``too_few``, ``constant``) and n, drawn in the grey cell."""
     rows = table.filter(pl.col("test") == "wilcoxon") if "test" in table.columns else table
+    strata = _strata(table)
     out = {}
     for row in rows.iter_rows(named=True):
         v = row["r_rb"]
         if v is None or not np.isfinite(v):
             reason = (row.get("reason") or "").split(";")[0] or "undefined"
             n = row.get("n")
-            out[(metrics.index(row["metric"]), contrasts.index(_contrast_label(row)))] = reason + (f"\nn={n}" if n is not None else "")
+            out[(metrics.index(row["metric"]), contrasts.index(_contrast_label(row, strata)))] = reason + (f"\nn={n}" if n is not None else "")
     return out
 
 

@@ -314,7 +314,8 @@ def mean_diff_ci(
     """Paired means over the complete pairs and a percentile bootstrap CI of mean(x − y) (``studies.md`` §2.3).
 
     The n pairs are resampled with replacement exactly as ``scipy.stats.bootstrap((x − y,), np.mean,
-    method="percentile", rng=np.random.default_rng(seed))`` does; the CI is NaN when n < 2 or
+    method="percentile", rng=np.random.default_rng(seed))`` does (in batches of ⌊2²²/n⌋ resamples when
+    n·n_resamples > 2²², to bound memory); the CI is NaN when n < 2 or
     ``n_resamples = 0``. Means are reported whatever n.
 
     Example:
@@ -334,11 +335,13 @@ def mean_diff_ci(
         if np.all(d == d[0]):
             out.update(diff_ci_low=float(d[0]), diff_ci_high=float(d[0]))
             return out
+        # memory: at most ~2**22 resampled values at once (scipy's default holds all n_resamples x n)
+        batch = None if n * n_resamples <= 1 << 22 else max(1, (1 << 22) // n)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = stats.bootstrap(
                 (d,), np.mean, method="percentile", n_resamples=n_resamples, confidence_level=confidence_level,
-                vectorized=True, axis=-1, rng=np.random.default_rng(seed),
+                vectorized=True, axis=-1, rng=np.random.default_rng(seed), batch=batch,
             )  # fmt: skip
         out.update(diff_ci_low=float(res.confidence_interval.low), diff_ci_high=float(res.confidence_interval.high))
     return out
