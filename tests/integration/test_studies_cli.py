@@ -268,3 +268,34 @@ def test_run_example_fairness(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert rates.height == 2 * 2 * 16 * 5 and (rates["step_scaffolded_n"] + rates["step_scaffolded_n_na"] == 4).all()
     assert (out / "effects.png").stat().st_size > 10_000
     assert "domain-dimension cells" in capsys.readouterr().err
+
+
+def test_rubric_benchmark_chain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/studies.md §2: summarize --totals-out -> compare trials per model -> variability."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for m in ("A", "B", "C"):
+        for i in range(16):
+            kind = SLOT[i % 4]
+            skill = rng.normal(0, 0.4)
+            for trial in (1, 2):
+                general = np.clip(np.round(1.2 + skill + 0.3 * (trial - 1) + rng.normal(0, 0.5, 7)), 0, 2).astype(int)
+                row = {"exchange_id": f"{m}{i}t{trial}", "model": m, "item": f"EX{i:02d}", "trial": trial, **dict(zip(GENERAL, general.tolist()))}
+                row.update({s: (int(np.clip(round(1 + skill + rng.normal(0, 0.5)), 0, 2)) if s == kind else None) for s in SLOT})
+                rows.append(row)
+    scores = tmp_path / "scores.csv"
+    pl.DataFrame(rows).write_csv(scores)
+    totals = tmp_path / "totals.csv"
+    assert main([*_total_args(scores), "--totals-out", str(totals), "-o", str(tmp_path / "pooled.csv")]) == 0
+    trials, improved = tmp_path / "trials.csv", tmp_path / "improved.csv"
+    assert main(["compare", str(totals), "--group-col", "trial", "--groups", "1,2", "--block-col", "item", "--dimension", "model",
+                 "--metrics-cols", "total", "--n-resamples", "199", "--summary", str(improved), "--by", "dimension", "-o", str(trials)]) == 0  # fmt: skip
+    t = pl.read_csv(trials)
+    assert t["dimension_value"].to_list() == ["A", "B", "C"] and (t["mean_diff"] < 0).sum() >= 2
+    s = pl.read_csv(improved)
+    assert s["n_contrasts"][0] == 3 and s["n_b_higher"][0] == int((t["mean_diff"] < 0).sum())
+    assert "total: 2 > 1 in" in capsys.readouterr().err
+    var = tmp_path / "var.csv"
+    assert main(["variability", str(totals), "--unit-col", "item", "--trial-col", "trial", "--group-col", "model", "--cols", "total", "-o", str(var)]) == 0
+    v = pl.read_csv(var)
+    assert v.height == 18 and (v.filter(pl.col("form") == "ICC2")["icc"] <= v.filter(pl.col("form") == "ICC3")["icc"] + 1e-12).all()
