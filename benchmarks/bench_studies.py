@@ -28,8 +28,8 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from tutormetrics.stats.aggregate import aggregate_labels  # noqa: E402
-from tutormetrics.stats.paired import compare_groups  # noqa: E402
+from tutormetrics.stats.aggregate import aggregate_labels
+from tutormetrics.stats.paired import compare_groups
 
 
 def _compare_frame(blocks: int, levels: int, metrics: int, seed: int = 0) -> pl.DataFrame:

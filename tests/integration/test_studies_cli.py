@@ -13,7 +13,7 @@ import pytest
 from tutormetrics.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unittests" / "stats"))
-from test_compare_studies import toy  # noqa: E402
+from test_compare_studies import toy
 
 
 def test_compare_two_dimension_file_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -299,3 +299,23 @@ def test_rubric_benchmark_chain(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["variability", str(totals), "--unit-col", "item", "--trial-col", "trial", "--group-col", "model", "--cols", "total", "-o", str(var)]) == 0
     v = pl.read_csv(var)
     assert v.height == 18 and (v.filter(pl.col("form") == "ICC2")["icc"] <= v.filter(pl.col("form") == "ICC3")["icc"] + 1e-12).all()
+
+
+def test_summarize_total_with_rating_criteria(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    m = pl.DataFrame({"exchange_id": ["a", "b", "c", "d"], "tutor": ["T", "T", "U", "U"], "bonus": [1, 0, 1, 1]})
+    r = pl.DataFrame({"exchange_id": list("aabbccdd"), "rater": ["h1", "h2"] * 4, "criterion": ["tone"] * 8,
+                      "score": [2, 1, 0, 0, 2, 2, 1, 1]})  # fmt: skip
+    mp, rp, out, rows = tmp_path / "m.csv", tmp_path / "r.csv", tmp_path / "s.csv", tmp_path / "rows.csv"
+    m.write_csv(mp)
+    r.write_csv(rp)
+    args = ["summarize", str(mp), "--ratings", str(rp), "--n-resamples", "0", "--total", "total=tone+bonus", "--max", "3"]
+    assert main([*args, "--totals-out", str(rows), "-o", str(out)]) == 0
+    t = pl.read_csv(rows)
+    assert t.columns == ["exchange_id", "tutor", "bonus", "tone_score", "total", "pct_of_max"]
+    assert t["total"].to_list() == [2.5, 0.0, 3.0, 2.0] and t["pct_of_max"][0] == pytest.approx(250 / 3)
+    s = pl.read_csv(out).filter(pl.col("variable") == "total")
+    assert s["rank"].to_list() == [2, 1] and s["mean"].to_list() == [1.25, 2.5]
+    clash = tmp_path / "clash.csv"
+    m.with_columns(pl.col("bonus").alias("tone")).write_csv(clash)
+    assert main(["summarize", str(clash), "--ratings", str(rp), "--n-resamples", "0", "--total", "total=tone+bonus", "-o", str(out)]) == 2
+    assert "both a column and a criterion" in capsys.readouterr().err

@@ -194,7 +194,10 @@ def agree(
     plus the two-rater block; with --judge (repeatable), each LLM judge against each human and the human majority,
     with leniency columns (mean difference, % of maximum, over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
     from tutormetrics.commands.studies import parse_codes
-    from tutormetrics.psychometrics.na_codes import drop_na_codes, negative_category_warnings
+    from tutormetrics.psychometrics.na_codes import (
+        drop_na_codes,
+        negative_category_warnings,
+    )
 
     judges = split_list(judge) or []
     with _expected_errors():

@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,7 +18,7 @@ from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
 from tutormetrics.io import check_outputs, read_table, write_table
 
-__all__ = ["register", "parse_codes"]
+__all__ = ["parse_codes", "register"]
 
 
 def parse_codes(values: list[str] | None, option: str = "--na") -> list[float]:
@@ -36,8 +36,8 @@ def aggregate(
     turns: Annotated[Path, typer.Argument(help="Turn-level table: key columns and numeric (0/1) label columns.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Rates table: keys, n_rows, then c, c_n, c_n_na per label column.")],
     by: Annotated[list[str], typer.Option("--by", help="Key column(s): one output row per combination (repeat or comma-separate).")],
-    cols: Annotated[Optional[list[str]], typer.Option("--cols", help="Label columns (default: every numeric column but the keys and turn columns).")] = None,
-    na: Annotated[Optional[list[str]], typer.Option("--na", help="Codes meaning 'not applicable' (missing), e.g. -1 or -1,-9.")] = None,
+    cols: Annotated[list[str] | None, typer.Option("--cols", help="Label columns (default: every numeric column but the keys and turn columns).")] = None,
+    na: Annotated[list[str] | None, typer.Option("--na", help="Codes meaning 'not applicable' (missing), e.g. -1 or -1,-9.")] = None,
 ) -> None:
     """Turn labels to one rate per dialogue/condition: the mean of the non-missing values, with counts of values
     and of missing ones (--na codes and empty cells); feeds `tutormetrics compare`."""
@@ -63,9 +63,9 @@ def variability(
     output: Annotated[Path, typer.Option("--output", "-o", help="ICC table: six forms per group x variable.")],
     unit_col: Annotated[str, typer.Option("--unit-col", help="Unit column (e.g. item).")] = "item",
     trial_col: Annotated[str, typer.Option("--trial-col", help="Trial column (repeated runs).")] = "trial",
-    group_col: Annotated[Optional[str], typer.Option("--group-col", help="Analyse each group (e.g. model) separately.")] = None,
-    cols: Annotated[Optional[list[str]], typer.Option("--cols", help="Columns (default: every numeric column but the keys).")] = None,
-    units_out: Annotated[Optional[Path], typer.Option("--units-out", help="Also write the per-unit spread (mean, sd, min, max over trials).")] = None,
+    group_col: Annotated[str | None, typer.Option("--group-col", help="Analyse each group (e.g. model) separately.")] = None,
+    cols: Annotated[list[str] | None, typer.Option("--cols", help="Columns (default: every numeric column but the keys).")] = None,
+    units_out: Annotated[Path | None, typer.Option("--units-out", help="Also write the per-unit spread (mean, sd, min, max over trials).")] = None,
 ) -> None:
     """Response variability across repeated trials: the six ICC forms (Shrout-Fleiss ICC1..ICC3k and McGraw-Wong
     ICC(1,1)..ICC(C,k)) with F tests and 95% CIs, the pooled within-unit SD and the mean per-unit SD."""

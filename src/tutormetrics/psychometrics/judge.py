@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
-
-from collections.abc import Sequence
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.agreement import (

@@ -21,7 +21,7 @@ import polars as pl
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io import require_columns
 
-__all__ = ["AggregateResult", "aggregate_labels", "SKIP_COLUMNS"]
+__all__ = ["SKIP_COLUMNS", "AggregateResult", "aggregate_labels"]
 
 #: dialogue structure columns never aggregated by default
 SKIP_COLUMNS: tuple[str, ...] = ("turn", "tutor_turn", "ctx_turns")

@@ -26,7 +26,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 
-__all__ = ["bias_summary", "SUMMARY_KEYS"]
+__all__ = ["SUMMARY_KEYS", "bias_summary"]
 
 SUMMARY_KEYS: tuple[str, ...] = ("metric", "dimension", "dimension_value")
 

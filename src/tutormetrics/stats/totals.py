@@ -22,7 +22,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 
-__all__ = ["TotalSpec", "TotalResult", "parse_total", "parse_slots", "add_total", "rank_desc"]
+__all__ = ["TotalResult", "TotalSpec", "add_total", "parse_slots", "parse_total", "rank_desc"]
 
 
 @dataclass(frozen=True)

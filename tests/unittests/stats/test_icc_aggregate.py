@@ -80,7 +80,7 @@ def test_variability_table_groups_incomplete_and_reasons() -> None:
     z = {r["form"]: r for r in icc_forms(y)}
     assert z["ICC3"]["icc"] == pytest.approx(1.0) and z["ICC3"]["reason"] == "zero_error" and np.isnan(z["ICC3"]["f"])
     assert z["ICC2"]["icc"] < 1 and z["ICC1"]["reason"] == ""
-    assert set(r["reason"] for r in icc_forms(SF[:1])) == {"too_few"}
+    assert {r["reason"] for r in icc_forms(SF[:1])} == {"too_few"}
     with pytest.raises(InputSchemaError, match="more than once"):
         variability_table(pl.concat([frame, frame.head(1)]), unit_col="item", trial_col="trial")
 
