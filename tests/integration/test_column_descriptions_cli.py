@@ -105,7 +105,7 @@ def test_heatmap_summarize_compare_and_validate_use_the_manifest(study, tmp_path
     assert "problem" not in fam  # a kept column is no metric
     assert main(["compare", str(table), "--group-col", "tutor", "--block-col", "problem", "--n-resamples", "0",
                  "-o", str(tmp_path / "c.csv")]) == 0  # fmt: skip
-    fam = dict(pl.read_csv(tmp_path / "c.csv").select("metric", "family").unique().iter_rows())
+    fam = dict(pl.read_csv(tmp_path / "c.csv").select("metric", "metric_family").unique().iter_rows())
     assert fam["hedge_rate"] == "hedging_plugin" and fam["mtld"] == "lexical_richness"
 
     # validate: the described columns are the metrics (the kept column "problem" is not)

@@ -21,7 +21,7 @@ from tutormetrics.pipeline import ValidateOptions
 #: Flags of score and validate that name their own outputs; run writes a fixed set of files instead.
 OWN_OUTPUTS = {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations"}
 #: Fields only the Python API sets (run's figure formats).
-API_ONLY = {ValidateOptions: {"figure_formats"}, ScoreOptions: set(), DialogueOptions: set()}
+API_ONLY = {ValidateOptions: {"figure_formats"}, ScoreOptions: set(), DialogueOptions: {"response_required"}}
 
 
 def _flags(name: str) -> set[str]:

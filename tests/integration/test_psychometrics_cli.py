@@ -161,7 +161,7 @@ def test_agree_judge_spec_example(app, runner, tmp_path) -> None:
     assert table["macro_f1_lenient"].to_list() == pytest.approx([0.6875, 0.8666667, 0.3571429, 0.6785714], abs=5e-7)
     assert table["reason"].fill_null("").to_list() == ["", "", "", "majority_ties_1"]
     confusion = pl.read_csv(conf)
-    assert confusion.columns == ["criterion", "reference", "reference_score", "judge_score", "count"]
+    assert confusion.columns == ["judge", "criterion", "reference", "reference_score", "judge_score", "count"]  # studies.md §7
     assert confusion.filter(pl.col("reference") == "A")["count"].sum() == 10
     assert "4 references" in res.stderr
 
@@ -207,12 +207,12 @@ def test_compare(app, runner, tmp_path) -> None:
     assert res.exit_code == 0, res.output
     table = pl.read_csv(out)
     assert table.columns[:15] == [  # issue 22: each metric's family follows it
-        "metric", "family", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
+        "metric", "metric_family", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
         "adjust", "r_rb", "ci_low", "ci_high", "stars", "reason",
     ]  # fmt: skip
     assert table["metric"].to_list() == ["ttr", "words"]
     assert table["r_rb"][0] == 1.0 and table["stars"][0] == "***"
     res = runner.invoke(app, ["compare", str(path), "--groups", "A,Z", "-o", str(out)])
     assert res.exit_code == 2 and "not found" in res.stderr
-    res = runner.invoke(app, ["compare", str(path), "--adjust", "bonferroni", "-o", str(out)])
+    res = runner.invoke(app, ["compare", str(path), "--adjust", "sidak", "-o", str(out)])  # bonferroni is valid since studies.md §2.2
     assert res.exit_code == 2

@@ -29,7 +29,7 @@ from tutormetrics.psychometrics.ratings import Ratings
 __all__ = ["register"]
 
 _MODELS = {"auto": "auto", "binary": "binary", "partial-credit": "partial_credit", "partial_credit": "partial_credit"}
-_ADJUST = ("holm", "bh", "by", "none")
+_ADJUST = ("holm", "bonferroni", "bh", "by", "none")
 
 
 def _write(table: pl.DataFrame, path: Path) -> None:
@@ -174,8 +174,8 @@ def agree(
     ratings: Annotated[Path, typer.Argument(help="Long ratings table (exchange_id, rater, criterion, score); any number of raters, missing ratings allowed.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Agreement table (one row per criterion), or the judge table with --judge.")],
     judge: Annotated[
-        Optional[str],
-        typer.Option("--judge", help="Rater NAME is an LLM judge: compare it with each human rater and the human majority."),
+        Optional[list[str]],
+        typer.Option("--judge", help="Rater NAME is an LLM judge (repeatable): agreement and leniency against each human rater and the human majority."),
     ] = None,
     confusion: Annotated[
         Optional[Path], typer.Option("--confusion", help="With --judge: also write the confusion counts (criterion x reference).")
@@ -185,11 +185,19 @@ def agree(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")] = 10,
     raters: Annotated[Optional[str], typer.Option("--raters", help="The two raters of the two-rater columns, 'A,B' (default: the first two).")] = None,
+    na: Annotated[
+        Optional[list[str]], typer.Option("--na", help="Scores meaning 'not applicable' (e.g. -1): those ratings are missing, dropped and counted.")
+    ] = None,
     **kwargs: Any,
 ) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
-    plus the two-rater block; with --judge, an LLM judge against each human and the human majority."""
+    plus the two-rater block; with --judge (repeatable), each LLM judge against each human and the human majority,
+    with leniency columns (mean difference, % of maximum, over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
+    from tutormetrics.commands.studies import parse_codes
+    from tutormetrics.psychometrics.na_codes import drop_na_codes, negative_category_warnings
+
     id_col = kwargs["id_col"]
+    judges = split_list(judge) or []
     with _expected_errors():
         if confusion and not judge:
             raise ConfigError("--confusion needs --judge")
@@ -197,10 +205,16 @@ def agree(
             raise ConfigError("--raters and --judge cannot be combined", hint="--judge compares the judge with every human")
         check_outputs([ratings], [output, confusion])
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
-        frame = _clean(read_table(ratings, id_columns=[id_col]), str(ratings), kwargs)
+        codes = parse_codes(na)
+        raw = drop_na_codes(read_table(ratings, id_columns=[id_col]), codes, score_col=kwargs["score_col"],
+                            log=lambda m: typer.echo(m, err=True))  # fmt: skip
+        frame = _clean(raw, str(ratings), kwargs)
         columns = frame.columns()
-        if judge:
-            _agree_judge(frame, judge, output, confusion, columns, common)
+        if kwargs["levels"] is None:
+            for line in negative_category_warnings(frame.frame, criterion_col=kwargs["criterion_col"], score_col=kwargs["score_col"]):
+                typer.echo(line, err=True)
+        if judges:
+            _agree_judge(frame, judges, output, confusion, columns, {**common, "levels": opt.parse_levels(kwargs["levels"])})
         else:
             _agree_raters(frame, _parse_pair(raters), output, columns, common)
 
@@ -232,7 +246,7 @@ def _agree_raters(
 
 
 def _agree_judge(
-    frame: Ratings, judge: str, output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, int]
+    frame: Ratings, judge: list[str], output: Path, confusion: Path | None, columns: dict[str, str], common: dict[str, object]
 ) -> None:
     from tutormetrics.psychometrics.judge import judge_table
 
@@ -243,7 +257,17 @@ def _agree_judge(
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     refs = result.table["reference"].unique(maintain_order=True).to_list()
-    typer.echo(f"judge {judge}: {result.table['criterion'].n_unique()} criteria x {len(refs)} references ({', '.join(refs)})", err=True)
+    typer.echo(
+        f"judge {', '.join(judge)}: {result.table['criterion'].n_unique()} criteria x {len(refs)} references ({', '.join(refs)})",
+        err=True,
+    )
+    for r in result.table.filter(pl.col("reference") == "majority").iter_rows(named=True):
+        if r["mean_judge"] is not None and r["pct_max_judge"] == r["pct_max_judge"]:
+            typer.echo(
+                f"leniency: {r['judge']} on {r['criterion']}: {r['pct_max_judge']:.1f}% of max vs humans {r['pct_max_ref']:.1f}% "
+                f"(mean difference {r['mean_diff']:+.3f}, sign test p {r['sign_p']:.3g})",
+                err=True,
+            )
 
 
 def compare(
@@ -269,15 +293,56 @@ def compare(
     min_pairs: opt.OldMinPairs = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the r_rb CI.")] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
+    # studies.md §2-§3 (issue 24): analysis subsets, families, directions and the bias summary
+    strata: Annotated[
+        Optional[list[str]], typer.Option("--strata", help="Split the rows by the crossed values of these columns (repeat or comma-separate), e.g. model,domain.")
+    ] = None,
+    family: Annotated[
+        str, typer.Option("--family", help="Multiplicity family: metric (the pairs of one metric), dimension (one subset) or all (the table).")
+    ] = "dimension",
+    directions: Annotated[
+        Optional[Path], typer.Option("--directions", help="CSV metric,desirable (higher|lower|neutral): fills the favoured column.")
+    ] = None,
+    summary: Annotated[
+        Optional[Path], typer.Option("--summary", help="Also write the bias summary (|r_rb| per cell vs --threshold, violations, k of m improved).")
+    ] = None,
+    by: Annotated[Optional[list[str]], typer.Option("--by", help="--summary: one row per these keys (default metric).")] = None,
+    cells: Annotated[Optional[list[str]], typer.Option("--cells", help="--summary: cell keys, must contain --by (default: --by).")] = None,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", help="--summary: |r| at or above which a cell counts (default 0.10).")] = None,
+    reduce: Annotated[Optional[str], typer.Option("--reduce", help="--summary: max or mean of the pairwise |r| of a 3+-level subset (default max).")] = None,
+    violation_ci: Annotated[
+        str,
+        typer.Option("--violation-ci", help="Interval behind violation and the figure's mark: unadjusted (95%) or bonferroni (1 - 0.05/m per family)."),
+    ] = "unadjusted",
 ) -> None:
-    """Paired comparisons of groups matched on a block column: with 3+ groups a Friedman row per metric (chi2, p,
-    Kendall W), then Holm-corrected pairwise Wilcoxon rows (T+, p, r_rb, CI, violation)."""
-    from tutormetrics.stats.paired import compare_groups
+    """Paired comparisons of groups matched on a block column, per analysis subset (--strata x --dimension): with
+    3+ groups a Friedman row per metric (chi2, p, Kendall W), then corrected pairwise Wilcoxon rows (T+, p, r_rb, CI,
+    violation, paired mean difference with its bootstrap CI); --summary writes the bias profile."""
+    from tutormetrics.stats.paired import compare_groups, k_of_m_lines
+    from tutormetrics.stats.studies import bias_summary
+    from tutormetrics.metrics.columns import NOT_METRICS
 
     with _expected_errors():
-        check_outputs([metrics], [output, figure])
+        check_outputs([metrics, directions], [output, figure, summary])
         if adjust not in _ADJUST:
-            raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bh, by or none")
+            raise ConfigError(f"unknown --adjust {adjust!r}", hint="use holm, bonferroni, bh, by or none")
+        if family not in ("metric", "dimension", "all"):
+            raise ConfigError(f"unknown --family {family!r}", hint="use metric, dimension or all")
+        if violation_ci not in ("unadjusted", "bonferroni"):
+            raise ConfigError(f"unknown --violation-ci {violation_ci!r}", hint="use unadjusted or bonferroni")
+        summary_opts = {"--by": by, "--cells": cells, "--threshold": threshold, "--reduce": reduce}
+        if summary is None and any(v is not None for v in summary_opts.values()):
+            raise ConfigError(f"{', '.join(k for k, v in summary_opts.items() if v is not None)} need(s) --summary")
+        if reduce is not None and reduce not in ("max", "mean"):
+            raise ConfigError(f"unknown --reduce {reduce!r}", hint="use max or mean")
+        strata_cols = split_list(strata) or []
+        dims = split_list(dimension) or []
+        allowed = {*strata_cols, "metric", *(("dimension", "dimension_value") if dims else ())}
+        for opt_name, keys in (("--by", split_list(by)), ("--cells", split_list(cells))):
+            bad = [k for k in keys or [] if k not in allowed]
+            if bad:
+                raise ConfigError(f"{opt_name}: unknown key(s) {bad}", hint=f"use {', '.join(sorted(allowed))}")
+        dirs = _read_directions(directions) if directions else None
         if figure is not None and figure.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
         pairs_min = opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min")
@@ -286,26 +351,47 @@ def compare(
 
         described = describe_frame(frame, source=metrics, exclude={group_col, block_col, "exchange_id", "conversation_id"})
         cols = split_list(metrics_cols)
-        if cols is None:  # the described metric columns (manifest, else the one fallback)
-            cols = metric_names(described) or None
+        if cols is None:  # the described metric columns (manifest, else the one fallback) but pairing, subsets, counts
+            skip = {group_col, block_col, *strata_cols, *dims, *NOT_METRICS, "n_rows"}
+            skip |= {f"{c}{suffix}" for c in frame.columns for suffix in ("_n", "_n_na")}
+            cols = [c for c in metric_names(described) if c not in skip] or None
+        if dirs is not None:
+            missing = [c for c in cols or [] if c not in dirs]
+            if missing:
+                typer.echo(f"compare: no direction in {directions} for {', '.join(missing)} (favoured left empty)", err=True)
         table = compare_groups(
             frame,
             metric_cols=cols,
             group_col=group_col,
             block_col=block_col,
             groups=split_list([groups]) if groups else None,
-            dimensions=split_list(dimension),
+            dimensions=dims,
+            strata=strata_cols,
             adjust=adjust,  # type: ignore[arg-type]
+            family=family,  # type: ignore[arg-type]
+            directions=dirs,
+            violation_ci=violation_ci,  # type: ignore[arg-type]
             n_min=pairs_min,
             n_resamples=n_resamples,
             seed=seed,
+            log=lambda m: typer.echo(m, err=True),
         )
-        family = {d.name: d.family for d in described}
+        metric_families = {d.name: d.family for d in described}
         table = table.insert_column(
             table.columns.index("metric") + 1,
-            pl.Series("family", [family.get(m, "other") for m in table["metric"].to_list()], dtype=pl.String),
+            # the metric's family; ``family`` (studies.md §2.2) is the multiplicity family
+            pl.Series("metric_family", [metric_families.get(m, "other") for m in table["metric"].to_list()], dtype=pl.String),
         )
         _write(table, output)
+        for line in k_of_m_lines(table):
+            typer.echo(line, err=True)
+        if summary is not None:
+            by_keys = split_list(by) or ["metric"]
+            prof = bias_summary(
+                table, by=by_keys, cells=split_list(cells) or by_keys, strata=strata_cols,
+                threshold=0.10 if threshold is None else threshold, reduce=reduce or "max", directions=dirs,  # type: ignore[arg-type]
+            )  # fmt: skip
+            _write(prof, summary)
         if figure is not None:
             from tutormetrics.report.effects import plot_effect_matrix
 
@@ -313,10 +399,26 @@ def compare(
         n_friedman = int((table["test"] == "friedman").sum())
         n_violations = int(table["violation"].fill_null(False).sum())
         typer.echo(
-            f"compare: {n_friedman} Friedman and {table.height - n_friedman} pairwise rows, adjust={adjust}; "
-            f"{n_violations} violation(s) (CI of r_rb excludes 0 with n >= {pairs_min})",
+            f"compare: {n_friedman} Friedman and {table.height - n_friedman} pairwise rows, adjust={adjust}, family={family}; "
+            f"{n_violations} violation(s) ({'unadjusted 95%' if violation_ci == 'unadjusted' else 'Bonferroni-adjusted'} CI of r_rb "
+            f"excludes 0 with n >= {pairs_min}; p_adj is {adjust}: the two can disagree)",
             err=True,
         )
+
+
+def _read_directions(path: Path) -> dict[str, str]:
+    """DIRS.csv (``metric, desirable``) as a dict; a desirable value other than higher|lower|neutral is exit 2."""
+    from tutormetrics.io import require_columns
+
+    frame = read_table(path, string_columns=True)
+    require_columns(frame, ["metric", "desirable"], source=str(path), option="--directions")
+    out = {}
+    for i, (metric, value) in enumerate(frame.select("metric", "desirable").iter_rows(), start=1):
+        value = (value or "").strip().lower()
+        if value not in ("higher", "lower", "neutral"):
+            raise ConfigError(f"{path}: row {i}: desirable {value!r} for {metric!r}", hint="use higher, lower or neutral")
+        out[str(metric)] = value
+    return out
 
 
 def register(app: typer.Typer) -> None:

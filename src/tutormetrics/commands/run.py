@@ -27,7 +27,8 @@ def run(
         bool,
         typer.Option(
             "--example",
-            help="Use bundled data: the 40 C++ debugging exchanges and their ratings, or with 'run --example dialogue' "
+            help="Use bundled data: the 40 C++ debugging exchanges and their ratings, 'run --example fairness' for the "
+            "per-dimension fairness study, or with 'run --example dialogue' "
             "12 tutoring conversations rated per conversation.",
         ),
     ] = False,
@@ -46,6 +47,11 @@ def run(
     from tutormetrics.pipeline import ValidateOptions, check_ratings_path, run_pipeline
 
     ratings, dialogue = kwargs["ratings"], kwargs["dialogue"] or kwargs["transcript_col"] is not None
+    if example and exchanges is not None and str(exchanges) == "fairness" and not exchanges.exists():
+        from tutormetrics.commands.studies import run_fairness_example  # studies.md §9: no text scoring
+
+        run_fairness_example(output, n_resamples=kwargs["n_resamples"], seed=kwargs["seed"], log=opt.log)
+        return
     check_ratings_path(ratings, example)
     prompt_columns = list(kwargs["prompt"] or [])
     if example and exchanges is not None and str(exchanges) in EXAMPLE_NAMES and not exchanges.exists():

@@ -15,6 +15,13 @@ The dialogue example: 12 short math-tutoring conversations (a long table) and co
 
 >>> sorted(dialogue_example_paths())
 ['dialogues', 'ratings']
+
+The fairness example (``studies.md`` §9, simulated by ``scripts/make_fairness_example.py``): tutor turns
+of 2 models × 2 domains × 16 questions asked at every level of gender and SES, three binary labels with
+−1 = not applicable, and the labels' desirable directions.
+
+>>> sorted(fairness_example_paths())
+['directions', 'turns']
 """
 
 from __future__ import annotations
@@ -36,10 +43,16 @@ def cjk_example_path() -> Path:
     """Path of the bundled ``cjk_exchanges.csv`` (columns exchange_id, conversation_id, tutor, prompt, response)."""
     return Path(str(files("tutormetrics.examples").joinpath("data"))) / "cjk_exchanges.csv"
 #: Names ``run --example NAME`` accepts (``cpp`` is the default example above).
-EXAMPLE_NAMES = ("cpp", "dialogue")
+EXAMPLE_NAMES = ("cpp", "dialogue", "fairness")
 
 
 def dialogue_example_paths() -> dict[str, Path]:
     """Paths of the bundled ``dialogues.csv`` (long table of turns) and ``dialogue_ratings.csv``."""
     root = Path(str(files("tutormetrics.examples").joinpath("data")))
     return {"dialogues": root / "dialogues.csv", "ratings": root / "dialogue_ratings.csv"}
+
+
+def fairness_example_paths() -> dict[str, Path]:
+    """Paths of the bundled ``fairness_turns.csv`` and ``fairness_directions.csv``."""
+    root = Path(str(files("tutormetrics.examples").joinpath("data")))
+    return {"turns": root / "fairness_turns.csv", "directions": root / "fairness_directions.csv"}

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
 
-from tutormetrics.errors import InputSchemaError
+from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.agreement import clean_ratings, join_reasons, split_criteria
+from tutormetrics.psychometrics.leniency import LENIENCY_COLUMNS, leniency_columns
 from tutormetrics.psychometrics.multirater_agreement import unit_counts
 from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, cohen_kappa, contingency_table, gwet_ac, krippendorff_alpha
 from tutormetrics.stats.bootstrap import percentile_ci
@@ -39,7 +41,7 @@ __all__ = ["MAJORITY", "JudgeResult", "judge_table", "lenient_table", "macro_f1"
 MAJORITY = "majority"
 
 _METRICS = ["accuracy", "macro_f1", "macro_f1_lenient", "cohen_kappa", "krippendorff_alpha", "gwet_ac1"]
-_COLUMNS = ["criterion", "judge", "reference", "n", *_METRICS, "kappa_ci_low", "kappa_ci_high", "reason"]
+_COLUMNS = ["criterion", "judge", "reference", "n", *_METRICS, "kappa_ci_low", "kappa_ci_high", *LENIENCY_COLUMNS, "reason"]
 
 
 def macro_f1(table: np.ndarray) -> float:
@@ -122,35 +124,44 @@ def _row_metrics(table: np.ndarray, *, n_resamples: int, seed: int, confidence_l
 
 
 def _reference_row(
-    y_codes: np.ndarray, judge_codes: np.ndarray, q: int, *, n_min: int, **boot: Any
+    y_codes: np.ndarray, judge_codes: np.ndarray, values: np.ndarray, bounds: tuple[float, float], *, n_min: int, **boot: Any
 ) -> tuple[dict[str, Any], np.ndarray, list[str]]:
-    """One row's metrics, its Q×Q confusion table (rows: reference) and reason codes."""
+    """One row's metrics and leniency columns, its Q×Q confusion table (rows: reference) and reason codes."""
+    q = values.size
     both = (y_codes >= 0) & (judge_codes >= 0)
     y, yhat = y_codes[both], judge_codes[both]
     table = contingency_table(y, yhat, q)
-    row: dict[str, Any] = {"n": int(y.size), **{k: float("nan") for k in [*_METRICS, "kappa_ci_low", "kappa_ci_high"]}}
+    row: dict[str, Any] = {"n": int(y.size), **{k: float("nan") for k in [*_METRICS, "kappa_ci_low", "kappa_ci_high", *LENIENCY_COLUMNS]}}
     if y.size == 0:
         return row, table, ["too_few"]
     # raters.md §3: with n < n_min the row is flagged too_few, and its values are still reported (the
     # spec's worked example lists them at n = 9), so a small pilot still shows what it measured
     row.update(_row_metrics(table, **boot))
+    shift, shift_reasons = leniency_columns(values[y], values[yhat], table, *bounds, **boot)
+    row.update(shift)
     p = table / table.sum()
     p_e = float((p.sum(1) * p.sum(0)).sum())
     reasons = ["too_few"] if y.size < n_min else []
-    return row, table, reasons + (["constant"] if np.isclose(p_e, 1.0) else [])
+    return row, table, reasons + (["constant"] if np.isclose(p_e, 1.0) else []) + shift_reasons
 
 
-def _check_raters(all_raters: list[str], judge: str) -> list[str]:
-    """The human raters (sorted); errors for an unknown judge, no human, or a human named ``majority``."""
-    if judge not in all_raters:
-        lower = {r.lower(): r for r in all_raters}
-        close = [lower[c] for c in difflib.get_close_matches(judge.lower(), list(lower), n=3, cutoff=0.5)]
-        hint = f"did you mean {', '.join(close)}?" if close else f"raters in the file: {', '.join(all_raters[:10])}"
-        raise InputSchemaError(f"ratings: the judge {judge!r} is not a rater in the file", hint=hint)
-    humans = [r for r in all_raters if r != judge]
+def _check_raters(all_raters: list[str], judges: list[str]) -> list[str]:
+    """The human raters (sorted: every rater not named as a judge); errors for an unknown or repeated
+    judge, no human, or a human named ``majority``."""
+    repeated = sorted({j for j in judges if judges.count(j) > 1})
+    if repeated:
+        raise ConfigError(f"--judge {', '.join(repeated)} given twice", hint="name each judge once")
+    for judge in judges:
+        if judge not in all_raters:
+            lower = {r.lower(): r for r in all_raters}
+            close = [lower[c] for c in difflib.get_close_matches(judge.lower(), list(lower), n=3, cutoff=0.5)]
+            hint = f"did you mean {', '.join(close)}?" if close else f"raters in the file: {', '.join(all_raters[:10])}"
+            raise InputSchemaError(f"ratings: the judge {judge!r} is not a rater in the file", hint=hint)
+    humans = [r for r in all_raters if r not in judges]
+    judge = ", ".join(judges)
     if not humans:
         raise InputSchemaError(
-            f"ratings: the judge {judge!r} is the only rater; there is no human rater to compare with",
+            f"ratings: the judge(s) {judge!r} are the only raters; there is no human rater to compare with",
             hint="add the human ratings (same exchange_id and criterion) to the file",
         )
     if MAJORITY in humans:
@@ -163,7 +174,7 @@ def _check_raters(all_raters: list[str], judge: str) -> list[str]:
 
 def judge_table(
     ratings: pl.DataFrame,
-    judge: str,
+    judge: str | Sequence[str],
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",
@@ -173,13 +184,18 @@ def judge_table(
     seed: int = 0,
     confidence_level: float = 0.95,
     n_min: int = 10,
+    levels: Sequence[float] | None = None,
 ) -> JudgeResult:
-    """The judge ``judge`` against each human rater and the human majority, per criterion.
+    """Each judge (``judge``: one name or several, ``studies.md`` §7) against each human rater and the
+    human majority, per criterion; every rater not named as a judge is a human. Rows come judge by
+    judge (in the order given), then criterion, then reference.
 
     Table columns: ``criterion, judge, reference, n, accuracy, macro_f1, macro_f1_lenient,
-    cohen_kappa, krippendorff_alpha, gwet_ac1, kappa_ci_low, kappa_ci_high, reason`` (reasons
-    ``too_few``, ``constant``, ``majority_ties_<k>``). Confusion columns: ``criterion, reference,
-    reference_score, judge_score, count`` (every Q×Q cell). Categories are the criterion's distinct
+    cohen_kappa, krippendorff_alpha, gwet_ac1, kappa_ci_low, kappa_ci_high``, the leniency columns
+    of :mod:`tutormetrics.psychometrics.leniency` (lo, hi = the lowest and highest category, or of
+    ``levels``), ``reason`` (reasons ``too_few``, ``constant``, ``majority_ties_<k>``,
+    ``no_discordant``, ``stuart_maxwell_singular``). Confusion columns: ``judge, criterion,
+    reference, reference_score, judge_score, count`` (every Q×Q cell). Categories are the criterion's distinct
     scores over all raters, judge included; a score only the judge uses is reported in ``notes``.
 
     Example:
@@ -188,32 +204,38 @@ def judge_table(
         >>> judge_table(df, "llm", n_min=2, n_resamples=0).table["accuracy"].to_list()
         [0.5, 0.5]
     """
+    judges = [judge] if isinstance(judge, str) else list(judge)
     long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
-    humans = _check_raters(sorted(long["_rater"].unique().to_list()), judge)
+    humans = _check_raters(sorted(long["_rater"].unique().to_list()), judges)
     boot = {"n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level}
     rows: list[dict[str, Any]] = []
-    cells: list[tuple[str, str, float, float, int]] = []
+    cells: list[tuple[str, str, str, float, float, int]] = []
     notes: list[str] = []
-    for crit in split_criteria(long):
-        q = crit.values.size
-        by_rater = {name: crit.rater_codes(name) for name in [judge, *humans]}
-        human_sel = crit.rater != crit.raters.index(judge) if judge in crit.raters else np.ones(crit.rater.size, bool)
-        counts = unit_counts(crit.unit[human_sel], crit.code[human_sel], crit.n_units, q)
-        judge_only = [v for k, v in enumerate(crit.values) if counts[:, k].sum() == 0 and (by_rater[judge] == k).any()]
-        if judge_only:
-            notes.append(f"{crit.name}: the judge uses score(s) {', '.join(f'{v:g}' for v in judge_only)} that no human used")
-        maj, tied = majority_codes(counts)
-        refs = [(h, by_rater[h], []) for h in humans]
-        n_ties = int((tied & (by_rater[judge] >= 0)).sum())
-        refs.append((MAJORITY, maj, [f"majority_ties_{n_ties}"] if n_ties else []))
-        for ref, y_codes, extra in refs:
-            row, table, reasons = _reference_row(y_codes, by_rater[judge], q, n_min=n_min, **boot)
-            rows.append({"criterion": crit.name, "judge": judge, "reference": ref, **row, "reason": join_reasons([*reasons, *extra])})
-            cells.extend(
-                (crit.name, ref, float(crit.values[i]), float(crit.values[j]), int(table[i, j]))
-                for i in range(q)
-                for j in range(q)
-            )
+    criteria = split_criteria(long)
+    for jname in judges:
+        for crit in criteria:
+            q = crit.values.size
+            by_rater = {name: crit.rater_codes(name) for name in [jname, *humans]}
+            human_sel = np.isin(crit.rater, [crit.raters.index(h) for h in humans if h in crit.raters])
+            counts = unit_counts(crit.unit[human_sel], crit.code[human_sel], crit.n_units, q)
+            judge_only = [v for k, v in enumerate(crit.values) if counts[:, k].sum() == 0 and (by_rater[jname] == k).any()]
+            if judge_only:
+                who = "the judge" if len(judges) == 1 else f"the judge {jname}"
+                notes.append(f"{crit.name}: {who} uses score(s) {', '.join(f'{v:g}' for v in judge_only)} that no human used")
+            maj, tied = majority_codes(counts)
+            refs = [(h, by_rater[h], []) for h in humans]
+            n_ties = int((tied & (by_rater[jname] >= 0)).sum())
+            refs.append((MAJORITY, maj, [f"majority_ties_{n_ties}"] if n_ties else []))
+            scale = np.asarray(levels if levels else crit.values, dtype=float)
+            bounds = (float(scale.min()), float(scale.max()))
+            for ref, y_codes, extra in refs:
+                row, table, reasons = _reference_row(y_codes, by_rater[jname], np.asarray(crit.values, float), bounds, n_min=n_min, **boot)
+                rows.append({"criterion": crit.name, "judge": jname, "reference": ref, **row, "reason": join_reasons([*reasons, *extra])})
+                cells.extend(
+                    (jname, crit.name, ref, float(crit.values[i]), float(crit.values[j]), int(table[i, j]))
+                    for i in range(q)
+                    for j in range(q)
+                )
     schema = {c: pl.Float64 for c in _COLUMNS}
     schema.update({"criterion": pl.String, "judge": pl.String, "reference": pl.String, "n": pl.Int64, "reason": pl.String})
     with warnings.catch_warnings():
@@ -221,7 +243,7 @@ def judge_table(
         table = pl.DataFrame([{k: r[k] for k in _COLUMNS} for r in rows], schema=schema, orient="row")
     confusion = pl.DataFrame(
         cells,
-        schema={"criterion": pl.String, "reference": pl.String, "reference_score": pl.Float64, "judge_score": pl.Float64, "count": pl.Int64},
+        schema={"judge": pl.String, "criterion": pl.String, "reference": pl.String, "reference_score": pl.Float64, "judge_score": pl.Float64, "count": pl.Int64},
         orient="row",
     )
     return JudgeResult(table, confusion, notes)

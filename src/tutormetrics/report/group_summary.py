@@ -29,15 +29,18 @@ from tutormetrics.io import require_columns
 from tutormetrics.metrics.columns import ColumnDescription, describe_frame, metric_names
 from tutormetrics.psychometrics.ratings import rating_variables
 from tutormetrics.stats.summary import summarize_groups
+from tutormetrics.stats.totals import TotalSpec, add_total, rank_desc
 
 __all__ = ["SummaryResult", "summarize"]
 
 
 class SummaryResult(NamedTuple):
-    """The long summary table and notes for people (dropped rows, ignored ratings)."""
+    """The long summary table, notes for people (dropped rows, ignored ratings) and, with a total,
+    the per-row totals table (``--totals-out``)."""
 
     table: pl.DataFrame
     notes: list[str]
+    rows: pl.DataFrame | None = None
 
 
 def _join_ratings(
@@ -73,8 +76,13 @@ def summarize(
     seed: int = 0,
     confidence_level: float = 0.95,
     columns: Sequence[ColumnDescription] | None = None,
+    total: TotalSpec | None = None,
+    slots: dict[str, tuple[str, ...]] | None = None,
+    max_total: float | None = None,
 ) -> SummaryResult:
-    """One row per group × variable: ``group, variable, family, n, mean, sd, median, ci_low, ci_high``.
+    """One row per group × variable: ``group, variable, family, n, mean, sd, median, ci_low, ci_high``; with
+    ``total`` (``studies.md`` §5) the total comes last and every row gains ``pct_of_max`` and ``rank``
+    (filled on the total's rows only).
 
     ``columns`` describes the metric columns (``describe_frame(metrics, source=path)`` reads the manifest).
     """
@@ -85,9 +93,21 @@ def summarize(
     family = {d.name: d.family for d in described}
     notes: list[str] = []
     if ratings is not None:
-        columns = {"rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
-        metrics, rated, notes = _join_ratings(metrics, ratings, id_col, columns)
+        names = {"rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+        metrics, rated, notes = _join_ratings(metrics, ratings, id_col, names)
         variables += rated
+    else:
+        rated = []
+    rows = None
+    if total is not None:
+        criteria = {v[: -len("_score")]: v for v in rated if v.endswith("_score")}
+        res = add_total(metrics, total, slots, criteria=criteria, max_total=max_total)
+        metrics = res.frame
+        notes += res.notes
+        variables.append(total.name)
+        keep = [c for c in metrics.columns if not c.endswith("_endorsed") or c not in rated]
+        pct = (100.0 * pl.col(total.name) / max_total) if max_total else pl.lit(None, dtype=pl.Float64)
+        rows = metrics.select(keep).with_columns(pct.cast(pl.Float64).alias("pct_of_max"))
     if not variables:
         raise InputSchemaError(
             f"metrics: no numeric column to summarise besides {id_col!r} and {group_col!r}",
@@ -98,6 +118,17 @@ def summarize(
     )
     if dropped:
         notes.insert(0, f"metrics: {dropped} row(s) with a missing {group_col!r} were dropped")
+    if total is not None:
+        family[total.name] = "total"
     families = pl.Series("family", [family.get(v, "rating") for v in table["variable"].to_list()], dtype=pl.String)
     table = table.insert_column(table.columns.index("variable") + 1, families)
-    return SummaryResult(table, notes)
+    if total is not None:
+        is_total = pl.col("variable") == total.name
+        means = table.filter(is_total)
+        ranks = dict(zip(means["group"].to_list(), rank_desc(means["mean"].to_list())))
+        pct = (100.0 * pl.col("mean") / max_total) if max_total else pl.lit(None, dtype=pl.Float64)
+        table = table.with_columns(
+            pl.when(is_total).then(pct).otherwise(None).cast(pl.Float64).alias("pct_of_max"),
+            pl.when(is_total).then(pl.col("group").replace_strict(ranks, default=None, return_dtype=pl.Int64)).otherwise(None).alias("rank"),
+        )
+    return SummaryResult(table, notes, rows)

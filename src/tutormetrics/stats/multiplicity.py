@@ -14,8 +14,8 @@ import numpy as np
 
 from tutormetrics.errors import ConfigError
 
-AdjustMethod = Literal["bh", "holm", "by", "none"]
-ADJUST_METHODS: tuple[str, ...] = ("bh", "holm", "by", "none")
+AdjustMethod = Literal["bh", "holm", "bonferroni", "by", "none"]
+ADJUST_METHODS: tuple[str, ...] = ("bh", "holm", "bonferroni", "by", "none")
 
 
 def adjust_pvalues(p: Sequence[float] | np.ndarray, method: str = "bh") -> np.ndarray:
@@ -26,6 +26,7 @@ def adjust_pvalues(p: Sequence[float] | np.ndarray, method: str = "bh") -> np.nd
     - ``"bh"`` (Benjamini–Hochberg): ``adj_(i) = min_{k ≥ i} min(1, m/k · p_(k))``;
     - ``"by"`` (Benjamini–Yekutieli): BH multiplied by ``c(m) = Σ_{k=1..m} 1/k``;
     - ``"holm"``: ``adj_(i) = max_{k ≤ i} min(1, (m − k + 1) · p_(k))``;
+    - ``"bonferroni"``: ``adj = min(1, m · p)`` (``studies.md`` §2.2);
     - ``"none"``: ``adj = p``.
 
     Results are returned in the input order. The function never looks at a 2-D layout: pass the
@@ -53,6 +54,9 @@ def adjust_pvalues(p: Sequence[float] | np.ndarray, method: str = "bh") -> np.nd
         raise ConfigError("p-values must lie in [0, 1]")
     if method == "none":
         out[keep] = vals
+        return out
+    if method == "bonferroni":
+        out[keep] = np.minimum(1.0, m * vals)
         return out
     order = np.argsort(vals, kind="mergesort")
     ranked = vals[order]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -38,6 +38,9 @@ __all__ = [
     "compare_groups",
     "friedman",
     "sign_test",
+    "mean_diff_ci",
+    "k_of_m_lines",
+    "FAMILIES",
 ]
 
 _NAN = float("nan")
@@ -237,30 +240,44 @@ _SCHEMA: dict[str, Any] = {
     "chi2": pl.Float64,
     "kendall_w": pl.Float64,
     "violation": pl.Boolean,
+    "mean_a": pl.Float64,
+    "mean_b": pl.Float64,
+    "mean_diff": pl.Float64,
+    "diff_ci_low": pl.Float64,
+    "diff_ci_high": pl.Float64,
+    "family": pl.String,
+    "favoured": pl.String,
+    "ci_level": pl.Float64,
 }
 
+FAMILIES: tuple[str, ...] = ("metric", "dimension", "all")
+DIRECTIONS: tuple[str, ...] = ("higher", "lower", "neutral")
 
-def _resolve_groups(df: pl.DataFrame, group_col: str, groups: Sequence[Any] | None) -> list[Any]:
-    """The groups to compare: all levels (sorted) or the requested ones, matched as values or text."""
-    present = df[group_col].drop_nulls().unique().sort().to_list()
+
+def _resolve_groups(present: list[Any], groups: Sequence[Any] | None) -> list[Any]:
+    """The groups of one subset: its levels (sorted), or the requested ones it has, in the requested order."""
     if groups is None:
-        groups = present
-    else:
-        as_str = {str(g): g for g in present}
-        unknown = [g for g in groups if g not in present and str(g) not in as_str]
-        if unknown:
-            raise ConfigError(f"groups {unknown} not found in {group_col!r}", hint=f"available: {present}")
-        groups = [g if g in present else as_str[str(g)] for g in groups]
-    if len(groups) < 2:
-        raise ConfigError(f"need at least two groups in {group_col!r} to compare, got {groups}")
-    return list(groups)
+        return present
+    as_str = {str(g): g for g in present}
+    return [g if g in present else as_str[str(g)] for g in groups if g in present or str(g) in as_str]
 
 
-def _check_input(df: pl.DataFrame, metric_cols: Sequence[str] | None, group_col: str, block_col: str) -> list[str]:
-    """Validated metric columns (default: every numeric column but the group and block)."""
+def _check_groups(df: pl.DataFrame, group_col: str, groups: Sequence[Any] | None) -> None:
+    """A requested group found nowhere in the (subset) rows is a configuration error."""
+    if groups is None:
+        return
+    present = df[group_col].drop_nulls().unique().sort().to_list()
+    as_str = {str(g) for g in present}
+    unknown = [g for g in groups if g not in present and str(g) not in as_str]
+    if unknown:
+        raise ConfigError(f"groups {unknown} not found in {group_col!r}", hint=f"available: {present}")
+
+
+def _check_input(df: pl.DataFrame, metric_cols: Sequence[str] | None, group_col: str, block_col: str, skip: Sequence[str] = ()) -> list[str]:
+    """Validated metric columns (default: every numeric column but the group, block and ``skip`` columns)."""
     require_columns(df, [group_col, block_col], source="metrics", option="--group-col/--block-col")
     if metric_cols is None:
-        metric_cols = [c for c, dt in df.schema.items() if dt.is_numeric() and c not in (group_col, block_col)]
+        metric_cols = [c for c, dt in df.schema.items() if dt.is_numeric() and c not in (group_col, block_col, *skip)]
     metric_cols = list(metric_cols)
     if not metric_cols:
         raise InputSchemaError("metrics: no numeric metric column to compare", hint="name them with --metrics-cols")
@@ -268,13 +285,17 @@ def _check_input(df: pl.DataFrame, metric_cols: Sequence[str] | None, group_col:
     for metric in metric_cols:
         if not (df.schema[metric].is_numeric() or df.schema[metric] in (pl.Boolean, pl.Null)):
             raise InputSchemaError(f"metrics: column {metric!r} is not numeric", hint="choose metric columns with --metrics-cols")
+    return metric_cols
+
+
+def _check_unique(df: pl.DataFrame, group_col: str, block_col: str, where: str = "") -> None:
+    """One row per (block, group) in an analysis subset."""
     dup = df.group_by([block_col, group_col]).len().filter(pl.col("len") > 1)
     if dup.height:
         raise InputSchemaError(
-            f"metrics: {dup.height} ({block_col}, {group_col}) combinations occur more than once",
-            hint="aggregate to one row per block and group before comparing (or split them with --dimension)",
+            f"metrics: {dup.height} ({block_col}, {group_col}) combinations occur more than once" + (f" in {where}" if where else ""),
+            hint="aggregate to one row per block and group before comparing (tutormetrics aggregate), or split them with --strata/--dimension",
         )
-    return metric_cols
 
 
 def _block_matrix(values: pl.DataFrame, groups: list[Any], group_col: str, block_col: str, metric: str) -> np.ndarray:
@@ -287,6 +308,45 @@ def _block_matrix(values: pl.DataFrame, groups: list[Any], group_col: str, block
     return np.column_stack(cols) if cols else np.empty((0, 0))
 
 
+def mean_diff_ci(
+    x: np.ndarray, y: np.ndarray, *, n_resamples: int = 9999, confidence_level: float = 0.95, seed: int = 0
+) -> dict[str, float]:
+    """Paired means over the complete pairs and a percentile bootstrap CI of mean(x − y) (``studies.md`` §2.3).
+
+    The n pairs are resampled with replacement exactly as ``scipy.stats.bootstrap((x − y,), np.mean,
+    method="percentile", rng=np.random.default_rng(seed))`` does (in batches of ⌊2²²/n⌋ resamples when
+    n·n_resamples > 2²², to bound memory); the CI is NaN when n < 2 or
+    ``n_resamples = 0``. Means are reported whatever n.
+
+    Example:
+        >>> r = mean_diff_ci(np.array([3.0, 2.0, np.nan]), np.array([1.0, 1.0, 0.0]), n_resamples=0)
+        >>> r["mean_a"], r["mean_b"], r["mean_diff"]
+        (2.5, 1.0, 1.5)
+    """
+    mask = np.isfinite(x) & np.isfinite(y)
+    xa, ya = x[mask], y[mask]
+    n = xa.size
+    out = {"mean_a": _NAN, "mean_b": _NAN, "mean_diff": _NAN, "diff_ci_low": _NAN, "diff_ci_high": _NAN}
+    if n == 0:
+        return out
+    d = xa - ya
+    out.update(mean_a=float(xa.mean()), mean_b=float(ya.mean()), mean_diff=float(d.mean()))
+    if n >= 2 and n_resamples > 0:
+        if np.all(d == d[0]):
+            out.update(diff_ci_low=float(d[0]), diff_ci_high=float(d[0]))
+            return out
+        # memory: at most ~2**22 resampled values at once (scipy's default holds all n_resamples x n)
+        batch = None if n * n_resamples <= 1 << 22 else max(1, (1 << 22) // n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = stats.bootstrap(
+                (d,), np.mean, method="percentile", n_resamples=n_resamples, confidence_level=confidence_level,
+                vectorized=True, axis=-1, rng=np.random.default_rng(seed), batch=batch,
+            )  # fmt: skip
+        out.update(diff_ci_low=float(res.confidence_interval.low), diff_ci_high=float(res.confidence_interval.high))
+    return out
+
+
 def _friedman_row(matrix: np.ndarray, metric: str) -> dict[str, Any]:
     """The Friedman row of one metric: complete blocks, χ², p, Kendall's W."""
     res = friedman(matrix)
@@ -294,36 +354,92 @@ def _friedman_row(matrix: np.ndarray, metric: str) -> dict[str, Any]:
         "metric": metric, "test": "friedman", "group_a": None, "group_b": None, "n": res["n"], "k": res["k"],
         "chi2": res["chi2"], "kendall_w": res["kendall_w"], "p": res["p"], "reason": res["reason"],
         "n_nonzero": None, "t_plus": _NAN, "r_rb": _NAN, "ci_low": _NAN, "ci_high": _NAN, "p_method": "", "violation": None,
+        "mean_a": _NAN, "mean_b": _NAN, "mean_diff": _NAN, "diff_ci_low": _NAN, "diff_ci_high": _NAN, "favoured": None,
     }  # fmt: skip
 
 
-def _wilcoxon_rows(matrix: np.ndarray, groups: list[Any], metric: str, *, n_min: int, **kwargs: Any) -> list[dict[str, Any]]:
-    """The k(k − 1)/2 pairwise Wilcoxon rows of one metric, with ``violation`` (CI excludes 0, n ≥ n_min)."""
+def _favoured(r_rb: float, desirable: str | None, group_a: str, group_b: str) -> str | None:
+    """The group the effect favours: by r_rb's sign and the metric's desirable direction."""
+    if desirable not in ("higher", "lower") or r_rb is None or not np.isfinite(r_rb) or r_rb == 0:
+        return None
+    a_higher = r_rb > 0
+    return group_a if a_higher == (desirable == "higher") else group_b
+
+
+def _wilcoxon_rows(
+    matrix: np.ndarray, groups: list[Any], metric: str, *, n_min: int, desirable: str | None = None, **kwargs: Any
+) -> list[dict[str, Any]]:
+    """The k(k − 1)/2 pairwise Wilcoxon rows of one metric, with ``violation`` (CI excludes 0, n ≥ n_min)
+    and the paired means with their bootstrap CI."""
     rows = []
+    boot = {k: kwargs[k] for k in ("n_resamples", "confidence_level", "seed") if k in kwargs}
     for i, j in itertools.combinations(range(len(groups)), 2):
         res = paired_wilcoxon(matrix[:, i], matrix[:, j], n_min=n_min, **kwargs)
         excludes_zero = bool(res["ci_low"] > 0 or res["ci_high"] < 0)  # False for NaN
+        a, b = str(groups[i]), str(groups[j])
         rows.append(
             {
-                "metric": metric, "test": "wilcoxon", "group_a": str(groups[i]), "group_b": str(groups[j]), **res,
+                "metric": metric, "test": "wilcoxon", "group_a": a, "group_b": b, **res,
                 "k": None, "chi2": _NAN, "kendall_w": _NAN, "violation": excludes_zero and res["n"] >= n_min,
+                **mean_diff_ci(matrix[:, i], matrix[:, j], **boot), "favoured": _favoured(res["r_rb"], desirable, a, b),
+                "ci_level": kwargs.get("confidence_level", 0.95) if kwargs.get("n_resamples", 1) > 0 else _NAN,
+                "_xy": (matrix[:, i], matrix[:, j]),
             }
         )  # fmt: skip
     return rows
 
 
-def _adjust_rows(rows: list[dict[str, Any]], adjust: AdjustMethod, family: str, metric_cols: list[str]) -> None:
-    """Fill ``p_adj``, ``adjust`` and ``stars``: Friedman rows across metrics; Wilcoxon rows over the whole
-    table (``family="all"``) or within each metric (``"metric"``)."""
-    for test in ("friedman", "wilcoxon"):
-        sel = [r for r in rows if r["test"] == test]
-        families = [sel] if family == "all" or test == "friedman" else [[r for r in sel if r["metric"] == m] for m in metric_cols]
-        for fam in families:
-            if not fam:
+def _adjust_family(fam: list[dict[str, Any]], adjust: str) -> None:
+    if not fam:
+        return
+    p_adj = adjust_pvalues(np.array([r["p"] for r in fam], dtype=float), adjust)
+    for r, pa in zip(fam, p_adj):
+        r.update(p_adj=float(pa), adjust=adjust, stars=significance_stars(float(pa)))
+
+
+def _adjusted_intervals(families: list[list[dict[str, Any]]], *, n_min: int, round_to: int, n_resamples: int, confidence_level: float, seed: int) -> None:
+    """Bonferroni-adjusted r_rb intervals [decision, issue 24]: in a Wilcoxon family with m finite p, the CI
+    is recomputed at level ``1 − (1 − confidence_level)/m`` and ``violation`` follows it, so a mark
+    never contradicts the family's correction as plainly as an unadjusted 95% interval can."""
+    for fam in families:
+        m = sum(1 for r in fam if r["p"] is not None and np.isfinite(r["p"]))
+        if m <= 1 or n_resamples <= 0:
+            continue
+        level = 1.0 - (1.0 - confidence_level) / m
+        for r in fam:
+            if r["n"] < n_min or r["n_nonzero"] == 0:
                 continue
-            p_adj = adjust_pvalues(np.array([r["p"] for r in fam], dtype=float), adjust)
-            for r, pa in zip(fam, p_adj):
-                r.update(p_adj=float(pa), adjust=adjust, stars=significance_stars(float(pa)))
+            x, y = r["_xy"]
+            mask = np.isfinite(x) & np.isfinite(y)
+            d_all = np.round(x[mask] - y[mask], round_to)
+            lo, hi, used_percentile = _bootstrap_ci(d_all, n_resamples, level, seed)
+            reasons = [c for c in r["reason"].split(";") if c and c != "ci_percentile"] + (["ci_percentile"] if used_percentile else [])
+            r.update(ci_low=lo, ci_high=hi, ci_level=level, reason=";".join(reasons), violation=bool(lo > 0 or hi < 0))
+
+
+def _adjust_rows(subsets: list[list[dict[str, Any]]], adjust: str, family: str) -> list[list[dict[str, Any]]]:
+    """Fill ``p_adj``, ``adjust``, ``stars`` and ``family`` (``studies.md`` §2.2). Friedman and Wilcoxon
+    rows never share a family. ``metric``: the pairs of one metric in one subset (Friedman p_adj = p);
+    ``dimension``: every Wilcoxon row of one subset, and its Friedman rows across metrics; ``all``: the table."""
+    for rows in subsets:
+        for r in rows:
+            r["family"] = family
+    for test in ("friedman", "wilcoxon"):
+        per_subset = [[r for r in rows if r["test"] == test] for rows in subsets]
+        if family == "all":
+            families = [[r for rows in per_subset for r in rows]]
+        elif family == "dimension" or test == "friedman":
+            families = per_subset
+        else:
+            families = [[r for r in rows if r["metric"] == m] for rows in per_subset for m in dict.fromkeys(r["metric"] for r in rows)]
+        method = "none" if family == "metric" and test == "friedman" else adjust
+        for fam in families:
+            _adjust_family(fam, method)
+            for r in fam:
+                r["adjust"] = adjust
+        if test == "wilcoxon":
+            wilcoxon_families = families
+    return wilcoxon_families
 
 
 def _compare_one(
@@ -332,20 +448,51 @@ def _compare_one(
     groups: list[Any],
     group_col: str,
     block_col: str,
-    adjust: AdjustMethod,
-    family: str,
     wilcoxon_kwargs: dict[str, Any],
+    directions: Mapping[str, str],
 ) -> list[dict[str, Any]]:
-    """All rows of one analysis (one subset of the data)."""
+    """All rows of one analysis subset (its own groups), before adjustment."""
     rows: list[dict[str, Any]] = []
     for metric in metric_cols:
         values = df.select([block_col, group_col, pl.col(metric).cast(pl.Float64)])
         matrix = _block_matrix(values, groups, group_col, block_col, metric)
         if len(groups) >= 3:
             rows.append(_friedman_row(matrix, metric))
-        rows.extend(_wilcoxon_rows(matrix, groups, metric, **wilcoxon_kwargs))
-    _adjust_rows(rows, adjust, family, metric_cols)
+        rows.extend(_wilcoxon_rows(matrix, groups, metric, desirable=directions.get(metric), **wilcoxon_kwargs))
     return rows
+
+
+def _subsets(
+    df: pl.DataFrame, strata: list[str], dimensions: list[str], log: Callable[[str], None]
+) -> list[tuple[dict[str, str], pl.DataFrame]]:
+    """The analysis subsets (``studies.md`` §2.1): crossed strata, then one subset per value of each
+    dimension inside each stratum (sorted as text; missing values skipped)."""
+    if strata:
+        missing = df.select(pl.any_horizontal(pl.col(c).is_null() for c in strata)).to_series()
+        if missing.any():
+            log(f"compare: {int(missing.sum())} row(s) with a missing --strata value dropped")
+            df = df.filter(~missing)
+        keys = df.select([pl.col(c).cast(pl.String) for c in strata])
+        combos = sorted(set(keys.iter_rows()))
+        strat = [
+            (dict(zip(strata, combo)), df.filter(pl.all_horizontal(keys[c] == v for c, v in zip(strata, combo))))
+            for combo in combos
+        ]  # fmt: skip
+    else:
+        strat = [({}, df)]
+    if not dimensions:
+        return strat
+    out = []
+    for lead, part in strat:
+        for dim in dimensions:
+            levels = part.get_column(dim).cast(pl.String)
+            for level in sorted(levels.drop_nulls().unique().to_list()):
+                out.append(({**lead, "dimension": dim, "dimension_value": level}, part.filter(levels == level)))
+    return out
+
+
+def _describe(lead: dict[str, str]) -> str:
+    return ";".join(f"{k}={v}" for k, v in lead.items() if k != "dimension") or "all rows"
 
 
 def compare_groups(
@@ -356,60 +503,120 @@ def compare_groups(
     block_col: str,
     groups: Sequence[Any] | None = None,
     dimensions: Sequence[str] | None = None,
+    strata: Sequence[str] | None = None,
     adjust: AdjustMethod = "holm",
-    family: Literal["all", "metric"] = "all",
+    family: Literal["metric", "dimension", "all"] = "dimension",
+    directions: Mapping[str, str] | None = None,
+    violation_ci: Literal["unadjusted", "bonferroni"] = "unadjusted",
     round_to: int = 10,
     n_min: int = 15,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
     seed: int = 0,
+    log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
-    """Paired comparisons of groups matched on ``block_col``, for each metric (``raters.md`` §5).
+    """Paired comparisons of groups matched on ``block_col``, for each metric and analysis subset
+    (``raters.md`` §5, ``studies.md`` §2).
 
-    With k ≥ 3 groups each metric gets a Friedman row (``test = friedman``: complete blocks ``n``,
-    ``k``, ``chi2``, ``p``, ``kendall_w = χ²/(n(k − 1))``; p adjusted across metrics), then the
-    k(k − 1)/2 pairwise Wilcoxon rows (``test = wilcoxon``: x = group_a, y = group_b in blocks that
-    have both; p adjusted over the whole table, ``family="all"``, or within each metric). ``violation``
-    (Wilcoxon rows) = the r_rb CI excludes 0 and n ≥ ``n_min``. ``dimensions`` repeats the analysis per
-    value of each named column (leading columns ``dimension, dimension_value``; nulls skipped).
-    Columns: ``metric, group_a, group_b, n, n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low,
-    ci_high, stars, reason, p_method, test, k, chi2, kendall_w, violation`` (``k, chi2, kendall_w``
-    only with k ≥ 3 groups: with two, the table is the two-group table plus ``test`` and ``violation``).
+    Analysis subsets: the crossed ``strata`` combinations, and inside each one subset per value of each
+    ``dimensions`` column. **Groups are resolved per subset** (the values present in its rows, or the
+    requested ``groups`` it has, in their order); a subset with fewer than two groups is skipped and
+    counted through ``log``. With k ≥ 3 groups a metric gets a Friedman row (complete blocks ``n``,
+    ``k``, ``chi2``, ``p``, ``kendall_w = χ²/(n(k − 1))``), then the k(k − 1)/2 pairwise Wilcoxon rows
+    (x = group_a, y = group_b in blocks that have both) with the paired means, ``mean_diff = mean(x − y)``
+    and its percentile bootstrap CI. ``family`` chooses the multiplicity family (``metric``,
+    ``dimension`` = one subset, ``all``). ``violation`` (Wilcoxon rows) = the unadjusted 95% CI of r_rb
+    excludes 0 and n ≥ ``n_min``; ``violation_ci="bonferroni"`` uses the interval at level 1 − 0.05/m of
+    the row's Wilcoxon family instead, and ``ci_level`` records the level of ``ci_low, ci_high``.
+    ``directions`` maps metric → higher|lower|neutral for ``favoured``.
+    Columns: strata columns, ``dimension, dimension_value`` (with ``dimensions``), ``metric, group_a,
+    group_b, n, n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low, ci_high, stars, reason, p_method,
+    test, [k, chi2, kendall_w], violation, mean_a, mean_b, mean_diff, diff_ci_low, diff_ci_high,
+    family, favoured, ci_level`` (``k, chi2, kendall_w`` only when some subset has k ≥ 3).
 
     Example:
         >>> df = pl.DataFrame({"conversation_id": [1, 1, 2, 2], "tutor": ["A", "B"] * 2, "m": [1., 2., 3., 5.]})
-        >>> compare_groups(df, metric_cols=["m"], group_col="tutor", block_col="conversation_id")["reason"][0]
-        'too_few'
+        >>> t = compare_groups(df, metric_cols=["m"], group_col="tutor", block_col="conversation_id")
+        >>> t["reason"][0], t["mean_diff"][0]
+        ('too_few', -1.5)
     """
-    if family not in ("all", "metric"):
-        raise ConfigError(f"unknown family {family!r}", hint="use all or metric")
+    log = log or (lambda _m: None)
+    if family not in FAMILIES:
+        raise ConfigError(f"unknown family {family!r}", hint="use metric, dimension or all")
     if adjust not in ADJUST_METHODS:
-        raise ConfigError(f"unknown adjustment {adjust!r}", hint="use holm, bh, by or none")
+        raise ConfigError(f"unknown adjustment {adjust!r}", hint="use holm, bonferroni, bh, by or none")
+    directions = dict(directions or {})
+    bad = sorted({v for v in directions.values() if v not in DIRECTIONS})
+    if bad:
+        raise ConfigError(f"unknown direction(s) {bad}", hint="desirable is higher, lower or neutral")
     dimensions = list(dict.fromkeys(dimensions or []))
+    strata = list(dict.fromkeys(strata or []))
+    require_columns(df, strata, source="metrics", option="--strata")
     require_columns(df, dimensions, source="metrics", option="--dimension")
-    if not dimensions:
-        metric_cols = _check_input(df, metric_cols, group_col, block_col)
-    else:
-        metric_cols = _check_input(df.head(0), metric_cols, group_col, block_col)
-    groups = _resolve_groups(df, group_col, groups)
+    overlap = set(strata) & set(dimensions) | {group_col, block_col} & set(strata + dimensions)
+    if overlap:
+        raise ConfigError(f"column(s) {sorted(overlap)} used twice among --group-col/--block-col/--strata/--dimension")
+    metric_cols = _check_input(df.head(0), metric_cols, group_col, block_col, skip=[*strata, *dimensions])
+    _check_groups(df, group_col, groups)
     wilcoxon_kwargs = {"round_to": round_to, "n_min": n_min, "n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
-    args = (metric_cols, groups, group_col, block_col, adjust, family, wilcoxon_kwargs)
-    k_cols = len(groups) >= 3  # with k = 2: today's table plus test and violation only
-    if not dimensions:
-        return _frame(_compare_one(df, *args), {}, k_cols)
-    frames = []
-    for dim in dimensions:
-        levels = df.get_column(dim).cast(pl.String)
-        for level in sorted(levels.drop_nulls().unique().to_list()):
-            subset = df.filter(levels == level)
-            _check_input(subset, metric_cols, group_col, block_col)
-            frames.append(_frame(_compare_one(subset, *args), {"dimension": dim, "dimension_value": level}, k_cols))
-    return pl.concat(frames) if frames else _frame([], {"dimension": "", "dimension_value": ""}, k_cols)
+    done: list[tuple[dict[str, str], list[dict[str, Any]], int]] = []
+    skipped: list[str] = []
+    for lead, subset in _subsets(df, strata, dimensions, log):
+        present = subset[group_col].drop_nulls().unique().sort().to_list()
+        sub_groups = _resolve_groups(present, groups)
+        if len(sub_groups) < 2:
+            skipped.append(_describe(lead))
+            continue
+        subset = subset.filter(pl.col(group_col).is_in(sub_groups))
+        _check_unique(subset, group_col, block_col, _describe(lead) if lead else "")
+        done.append((lead, _compare_one(subset, metric_cols, sub_groups, group_col, block_col, wilcoxon_kwargs, directions), len(sub_groups)))
+    if skipped:
+        log(f"compare: {len(skipped)} subset(s) with fewer than two groups skipped: {', '.join(skipped)}")
+    if not done:
+        raise ConfigError(f"no analysis subset has two groups of {group_col!r} to compare", hint="check --groups, --strata and --dimension")
+    if violation_ci not in ("unadjusted", "bonferroni"):
+        raise ConfigError(f"unknown violation interval {violation_ci!r}", hint="use unadjusted or bonferroni")
+    families = _adjust_rows([rows for _, rows, _ in done], adjust, family)
+    if violation_ci == "bonferroni":
+        _adjusted_intervals(families, **wilcoxon_kwargs)
+    k_cols = any(k >= 3 for _, _, k in done)
+    lead_cols = [*strata, *(["dimension", "dimension_value"] if dimensions else [])]
+    return _frame([{**lead, **r} for lead, rows, _ in done for r in rows], lead_cols, k_cols)
 
 
-def _frame(rows: list[dict[str, Any]], lead: dict[str, str], k_cols: bool) -> pl.DataFrame:
+def k_of_m_lines(table: pl.DataFrame) -> list[str]:
+    """The "k of m" lines (``studies.md`` §2.5): per (metric, group_a, group_b) in two or more subsets,
+    how often group_b and group_a had the higher paired mean, and the violations.
+
+    Example:
+        >>> t = pl.DataFrame({"test": ["wilcoxon"] * 2, "metric": ["total"] * 2, "group_a": ["1"] * 2,
+        ...                   "group_b": ["2"] * 2, "mean_diff": [-1.0, 0.5], "violation": [True, False]})
+        >>> k_of_m_lines(t)
+        ['compare: total: 2 > 1 in 1 of 2 subsets, 1 > 2 in 1 (1 violations)']
+    """
+    rows = table.filter(pl.col("test") == "wilcoxon")
+    if rows.height == 0:
+        return []
+    counts = (
+        rows.group_by(["metric", "group_a", "group_b"], maintain_order=True)
+        .agg(
+            pl.len().alias("m"),
+            (pl.col("mean_diff") < 0).sum().alias("b"),
+            (pl.col("mean_diff") > 0).sum().alias("a"),
+            pl.col("violation").fill_null(False).sum().alias("v"),
+        )
+        .filter(pl.col("m") >= 2)
+    )
+    return [
+        f"compare: {r['metric']}: {r['group_b']} > {r['group_a']} in {r['b']} of {r['m']} subsets, "
+        f"{r['group_a']} > {r['group_b']} in {r['a']} ({r['v']} violations)"
+        for r in counts.iter_rows(named=True)
+    ]
+
+
+def _frame(rows: list[dict[str, Any]], lead: list[str], k_cols: bool) -> pl.DataFrame:
     """Rows as a frame: ``lead`` columns first; ``k, chi2, kendall_w`` only when Friedman rows can occur."""
     schema = {**{k: pl.String for k in lead}, **_SCHEMA}
     if not k_cols:
         schema = {k: v for k, v in schema.items() if k not in ("k", "chi2", "kendall_w")}
-    return pl.DataFrame([{**lead, **{k: r.get(k) for k in _SCHEMA}} for r in rows], schema=schema, orient="row")
+    return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")

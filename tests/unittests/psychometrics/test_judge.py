@@ -47,7 +47,11 @@ def test_spec_worked_example() -> None:
     t = res.table
     assert t.columns == [
         "criterion", "judge", "reference", "n", "accuracy", "macro_f1", "macro_f1_lenient", "cohen_kappa",
-        "krippendorff_alpha", "gwet_ac1", "kappa_ci_low", "kappa_ci_high", "reason",
+        "krippendorff_alpha", "gwet_ac1", "kappa_ci_low", "kappa_ci_high",
+        # studies.md §7: the leniency columns follow kappa_ci_high
+        "mean_judge", "mean_ref", "mean_diff", "diff_ci_low", "diff_ci_high", "pct_max_judge", "pct_max_ref",
+        "over_rate", "under_rate", "sign_p", "bowker_chi2", "bowker_df", "bowker_p",
+        "stuart_maxwell_chi2", "stuart_maxwell_df", "stuart_maxwell_p", "reason",
     ]  # fmt: skip
     assert t["reference"].to_list() == ["A", "B", "C", "majority"]
     assert t["judge"].unique().to_list() == ["J"]
@@ -129,7 +133,7 @@ def test_majority_rule_and_ties() -> None:
     wide = {"a": [0, 0] + [1] * 10, "b": [2, 2] + [1] * 10, "c": [None, None] + [1] * 10, "llm": [0, None] + [1] * 10}
     row = judge_table(_long(wide), "llm", n_resamples=0).table.filter(pl.col("reference") == "majority").row(0, named=True)
     assert row["n"] == 10
-    assert row["reason"] == "constant;majority_ties_1"
+    assert row["reason"] == "constant;no_discordant;majority_ties_1"  # studies.md §7: no unit off the diagonal
 
 
 def test_lenient_and_macro_f1_helpers() -> None:

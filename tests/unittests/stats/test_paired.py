@@ -136,6 +136,7 @@ def test_friedman_follow_up_with_holm() -> None:
         "metric", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
         "adjust", "r_rb", "ci_low", "ci_high", "stars", "reason", "p_method",
         "test", "k", "chi2", "kendall_w", "violation",
+        "mean_a", "mean_b", "mean_diff", "diff_ci_low", "diff_ci_high", "family", "favoured", "ci_level",
     ]  # fmt: skip
     assert table["test"].to_list() == ["friedman", "wilcoxon", "wilcoxon", "wilcoxon"]
     fr = table.row(0, named=True)
@@ -174,7 +175,7 @@ def test_compare_groups_matching_and_options() -> None:
     out = compare_groups(df, group_col="tutor", block_col="conversation_id", groups=["A", "B"], n_resamples=0)
     assert out["metric"].to_list() == ["len", "other"]
     # k = 2: the two-group table plus test and violation, no Friedman columns
-    assert out.columns[-3:] == ["p_method", "test", "violation"] and "chi2" not in out.columns
+    assert out.columns[-11:-8] == ["p_method", "test", "violation"] and "chi2" not in out.columns
     assert out["test"].to_list() == ["wilcoxon"] * 2
     assert out.row(0, named=True)["r_rb"] == 1.0 and out.row(0, named=True)["n"] == n
     # shuffling rows does not change the matched pairs
@@ -194,6 +195,10 @@ def test_compare_groups_matching_and_options() -> None:
     wil = fam.filter(pl.col("test") == "wilcoxon")
     np.testing.assert_allclose(wil["p_adj"][:3], stats.false_discovery_control(wil["p"][:3].to_numpy()))
     fried = fam.filter(pl.col("test") == "friedman")
+    # studies.md §2.2: family "metric" adjusts no Friedman row (p_adj = p); "dimension" adjusts them across metrics
+    np.testing.assert_allclose(fried["p_adj"], fried["p"])
+    dim = compare_groups(df, group_col="tutor", block_col="conversation_id", n_resamples=0, family="dimension", adjust="bh")
+    fried = dim.filter(pl.col("test") == "friedman")
     np.testing.assert_allclose(fried["p_adj"], stats.false_discovery_control(fried["p"].to_numpy()))
     with pytest.raises(InputSchemaError, match="more than once"):
         compare_groups(pl.concat([df, df.head(1)]), group_col="tutor", block_col="conversation_id")
@@ -221,8 +226,9 @@ def test_adjust_pvalues_spec_vector() -> None:
     with_nan = adjust_pvalues(np.array([0.01, np.nan, 0.04]), "holm")
     assert np.isnan(with_nan[1]) and with_nan[0] == pytest.approx(0.02) and with_nan[2] == pytest.approx(0.04)
     np.testing.assert_array_equal(adjust_pvalues([0.2, 0.01], "none"), [0.2, 0.01])
+    np.testing.assert_allclose(adjust_pvalues([0.01, np.nan, 0.4], "bonferroni"), [0.02, np.nan, 0.8])
     with pytest.raises(ConfigError):
-        adjust_pvalues([0.1], "bonferroni")  # type: ignore[arg-type]
+        adjust_pvalues([0.1], "sidak")  # type: ignore[arg-type]
 
 
 def test_small_tied_data_exact_enumeration_matches_scipy_auto() -> None:
