@@ -78,6 +78,10 @@ def validate(
     levels: opt.Levels = None,
     drop_out_of_scale: opt.DropOutOfScale = False,
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
+    tie_digits: Annotated[
+        int,
+        typer.Option("--tie-digits", min=0, help="Rank values rounded to N significant digits, so float noise ties (0: raw values)."),
+    ] = 12,
     control: opt.Control = None,
     estimate_theta: Annotated[
         bool,
@@ -122,6 +126,7 @@ def validate(
         n_permutations=n_permutations,
         stars_on=stars_on,
         n_min=n_min,
+        tie_digits=tie_digits,
         id_type=id_type,
         levels=parse_levels(levels),
         drop_out_of_scale=drop_out_of_scale,
