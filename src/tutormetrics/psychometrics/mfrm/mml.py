@@ -444,6 +444,13 @@ class MFRMResult:
             out.append((f"{crit}:P(y={k})", pk, se_logit, se_p))
         return out
 
+    def effects_table(self, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
+        """Δp per covariate, topic and group level per criterion at the reference point, with draws from
+        N(x̂, Ĥ⁻¹) (``effects.md`` §3); columns :data:`~tutormetrics.psychometrics.mfrm.effects.EFFECT_COLUMNS`."""
+        from tutormetrics.psychometrics.mfrm.effects import mml_effects
+
+        return mml_effects(self, n_draws=n_draws, seed=seed)
+
     def summary(self) -> str:
         """Short human-readable report (fit, reliability, facet table)."""
         return summary_report(
