@@ -70,7 +70,7 @@ def apply_recode(
     counts = {k: int((score == k).sum()) for k in mapping}
     keys = pl.Series(list(mapping), dtype=pl.Float64)
     vals = pl.Series([v for v in mapping.values()], dtype=pl.Float64)
-    hit = score.is_in(keys)
+    hit = score.is_in([float(k) for k in mapping])
     new = score.replace_strict(keys, vals, default=score, return_dtype=pl.Float64)
     new = pl.select(pl.when(hit).then(new).otherwise(score)).to_series()
     return ratings.with_columns(new.alias(score_col)), counts

@@ -643,7 +643,7 @@ def _is_binary_column(col: pl.Series) -> bool:
     if not col.dtype.is_numeric():
         return False
     vals = col.drop_nulls()
-    return vals.len() > 0 and bool(vals.is_in([0, 1]).all())
+    return vals.len() > 0 and bool(vals.cast(pl.Float64).is_in([0.0, 1.0]).all())
 
 
 def _group_codes(
