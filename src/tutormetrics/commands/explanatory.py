@@ -33,8 +33,8 @@ def parse_specs(spec: Sequence[str] | None) -> list[tuple[str, list[str]]] | Non
     """``NAME=TERMS`` items → ``[(name, [term, ...])]`` (``effects.md`` §6); ``None`` without any.
 
     Example:
-        >>> parse_specs(["M3=suff+topics"])
-        [('M3', ['suff', 'topics'])]
+        >>> parse_specs(["M0=", "M3=suff+topics"])
+        [('M0', []), ('M3', ['suff', 'topics'])]
     """
     if not spec:
         return None

@@ -45,7 +45,7 @@ def hdi(values: np.ndarray, prob: float = HDI_PROB) -> tuple[float, float]:
 
     Example:
         >>> hdi(np.array([3.0, 1.0, 2.0, 10.0]), 0.5)
-        (1.0, 2.0)
+        (1.0, 3.0)
     """
     x = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
     n = x.size
