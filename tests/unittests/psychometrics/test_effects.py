@@ -376,3 +376,37 @@ def test_true_delta_p_recovered() -> None:
     inside = np.concatenate([r[0] for r in runs])
     assert inside.sum() >= 80, inside.sum()
     assert np.abs(np.concatenate([r[1] for r in runs])).max() < 3.5
+
+
+def _theta_key_groups_equal(ratings: pl.DataFrame, theta: pl.DataFrame, score: str = "score") -> None:
+    """R1 without covariates: the θ-key is the multiset of rated (criterion, rater) cells and T, the sum of
+    category indices (each criterion's observed scores, sorted, are its categories 0..M_j)."""
+    keyed = (
+        ratings.filter(pl.col(score).is_not_null())
+        .with_columns(cat=pl.col(score).rank("dense").over("criterion") - 1)
+        .group_by("exchange_id")
+        .agg(pl.col("cat").sum().alias("T"), (pl.col("criterion") + "|" + pl.col("rater")).sort().str.join(",").alias("cells"))
+        .join(theta, on="exchange_id")
+    )
+    assert theta["theta"].n_unique() <= keyed.select("T", "cells").n_unique() < theta.height
+    assert keyed.group_by(["T", "cells"]).agg(pl.col("theta", "theta_sd", "theta_low").n_unique()).select(
+        pl.max_horizontal("theta", "theta_sd", "theta_low").max()
+    ).item() == 1
+
+
+def test_bundled_example_shuffled_is_bitwise_equal(example_dir) -> None:
+    ratings = pl.read_csv(example_dir / "ratings.csv")
+    a = fit_mfrm(ratings)
+    b = fit_mfrm(ratings.sample(fraction=1.0, shuffle=True, seed=8))
+    assert a.theta_table().equals(b.theta_table()) and _facets_by_key(a) == _facets_by_key(b)
+    _theta_key_groups_equal(ratings, a.theta_table())
+
+
+@pytest.mark.mrbench
+def test_mrbench_shuffled_is_bitwise_equal(mrbench_dir) -> None:
+    """MRBench: one gold rater, 0/0.5/1 (partial credit), many exchanges sharing a θ-key (effects.md §2.1)."""
+    ratings = pl.read_csv(mrbench_dir / "ratings.csv").select("exchange_id", "rater", "criterion", "score")
+    a = fit_mfrm(ratings)
+    b = fit_mfrm(ratings.sample(fraction=1.0, shuffle=True, seed=3))
+    assert a.theta_table().equals(b.theta_table()) and _facets_by_key(a) == _facets_by_key(b)
+    _theta_key_groups_equal(ratings, a.theta_table())
