@@ -65,6 +65,10 @@ class Explanatory:
 
     def report_scales(self, result: Any, log: Callable[[str], None]) -> None:
         """``covariates: flag raw (0/1), len z (mean 212.4, sd 85.7)``; a raw non-0/1 column gets its range."""
+        topics = getattr(result, "topic_matrix", None)
+        if topics is not None:
+            none = int((topics.sum(axis=1) == 0).sum())
+            log(f"topics: {', '.join(result.topic_names)}" + (f"; {none} exchanges have no topic" if none else ""))
         names = list(getattr(result, "covariate_names", []) or [])
         scales = list(getattr(result, "covariate_scales", []) or [])
         if not names or not scales:

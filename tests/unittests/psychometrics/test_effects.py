@@ -12,7 +12,7 @@ from scipy.special import expit
 from scipy.stats import spearmanr
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.psychometrics.mfrm import fit_mfrm
+from tutormetrics.psychometrics.mfrm import fit_mfrm, simulate_mfrm
 from tutormetrics.psychometrics.mfrm.design import quadrature
 from tutormetrics.psychometrics.mfrm.effects import EFFECT_COLUMNS, EffectTerm, effects_frame, hdi
 from tutormetrics.psychometrics.recode import apply_recode, parse_recode
@@ -410,3 +410,31 @@ def test_mrbench_shuffled_is_bitwise_equal(mrbench_dir) -> None:
     b = fit_mfrm(ratings.sample(fraction=1.0, shuffle=True, seed=3))
     assert a.theta_table().equals(b.theta_table()) and _facets_by_key(a) == _facets_by_key(b)
     _theta_key_groups_equal(ratings, a.theta_table())
+
+
+def test_group_effects_against_the_mean_of_groups() -> None:
+    rng = np.random.default_rng(1)
+    beta = rng.normal(0, 0.5, (5, 3))
+    beta -= beta.mean(1, keepdims=True)
+    ratings, truth = simulate_mfrm(n_items=200, seed=2, beta=beta)
+    res = fit_mfrm(ratings, groups=truth.select("exchange_id", "group"))
+    e = res.effects_table(n_draws=300)
+    assert e["effect"].to_list() == ["group"] * 15 and e["contrast"][0] == "g1 vs mean of groups"
+    assert e["reference"][0] == "theta=0; s=0 (mean rater); groups=mean"
+    np.testing.assert_allclose(e["delta_p"], (expit(-res.b[None, :] + res.beta.T) - expit(-res.b)[None, :]).ravel(), rtol=1e-12)
+    assert (e["n_draws"] == 300).all() and e["reason"].to_list() == [""] * 15
+
+
+def test_partial_credit_effects_use_the_top_category() -> None:
+    ratings, truth = simulate_mfrm(n_items=150, seed=4, gamma=[0.5] * 5, thresholds=[[-0.5, 0.5]] * 5)
+    cov = truth.select("exchange_id", flag=(pl.col("v") > 0).cast(pl.Int64))
+    res = fit_mfrm(ratings, covariates=cov)
+    e = res.effects_table(n_draws=300)
+    base = res.facets_table().filter(pl.col("facet") == "baseline_probability", pl.col("level").str.ends_with(":P(y=2)"))
+    np.testing.assert_allclose(e["p_ref"], base["estimate"], rtol=1e-12)
+    assert e["outcome"].to_list() == ["P(y=2)"] * 5
+    tau = res.tau
+    from tutormetrics.psychometrics.mfrm.design import partial_credit_probabilities
+
+    top = [partial_credit_probabilities(np.array(-res.b[j] + res.gamma[j, 0]), tau[j])[2] - base["estimate"][j] for j in range(5)]
+    np.testing.assert_allclose(e["delta_p"], top, rtol=1e-12)
