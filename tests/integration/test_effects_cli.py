@@ -108,6 +108,10 @@ def test_covariate_scale_and_topic_col(app, runner, study, tmp_path) -> None:
         (["--spec", "M0="], "--spec needs --compare-models"),
         (["--topic-col", "t_a"], "--topic-col needs --topics"),
         (["--topics", "COV"], "topic column"),
+        (["--method", "nuts", "--compare-models", "L.csv", "--covariates", "COV", "--spec", "M0=", "--spec", "M1=nope"], "unknown term"),
+        (["--method", "nuts", "--compare-models", "L.csv", "--covariates", "COV", "--spec", "M0=", "--spec", "M0=suff"], "repeated"),
+        (["--method", "nuts", "--compare-models", "L.csv", "--covariates", "COV", "--spec", "M0="], "at least two"),
+        (["--method", "nuts", "--compare-models", "L.csv", "--covariates", "COV", "--spec", "M0=", "--spec", "M1=topics"], "needs --topics"),
     ],
 )
 def test_theta_explanatory_errors_exit_2(app, runner, study, tmp_path, extra, message) -> None:

@@ -153,6 +153,11 @@ def theta(
         grp_df = read_table(groups, id_columns=ids) if groups else None
         top_df = read_table(topics, id_columns=ids) if topics else None
         covariate_col = split_list(covariate_col)
+        if explanatory.specs:  # unknown terms fail before any sampling
+            from tutormetrics.psychometrics.mfrm.bayes import model_specs
+
+            cov_names = covariate_col or ([c for c, dt in cov_df.schema.items() if c != id_col and dt.is_numeric()] if cov_df is not None else [])
+            model_specs(explanatory.specs, covariate_names=cov_names, has_topics=top_df is not None, has_groups=grp_df is not None)
         columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         result = fit_theta(
             ratings_df,
