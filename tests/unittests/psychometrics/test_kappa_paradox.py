@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -76,3 +78,35 @@ def test_per_rater_table_and_bias_index() -> None:
     bi = agreement_table(long, n_resamples=0)["bias_index"][0]
     assert per["rate"][0] - per["rate"][1] == pytest.approx(bi, abs=1e-15)
     assert per_rater_table(cleaned, levels=[0.0, 1.0, 2.0])["endorsed"].to_list() == [0, 0]
+
+
+R_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "r"
+
+
+def _check_against_epir(ref: pl.DataFrame) -> None:
+    for row in ref.iter_rows(named=True):
+        a, b, c, d = (float(row[k]) for k in "abcd")
+        table = np.array([[d, c], [b, a]])  # rows A (0, 1), columns B (0, 1)
+        out = paradox_indices(table)
+        assert float(out["pabak"]) == pytest.approx(row["pabak"], abs=1e-12), row["table"]
+        assert float(out["prevalence_index"]) == pytest.approx(row["pindex"], abs=1e-12), row["table"]
+        assert float(out["bias_index"]) == pytest.approx(row["bindex"], abs=1e-12), row["table"]
+        assert float(cohen_kappa(table)) == pytest.approx(row["kappa"], abs=1e-12), row["table"]
+
+
+def test_indices_equal_epir_fixture() -> None:
+    """epiR::epi.kappa (tests/fixtures/r/kappa_paradox.R) on five tables: PABAK, PI, BI and κ, signs included."""
+    _check_against_epir(pl.read_csv(R_DIR / "kappa_paradox.csv"))
+
+
+def test_indices_equal_epir_rerun(tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("Rscript") is None:
+        pytest.skip("R not installed")
+    run = subprocess.run(["Rscript", str(R_DIR / "kappa_paradox.R")], capture_output=True, text=True, timeout=120)
+    if run.returncode != 0:
+        pytest.skip(f"epiR not available: {run.stderr.strip()[:200]}")
+    (tmp_path / "k.csv").write_text(run.stdout)
+    _check_against_epir(pl.read_csv(tmp_path / "k.csv"))
