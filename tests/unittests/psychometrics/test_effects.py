@@ -3,6 +3,8 @@ recoding (§7), against the spec's worked examples (§11) and an independent MML
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import arviz as az
 import numpy as np
 import polars as pl
@@ -438,3 +440,38 @@ def test_partial_credit_effects_use_the_top_category() -> None:
 
     top = [partial_credit_probabilities(np.array(-res.b[j] + res.gamma[j, 0]), tau[j])[2] - base["estimate"][j] for j in range(5)]
     np.testing.assert_allclose(e["delta_p"], top, rtol=1e-12)
+
+
+R_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "r"
+
+
+def _check_against_lme4(ref: pl.DataFrame) -> None:
+    d = pl.read_csv(R_DIR / "mfrm_heldout.csv")
+    res = fit_mfrm(d.drop("suff"), covariates=d.select("exchange_id", "suff").unique("exchange_id"))
+    ours = res.facets_table().join(ref, on=["facet", "level"], suffix="_r")
+    assert ours.height == 10
+    np.testing.assert_allclose(ours["estimate"], ours["estimate_r"], atol=1e-4)  # measured: 3e-6
+    b_r = ref.filter(pl.col("facet") == "criterion")["estimate"].to_numpy()
+    g_r = ref.filter(pl.col("facet") == "covariate:suff")["estimate"].to_numpy()
+    e = res.effects_table(n_draws=200)
+    np.testing.assert_allclose(e["delta_p"], expit(-b_r + g_r) - expit(-b_r), atol=2e-4)
+    np.testing.assert_allclose(e["p_ref"], expit(-b_r), atol=2e-4)
+
+
+def test_facets_and_effects_equal_lme4_fixture() -> None:
+    """A MAP written with lme4's adaptive-quadrature likelihood (tests/fixtures/r/mfrm_map.R), 300 × 4 × 2."""
+    _check_against_lme4(pl.read_csv(R_DIR / "mfrm_map.csv"))
+
+
+def test_facets_equal_lme4_rerun(tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("Rscript") is None:
+        pytest.skip("R not installed")
+    run = subprocess.run(["Rscript", str(R_DIR / "mfrm_map.R"), str(R_DIR / "mfrm_heldout.csv")],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    if run.returncode != 0:
+        pytest.skip(f"lme4 not available: {run.stderr.strip()[:200]}")
+    (tmp_path / "m.csv").write_text(run.stdout)
+    _check_against_lme4(pl.read_csv(tmp_path / "m.csv"))
