@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import arviz as az
 import numpy as np
 import polars as pl
 import pytest
@@ -154,6 +153,7 @@ def test_hdi_rule_spec_example_and_arviz() -> None:
                   0.00, 0.14, 0.06, 0.08, 0.04])  # fmt: skip
     assert hdi(d) == (-0.03, 0.14)
     assert (d > 0).mean() == 0.85 and d.mean() == pytest.approx(0.0705) and d.std(ddof=1) == pytest.approx(0.0711910, abs=1e-7)
+    az = pytest.importorskip("arviz")  # the bayes extra
     rng = np.random.default_rng(5)
     for n in (20, 101, 4000):
         x = rng.gamma(2.0, size=n)
