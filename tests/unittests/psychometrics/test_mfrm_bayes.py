@@ -264,7 +264,7 @@ def test_cli_theta_nuts_partial_credit(tmp_path: Path) -> None:
     assert np.corrcoef(theta["theta"].to_numpy(), mml.theta)[0, 1] > 0.95
     # usage errors exit 2 without sampling
     bad = CliRunner().invoke(app, [*args, "--method", "nuts", "--compare-models", str(tmp_path / "loo.csv")])
-    assert bad.exit_code == 2 and "--covariates and/or --groups" in bad.stderr
+    assert bad.exit_code == 2 and "--covariates, --topics and/or --groups" in bad.stderr
     bad = CliRunner().invoke(app, [*args, "--method", "bayes"])
     assert bad.exit_code == 2 and "unknown --method" in bad.stderr
 
@@ -280,6 +280,8 @@ def test_nuts_topics_named_models_pooled_theta_and_effects() -> None:
 
     rng = np.random.default_rng(9)
     ratings, truth = simulate_mfrm(n_items=60, seed=9)
+    shown = ["zeta", "alpha", "mu", "beta", "omega"]  # first appearance, not sorted
+    ratings = ratings.with_columns(pl.col("criterion").replace(dict(zip(["c1", "c2", "c3", "c4", "c5"], shown))))
     ids = truth["exchange_id"]
     cov = pl.DataFrame({"exchange_id": ids, "suff": (rng.random(60) < 0.5).astype(int)})
     top = pl.DataFrame({"exchange_id": ids, **{f"t{k}": (rng.random(60) < 0.4).astype(int) for k in range(3)}})
@@ -294,10 +296,15 @@ def test_nuts_topics_named_models_pooled_theta_and_effects() -> None:
     assert topic_rows.height == 15
     beta = np.asarray(fit.idata.posterior["beta_topic"].values)
     np.testing.assert_allclose(beta.sum(-1), 0.0, atol=1e-10)
+    assert fit.facets_table().filter(pl.col("facet") == "criterion")["level"].to_list() == shown
     eff = fit.effects_table()
     assert eff.columns == list(EFFECT_COLUMNS) and eff.height == 20
+    assert eff["criterion"].to_list()[:5] == shown
+    mml = fit_mfrm(ratings, covariates=cov, topics=top).effects_table()
+    np.testing.assert_allclose(eff["delta_p"], mml["delta_p"], atol=0.08)  # same rows, same order
     assert (eff["n_draws"] == 400).all() and (eff["method"] == "nuts").all()
     assert ((eff["hdi_low"] <= eff["delta_p"]) & (eff["delta_p"] <= eff["hdi_high"])).all()
+    assert eff["reason"].str.contains("not_converged").all()  # 2 × 200 draws cannot reach ESS 400
     table = compare_models(ratings, covariates=cov, topics=top, specs=[("M0", []), ("M1", ["suff"]), ("M3", ["suff", "topics"])], **opts)
     assert sorted(table["model"].to_list()) == ["M0", "M1", "M3"] and (table["ref_model"] == "M0").all()
     m0 = table.filter(pl.col("model") == "M0").row(0, named=True)

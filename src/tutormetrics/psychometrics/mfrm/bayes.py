@@ -301,6 +301,15 @@ class BayesMFRMResult:
     topic_matrix: np.ndarray | None = None
     #: per exchange, the representative of its θ-key (effects.md §2.4); None = per-exchange summaries
     theta_key: np.ndarray | None = None
+    #: coding indices of the criteria in display (first-appearance) order; None = coding order
+    display: list[int] | None = None
+
+    def _order(self) -> list[int]:
+        return list(self.display) if self.display else list(range(len(self.criteria)))
+
+    def _shown(self) -> list[tuple[int, str]]:
+        """(coding index, name) of the criteria in display order (tables follow the input, §2.2)."""
+        return [(j, self.criteria[j]) for j in self._order()]
 
     def _pooled_theta(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """θ mean, SD (ddof 1) and 94% HDI per θ-key from the pooled draws of its exchanges, copied to each."""
@@ -402,30 +411,30 @@ class BayesMFRMResult:
             for key, val in zip(("facet", "level", "estimate", "se", "lower", "upper", "reference"), [facet, level, *vals, ref]):
                 rows[key].append(val)
 
-        for j, crit in enumerate(self.criteria):
+        for j, crit in self._shown():
             add("criterion", crit, "b", (j,))
         if self._has("s"):
             for r, name in enumerate(self.raters):
                 add("rater", name, "s", (r,))
         for c, cname in enumerate(self.covariate_names):
             ref = covariate_reference(cname, self.covariate_scales[c]) if self.covariate_scales else ""
-            for j, crit in enumerate(self.criteria):
+            for j, crit in self._shown():
                 add(f"covariate:{cname}", crit, "gamma", (j, c), ref)
         if self._has("beta_topic"):
             for k, tname in enumerate(self.topic_names):
-                for j, crit in enumerate(self.criteria):
+                for j, crit in self._shown():
                     add(f"topic:{tname}", crit, "beta_topic", (j, k))
         if self._has("beta"):
             for k, lev in enumerate(self.group_levels):
-                for j, crit in enumerate(self.criteria):
+                for j, crit in self._shown():
                     add(f"group:{lev}", crit, "beta", (j, k))
         if self._has("tau"):
-            for j, crit in enumerate(self.criteria):
+            for j, crit in self._shown():
                 m = int(self.n_steps[j])
                 if m > 1:
                     for h in range(1, m + 1):
                         add("threshold", f"{crit}:{h}", "tau", (j, h - 1))
-        for j, crit in enumerate(self.criteria):
+        for j, crit in self._shown():
             m = int(self.n_steps[j])
             if self._metric("baseline_p", "mean").ndim == 1:
                 add("baseline_probability", crit, "baseline_p", (j,), self.reference_point)
@@ -438,7 +447,8 @@ class BayesMFRMResult:
 
     def effects_table(self) -> pl.DataFrame:
         """Δp per covariate, topic and group level per criterion over every posterior draw (``effects.md`` §3);
-        ``p_ref`` and ``delta_p`` are means over draws. ``not_converged`` when the run missed the thresholds."""
+        ``p_ref`` and ``delta_p`` are means over draws. ``not_converged`` on a row whose b or coefficient has
+        R-hat > 1.01 or ESS < 400, or when the run had divergences (§10)."""
         from tutormetrics.psychometrics.mfrm.effects import (
             EffectTerm, covariate_contrast, effects_frame, outcome_labels, sparse_reason,
         )  # fmt: skip
@@ -449,37 +459,57 @@ class BayesMFRMResult:
             a = np.asarray(post[var].values, dtype=float)
             return a.reshape(-1, *a.shape[2:])
 
-        b_d = flat("b")
+        order = np.asarray(self._order(), dtype=np.int64)
+
+        def flat_shown(var: str) -> np.ndarray:  # criteria (axis 1) in display order
+            return flat(var)[:, order]
+
+        b_d = flat_shown("b")
         terms: list[EffectTerm] = []
         if self.covariate_names:
-            g_d = flat("gamma")
+            g_d = flat_shown("gamma")
             for c, name in enumerate(self.covariate_names):
                 raw = None if self.covariate_raw is None else self.covariate_raw[:, c]
                 terms.append(EffectTerm("covariate", name, covariate_contrast(name, self.covariate_scales[c]),
                                         g_d[:, :, c].mean(0), g_d[:, :, c], sparse_reason(raw)))  # fmt: skip
         if self._has("beta_topic"):
-            t_d = flat("beta_topic")
+            t_d = flat_shown("beta_topic")
             for k, name in enumerate(self.topic_names):
                 raw = None if self.topic_matrix is None else self.topic_matrix[:, k]
                 terms.append(EffectTerm("topic", name, f"{name} 0 -> 1", t_d[:, :, k].mean(0), t_d[:, :, k], sparse_reason(raw)))
         if self._has("beta"):
-            gb = flat("beta")
+            gb = flat_shown("beta")
             for g, name in enumerate(self.group_levels):
                 terms.append(EffectTerm("group", name, f"{name} vs mean of groups", gb[:, :, g].mean(0), gb[:, :, g]))
-        tau_d = flat("tau") if self._has("tau") else None
+        tau_d = flat_shown("tau") if self._has("tau") else None
+        sources = [("gamma", c) for c in range(len(self.covariate_names))]
+        sources += [("beta_topic", k) for k in range(len(self.topic_names))] if self._has("beta_topic") else []
+        sources += [("beta", g) for g in range(len(self.group_levels))] if self._has("beta") else []
+
+        def healthy(var: str, index: tuple[int, ...]) -> bool:
+            r_hat = float(self._metric(var, "r_hat")[index])
+            ess = min(float(self._metric(var, "ess_bulk")[index]), float(self._metric(var, "ess_tail")[index]))
+            return r_hat <= R_HAT_MAX and ess >= ESS_MIN
+
+        def row_reason(t: int, j: int) -> list[str]:
+            var, k = sources[t]
+            jj = int(order[j])
+            ok = self.n_divergences == 0 and healthy("b", (jj,)) and healthy(var, (jj, k))
+            return [] if ok else ["not_converged"]
+
         return effects_frame(
             terms,
-            criteria=self.criteria,
-            outcomes=outcome_labels(self.criteria, self.n_steps, self.score_levels),
-            n_steps=self.n_steps,
+            criteria=[self.criteria[j] for j in order],
+            outcomes=outcome_labels([self.criteria[j] for j in order], self.n_steps[order], self.score_levels),
+            n_steps=self.n_steps[order],
             b_point=b_d.mean(0),
-            tau_point=tau_d.mean(0) if tau_d is not None else np.zeros((len(self.criteria), 1)),
+            tau_point=tau_d.mean(0) if tau_d is not None else np.zeros((len(order), 1)),
             b_draws=b_d,
             tau_draws=tau_d,
             reference=self.reference_point,
             method="nuts",
             point_from_draws=True,
-            extra_reason=[] if self.converged else ["not_converged"],
+            row_reason=row_reason,
         )
 
     def diagnostics(self) -> pl.DataFrame:
@@ -666,6 +696,7 @@ def fit_mfrm_bayes(
         covariate_raw=prep.cov_raw,
         topic_matrix=prep.item_topic,
         theta_key=prep.design.item_theta_rep,
+        display=prep.display,
     )
 
 

@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,16 +133,18 @@ def effects_frame(
     method: str,
     point_from_draws: bool,
     extra_reason: Sequence[str] = (),
+    row_reason: Callable[[int, int], Sequence[str]] | None = None,
 ) -> pl.DataFrame:
     """The effects table (``effects.md`` §3.3): one row per term × criterion.
 
     ``b_draws`` (S, J) and ``tau_draws`` (S, J, M) give the per-draw reference point; with
     ``point_from_draws`` (NUTS) ``p_ref`` and ``delta_p`` are means over draws, else plug-ins at the
-    point estimate. Without draws the draw columns are NaN and ``n_draws`` 0.
+    point estimate. Without draws the draw columns are NaN and ``n_draws`` 0. ``row_reason(t, j)`` adds
+    codes for term ``t`` at criterion ``j`` (NUTS: ``not_converged`` from that row's diagnostics).
     """
     rows: dict[str, list[Any]] = {c: [] for c in EFFECT_COLUMNS}
     n_draws = 0 if b_draws is None else int(b_draws.shape[0])
-    for term in terms:
+    for t_index, term in enumerate(terms):
         for j, crit in enumerate(criteria):
             m = int(n_steps[j])
             eta0 = -float(b_point[j])
@@ -161,7 +163,7 @@ def effects_frame(
                 if point_from_draws:
                     p_ref, dp = float(p_s.mean()), stats[0]
             mean, sd, lo, hi, pgt = stats
-            reason = [*term.reason, *extra_reason]
+            reason = [*term.reason, *extra_reason, *(row_reason(t_index, j) if row_reason else ())]
             for col, val in zip(
                 EFFECT_COLUMNS,
                 (term.effect, term.term, crit, term.contrast, reference, outcomes[j], p_ref, dp, mean, sd, lo, hi, pgt,
