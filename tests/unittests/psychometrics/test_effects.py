@@ -475,3 +475,16 @@ def test_facets_equal_lme4_rerun(tmp_path) -> None:
         pytest.skip(f"lme4 not available: {run.stderr.strip()[:200]}")
     (tmp_path / "m.csv").write_text(run.stdout)
     _check_against_lme4(pl.read_csv(tmp_path / "m.csv"))
+
+
+def test_no_covariance_keeps_plugins_and_blanks_draws(tiny_fit) -> None:
+    import dataclasses
+
+    bad = dataclasses.replace(tiny_fit, free_covariance=np.full_like(tiny_fit.free_covariance, np.nan))
+    e = bad.effects_table()
+    good = tiny_fit.effects_table()
+    np.testing.assert_array_equal(e["delta_p"], good["delta_p"])
+    np.testing.assert_array_equal(e["p_ref"], good["p_ref"])
+    assert e["hdi_low"].is_nan().all() and (e["n_draws"] == 0).all()
+    assert all(r.endswith("no_covariance") for r in e["reason"].to_list())
+    assert not e["hdi_excl_zero"].any()
