@@ -67,6 +67,8 @@ class ValidateOptions:
     n_permutations: int = 9999
     stars_on: str = "p_adj"
     n_min: int = 10
+    #: Significant digits of the rank key (``effects.md`` §2.5); 0 = raw values.
+    tie_digits: int = 12
     id_type: str = "str"
     levels: list[float] | None = None
     drop_out_of_scale: bool = False
@@ -87,6 +89,7 @@ class ValidateOptions:
             "n_permutations": self.n_permutations,
             "stars_on": self.stars_on,
             "n_min": self.n_min,
+            "tie_digits": self.tie_digits,
         }
 
 

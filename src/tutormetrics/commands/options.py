@@ -345,6 +345,8 @@ VALIDITY = _group(
     option("n_permutations", "--n-permutations", int, 9999, "Permutations for a permutation p.", min=1),
     option("stars_on", "--stars-on", str, "p_adj", "Column the stars refer to: p_adj or p."),
     option("n_min", "--n-min", int, 10, "Fewest complete pairs for a defined cell.", min=3),
+    option("tie_digits", "--tie-digits", int, 12, min=0,
+           help="Rank values rounded to N significant digits, so float noise ties (0: raw values; effects.md §2.5)."),
     option("id_type", "--id-type", str, "str",
            help="Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),
     option("top", "--top", int, 5, "Strongest correlations to list on stderr.", field=None, min=0),

@@ -21,10 +21,12 @@ import polars as pl
 import typer
 
 from tutormetrics.commands import options as opt
+from tutormetrics.commands.explanatory import check_explanatory_options
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
 from tutormetrics.io import check_outputs, read_table, require_columns, write_table
 from tutormetrics.psychometrics.ratings import Ratings
+from tutormetrics.psychometrics.recode import apply_recode, parse_recode, recode_message
 
 __all__ = ["register"]
 
@@ -59,12 +61,26 @@ def _clean(frame: pl.DataFrame, source: str, kwargs: dict[str, Any]) -> Ratings:
     )  # fmt: skip
 
 
+def recoded(frame: pl.DataFrame, recode: list[str] | None, *, score_col: str, id_col: str, source: str) -> pl.DataFrame:
+    """``--recode`` applied to the score column right after reading (``effects.md`` §7), reported on stderr."""
+    mapping = parse_recode(recode)
+    if not mapping:
+        return frame
+    if score_col not in frame.columns:
+        return frame  # the missing column is reported by the next step
+    out, counts = apply_recode(frame, score_col, mapping, id_col=id_col, source=source)
+    typer.echo(recode_message(mapping, counts), err=True)
+    return out
+
+
 def theta(
     ratings: Annotated[Path, typer.Argument(help="Long ratings table (exchange_id, rater, criterion, score).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Theta table (csv/parquet/jsonl).")],
     facets: Annotated[Optional[Path], typer.Option("--facets", help="Also write the facet estimates here.")] = None,
     covariates: Annotated[Optional[Path], typer.Option("--covariates", help="Exchange-level covariate table.")] = None,
-    covariate_col: Annotated[Optional[str], typer.Option("--covariate-col", help="Covariate column (default: all numeric).")] = None,
+    covariate_col: Annotated[
+        Optional[list[str]], typer.Option("--covariate-col", help="Covariate column(s), repeat or comma-separate (default: all numeric).")
+    ] = None,
     groups: Annotated[Optional[Path], typer.Option("--groups", help="Exchange-level group table.")] = None,
     group_col: Annotated[Optional[str], typer.Option("--group-col", help="Group column in --groups.")] = None,
     model: Annotated[str, typer.Option("--model", help="auto, binary or partial-credit.")] = "auto",
@@ -76,7 +92,31 @@ def theta(
     seed: Annotated[int, typer.Option("--seed", help="nuts: random seed.")] = 0,
     compare_models_path: Annotated[
         Optional[Path],
-        typer.Option("--compare-models", help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates and/or --groups)."),
+        typer.Option("--compare-models", help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates, --topics and/or --groups)."),
+    ] = None,
+    # --- explanatory MFRM (effects.md): scale, topics, effects, recoding, plot, named models
+    covariate_scale: Annotated[
+        str, typer.Option("--covariate-scale", help="auto (0/1 covariates raw, others z-scored), raw or z.")
+    ] = "auto",
+    topics: Annotated[
+        Optional[Path], typer.Option("--topics", help="Exchange-level 0/1 topic table (multi-hot; effects sum to zero per criterion).")
+    ] = None,
+    topic_col: Annotated[
+        Optional[list[str]], typer.Option("--topic-col", help="Topic column(s), repeat or comma-separate (default: every 0/1 column).")
+    ] = None,
+    effects: Annotated[
+        Optional[Path], typer.Option("--effects", help="Write Δp per covariate/topic/group and criterion with 94% HDIs here.")
+    ] = None,
+    effect_draws: Annotated[int, typer.Option("--effect-draws", help="mml: draws from N(mode, H^-1) for --effects (>= 100).")] = 4000,
+    recode: Annotated[
+        Optional[list[str]], typer.Option("--recode", help="Recode scores FROM=TO before the fit (repeatable; TO empty = missing), e.g. 0.5=0.")
+    ] = None,
+    facets_plot: Annotated[
+        Optional[Path], typer.Option("--facets-plot", help="Draw θ and the facets on one logit axis: .png, .pdf or .svg.")
+    ] = None,
+    spec: Annotated[
+        Optional[list[str]],
+        typer.Option("--spec", help="nuts, with --compare-models: a named model NAME=TERMS (TERMS: covariate names, topics, groups joined by +; empty = facets only)."),
     ] = None,
     **kwargs: Any,
 ) -> None:
@@ -96,28 +136,46 @@ def theta(
         if sampler not in ("nutpie", "pymc"):
             raise ConfigError(f"unknown --sampler {sampler!r}", hint="use nutpie or pymc")
         diagnostics = output.with_name(f"{output.stem}_diagnostics.csv") if method == "nuts" else None
-        check_outputs([ratings, covariates, groups], [output, facets, diagnostics, compare_models_path])
+        check_outputs([ratings, covariates, groups, topics], [output, facets, diagnostics, compare_models_path, effects, facets_plot])
+        explanatory = check_explanatory_options(
+            method=method, covariates=covariates, topics=topics, groups=groups, topic_col=topic_col,
+            covariate_scale=covariate_scale, effects=effects, effect_draws=effect_draws, facets_plot=facets_plot,
+            compare_models=compare_models_path, spec=spec,
+        )  # fmt: skip
         if compare_models_path and method != "nuts":
             raise ConfigError("--compare-models needs --method nuts")
-        if compare_models_path and covariates is None and groups is None:
-            raise ConfigError("--compare-models needs --covariates and/or --groups")
+        if compare_models_path and covariates is None and groups is None and topics is None:
+            raise ConfigError("--compare-models needs --covariates, --topics and/or --groups")
         if covariate_col and covariates is None:
             raise ConfigError("--covariate-col needs --covariates")
         if group_col and groups is None:
             raise ConfigError("--group-col needs --groups")
         nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
         ids = [id_col]
-        ratings_df = _clean(read_table(ratings, id_columns=ids), str(ratings), kwargs)
+        ratings_df = _clean(
+            recoded(read_table(ratings, id_columns=ids), recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)),
+            str(ratings), kwargs,
+        )  # fmt: skip
         cov_df = read_table(covariates, id_columns=ids) if covariates else None
         grp_df = read_table(groups, id_columns=ids) if groups else None
+        top_df = read_table(topics, id_columns=ids) if topics else None
+        covariate_col = split_list(covariate_col)
+        if explanatory.specs:  # unknown terms fail before any sampling
+            from tutormetrics.psychometrics.mfrm.bayes import model_specs
+
+            cov_names = covariate_col or ([c for c, dt in cov_df.schema.items() if c != id_col and dt.is_numeric()] if cov_df is not None else [])
+            model_specs(explanatory.specs, covariate_names=cov_names, has_topics=top_df is not None, has_groups=grp_df is not None)
         columns = ratings_df.columns()
         result = fit_theta(
             ratings_df,
             **columns,
             covariates=cov_df,
             covariate_cols=covariate_col,
+            covariate_scale=covariate_scale,
             groups=grp_df,
             group_col=group_col,
+            topics=top_df,
+            topic_cols=split_list(topic_col),
             model=_MODELS[model],  # type: ignore[arg-type]
             method=method,  # type: ignore[arg-type]
             **nuts,  # type: ignore[arg-type]
@@ -125,6 +183,15 @@ def theta(
         write_table(result.theta_table(), output)
         if facets:
             write_table(result.facets_table(), facets)
+        explanatory.report_scales(result, lambda m: typer.echo(m, err=True))
+        if effects:
+            table = explanatory.effects(result, method=method, seed=seed, log=lambda m: typer.echo(m, err=True))
+            write_table(table, effects)
+        if facets_plot:
+            from tutormetrics.report.facets_plot import save_facets_figure
+
+            save_facets_figure(result, facets_plot)
+            typer.echo(f"facets plot: {facets_plot}", err=True)
         if method == "nuts":
             diag_path = diagnostics
             write_table(result.diagnostics(), diag_path)  # type: ignore[union-attr]
@@ -137,8 +204,12 @@ def theta(
                 **columns,
                 covariates=cov_df,
                 covariate_cols=covariate_col,
+                covariate_scale=covariate_scale,
                 groups=grp_df,
                 group_col=group_col,
+                topics=top_df,
+                topic_cols=split_list(topic_col),
+                specs=explanatory.specs,
                 model=_MODELS[model],
                 **nuts,
             )
@@ -149,6 +220,7 @@ def theta(
                 + "; ".join(
                     f"{r['model']} elpd_diff {r['elpd_diff']:.1f} +/- {r['dse']:.1f}, p_loo {r['p_loo']:.1f}, "
                     f"{r['n_high_pareto_k']} ratings with Pareto k > {r['pareto_k_threshold']:.2f}"
+                    + (f", delta elpd vs {r['ref_model']} {r['delta_elpd_ref']:+.2f} +/- {r['delta_elpd_ref_se']:.2f}" if "ref_model" in r else "")
                     for r in loo.iter_rows(named=True)
                     if r["rank"] > 0
                 ),
@@ -188,11 +260,19 @@ def agree(
     na: Annotated[
         Optional[list[str]], typer.Option("--na", help="Scores meaning 'not applicable' (e.g. -1): those ratings are missing, dropped and counted.")
     ] = None,
+    # --- κ-paradox and per-rater endorsement (effects.md §7, §8)
+    recode: Annotated[
+        Optional[list[str]], typer.Option("--recode", help="Recode scores FROM=TO before agreement (repeatable; TO empty = missing).")
+    ] = None,
+    per_rater: Annotated[
+        Optional[Path], typer.Option("--per-rater", help="Also write the endorsement rate per criterion x rater here.")
+    ] = None,
     **kwargs: Any,
 ) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
-    plus the two-rater block; with --judge (repeatable), each LLM judge against each human and the human majority,
-    with leniency columns (mean difference, % of maximum, over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
+    plus the two-rater block (with PABAK, prevalence and bias indices, p_pos, p_neg); with --judge (repeatable), each
+    LLM judge against each human and the human majority, with leniency columns (mean difference, % of maximum,
+    over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
     from tutormetrics.commands.studies import parse_codes
     from tutormetrics.psychometrics.na_codes import drop_na_codes, negative_category_warnings
 
@@ -203,16 +283,27 @@ def agree(
             raise ConfigError("--confusion needs --judge")
         if judge and raters:
             raise ConfigError("--raters and --judge cannot be combined", hint="--judge compares the judge with every human")
-        check_outputs([ratings], [output, confusion])
+        check_outputs([ratings], [output, confusion, per_rater])
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
         codes = parse_codes(na)
+        both = sorted(set(codes or []) & set(parse_recode(recode) or {}))
+        if both:
+            raise ConfigError(f"score {both[0]:g} is given to both --na and --recode", hint="a score is either not applicable or recoded")
         raw = drop_na_codes(read_table(ratings, id_columns=[id_col]), codes, score_col=kwargs["score_col"],
                             log=lambda m: typer.echo(m, err=True))  # fmt: skip
-        frame = _clean(raw, str(ratings), kwargs)
+        frame = _clean(recoded(raw, recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)), str(ratings), kwargs)
         columns = frame.columns()
         if kwargs["levels"] is None:
             for line in negative_category_warnings(frame.frame, criterion_col=kwargs["criterion_col"], score_col=kwargs["score_col"]):
                 typer.echo(line, err=True)
+        if per_rater:
+            from tutormetrics.psychometrics.agreement import clean_ratings
+            from tutormetrics.psychometrics.kappa_paradox import per_rater_table
+
+            long = clean_ratings(frame, **columns)
+            per = per_rater_table(long, levels=opt.parse_levels(kwargs["levels"]))
+            _write(per, per_rater)
+            typer.echo(f"per-rater endorsement: {per.height} rows -> {per_rater}", err=True)
         if judges:
             _agree_judge(frame, judges, output, confusion, columns, {**common, "levels": opt.parse_levels(kwargs["levels"])})
         else:

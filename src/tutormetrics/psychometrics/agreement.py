@@ -24,6 +24,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+from tutormetrics.psychometrics.kappa_paradox import PARADOX_COLUMNS
 from tutormetrics.psychometrics.multirater_agreement import (
     alpha_bootstrap,
     exact_agreement,
@@ -40,7 +41,7 @@ __all__ = ["agreement_table", "clean_ratings", "join_reasons", "split_criteria"]
 
 
 _MULTI = ["exact", "fleiss_kappa", "krippendorff_alpha", "alpha_ordinal", "alpha_interval", "gwet_ac1"]
-_BASE = ["pa", "prevalence", "kappa", "scott_pi", "ac1", "alpha_nominal"]
+_BASE = ["pa", "prevalence", "kappa", "scott_pi", "ac1", "alpha_nominal", *PARADOX_COLUMNS]
 _ORDINAL = ["kappa_quadratic", "ac2_quadratic", "alpha_quadratic"]
 
 
@@ -244,7 +245,8 @@ def agreement_table(
 
     Columns: ``criterion, n_units, n_raters, n_ratings, exact, fleiss_kappa, krippendorff_alpha,
     alpha_ordinal, alpha_interval, gwet_ac1, alpha_ci_low, alpha_ci_high`` (many raters, missing
-    ratings allowed), then ``n, pa, prevalence, kappa, scott_pi, ac1, alpha_nominal`` and, when a
+    ratings allowed), then ``n, pa, prevalence, kappa, scott_pi, ac1, alpha_nominal``, the κ-paradox
+    indices ``pabak, prevalence_index, bias_index, p_pos, p_neg`` (``effects.md`` §8.1) and, when a
     criterion has more than two categories, ``kappa_quadratic, ac2_quadratic, alpha_quadratic``
     (quadratic weights on the score values) with their ``_ci_low``/``_ci_high`` for the raters in
     ``raters`` (default: the first two in sorted order), ``rater_a, rater_b`` and ``reason``.

@@ -26,6 +26,7 @@ from typing import Literal
 
 import numpy as np
 
+from tutormetrics.psychometrics.kappa_paradox import paradox_indices
 from tutormetrics.errors import ConfigError
 
 __all__ = [
@@ -166,7 +167,8 @@ def contingency_table(a: np.ndarray, b: np.ndarray, q: int) -> np.ndarray:
 
 
 def pair_statistics(tables: np.ndarray, values: np.ndarray, ordinal: bool) -> dict[str, np.ndarray]:
-    """The two-rater block of (stacked) tables: pa, prevalence, kappa, scott_pi, ac1, alpha_nominal and, when
+    """The two-rater block of (stacked) tables: pa, prevalence, kappa, scott_pi, ac1, alpha_nominal, the
+    κ-paradox indices and, when
     ``ordinal``, the quadratic-weight kappa, AC2 and alpha on the score ``values``."""
     q = tables.shape[-1]
     out = {
@@ -176,6 +178,7 @@ def pair_statistics(tables: np.ndarray, values: np.ndarray, ordinal: bool) -> di
         "scott_pi": scott_pi(tables),
         "ac1": gwet_ac(tables),
         "alpha_nominal": krippendorff_alpha(tables),
+        **paradox_indices(tables),  # PABAK, prevalence and bias indices, p_pos, p_neg (effects.md §8.1)
     }
     if ordinal:
         wq = weights_matrix(q, "quadratic", values)

@@ -12,7 +12,15 @@ from pathlib import Path
 from tutormetrics.report.collect import MAX_EXCHANGES, collect_study
 from tutormetrics.report.html import render_html
 
-__all__ = ["build_report", "collect_study", "render_html", "write_report"]
+__all__ = ["build_report", "collect_study", "facets_figure", "render_html", "write_report"]
+
+
+def __getattr__(name: str):  # matplotlib only when the facets figure is asked for
+    if name == "facets_figure":
+        from tutormetrics.report.facets_plot import facets_figure
+
+        return facets_figure
+    raise AttributeError(name)
 
 
 def build_report(outdir: str | Path, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES) -> str:

@@ -32,6 +32,7 @@ from tutormetrics.stats.bootstrap import (
     seed_root,
     single_threaded_blas,
 )
+from tutormetrics.stats.ranks import DEFAULT_TIE_DIGITS, tie_key
 from tutormetrics.stats.correlation import fisher_ci, spearman_asymptotic_p, spearman_permutation_p, spearman_vec
 from tutormetrics.stats.partial import (
     bootstrap_partial_block,
@@ -387,8 +388,13 @@ def spearman_matrix(
     stars_on: Literal["p_adj", "p"] = "p_adj",
     ci_backend: CIBackend = "vectorized",
     control: Sequence[str] | None = None,
+    tie_digits: int = DEFAULT_TIE_DIGITS,
 ) -> pl.DataFrame:
     """Spearman ρ of every metric against every target, as a tidy table (``statistics.md`` §1).
+
+    Ties (``effects.md`` §2.5): metric, target and control values are ranked by their key
+    ``float(format(x, ".12g"))`` (:func:`~tutormetrics.stats.ranks.tie_key`), so float noise ties;
+    ``tie_digits`` changes 12 and ``tie_digits=0`` ranks the raw values.
 
     With ``control`` (column names of ``data``), every cell is instead the **partial** Spearman ρ
     controlling for those columns (``richness.md`` §1): complete rows need the controls finite too;
@@ -438,9 +444,11 @@ def spearman_matrix(
     if controls and ci_backend != "vectorized" and ci in ("bca", "percentile"):
         raise ConfigError("partial correlations have only the vectorized bootstrap", hint="use ci_backend='vectorized'")
     require_columns(data, list(dict.fromkeys(metrics + targets)), source="correlation input")
-    x = _numeric_matrix(data, metrics, "metric")
-    y = _numeric_matrix(data, targets, "target")
-    ctrl = _numeric_matrix(data, controls, "control") if controls else None
+    if tie_digits < 0:
+        raise ConfigError("tie_digits must be >= 0", hint="use 12 (default) or 0 for the raw values")
+    x = tie_key(_numeric_matrix(data, metrics, "metric"), tie_digits)
+    y = tie_key(_numeric_matrix(data, targets, "target"), tie_digits)
+    ctrl = tie_key(_numeric_matrix(data, controls, "control"), tie_digits) if controls else None
     k_ctrl = len(controls)
     cells, groups = _plan_cells(x, y, n_min, ctrl)
     root = seed_root(seed)

@@ -112,7 +112,7 @@ def test_option_errors() -> None:
         fit_mfrm_bayes(ratings, target_accept=1.0)
     with pytest.raises(TypeError, match="draws"):
         fit_mfrm(ratings, draws=10)  # type: ignore[call-arg]
-    with pytest.raises(ConfigError, match="covariates and/or groups"):
+    with pytest.raises(ConfigError, match="covariates, topics and/or groups"):
         compare_models(ratings)
 
 
@@ -215,9 +215,11 @@ def test_compare_models_prefers_real_covariate() -> None:
         ratings, covariates=truth.select("exchange_id", "v"), draws=300, tune=300, chains=4, seed=1, cores=CORES
     )
     assert table.columns == [
-        "model", "rank", "elpd_loo", "se", "p_loo", "elpd_diff", "dse", "weight",
-        "n_high_pareto_k", "pareto_k_threshold", "warning",
+        "model", "terms", "rank", "elpd_loo", "se", "p_loo", "elpd_diff", "dse", "weight", "n_points",
+        "n_high_pareto_k", "share_k_ok", "pareto_k_threshold", "ref_model", "delta_elpd_ref", "delta_elpd_ref_se", "warning",
     ]  # fmt: skip
+    assert table["ref_model"].to_list() == ["facets"] * 2 and table["terms"].to_list() == ["v", ""]
+    assert table["delta_elpd_ref"][0] == pytest.approx(table["elpd_diff"][1]) and table["delta_elpd_ref_se"][0] == pytest.approx(table["dse"][1])
     assert table["model"].to_list() == ["facets+covariate", "facets"]
     best, other = table.row(0, named=True), table.row(1, named=True)
     assert best["elpd_diff"] == 0.0 and best["dse"] == 0.0
@@ -262,6 +264,52 @@ def test_cli_theta_nuts_partial_credit(tmp_path: Path) -> None:
     assert np.corrcoef(theta["theta"].to_numpy(), mml.theta)[0, 1] > 0.95
     # usage errors exit 2 without sampling
     bad = CliRunner().invoke(app, [*args, "--method", "nuts", "--compare-models", str(tmp_path / "loo.csv")])
-    assert bad.exit_code == 2 and "--covariates and/or --groups" in bad.stderr
+    assert bad.exit_code == 2 and "--covariates, --topics and/or --groups" in bad.stderr
     bad = CliRunner().invoke(app, [*args, "--method", "bayes"])
     assert bad.exit_code == 2 and "unknown --method" in bad.stderr
+
+
+# ---------------------------------------------------------------- effects.md: topics, named models, pooled θ, effects
+
+
+@pytest.mark.slow  # NUTS
+def test_nuts_topics_named_models_pooled_theta_and_effects() -> None:
+    """effects.md §2.4 (θ-key ties from pooled draws, same draws for a shuffled file), §3 (NUTS effects),
+    §5 (zero-sum topics) and §6 (user-named models, delta_elpd_ref) on a small design."""
+    from tutormetrics.psychometrics.mfrm.effects import EFFECT_COLUMNS
+
+    rng = np.random.default_rng(9)
+    ratings, truth = simulate_mfrm(n_items=60, seed=9)
+    shown = ["zeta", "alpha", "mu", "beta", "omega"]  # first appearance, not sorted
+    ratings = ratings.with_columns(pl.col("criterion").replace(dict(zip(["c1", "c2", "c3", "c4", "c5"], shown))))
+    ids = truth["exchange_id"]
+    cov = pl.DataFrame({"exchange_id": ids, "suff": (rng.random(60) < 0.5).astype(int)})
+    top = pl.DataFrame({"exchange_id": ids, **{f"t{k}": (rng.random(60) < 0.4).astype(int) for k in range(3)}})
+    opts = {"draws": 200, "tune": 200, "chains": 2, "seed": 4, "cores": CORES}
+    fit = fit_mfrm_bayes(ratings, covariates=cov, topics=top, **opts)
+    shuffled = fit_mfrm_bayes(ratings.sample(fraction=1.0, shuffle=True, seed=1), covariates=cov.reverse(),
+                              topics=top.reverse(), **opts)  # fmt: skip
+    assert fit.theta_table().equals(shuffled.theta_table())
+    th = fit.theta_table().with_columns(key=pl.Series(fit.theta_key))
+    assert th.group_by("key").agg(pl.col("theta").n_unique())["theta"].max() == 1
+    topic_rows = fit.facets_table().filter(pl.col("facet").str.starts_with("topic:"))
+    assert topic_rows.height == 15
+    beta = np.asarray(fit.idata.posterior["beta_topic"].values)
+    np.testing.assert_allclose(beta.sum(-1), 0.0, atol=1e-10)
+    assert fit.facets_table().filter(pl.col("facet") == "criterion")["level"].to_list() == shown
+    eff = fit.effects_table()
+    assert eff.columns == list(EFFECT_COLUMNS) and eff.height == 20
+    assert eff["criterion"].to_list()[:5] == shown
+    mml = fit_mfrm(ratings, covariates=cov, topics=top).effects_table()
+    np.testing.assert_allclose(eff["delta_p"], mml["delta_p"], atol=0.08)  # same rows, same order
+    assert (eff["n_draws"] == 400).all() and (eff["method"] == "nuts").all()
+    assert ((eff["hdi_low"] <= eff["delta_p"]) & (eff["delta_p"] <= eff["hdi_high"])).all()
+    assert eff["reason"].str.contains("not_converged").all()  # 2 × 200 draws cannot reach ESS 400
+    table = compare_models(ratings, covariates=cov, topics=top, specs=[("M0", []), ("M1", ["suff"]), ("M3", ["suff", "topics"])], **opts)
+    assert sorted(table["model"].to_list()) == ["M0", "M1", "M3"] and (table["ref_model"] == "M0").all()
+    m0 = table.filter(pl.col("model") == "M0").row(0, named=True)
+    assert m0["delta_elpd_ref"] == 0.0 and m0["delta_elpd_ref_se"] == 0.0 and m0["n_points"] == 600
+    assert table.filter(pl.col("model") == "M3")["terms"][0] == "suff+topics"
+    assert ((table["share_k_ok"] >= 0) & (table["share_k_ok"] <= 1)).all()
+    with pytest.raises(ConfigError, match="unknown term"):
+        compare_models(ratings, covariates=cov, specs=[("A", []), ("B", ["nope"])], **opts)

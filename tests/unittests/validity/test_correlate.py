@@ -99,7 +99,7 @@ def test_adjust_ignores_nan_and_none_is_identity() -> None:
 
 def test_adjust_rejects_bad_input() -> None:
     with pytest.raises(ConfigError):
-        adjust_pvalues([0.1], "bonferroni")
+        adjust_pvalues([0.1], "sidak")  # bonferroni is valid since studies.md §2.2
     with pytest.raises(ConfigError):
         adjust_pvalues(P, "bh")  # 2-D must be raveled explicitly
     with pytest.raises(ConfigError):

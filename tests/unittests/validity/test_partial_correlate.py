@@ -130,6 +130,10 @@ def test_mrbench_partial_equals_pingouin(mrbench_dir: Path) -> None:
     metrics = ["resp_chars", "ttr", "distinct_2", "entropy_1", "rep_2", "jaccard_1", "contain_prompt_in_resp"]
     t = spearman_matrix(data, metrics, criteria, control=["resp_words"], ci="none")
     pdf = data.select(*metrics, *criteria, "resp_words").to_pandas()
+    from tutormetrics.stats.ranks import tie_key
+
+    for col in pdf.columns:  # effects.md §2.5: ranks use the 12-digit key; the reference must see the same values
+        pdf[col] = tie_key(pdf[col].to_numpy())
     checked = 0
     for row in t.iter_rows(named=True):
         sub = pdf[[row["metric"], row["target"], "resp_words"]].dropna()

@@ -49,6 +49,8 @@ from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.mfrm.design import (
     ABSENT_CATEGORY,
     REFERENCE_POINT,
+    covariate_reference,
+    reference_text,
     SIGMA_B,
     SIGMA_BETA,
     SIGMA_GAMMA,
@@ -84,7 +86,7 @@ HDI_PROB = 0.94
 #: Convergence thresholds of ``statistics.md`` §2.3.
 R_HAT_MAX = 1.01
 ESS_MIN = 400.0
-_PARAMS = ("theta", "b", "s", "gamma", "beta", "tau")  # sampled parameters (diagnostics run over these)
+_PARAMS = ("theta", "b", "s", "gamma", "beta", "beta_topic", "tau")  # sampled parameters (diagnostics run over these)
 _EXTRA_HINT = "pip install 'tutormetrics[bayes]'"
 
 
@@ -130,6 +132,7 @@ class _Obs:
     group: np.ndarray
     cov: np.ndarray  # (N, C)
     cat: np.ndarray
+    topic: np.ndarray | None = None  # (N, K) topic indicators
 
     @property
     def n(self) -> int:
@@ -155,6 +158,7 @@ def _observations(d: Design) -> _Obs:
         group=group[order].astype(np.int64),
         cov=np.asarray(d.cell_v[cell][order], dtype=float).reshape(order.size, d.n_cov),
         cat=cat[order],
+        topic=np.asarray(d.cell_x[cell][order], dtype=float).reshape(order.size, d.n_topics) if d.n_topics else None,
     )
 
 
@@ -184,6 +188,8 @@ def _build_model(pm: ModuleType, pt: ModuleType, prep: PreparedRatings, obs: _Ob
         coords["covariate"] = prep.cov_names
     if d.n_groups > 1:
         coords["group"] = prep.group_levels
+    if d.n_topics > 1:
+        coords["topic"] = prep.topic_names
     if d.m_max > 1:
         coords["step"] = np.arange(1, d.m_max + 1)
         coords["category"] = np.arange(d.m_max + 1)
@@ -200,6 +206,9 @@ def _build_model(pm: ModuleType, pt: ModuleType, prep: PreparedRatings, obs: _Ob
         if d.n_groups > 1:
             beta = pm.ZeroSumNormal("beta", sigma=SIGMA_BETA, dims=("criterion", "group"))
             eta = eta + beta[obs.crit, obs.group]
+        if d.n_topics > 1:  # effects.md §5: zero sum over topics within each criterion
+            beta_topic = pm.ZeroSumNormal("beta_topic", sigma=SIGMA_BETA, dims=("criterion", "topic"))
+            eta = eta + (beta_topic[obs.crit] * obs.topic).sum(axis=-1)
         if d.m_max == 1:
             pm.Deterministic("baseline_p", pm.math.sigmoid(-b), dims="criterion")
             pm.Bernoulli("y", logit_p=eta, observed=obs.cat, dims="obs")
@@ -286,6 +295,40 @@ class BayesMFRMResult:
     dropped_criteria: list[str] = field(default_factory=list)
     reference_point: str = REFERENCE_POINT
     method: str = "nuts"
+    topic_names: list[str] = field(default_factory=list)
+    covariate_scales: list[tuple[str, float, float]] = field(default_factory=list)
+    covariate_raw: np.ndarray | None = None
+    topic_matrix: np.ndarray | None = None
+    #: per exchange, the representative of its θ-key (effects.md §2.4); None = per-exchange summaries
+    theta_key: np.ndarray | None = None
+    #: coding indices of the criteria in display (first-appearance) order; None = coding order
+    display: list[int] | None = None
+
+    def _order(self) -> list[int]:
+        return list(self.display) if self.display else list(range(len(self.criteria)))
+
+    def _shown(self) -> list[tuple[int, str]]:
+        """(coding index, name) of the criteria in display order (tables follow the input, §2.2)."""
+        return [(j, self.criteria[j]) for j in self._order()]
+
+    def _pooled_theta(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """θ mean, SD (ddof 1) and 94% HDI per θ-key from the pooled draws of its exchanges, copied to each."""
+        cached = getattr(self, "_pooled_cache", None)
+        if cached is not None:
+            return cached
+        from tutormetrics.psychometrics.mfrm.effects import hdi
+
+        draws = np.asarray(self.idata.posterior["theta"].values, dtype=float)
+        draws = draws.reshape(-1, draws.shape[-1])  # (S, I)
+        key = self.theta_key if self.theta_key is not None else np.arange(draws.shape[1])
+        out = np.empty((4, draws.shape[1]))
+        for k in np.unique(key):
+            members = np.flatnonzero(key == k)
+            pooled = draws[:, members].ravel(order="F")
+            lo, hi = hdi(pooled)
+            out[:, members] = np.array([pooled.mean(), pooled.std(ddof=1), lo, hi])[:, None]
+        self._pooled_cache = (out[0], out[1], out[2], out[3])
+        return self._pooled_cache
 
     # ------------------------------------------------------------------ accessors
     def _metric(self, var: str, metric: str) -> np.ndarray:
@@ -296,12 +339,12 @@ class BayesMFRMResult:
 
     @property
     def theta(self) -> np.ndarray:
-        """Posterior mean (EAP) of θ per exchange."""
-        return self._metric("theta", "mean")
+        """Posterior mean (EAP) of θ per exchange, pooled over the exchanges of its θ-key (§2.4)."""
+        return self._pooled_theta()[0]
 
     @property
     def theta_sd(self) -> np.ndarray:
-        return self._metric("theta", "sd")
+        return self._pooled_theta()[1]
 
     @property
     def b(self) -> np.ndarray:
@@ -350,8 +393,8 @@ class BayesMFRMResult:
                 self.id_col: self.exchange_ids,
                 "theta": self.theta,
                 "theta_sd": self.theta_sd,
-                "theta_low": self._metric("theta", "hdi_3%"),
-                "theta_high": self._metric("theta", "hdi_97%"),
+                "theta_low": self._pooled_theta()[2],
+                "theta_high": self._pooled_theta()[3],
             }
         )
 
@@ -368,25 +411,30 @@ class BayesMFRMResult:
             for key, val in zip(("facet", "level", "estimate", "se", "lower", "upper", "reference"), [facet, level, *vals, ref]):
                 rows[key].append(val)
 
-        for j, crit in enumerate(self.criteria):
+        for j, crit in self._shown():
             add("criterion", crit, "b", (j,))
         if self._has("s"):
             for r, name in enumerate(self.raters):
                 add("rater", name, "s", (r,))
         for c, cname in enumerate(self.covariate_names):
-            for j, crit in enumerate(self.criteria):
-                add(f"covariate:{cname}", crit, "gamma", (j, c))
+            ref = covariate_reference(cname, self.covariate_scales[c]) if self.covariate_scales else ""
+            for j, crit in self._shown():
+                add(f"covariate:{cname}", crit, "gamma", (j, c), ref)
+        if self._has("beta_topic"):
+            for k, tname in enumerate(self.topic_names):
+                for j, crit in self._shown():
+                    add(f"topic:{tname}", crit, "beta_topic", (j, k))
         if self._has("beta"):
             for k, lev in enumerate(self.group_levels):
-                for j, crit in enumerate(self.criteria):
+                for j, crit in self._shown():
                     add(f"group:{lev}", crit, "beta", (j, k))
         if self._has("tau"):
-            for j, crit in enumerate(self.criteria):
+            for j, crit in self._shown():
                 m = int(self.n_steps[j])
                 if m > 1:
                     for h in range(1, m + 1):
                         add("threshold", f"{crit}:{h}", "tau", (j, h - 1))
-        for j, crit in enumerate(self.criteria):
+        for j, crit in self._shown():
             m = int(self.n_steps[j])
             if self._metric("baseline_p", "mean").ndim == 1:
                 add("baseline_probability", crit, "baseline_p", (j,), self.reference_point)
@@ -396,6 +444,73 @@ class BayesMFRMResult:
                 for k in range(m + 1):
                     add("baseline_probability", f"{crit}:P(y={k})", "baseline_p", (j, k), self.reference_point)
         return pl.DataFrame(rows, schema={"facet": pl.String, "level": pl.String, "estimate": pl.Float64, "se": pl.Float64, "lower": pl.Float64, "upper": pl.Float64, "reference": pl.String})
+
+    def effects_table(self) -> pl.DataFrame:
+        """Δp per covariate, topic and group level per criterion over every posterior draw (``effects.md`` §3);
+        ``p_ref`` and ``delta_p`` are means over draws. ``not_converged`` on a row whose b or coefficient has
+        R-hat > 1.01 or ESS < 400, or when the run had divergences (§10)."""
+        from tutormetrics.psychometrics.mfrm.effects import (
+            EffectTerm, covariate_contrast, effects_frame, outcome_labels, sparse_reason,
+        )  # fmt: skip
+
+        post = self.idata.posterior
+
+        def flat(var: str) -> np.ndarray:
+            a = np.asarray(post[var].values, dtype=float)
+            return a.reshape(-1, *a.shape[2:])
+
+        order = np.asarray(self._order(), dtype=np.int64)
+
+        def flat_shown(var: str) -> np.ndarray:  # criteria (axis 1) in display order
+            return flat(var)[:, order]
+
+        b_d = flat_shown("b")
+        terms: list[EffectTerm] = []
+        if self.covariate_names:
+            g_d = flat_shown("gamma")
+            for c, name in enumerate(self.covariate_names):
+                raw = None if self.covariate_raw is None else self.covariate_raw[:, c]
+                terms.append(EffectTerm("covariate", name, covariate_contrast(name, self.covariate_scales[c]),
+                                        g_d[:, :, c].mean(0), g_d[:, :, c], sparse_reason(raw)))  # fmt: skip
+        if self._has("beta_topic"):
+            t_d = flat_shown("beta_topic")
+            for k, name in enumerate(self.topic_names):
+                raw = None if self.topic_matrix is None else self.topic_matrix[:, k]
+                terms.append(EffectTerm("topic", name, f"{name} 0 -> 1", t_d[:, :, k].mean(0), t_d[:, :, k], sparse_reason(raw)))
+        if self._has("beta"):
+            gb = flat_shown("beta")
+            for g, name in enumerate(self.group_levels):
+                terms.append(EffectTerm("group", name, f"{name} vs mean of groups", gb[:, :, g].mean(0), gb[:, :, g]))
+        tau_d = flat_shown("tau") if self._has("tau") else None
+        sources = [("gamma", c) for c in range(len(self.covariate_names))]
+        sources += [("beta_topic", k) for k in range(len(self.topic_names))] if self._has("beta_topic") else []
+        sources += [("beta", g) for g in range(len(self.group_levels))] if self._has("beta") else []
+
+        def healthy(var: str, index: tuple[int, ...]) -> bool:
+            r_hat = float(self._metric(var, "r_hat")[index])
+            ess = min(float(self._metric(var, "ess_bulk")[index]), float(self._metric(var, "ess_tail")[index]))
+            return r_hat <= R_HAT_MAX and ess >= ESS_MIN
+
+        def row_reason(t: int, j: int) -> list[str]:
+            var, k = sources[t]
+            jj = int(order[j])
+            ok = self.n_divergences == 0 and healthy("b", (jj,)) and healthy(var, (jj, k))
+            return [] if ok else ["not_converged"]
+
+        return effects_frame(
+            terms,
+            criteria=[self.criteria[j] for j in order],
+            outcomes=outcome_labels([self.criteria[j] for j in order], self.n_steps[order], self.score_levels),
+            n_steps=self.n_steps[order],
+            b_point=b_d.mean(0),
+            tau_point=tau_d.mean(0) if tau_d is not None else np.zeros((len(order), 1)),
+            b_draws=b_d,
+            tau_draws=tau_d,
+            reference=self.reference_point,
+            method="nuts",
+            point_from_draws=True,
+            row_reason=row_reason,
+        )
 
     def diagnostics(self) -> pl.DataFrame:
         """One row per scalar parameter: ``parameter, r_hat, ess_bulk, ess_tail`` (rank-normalised, ArviZ)."""
@@ -485,9 +600,12 @@ def fit_mfrm_bayes(
     score_col: str = "score",
     covariates: pl.DataFrame | None = None,
     covariate_cols: str | Sequence[str] | None = None,
-    standardize_covariates: bool = True,
+    standardize_covariates: bool | None = None,
+    covariate_scale: str = "auto",
     groups: pl.DataFrame | None = None,
     group_col: str | None = None,
+    topics: pl.DataFrame | None = None,
+    topic_cols: str | Sequence[str] | None = None,
     model: ModelKind = "auto",
     draws: int = 1000,
     tune: int = 1000,
@@ -524,8 +642,11 @@ def fit_mfrm_bayes(
         covariates=covariates,
         covariate_cols=covariate_cols,
         standardize_covariates=standardize_covariates,
+        covariate_scale=covariate_scale,
         groups=groups,
         group_col=group_col,
+        topics=topics,
+        topic_cols=topic_cols,
         model=model,
     )
     if prep.design.n_items < 2:
@@ -569,6 +690,13 @@ def fit_mfrm_bayes(
         summary_ds=summary_ds,
         diagnostic_summary=_diagnostic_summary(idata, summary_ds, sampler=sampler, chains=chains, draws=draws, tune=tune),
         dropped_criteria=prep.dropped,
+        reference_point=reference_text(prep.cov_names, prep.cov_scales, prep.topic_names, prep.group_levels),
+        topic_names=prep.topic_names,
+        covariate_scales=prep.cov_scales,
+        covariate_raw=prep.cov_raw,
+        topic_matrix=prep.item_topic,
+        theta_key=prep.design.item_theta_rep,
+        display=prep.display,
     )
 
 
@@ -577,12 +705,15 @@ def fit_mfrm_bayes(
 # --------------------------------------------------------------------------------------------
 
 
-def loo_table(fits: Mapping[str, BayesMFRMResult]) -> pl.DataFrame:
-    """``az.compare`` of PSIS-LOO (one rating per point) as polars, best model first.
+def loo_table(fits: Mapping[str, BayesMFRMResult], terms: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """``az.compare`` of PSIS-LOO (one rating per point) as polars, best model first (``effects.md`` §6).
 
-    Columns: ``model, rank, elpd_loo, se, p_loo, elpd_diff, dse, weight, n_high_pareto_k,
-    pareto_k_threshold, warning``; ``n_high_pareto_k`` counts ratings with Pareto k above
-    ``min(1 − 1/log10 S, 0.7)``, and ``warning`` is ArviZ's flag or any high k.
+    Columns: ``model, terms, rank, elpd_loo, se, p_loo, elpd_diff, dse, weight, n_points,
+    n_high_pareto_k, share_k_ok, pareto_k_threshold, ref_model, delta_elpd_ref, delta_elpd_ref_se,
+    warning``. ``n_high_pareto_k`` counts ratings with Pareto k above ``min(1 − 1/log10 S, 0.7)`` and
+    ``share_k_ok`` is the share at or below it; ``ref_model`` is the first model of ``fits``,
+    ``delta_elpd_ref = elpd_loo − elpd_loo(ref)`` (positive = better) with SE ``√(N·var(d_n))`` over the
+    pointwise differences (ddof 0, as ``az.compare``); ``warning`` is ArviZ's flag or any high k.
     """
     if len(fits) < 2:
         raise ConfigError("model comparison needs at least two fitted models")
@@ -602,9 +733,19 @@ def loo_table(fits: Mapping[str, BayesMFRMResult]) -> pl.DataFrame:
             n_high[name] = int((np.asarray(loo.pareto_k.values) > thr).sum())
         cmp = az.compare(loos, ic="loo")
     names = [str(n) for n in cmp.index]
+    ref = next(iter(fits))
+    pointwise = {n: np.asarray(loos[n].loo_i.values, dtype=float).ravel() for n in loos}
+    n_points = {n: int(v.size) for n, v in pointwise.items()}
+
+    def delta(n: str) -> tuple[float, float]:
+        d = pointwise[n] - pointwise[ref]
+        return float(d.sum()), float(np.sqrt(d.size * np.var(d)))
+
+    deltas = {n: delta(n) for n in names}
     return pl.DataFrame(
         {
             "model": names,
+            "terms": [(terms or {}).get(n, "") for n in names],
             "rank": cmp["rank"].to_numpy().astype(np.int64),
             "elpd_loo": cmp["elpd_loo"].to_numpy(dtype=float),
             "se": cmp["se"].to_numpy(dtype=float),
@@ -612,11 +753,56 @@ def loo_table(fits: Mapping[str, BayesMFRMResult]) -> pl.DataFrame:
             "elpd_diff": cmp["elpd_diff"].to_numpy(dtype=float),
             "dse": cmp["dse"].to_numpy(dtype=float),
             "weight": cmp["weight"].to_numpy(dtype=float),
+            "n_points": [n_points[n] for n in names],
             "n_high_pareto_k": [n_high[n] for n in names],
+            "share_k_ok": [1.0 - n_high[n] / n_points[n] for n in names],
             "pareto_k_threshold": [thresholds[n] for n in names],
+            "ref_model": [ref] * len(names),
+            "delta_elpd_ref": [deltas[n][0] for n in names],
+            "delta_elpd_ref_se": [deltas[n][1] for n in names],
             "warning": [bool(w) or n_high[n] > 0 for w, n in zip(cmp["warning"].to_numpy(), names)],
         }
     )
+
+
+def model_specs(
+    specs: Sequence[tuple[str, Sequence[str]]] | None, *, covariate_names: Sequence[str], has_topics: bool, has_groups: bool
+) -> dict[str, tuple[list[str], bool, bool]]:
+    """Models to compare: name → (covariates, topics?, groups?) (``effects.md`` §6).
+
+    Without ``specs``: ``facets`` and every non-empty combination of the term sets given, named
+    ``facets+covariate``, ``facets+topics``, ``facets+groups``, ``facets+covariate+topics``, ...
+
+    Example:
+        >>> model_specs([("M0", []), ("M1", ["suff"])], covariate_names=["suff"], has_topics=False, has_groups=False)
+        {'M0': ([], False, False), 'M1': (['suff'], False, False)}
+    """
+    if specs:
+        out: dict[str, tuple[list[str], bool, bool]] = {}
+        for name, terms in specs:
+            covs = [t for t in terms if t not in ("topics", "groups")]
+            unknown = [t for t in covs if t not in covariate_names]
+            if unknown:
+                raise ConfigError(f"--spec {name}: unknown term(s) {unknown}", hint=f"use {list(covariate_names)}, topics or groups")
+            if "topics" in terms and not has_topics:
+                raise ConfigError(f"--spec {name}: term 'topics' needs --topics")
+            if "groups" in terms and not has_groups:
+                raise ConfigError(f"--spec {name}: term 'groups' needs --groups")
+            out[name] = (covs, "topics" in terms, "groups" in terms)
+        if len(out) < 2:
+            raise ConfigError("model comparison needs at least two models")
+        return out
+    sets = [("covariate", bool(covariate_names)), ("topics", has_topics), ("groups", has_groups)]
+    given = [n for n, on in sets if on]
+    out = {"facets": ([], False, False)}
+    from itertools import combinations
+
+    for size in range(1, len(given) + 1):
+        for combo in combinations(given, size):
+            out["facets+" + "+".join(combo)] = (list(covariate_names) if "covariate" in combo else [], "topics" in combo, "groups" in combo)
+    if len(out) < 2:
+        raise ConfigError("model comparison needs covariates, topics and/or groups", hint="pass --covariates, --topics or --groups")
+    return out
 
 
 def compare_models(
@@ -626,33 +812,39 @@ def compare_models(
     covariate_cols: str | Sequence[str] | None = None,
     groups: pl.DataFrame | None = None,
     group_col: str | None = None,
+    topics: pl.DataFrame | None = None,
+    topic_cols: str | Sequence[str] | None = None,
+    specs: Sequence[tuple[str, Sequence[str]]] | None = None,
     **fit_options: Any,
 ) -> pl.DataFrame:
     """Fit the nested models and compare them by PSIS-LOO (:func:`loo_table`).
 
-    Models: ``facets`` (θ, b, s); ``facets+covariate`` (+ γ_j·v_i) when ``covariates`` is given;
-    ``facets+groups`` (+ β_jk) when ``groups`` is given; ``facets+covariate+groups`` when both are.
-    ``fit_options`` go to :func:`fit_mfrm_bayes` (column names, model, draws, tune, chains, sampler,
-    seed, ...). All models see the same ratings, so the pointwise elpd differences are paired.
+    Models: the user-named ``specs`` (``[(name, terms)]``, terms = covariate names, ``topics``,
+    ``groups``; the first is the reference), or by default ``facets`` plus every combination of the
+    term sets given (:func:`model_specs`). ``fit_options`` go to :func:`fit_mfrm_bayes` (column
+    names, covariate scale, model, draws, tune, chains, sampler, seed, ...). All models see the same
+    ratings, so the pointwise elpd differences are paired.
     """
-    specs: dict[str, tuple[pl.DataFrame | None, pl.DataFrame | None]] = {"facets": (None, None)}
-    if covariates is not None:
-        specs["facets+covariate"] = (covariates, None)
-    if groups is not None:
-        specs["facets+groups"] = (None, groups)
-    if covariates is not None and groups is not None:
-        specs["facets+covariate+groups"] = (covariates, groups)
-    if len(specs) < 2:
-        raise ConfigError("model comparison needs covariates and/or groups", hint="pass covariates= or groups= (--covariates / --groups)")
+    if covariates is None:
+        cov_names: list[str] = []
+    elif covariate_cols is None:
+        id_col = fit_options.get("id_col", "exchange_id")
+        cov_names = [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
+    else:
+        cov_names = [covariate_cols] if isinstance(covariate_cols, str) else list(covariate_cols)
+    plan = model_specs(specs, covariate_names=cov_names, has_topics=topics is not None, has_groups=groups is not None)
     fits = {
         name: fit_mfrm_bayes(
             ratings,
-            covariates=cov,
-            covariate_cols=covariate_cols if cov is not None else None,
-            groups=grp,
-            group_col=group_col if grp is not None else None,
+            covariates=covariates if covs else None,
+            covariate_cols=covs or None,
+            groups=groups if use_groups else None,
+            group_col=group_col if use_groups else None,
+            topics=topics if use_topics else None,
+            topic_cols=topic_cols if use_topics else None,
             **fit_options,
         )
-        for name, (cov, grp) in specs.items()
+        for name, (covs, use_topics, use_groups) in plan.items()
     }
-    return loo_table(fits)
+    terms = {name: "+".join([*covs, *(["topics"] if t else []), *(["groups"] if g else [])]) for name, (covs, t, g) in plan.items()}
+    return loo_table(fits, terms)

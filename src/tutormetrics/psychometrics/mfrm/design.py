@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -113,6 +113,15 @@ class Design:
     q_rater: np.ndarray
     q_group: np.ndarray
     q_steps: tuple[np.ndarray, ...]  # per criterion, Q_{M_j}
+    # unique exact patterns (effects.md §2.3), in sorted order, with their multiplicities
+    pat_counts_cat: sparse.csr_matrix  # (P, (M+1)*n_cells)
+    pat_counts_cell: sparse.csr_matrix  # (P, n_cells)
+    pat_weight: np.ndarray  # (P,)
+    item_pattern: np.ndarray  # (I,) pattern of each exchange
+    item_theta_rep: np.ndarray  # (I,) first pattern (sorted order) of the exchange's θ-key
+    n_topics: int = 0
+    cell_x: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (n_cells, K) topic indicators
+    q_topic: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
 
     @property
     def n_cells(self) -> int:
@@ -125,6 +134,7 @@ class Design:
             "zs": max(self.n_raters - 1, 0),
             "gamma": self.n_crit * self.n_cov,
             "zbeta": self.n_crit * max(self.n_groups - 1, 0),
+            "ztopic": self.n_crit * max(self.n_topics - 1, 0),
             "ztau": int(sum(max(int(m) - 1, 0) for m in self.n_steps)),
         }
 
@@ -142,20 +152,28 @@ def build_design(
     item_group: np.ndarray | None,
     n_groups: int,
     item_cov: np.ndarray | None,
+    item_topic: np.ndarray | None = None,
 ) -> Design:
+    """Cells (criterion, rater, group and the exchange's covariate/topic values), the count matrices
+    per exchange and per unique exact pattern, and the θ-key representatives (``effects.md`` §2.3)."""
     m_max = int(n_steps.max()) if n_steps.size else 1
     group = item_group[item] if item_group is not None else np.zeros_like(item)
     n_cov = 0 if item_cov is None else int(item_cov.shape[1])
-    # a cell shares the linear predictor; with a covariate that requires the exchange itself
+    n_topics = 0 if item_topic is None else int(item_topic.shape[1])
+    # a cell shares the linear predictor; with covariates or topics that needs the exchange's values,
+    # coded by their sorted unique rows so the coding does not depend on the row order
     key = (crit.astype(np.int64) * max(n_raters, 1) + rater) * max(n_groups, 1) + group
-    if n_cov:
-        key = key * n_items + item
+    if n_cov or n_topics:
+        exo = np.hstack([m for m in (item_cov, item_topic) if m is not None and m.shape[1]])
+        uniq_exo, item_exo = np.unique(exo, axis=0, return_inverse=True)
+        key = key * uniq_exo.shape[0] + item_exo.ravel()[item]
     uniq, cell = np.unique(key, return_inverse=True)
     n_cells = uniq.shape[0]
     first = np.zeros(n_cells, dtype=np.int64)
     first[cell[::-1]] = np.arange(item.shape[0])[::-1]
     cell_j, cell_r, cell_g = crit[first], rater[first], group[first]
     cell_v = item_cov[item[first]] if n_cov else np.zeros((n_cells, 0))
+    cell_x = item_topic[item[first]] if n_topics else np.zeros((n_cells, 0))
     ncat = m_max + 1
     ones = np.ones(item.shape[0])
     counts_cat = sparse.csr_matrix((ones, (item, cat * n_cells + cell)), shape=(n_items, n_cells * ncat))
@@ -163,6 +181,8 @@ def build_design(
     counts_cell = sparse.csr_matrix((ones, (item, cell)), shape=(n_items, n_cells))
     counts_cell.sum_duplicates()
     cell_cat_total = np.bincount(cell * ncat + cat, minlength=n_cells * ncat).reshape(n_cells, ncat).astype(float)
+    score_total = np.bincount(item, cat.astype(float), minlength=n_items).astype(np.int64)
+    patterns = _patterns(counts_cat, counts_cell, score_total)
     return Design(
         n_items=n_items,
         n_crit=n_crit,
@@ -182,7 +202,91 @@ def build_design(
         q_rater=zero_sum_basis(max(n_raters, 1)),
         q_group=zero_sum_basis(max(n_groups, 1)),
         q_steps=tuple(zero_sum_basis(max(int(m), 1)) for m in n_steps),
+        n_topics=n_topics,
+        cell_x=cell_x,
+        q_topic=zero_sum_basis(max(n_topics, 1)),
+        **patterns,
     )
+
+
+def _row_keys(m: sparse.csr_matrix) -> list[tuple[int, ...]]:
+    """One hashable, sortable key per row of a canonical CSR matrix: its (column, count) pairs."""
+    m.sort_indices()
+    ind, dat, ptr = m.indices.tolist(), np.rint(m.data).astype(np.int64).tolist(), m.indptr.tolist()
+    return [tuple(v for pair in zip(ind[a:b], dat[a:b]) for v in pair) for a, b in zip(ptr[:-1], ptr[1:])]
+
+
+def _patterns(counts_cat: sparse.csr_matrix, counts_cell: sparse.csr_matrix, score_total: np.ndarray) -> dict[str, Any]:
+    """Unique exact patterns in sorted order (rows of ``counts_cat``), their multiplicities, the pattern of
+    each exchange and, per exchange, the first pattern of its θ-key (its cells with counts, and T).
+
+    Example:
+        >>> cc = sparse.csr_matrix(np.array([[1.0, 0], [0, 1], [1, 0]]))
+        >>> p = _patterns(cc, sparse.csr_matrix(np.ones((3, 1))), np.array([0, 1, 0]))
+        >>> p["pat_weight"].tolist(), p["item_pattern"].tolist()
+        ([2.0, 1.0], [0, 1, 0])
+    """
+    keys = _row_keys(counts_cat)
+    uniq = sorted(set(keys))
+    code = {k: n for n, k in enumerate(uniq)}
+    item_pattern = np.fromiter((code[k] for k in keys), dtype=np.int64, count=len(keys))
+    first = np.full(len(uniq), -1, dtype=np.int64)
+    first[item_pattern[::-1]] = np.arange(len(keys))[::-1]
+    weight = np.bincount(item_pattern, minlength=len(uniq)).astype(float)
+    cell_keys = _row_keys(counts_cell)
+    rep: dict[tuple, int] = {}
+    for n in range(len(uniq)):  # patterns in sorted order: the first one seen is the representative
+        i = int(first[n])
+        rep.setdefault((cell_keys[i], int(score_total[i])), n)
+    item_rep = np.fromiter(
+        (rep[(cell_keys[i], int(score_total[i]))] for i in range(len(keys))), dtype=np.int64, count=len(keys)
+    )
+    return {
+        "pat_counts_cat": counts_cat[first],
+        "pat_counts_cell": counts_cell[first],
+        "pat_weight": weight,
+        "item_pattern": item_pattern,
+        "item_theta_rep": item_rep,
+    }
+
+
+def _g(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def reference_text(
+    cov_names: Sequence[str],
+    cov_scales: Sequence[tuple[str, float, float]],
+    topic_names: Sequence[str] = (),
+    group_levels: Sequence[str] = (),
+) -> str:
+    """The reference point of baseline probabilities and effects (``effects.md`` §3.1), in raw units.
+
+    Example:
+        >>> reference_text(["flag", "len"], [("raw", 0.1, 0.3), ("z", 212.4, 85.7)], ["t1", "t2"])
+        'theta=0; s=0 (mean rater); flag=0 (raw); len=212.4 (mean; z); topics=0'
+    """
+    parts = ["theta=0", "s=0 (mean rater)"]
+    for name, (scale, mean, _sd) in zip(cov_names, cov_scales):
+        parts.append(f"{name}=0 (raw)" if scale == "raw" else f"{name}={_g(mean)} (mean; z)")
+    if topic_names:
+        parts.append("topics=0")
+    if len(group_levels) > 1:
+        parts.append("groups=mean")
+    return "; ".join(parts)
+
+
+def covariate_reference(name: str, scale: tuple[str, float, float]) -> str:
+    """The ``reference`` cell of a ``covariate:<name>`` facets row (``effects.md`` §4).
+
+    Example:
+        >>> covariate_reference("len", ("z", 212.4, 85.7))
+        'z: per 1 sd (mean 212.4, sd 85.7); len=212.4'
+    """
+    kind, mean, sd = scale
+    if kind == "raw":
+        return f"raw: per 1 unit; {name}=0"
+    return f"z: per 1 sd (mean {_g(mean)}, sd {_g(sd)}); {name}={_g(mean)}"
 
 
 def summary_report(result: Any, *, header: str, fit_line: str, spread: str) -> str:
@@ -249,6 +353,14 @@ class PreparedRatings:
     group_levels: list[str]
     crit_codes: np.ndarray
     cat: np.ndarray
+    #: coding indices of the criteria in display (first-appearance) order; ``criteria`` is the coding (sorted) order
+    display: list[int] = field(default_factory=list)
+    #: per covariate: (scale ``raw``/``z``, mean, population SD) over the rated exchanges
+    cov_scales: list[tuple[str, float, float]] = field(default_factory=list)
+    #: raw covariate matrix (exchanges × covariates) in the order of ``ids``
+    cov_raw: np.ndarray | None = None
+    topic_names: list[str] = field(default_factory=list)
+    item_topic: np.ndarray | None = None
 
 
 def prepare_ratings(
@@ -260,16 +372,22 @@ def prepare_ratings(
     score_col: str = "score",
     covariates: pl.DataFrame | None = None,
     covariate_cols: str | Sequence[str] | None = None,
-    standardize_covariates: bool = True,
+    standardize_covariates: bool | None = None,
+    covariate_scale: str = "auto",
     groups: pl.DataFrame | None = None,
     group_col: str | None = None,
+    topics: pl.DataFrame | None = None,
+    topic_cols: str | Sequence[str] | None = None,
     model: str = "auto",
 ) -> PreparedRatings:
     """Validate the inputs, map scores to categories and collapse observations into cells.
 
-    Exchanges and raters are coded in sorted order, criteria in order of appearance. ``ratings`` may be a
-    :class:`~tutormetrics.psychometrics.ratings.Ratings` (cleaned once; pass its ``columns()``).
+    Canonical coding (``effects.md`` §2.3): the cleaned table is sorted by (id, criterion, rater) as
+    strings and exchanges, criteria and raters are coded in sorted order, so the design does not depend
+    on the row order of any input; ``display`` keeps the criteria's first-appearance order for output.
+    ``ratings`` may be a :class:`~tutormetrics.psychometrics.ratings.Ratings` (cleaned once; pass its ``columns()``).
     """
+    covariate_scale = resolve_covariate_scale(covariate_scale, standardize_covariates)
     require_columns(ratings_table(ratings), [id_col, rater_col, criterion_col, score_col], source="ratings")
     df = (
         cleaned_long(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
@@ -279,6 +397,10 @@ def prepare_ratings(
     )
     if df.height == 0:
         raise InputSchemaError("ratings: no non-missing scores")
+    shown = [str(c) for c in df[criterion_col].cast(pl.String).unique(maintain_order=True).to_list()]
+    df = df.sort(
+        [pl.col(id_col).cast(pl.String), pl.col(criterion_col).cast(pl.String), pl.col(rater_col).cast(pl.String)]
+    )
     model = _resolve_model(df[score_col], model)
     score_levels, dropped = _score_levels(df, criterion_col, score_col, model)
     if dropped:
@@ -286,8 +408,9 @@ def prepare_ratings(
         df = df.filter(~pl.col(criterion_col).cast(pl.String).is_in(dropped))
         if df.height == 0:
             raise InputSchemaError("ratings: every criterion has a single observed score; nothing to fit")
-    crit_codes, crit_levels = _codes(df[criterion_col], sort=False)
+    crit_codes, crit_levels = _codes(df[criterion_col].cast(pl.String), sort=True)
     criteria = [str(c) for c in crit_levels.to_list()]
+    display = [criteria.index(c) for c in shown if c in criteria]
     item_codes, ids = _codes(df[id_col], sort=True)
     rater_codes, rater_levels = _codes(df[rater_col], sort=True)
     raters = [str(r) for r in rater_levels.to_list()]
@@ -296,10 +419,10 @@ def prepare_ratings(
         n_steps = np.ones(len(criteria), dtype=np.int64)
     else:
         n_steps = np.array([len(score_levels[c]) - 1 for c in criteria], dtype=np.int64)
-    cov_names, item_cov = _covariate_matrix(
-        covariates, covariate_cols, id_col=id_col, ids=ids, standardize=standardize_covariates
-    )
+    cov_names, cov_raw = _covariate_matrix(covariates, covariate_cols, id_col=id_col, ids=ids)
+    item_cov, cov_scales = scale_covariates(cov_raw, cov_names, covariate_scale)
     item_group, group_levels = _group_codes(groups, group_col, id_col=id_col, ids=ids)
+    topic_names, item_topic = topic_matrix(topics, topic_cols, id_col=id_col, ids=ids)
     design = build_design(
         item_codes,
         crit_codes,
@@ -312,6 +435,7 @@ def prepare_ratings(
         item_group=item_group,
         n_groups=len(group_levels),
         item_cov=item_cov,
+        item_topic=item_topic,
     )
     return PreparedRatings(
         design=design,
@@ -325,6 +449,11 @@ def prepare_ratings(
         group_levels=group_levels,
         crit_codes=crit_codes,
         cat=cat,
+        display=display,
+        cov_scales=cov_scales,
+        cov_raw=cov_raw,
+        topic_names=topic_names,
+        item_topic=item_topic,
     )
 
 
@@ -398,11 +527,10 @@ def _covariate_matrix(
     *,
     id_col: str,
     ids: pl.Series,
-    standardize: bool,
 ) -> tuple[list[str], np.ndarray | None]:
-    """The covariate names and the (exchanges × covariates) matrix in the order of ``ids``, z-scored
-    over the rated exchanges when ``standardize``; ``([], None)`` without covariates. Default columns:
-    every numeric column but the id."""
+    """The covariate names and the raw (exchanges × covariates) matrix in the order of ``ids``;
+    ``([], None)`` without covariates. Default columns: every numeric column but the id. A covariate
+    constant over the rated exchanges raises (on any scale)."""
     if covariates is None:
         return [], None
     if covariate_cols is None:
@@ -418,12 +546,105 @@ def _covariate_matrix(
         item_cov = joined.select(pl.col(cov_names).cast(pl.Float64)).to_numpy()
     except pl.exceptions.PolarsError as exc:
         raise InputSchemaError(f"covariates: {cov_names} must be numeric") from exc
-    if standardize:
-        sd = item_cov.std(axis=0)
-        if np.any(sd == 0):
-            raise InputSchemaError("covariates: a covariate is constant over the rated exchanges")
-        item_cov = (item_cov - item_cov.mean(axis=0)) / sd
+    const = [n for n, col in zip(cov_names, item_cov.T) if np.all(col == col[0])]
+    if const:
+        raise InputSchemaError(f"covariates: {', '.join(const)} is constant over the rated exchanges", hint="drop it")
     return cov_names, item_cov
+
+
+COVARIATE_SCALES: tuple[str, ...] = ("auto", "raw", "z")
+
+
+def resolve_covariate_scale(scale: str, standardize: bool | None = None) -> str:
+    """``auto``/``raw``/``z``; the deprecated ``standardize_covariates`` True/False means ``z``/``raw``.
+
+    Example:
+        >>> resolve_covariate_scale("auto", True)
+        'z'
+    """
+    if standardize is not None:
+        warnings.warn("standardize_covariates is deprecated; use covariate_scale='z' or 'raw'", DeprecationWarning, stacklevel=3)
+        return "z" if standardize else "raw"
+    if scale not in COVARIATE_SCALES:
+        raise ConfigError(f"unknown covariate scale {scale!r}", hint="use auto, raw or z")
+    return scale
+
+
+def scale_covariates(
+    raw: np.ndarray | None, names: list[str], scale: str
+) -> tuple[np.ndarray | None, list[tuple[str, float, float]]]:
+    """The covariates on the model scale (``effects.md`` §4) and per column (scale, mean, population SD).
+
+    ``auto``: a 0/1 column raw, any other z-scored; ``raw``: all as given; ``z``: all z-scored.
+
+    Example:
+        >>> m, info = scale_covariates(np.array([[0.0, 1.0], [1.0, 3.0]]), ["f", "x"], "auto")
+        >>> m.tolist(), [i[0] for i in info]
+        ([[0.0, -1.0], [1.0, 1.0]], ['raw', 'z'])
+    """
+    if raw is None:
+        return None, []
+    out = raw.astype(float).copy()
+    info: list[tuple[str, float, float]] = []
+    for c in range(raw.shape[1]):
+        col = raw[:, c]
+        mean, sd = float(col.mean()), float(col.std())
+        binary = bool(np.all((col == 0) | (col == 1)))
+        use_z = scale == "z" or (scale == "auto" and not binary)
+        if use_z:
+            out[:, c] = (col - mean) / sd
+        info.append(("z" if use_z else "raw", mean, sd))
+    return out, info
+
+
+def topic_matrix(
+    topics: pl.DataFrame | None, topic_cols: str | Sequence[str] | None, *, id_col: str, ids: pl.Series
+) -> tuple[list[str], np.ndarray | None]:
+    """Multi-hot topic indicators (exchanges × K, in the order of ``ids``; ``effects.md`` §5).
+
+    Default columns: every non-id column whose values are all 0/1 (true/false accepted). At least two
+    columns; each 0/1 without missing values and neither all 0 nor all 1.
+
+    Example:
+        >>> t = pl.DataFrame({"id": ["a", "b"], "t1": [1, 0], "t2": [0, 1]})
+        >>> topic_matrix(t, None, id_col="id", ids=pl.Series(["a", "b"]))[1].tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    if topics is None:
+        return [], None
+    if topic_cols is None:
+        names = [c for c in topics.columns if c != id_col and _is_binary_column(topics[c])]
+    else:
+        names = [topic_cols] if isinstance(topic_cols, str) else list(topic_cols)
+    if len(names) < 2:
+        raise InputSchemaError(
+            f"topics: {len(names)} topic column(s) {names}; the zero-sum topic effects need at least 2",
+            hint="name two or more 0/1 columns with --topic-col",
+        )
+    require_columns(topics, [id_col, *names], source="topics")
+    for n in names:
+        col = topics[n]
+        if col.null_count():
+            raise InputSchemaError(f"topics: column {n!r} has {col.null_count()} missing value(s)", hint="use 0 or 1")
+        if not _is_binary_column(col):
+            raise InputSchemaError(f"topics: column {n!r} has values other than 0/1", hint="topics are 0/1 indicators")
+    joined = _per_item_table(topics.with_columns(pl.col(names).cast(pl.Float64)), id_col, ids, names, "topics")
+    mat = joined.select(names).to_numpy().astype(float)
+    for n, col in zip(names, mat.T):
+        if np.all(col == col[0]):
+            raise InputSchemaError(
+                f"topics: column {n!r} is all {int(col[0])} over the rated exchanges", hint="drop it: it has no contrast"
+            )
+    return names, mat
+
+
+def _is_binary_column(col: pl.Series) -> bool:
+    if col.dtype == pl.Boolean:
+        return True
+    if not col.dtype.is_numeric():
+        return False
+    vals = col.drop_nulls()
+    return vals.len() > 0 and bool(vals.cast(pl.Float64).is_in([0.0, 1.0]).all())
 
 
 def _group_codes(

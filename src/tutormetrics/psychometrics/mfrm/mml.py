@@ -56,6 +56,8 @@ from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.mfrm.design import (
     ABSENT_CATEGORY,
     REFERENCE_POINT,
+    covariate_reference,
+    reference_text,
     SIGMA_B,
     SIGMA_BETA,
     SIGMA_GAMMA,
@@ -94,6 +96,7 @@ class _Params:
     gamma: np.ndarray  # (J, C)
     beta: np.ndarray  # (J, K) (K = max(n_groups, 1))
     tau: np.ndarray  # (J, M_max) zero-padded beyond M_j
+    topic: np.ndarray  # (J, T) zero-sum topic effects (T = n_topics, may be 0)
 
 
 def _split(x: np.ndarray, d: Design) -> dict[str, np.ndarray]:
@@ -113,6 +116,10 @@ def _unpack(x: np.ndarray, d: Design) -> _Params:
         beta = parts["zbeta"].reshape(d.n_crit, k - 1) @ d.q_group
     else:
         beta = np.zeros((d.n_crit, k))
+    if d.n_topics > 1:
+        topic = parts["ztopic"].reshape(d.n_crit, d.n_topics - 1) @ d.q_topic
+    else:
+        topic = np.zeros((d.n_crit, d.n_topics))
     tau = np.zeros((d.n_crit, d.m_max))
     pos = 0
     for j, m in enumerate(d.n_steps):
@@ -120,12 +127,12 @@ def _unpack(x: np.ndarray, d: Design) -> _Params:
         if m > 1:
             tau[j, :m] = d.q_steps[j].T @ parts["ztau"][pos : pos + m - 1]
             pos += m - 1
-    return _Params(b=parts["b"], s=s, gamma=gamma, beta=beta, tau=tau)
+    return _Params(b=parts["b"], s=s, gamma=gamma, beta=beta, tau=tau, topic=topic)
 
 
 def _log_prior(x: np.ndarray, d: Design) -> tuple[float, np.ndarray]:
     parts = _split(x, d)
-    sig = {"b": SIGMA_B, "zs": SIGMA_S, "gamma": SIGMA_GAMMA, "zbeta": SIGMA_BETA, "ztau": SIGMA_TAU}
+    sig = {"b": SIGMA_B, "zs": SIGMA_S, "gamma": SIGMA_GAMMA, "zbeta": SIGMA_BETA, "ztopic": SIGMA_BETA, "ztau": SIGMA_TAU}
     lp, grad = 0.0, []
     for name, val in parts.items():
         lp += -0.5 * float(val @ val) / sig[name] ** 2
@@ -139,6 +146,8 @@ def _cell_terms(x: np.ndarray, d: Design, t: np.ndarray) -> tuple[_Params, np.nd
     c = -p.b[d.cell_j] - p.s[d.cell_r] + p.beta[d.cell_j, d.cell_g]
     if d.n_cov:
         c = c + np.einsum("nc,nc->n", d.cell_v, p.gamma[d.cell_j])
+    if d.n_topics:
+        c = c + np.einsum("nk,nk->n", d.cell_x, p.topic[d.cell_j])
     eta = c[:, None] + t[None, :]  # (cells, Q)
     # cumulative threshold sums T_jk (T_j0 = 0), masked beyond M_j
     cum = np.concatenate([np.zeros((d.n_crit, 1)), np.cumsum(p.tau, axis=1)], axis=1)
@@ -162,17 +171,19 @@ def _lse(a: np.ndarray, axis: int) -> np.ndarray:
 def _neg_log_posterior(
     x: np.ndarray, d: Design, t: np.ndarray, logw: np.ndarray, *, want_grad: bool = True
 ) -> tuple[float, np.ndarray, np.ndarray, float]:
-    """Scaled objective ``−(Σ_i log ∫ p(y_i|θ) N(θ) dθ + log prior)/n_obs`` and its gradient.
+    """Scaled objective ``−(Σ_p m_p log ∫ p(y_p|θ) N(θ) dθ + log prior)/n_obs`` and its gradient.
 
-    Also returns the node posteriors ``π_iq`` and the unscaled marginal log-likelihood.
+    The sum runs over the unique exact patterns p (sorted, multiplicity m_p; ``effects.md`` §2.3), so
+    the value does not depend on the row order of the input. Also returns the node posteriors ``π_pq``
+    per pattern and the unscaled marginal log-likelihood.
     """
     _p, _c, logp = _cell_terms(x, d, t)
     ncat, n_cells, n_q = logp.shape
-    # S_iq = Σ_{cells, categories} counts · log P
+    # S_pq = Σ_{cells, categories} counts · log P
     lp2 = logp.reshape(ncat * n_cells, n_q)
-    s_iq = d.counts_cat @ lp2 + logw[None, :]
+    s_iq = d.pat_counts_cat @ lp2 + logw[None, :]
     log_marg = _lse(s_iq, axis=1)
-    loglik = float(log_marg.sum())
+    loglik = float(d.pat_weight @ log_marg)
     lprior, gprior = _log_prior(x, d)
     f = -(loglik + lprior) / d.n_obs
     pi = np.exp(s_iq - log_marg[:, None])
@@ -181,7 +192,7 @@ def _neg_log_posterior(
     prob = np.exp(logp)  # (ncat, cells, Q)
     ks = np.arange(ncat, dtype=float)
     expected = np.tensordot(ks, prob, axes=(0, 0))  # E[Y | cell, node]
-    weight = np.asarray(d.counts_cell.T @ pi)  # (cells, Q): Σ_i n_ik π_iq
+    weight = np.asarray(d.pat_counts_cell.T @ (pi * d.pat_weight[:, None]))  # (cells, Q): Σ_i n_ik π_iq
     obs_sum = d.cell_cat_total @ ks  # Σ y over a cell
     g_c = obs_sum - np.einsum("kq,kq->k", expected, weight)  # d loglik / d c_k
     grads: list[np.ndarray] = [-np.bincount(d.cell_j, g_c, minlength=d.n_crit)]
@@ -195,6 +206,11 @@ def _neg_log_posterior(
     if d.n_groups > 1:
         gb = np.bincount(d.cell_j * d.n_groups + d.cell_g, g_c, minlength=d.n_crit * d.n_groups)
         grads.append((gb.reshape(d.n_crit, d.n_groups) @ d.q_group.T).ravel())
+    if d.n_topics > 1:
+        gt = np.stack(
+            [np.bincount(d.cell_j, g_c * d.cell_x[:, k], minlength=d.n_crit) for k in range(d.n_topics)], axis=1
+        )
+        grads.append((gt @ d.q_topic.T).ravel())
     if any(int(m) > 1 for m in d.n_steps):
         # d loglik / d τ_h = Σ [P(Y ≥ h) − 1[y ≥ h]]
         p_ge = np.cumsum(prob[::-1], axis=0)[::-1][1:]  # P(Y >= h): (M, cells, Q)
@@ -240,6 +256,10 @@ def _natural_map(d: Design) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
         blocks.append(block(np.kron(np.eye(d.n_crit), d.q_group.T), offset))
         labels += [("group", str(j), str(k)) for j in range(d.n_crit) for k in range(d.n_groups)]
     offset += sizes["zbeta"]
+    if d.n_topics > 1:
+        blocks.append(block(np.kron(np.eye(d.n_crit), d.q_topic.T), offset))
+        labels += [("topic", str(j), str(k)) for j in range(d.n_crit) for k in range(d.n_topics)]
+    offset += sizes["ztopic"]
     for j, m in enumerate(d.n_steps):
         m = int(m)
         if m > 1:
@@ -291,6 +311,17 @@ class MFRMResult:
     n_nodes: int
     dropped_criteria: list[str] = field(default_factory=list)
     reference_point: str = REFERENCE_POINT
+    topic: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (J, T)
+    topic_names: list[str] = field(default_factory=list)
+    #: per covariate (scale raw/z, mean, SD) over the rated exchanges (``effects.md`` §4)
+    covariate_scales: list[tuple[str, float, float]] = field(default_factory=list)
+    #: raw covariate values and topic indicators per exchange (for the sparse rule of §10)
+    covariate_raw: np.ndarray | None = None
+    topic_matrix: np.ndarray | None = None
+    #: the free vector at the mode, its covariance H⁻¹ (NaN when H is not PD) and the natural map A
+    free_x: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    free_covariance: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    natural_map: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def reliability(self) -> float:
@@ -355,9 +386,15 @@ class MFRMResult:
                 se = se_of(("rater", str(r), ""))
                 add("rater", name, self.s[r], se, self.s[r] - Z94 * se, self.s[r] + Z94 * se)
         for c, cname in enumerate(self.covariate_names):
+            ref = covariate_reference(cname, self.covariate_scales[c]) if self.covariate_scales else ""
             for j, crit in enumerate(self.criteria):
                 est, se = self.gamma[j, c], se_of(("covariate", str(j), str(c)))
-                add(f"covariate:{cname}", crit, est, se, est - Z94 * se, est + Z94 * se)
+                add(f"covariate:{cname}", crit, est, se, est - Z94 * se, est + Z94 * se, ref)
+        if len(self.topic_names) > 1:
+            for k, tname in enumerate(self.topic_names):
+                for j, crit in enumerate(self.criteria):
+                    est, se = self.topic[j, k], se_of(("topic", str(j), str(k)))
+                    add(f"topic:{tname}", crit, est, se, est - Z94 * se, est + Z94 * se)
         if len(self.group_levels) > 1:
             for k, lev in enumerate(self.group_levels):
                 for j, crit in enumerate(self.criteria):
@@ -407,6 +444,13 @@ class MFRMResult:
             out.append((f"{crit}:P(y={k})", pk, se_logit, se_p))
         return out
 
+    def effects_table(self, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
+        """Δp per covariate, topic and group level per criterion at the reference point, with draws from
+        N(x̂, Ĥ⁻¹) (``effects.md`` §3); columns :data:`~tutormetrics.psychometrics.mfrm.effects.EFFECT_COLUMNS`."""
+        from tutormetrics.psychometrics.mfrm.effects import mml_effects
+
+        return mml_effects(self, n_draws=n_draws, seed=seed)
+
     def summary(self) -> str:
         """Short human-readable report (fit, reliability, facet table)."""
         return summary_report(
@@ -441,9 +485,12 @@ def fit_mfrm(
     score_col: str = "score",
     covariates: pl.DataFrame | None = None,
     covariate_cols: str | Sequence[str] | None = None,
-    standardize_covariates: bool = True,
+    standardize_covariates: bool | None = None,
+    covariate_scale: str = "auto",
     groups: pl.DataFrame | None = None,
     group_col: str | None = None,
+    topics: pl.DataFrame | None = None,
+    topic_cols: str | Sequence[str] | None = None,
     model: ModelKind = "auto",
     n_nodes: int = 21,
     compute_se: bool = True,
@@ -457,8 +504,12 @@ def fit_mfrm(
     Args:
         ratings: long ratings, one row per (exchange, rater, criterion) score; null scores are dropped.
         covariates: exchange-level table with ``id_col`` and numeric column(s) ``covariate_cols``
-            (default: every numeric column but the id). Values are z-scored over the rated exchanges
-            when ``standardize_covariates`` (so γ_j is per SD). Makes θ residual (latent regression).
+            (default: every numeric column but the id). ``covariate_scale`` (``effects.md`` §4): ``"auto"``
+            uses a 0/1 column raw and z-scores any other over the rated exchanges (γ_j per SD); ``"raw"``
+            and ``"z"`` force one scale (``standardize_covariates`` is a deprecated alias). Makes θ
+            residual (latent regression).
+        topics: exchange-level 0/1 topic columns ``topic_cols`` (multi-hot; default every 0/1 column),
+            with β_j· summing to zero over topics within each criterion (ZeroSumNormal(0.5)).
         groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
             non-id column); one-hot x with zero-sum β_j· over groups.
         model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
@@ -480,8 +531,11 @@ def fit_mfrm(
         covariates=covariates,
         covariate_cols=covariate_cols,
         standardize_covariates=standardize_covariates,
+        covariate_scale=covariate_scale,
         groups=groups,
         group_col=group_col,
+        topics=topics,
+        topic_cols=topic_cols,
         model=model,
     )
     t, w = quadrature(n_nodes)
@@ -489,10 +543,10 @@ def fit_mfrm(
     opt = _maximise_posterior(prep.design, t, logw, _start_values(prep), maxiter=maxiter)
     amap, labels = _natural_map(prep.design)
     if compute_se and opt.x.size:
-        covariance = _facet_covariance(opt.x, prep.design, t, logw, amap)
+        cov_free = _free_covariance(opt.x, prep.design, t, logw)
     else:
-        covariance = np.full((amap.shape[0], amap.shape[0]), np.nan)
-    return _mml_result(prep, opt, t, logw, covariance, labels, id_col=id_col, n_nodes=n_nodes)
+        cov_free = np.full((opt.x.size, opt.x.size), np.nan)
+    return _mml_result(prep, opt, t, logw, cov_free, amap, labels, id_col=id_col, n_nodes=n_nodes)
 
 
 def _check_fit_options(model: str, n_nodes: int) -> None:
@@ -530,9 +584,9 @@ def _maximise_posterior(
     )
 
 
-def _facet_covariance(x: np.ndarray, design: Design, t: np.ndarray, logw: np.ndarray, amap: np.ndarray) -> np.ndarray:
-    """Covariance of the natural parameters, ``A H⁻¹ Aᵀ`` with ``H`` the Hessian of the negative log
-    posterior at the mode; all NaN (with a warning) when ``H`` is not positive definite."""
+def _free_covariance(x: np.ndarray, design: Design, t: np.ndarray, logw: np.ndarray) -> np.ndarray:
+    """``H⁻¹`` with ``H`` the Hessian of the negative log posterior at the mode (free parameters);
+    all NaN (with a warning) when ``H`` is not positive definite."""
     hess = _hessian(x, design, t, logw) * design.n_obs
     try:
         cov_free = np.linalg.inv(hess)
@@ -541,7 +595,7 @@ def _facet_covariance(x: np.ndarray, design: Design, t: np.ndarray, logw: np.nda
     except np.linalg.LinAlgError:
         warnings.warn("MFRM Hessian is not positive definite; SEs are NaN", stacklevel=3)
         cov_free = np.full((x.size, x.size), np.nan)
-    return amap @ cov_free @ amap.T
+    return cov_free
 
 
 def _mml_result(
@@ -549,46 +603,64 @@ def _mml_result(
     opt: optimize.OptimizeResult,
     t: np.ndarray,
     logw: np.ndarray,
-    covariance: np.ndarray,
+    cov_free: np.ndarray,
+    amap: np.ndarray,
     labels: list[tuple[str, str, str]],
     *,
     id_col: str,
     n_nodes: int,
 ) -> MFRMResult:
-    """The result at the mode: EAP ``θ = Σ_q π_q t_q`` and posterior SD per exchange, facet values."""
+    """The result at the mode: EAP ``θ = Σ_q π_q t_q`` and posterior SD once per θ-key (from its first
+    pattern, copied to every member; ``effects.md`` §2.3), facet values in display order."""
     design = prep.design
     f_hat, g_hat, pi, loglik = _neg_log_posterior(opt.x, design, t, logw)
-    theta = pi @ t
-    theta_sd = np.sqrt(np.maximum(pi @ t**2 - theta**2, 0.0))
+    # row-wise reductions: every row is summed the same way whatever its position
+    theta_pat = (pi * t[None, :]).sum(axis=1)
+    sd_pat = np.sqrt(np.maximum((pi * (t**2)[None, :]).sum(axis=1) - theta_pat**2, 0.0))
+    theta, theta_sd = theta_pat[design.item_theta_rep], sd_pat[design.item_theta_rep]
     p = _unpack(opt.x, design)
+    order = np.asarray(prep.display if prep.display else range(len(prep.criteria)), dtype=np.int64)
+    inv = np.empty_like(order)
+    inv[order] = np.arange(order.size)
+    criteria = [prep.criteria[j] for j in order]
+    shown = [(facet, str(int(inv[int(j)])) if facet != "rater" else j, k) for facet, j, k in labels]
     return MFRMResult(
         model=prep.model,
         method="mml",
         id_col=id_col,
         exchange_ids=prep.ids.alias(id_col),
-        criteria=prep.criteria,
+        criteria=criteria,
         raters=prep.raters,
         theta=theta,
         theta_sd=theta_sd,
-        b=p.b.copy(),
+        b=p.b[order].copy(),
         s=p.s.copy() if len(prep.raters) > 1 else np.zeros(len(prep.raters)),
-        gamma=p.gamma.copy(),
-        beta=p.beta.copy(),
-        tau=p.tau.copy(),
-        n_steps=design.n_steps,
-        covariance=covariance,
-        natural_labels=labels,
+        gamma=p.gamma[order].copy(),
+        beta=p.beta[order].copy(),
+        tau=p.tau[order].copy(),
+        n_steps=design.n_steps[order],
+        covariance=amap @ cov_free @ amap.T,
+        natural_labels=shown,
         covariate_names=prep.cov_names,
         group_levels=prep.group_levels,
-        score_levels={c: prep.score_levels[c] for c in prep.criteria},
+        score_levels={c: prep.score_levels[c] for c in criteria},
         log_likelihood=loglik,
         log_posterior=-f_hat * design.n_obs,
-        converged=bool(opt.success) or float(np.max(np.abs(g_hat))) < 1e-6,
+        converged=bool(opt.success) or float(np.max(np.abs(g_hat), initial=0.0)) < 1e-6,
         n_obs=design.n_obs,
         n_iter=int(opt.nit),
         message=str(opt.message),
         n_nodes=n_nodes,
         dropped_criteria=prep.dropped,
+        reference_point=reference_text(prep.cov_names, prep.cov_scales, prep.topic_names, prep.group_levels),
+        topic=p.topic[order].copy(),
+        topic_names=prep.topic_names,
+        covariate_scales=prep.cov_scales,
+        covariate_raw=prep.cov_raw,
+        topic_matrix=prep.item_topic,
+        free_x=opt.x.copy(),
+        free_covariance=cov_free,
+        natural_map=amap,
     )
 
 
