@@ -130,11 +130,15 @@ def validate_metrics(
         raise ConfigError("nothing to correlate against", hint="pass ratings and/or theta")
     if rated is None and vo.targets_from:
         raise ConfigError("--targets-from needs --ratings")
+    from tutormetrics.metrics.columns import check_named_columns
+
+    check_named_columns(vo.targets_from, "--targets-from", what="target")  # ids are never targets (datasets.md §4)
+    check_named_columns(vo.control, "--control", what="control")
     tables: list[pl.DataFrame] = []
     names: list[str] = []
     fit = None
     if rated is not None:
-        tables.append(rated.targets(vo.aggregate, vo.targets_from))  # type: ignore[arg-type]
+        tables.append(rated.targets(vo.aggregate, vo.targets_from, log=log))  # type: ignore[arg-type]
         names.append("ratings")
     for k, table in enumerate(theta):
         tables.append(table)
@@ -308,7 +312,7 @@ def _score_levels(
     level. A dialogue gives the turn level and, when the ratings are keyed by conversation, the
     conversation level (the §5 measures and the ``mean_*`` of the turn metrics).
     """
-    from tutormetrics.metrics.columns import ColumnDescription, metric_names
+    from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, metric_names
 
     if dialogue is None:
         metrics_path = outdir / "metrics.csv"
@@ -317,7 +321,7 @@ def _score_levels(
             from tutormetrics.engine.ray_engine import score_file_ray as score
         scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True)
         files["metrics"] = str(metrics_path)
-        described = [ColumnDescription.from_dict(d) for d in scored.manifest["columns"]]
+        described = [ColumnDescription.from_dict(d) for d in scored.manifest[MANIFEST_KEY]]
         return [("", scored.frame, metric_names(described), described)], list(scored.manifest.get("warnings", []))
     from tutormetrics.dialogue.file_scoring import score_dialogue_file
     from tutormetrics.dialogue.summary import conversation_columns
@@ -325,7 +329,7 @@ def _score_levels(
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
     result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)
     files.update(turns=str(turns_path), conversations=str(conv_path))
-    turn_columns = [ColumnDescription.from_dict(d) for d in result.manifest["columns"]]
+    turn_columns = [ColumnDescription.from_dict(d) for d in result.manifest[MANIFEST_KEY]]
     levels = [("", result.turns, metric_names(turn_columns), turn_columns)]
     if id_col == "conversation_id" and result.conversations is not None:
         conv_columns = conversation_columns(turn_columns)

@@ -57,7 +57,7 @@ def study(tmp_path_factory):
 
 def test_manifest_describes_every_metric_column(study):
     manifest = json.loads((study / "metrics.csv.manifest.json").read_text())
-    cols = {d["name"]: d for d in manifest["columns"]}
+    cols = {d["name"]: d for d in manifest["column_descriptions"]}
     header = pl.read_csv(study / "metrics.csv", n_rows=1).columns
     assert list(cols) == [c for c in header if c in cols]  # table order
     assert cols["hedge_rate"] == {"name": "hedge_rate", "family": "hedging_plugin", "family_label": "hedging_plugin",

@@ -62,7 +62,7 @@ def test_jsonl_with_a_malformed_line_exits_2(tmp_path, capsys, case):
     out = tmp_path / "o.csv"
     code, _, err = run(capsys, "score", str(src), "-o", str(out), "-m", "length", "--jobs", "1", "--chunk-size", "100", NO_PROGRESS)
     assert code == 2, err
-    assert "error:" in err and "Syntax" in err
+    assert "error:" in err and "not valid JSON" in err and ": line " in err  # the line is named (issue 28)
     assert not out.exists()
 
 

@@ -440,7 +440,8 @@ def compare(
         frame = read_table(metrics, id_columns=("exchange_id", "conversation_id", group_col, block_col))
         from tutormetrics.metrics.columns import describe_frame, metric_names
 
-        described = describe_frame(frame, source=metrics, exclude={group_col, block_col, "exchange_id", "conversation_id"})
+        described = describe_frame(frame, source=metrics, exclude={group_col, block_col, "exchange_id", "conversation_id"},
+                                   log=lambda m: typer.echo(m, err=True), command="compare")  # fmt: skip
         cols = split_list(metrics_cols)
         if cols is None:  # the described metric columns (manifest, else the one fallback) but pairing, subsets, counts
             skip = {group_col, block_col, *strata_cols, *dims, *NOT_METRICS, "n_rows"}

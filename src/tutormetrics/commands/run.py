@@ -72,7 +72,16 @@ def run(
     summary = run_pipeline(
         exchanges, ratings, output, score_options=score_options, validate_options=opt.from_kwargs(ValidateOptions, kwargs),
         theta=kwargs["theta"] or [], dialogue=opt.from_kwargs(DialogueOptions, kwargs) if dialogue else None,
-        metric_cols=opt.split_list(kwargs["metrics_cols"]), top=kwargs["top"], log=opt.log,
+        metric_cols=_checked_metric_cols(kwargs["metrics_cols"]), top=kwargs["top"], log=opt.log,
     )  # fmt: skip
     opt.log(f"done: {output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")
     opt.strict_gate(kwargs["strict"], summary.get("warnings", []))
+
+
+def _checked_metric_cols(value: str | None) -> list[str] | None:
+    """``--metrics-cols``: an id, structure or diagnostic column named there is exit 2 (``datasets.md`` §4)."""
+    from tutormetrics.metrics.columns import check_named_columns
+
+    names = opt.split_list(value)
+    check_named_columns(names, "--metrics-cols")
+    return names

@@ -84,7 +84,7 @@ def summarize(
             score_col=score_col,
             n_resamples=n_resamples,
             seed=seed,
-            columns=describe_frame(frame, source=metrics, exclude=[id_col, group_col]),
+            columns=describe_frame(frame, source=metrics, exclude=[id_col, group_col], log=opt.log, command="summarize"),
             total=spec,
             slots=slots,
             max_total=max_total,

@@ -75,13 +75,17 @@ def validate(
         [metrics, ratings, *(theta or [])],
         [output, output.with_name(f"{output.stem}_rho_matrix.csv"), partial_out, theta_out],
     )
-    from tutormetrics.metrics.columns import describe_frame, metric_names
+    from tutormetrics.metrics.columns import check_named_columns, describe_frame, metric_names, read_manifest_roles
 
     metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,))
     id_col = dialogue_id_column(metrics_df.columns, id_col)
     metric_cols = split_list(kwargs["metrics_cols"])
+    roles = read_manifest_roles(metrics)
+    check_named_columns(metric_cols, "--metrics-cols", roles)
+    check_named_columns(controls, "--control", roles, what="control")
     if metric_cols is None:  # the manifest's metric columns (else the registry fallback)
-        metric_cols = metric_names(describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col,))) or None
+        described = describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col,), log=log)
+        metric_cols = metric_names(described) or None
     study = validate_metrics(
         metrics_df,
         ratings=read_table(ratings, id_columns=ID_COLUMNS + (id_col,)) if ratings is not None else None,

@@ -27,7 +27,7 @@ from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.io import infer_format, remove_stale_temporaries, write_table, write_text_atomic
-from tutormetrics.metrics.columns import manifest_path
+from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
 
 Log = Callable[[str], None]
 
@@ -134,8 +134,11 @@ def score_dialogue_file(
     turn_columns = scorer.column_descriptions(level="turn")
     if conversations_output is not None:
         if options.write_manifest:  # CONV's own column descriptions (before the table: a CSV guard record joins it)
+            conv_columns = conversation_columns(turn_columns)
             conv_manifest = {"tutormetrics": __version__, "turns": str(output) if output else None,
-                             "columns": [d.to_dict() for d in conversation_columns(turn_columns)]}
+                             MANIFEST_KEY: [d.to_dict() for d in conv_columns],
+                             ROLES_KEY: column_roles(conv.columns, id_col="conversation_id", descriptions=conv_columns,
+                                                     kept=list(options.keep_columns))}  # fmt: skip
             write_text_atomic(manifest_path(conversations_output), json.dumps(conv_manifest, indent=2, default=str))
         _write(conv, conversations_output, options, fmt=None)
     manifest = run_manifest(
@@ -143,7 +146,9 @@ def score_dialogue_file(
         dialogue=asdict(dialogue) | {"form": found.form}, n_conversations=len(convs), n_turn_rows=turns.height,
         conversations_without_tutor_turn=len(silent),
     )
-    manifest["columns"] = [d.to_dict() for d in turn_columns]
+    manifest[MANIFEST_KEY] = [d.to_dict() for d in turn_columns]
+    manifest[ROLES_KEY] = column_roles(turns.columns, id_col="exchange_id", descriptions=turn_columns,
+                                       kept=list(options.keep_columns), tags=dialogue.tag_columns())  # fmt: skip
     if output is not None:
         write_run_manifest(output, manifest, options)
         log(f"scored {turns.height:,} tutor turns of {len(convs):,} conversations -> {output}"

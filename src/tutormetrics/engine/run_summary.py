@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutormetrics import __version__
-from tutormetrics.io import file_sha256, infer_format, record_guard, write_text_atomic
+from tutormetrics.io import csv_separator, file_sha256, infer_format, record_guard, write_text_atomic
+from tutormetrics.metrics.columns import ROLES_KEY
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.engine.scorer import Scorer
@@ -41,6 +42,7 @@ def run_key(path: Path, scorer: Scorer, **parts: Any) -> str:
         "version": __version__,
     }
     return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
+
 
 
 def run_manifest(
@@ -73,9 +75,26 @@ def write_run_manifest(output: Path, manifest: Mapping[str, Any], options: Any) 
     again (the manifest was rewritten) when ``options.csv_formula_guard`` and the output is CSV."""
     if not options.write_manifest:
         return
+    if ROLES_KEY not in manifest:  # each output column's role (datasets.md §4), from the file just written
+        manifest = {**manifest, ROLES_KEY: output_roles(output, manifest, options)}
     write_text_atomic(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
     if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
         record_guard(output)
+
+
+def output_roles(output: Path, manifest: Mapping[str, Any], options: Any) -> dict[str, list[str]]:
+    """The roles of the columns of ``output`` (its header, read without loading rows)."""
+    import polars as pl
+
+    from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, column_roles
+
+    kind = infer_format(output, getattr(options, "output_format", None))
+    reader = {"csv": lambda p: pl.scan_csv(p, separator=csv_separator(p), infer_schema=False),
+              "parquet": pl.scan_parquet, "jsonl": pl.scan_ndjson}[kind]  # fmt: skip
+    columns = reader(output).collect_schema().names()
+    described = [ColumnDescription.from_dict(d) for d in manifest.get(MANIFEST_KEY, [])]
+    return column_roles(columns, id_col=getattr(options, "id_column", "exchange_id"), descriptions=described,
+                        kept=list(getattr(options, "keep_columns", []) or []))  # fmt: skip
 
 
 def log_summary(log: Callable[[str], None], warnings: Sequence[str], notes: Sequence[str] = ()) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,15 +42,81 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["LEVELS", "OTHER", "ColumnDescription", "describe_columns", "describe_frame", "describe_table", "columns_near",
            "conversation_means", "family_labels", "aliases", "metric_names", "read_manifest_columns", "manifest_path"]
 
-#: The manifest key that holds the column descriptions.
-MANIFEST_KEY = "columns"
+#: The manifest key that holds the column descriptions (one per metric column).
+MANIFEST_KEY = "column_descriptions"
+#: The manifest key that holds each output column's role (``datasets.md`` §4): id, id_parts, kept, tags,
+#: structure, metrics, diagnostics.
+ROLES_KEY = "columns"
+ROLES: tuple[str, ...] = ("id", "id_parts", "kept", "tags", "structure", "metrics", "diagnostics")
+#: Dialogue structure columns (numbers, never metrics).
+STRUCTURE_COLUMNS: frozenset[str] = frozenset({"conversation_id", "turn", "tutor_turn", "ctx_turns"})
+#: The Scorer's flags and counts per row (never metrics).
+DIAGNOSTIC_COLUMNS: frozenset[str] = frozenset({
+    "prompt_empty", "resp_empty", "lang", "prompt_windows", "resp_windows", "prompt_truncated", "resp_truncated",
+})  # fmt: skip
+#: Columns the Scorer and the dialogue tables write that are ids, flags or structure, never metrics.
+NOT_METRICS: frozenset[str] = frozenset({"exchange_id"}) | STRUCTURE_COLUMNS | DIAGNOSTIC_COLUMNS
+_ID_LIKE = re.compile(r"^(?:id|idx|index|key|uuid|[^\W\d_]id|.*_(?:id|idx|index|key|uuid))$")
 #: Suffix of a table's manifest (``metrics.csv`` → ``metrics.csv.manifest.json``).
 MANIFEST_SUFFIX = ".manifest.json"
-#: Columns the Scorer and the dialogue tables write that are ids, flags or structure, never metrics.
-NOT_METRICS: frozenset[str] = frozenset({
-    "exchange_id", "conversation_id", "prompt_empty", "resp_empty", "lang", "prompt_windows", "resp_windows", "prompt_truncated", "resp_truncated",
-    "turn", "tutor_turn", "ctx_turns",
-})  # fmt: skip
+
+
+def is_id_like(name: str) -> bool:
+    """An id-like column name (``datasets.md`` §4): casefolded ``id``, ``idx``, ``index``, ``key``, ``uuid``, a letter
+    plus ``id`` (``qid``), or ending in ``_id``, ``_idx``, ``_index``, ``_key``, ``_uuid``.
+
+    >>> [is_id_like(n) for n in ("obs_id", "exchange_idx", "qid", "ID", "index", "valid", "idea", "mid_score")]
+    [True, True, True, True, True, False, False, False]
+    """
+    return bool(_ID_LIKE.match(name.casefold()))
+
+
+def column_roles(
+    columns: Sequence[str],
+    *,
+    id_col: str,
+    descriptions: Iterable[ColumnDescription],
+    id_parts: Sequence[str] = (),
+    kept: Sequence[str] = (),
+    tags: Sequence[str] = (),
+) -> dict[str, list[str]]:
+    """Each output column's role, in table order (the manifest's ``columns``, ``datasets.md`` §4).
+
+    Example:
+        >>> column_roles(["exchange_id", "tutor", "resp_words", "resp_empty"], id_col="exchange_id", kept=["tutor"],
+        ...              descriptions=[ColumnDescription("resp_words", "length", "length")])["metrics"]
+        ['resp_words']
+    """
+    metrics = {d.name for d in descriptions}
+    special = {id_col, *id_parts, *kept, *tags}
+    return {
+        "id": [c for c in columns if c == id_col],
+        "id_parts": [c for c in columns if c in id_parts and c != id_col],
+        "kept": [c for c in columns if c in kept and c != id_col],
+        "tags": [c for c in columns if c in tags],
+        "structure": [c for c in columns if c in STRUCTURE_COLUMNS and c not in special],
+        "metrics": [c for c in columns if c in metrics and c not in special],
+        "diagnostics": [c for c in columns if c in DIAGNOSTIC_COLUMNS and c not in special],
+    }
+
+
+def not_metric_reason(name: str, roles: Mapping[str, Sequence[str]] | None = None) -> str | None:
+    """Why a column can never be a metric, target or control (``datasets.md`` §4), or ``None``.
+
+    >>> not_metric_reason("obs_id"), not_metric_reason("turn"), not_metric_reason("ttr")
+    ('id-like name', 'structure column', None)
+    """
+    for role, label in (("id", "id column"), ("id_parts", "id column"), ("kept", "kept column"), ("tags", "tag column"),
+                        ("structure", "structure column"), ("diagnostics", "diagnostic column")):
+        if roles and name in roles.get(role, ()):
+            return label
+    if name in STRUCTURE_COLUMNS:
+        return "structure column"
+    if name in DIAGNOSTIC_COLUMNS:
+        return "diagnostic column"
+    if is_id_like(name):
+        return "id-like name"
+    return None
 
 
 def describe_columns(
@@ -129,12 +195,29 @@ def read_manifest_columns(path: str | Path) -> list[ColumnDescription] | None:
     except (OSError, ValueError):
         return None
     entries = data.get(MANIFEST_KEY) if isinstance(data, dict) else None
+    if entries is None and isinstance(data, dict) and isinstance(data.get(ROLES_KEY), list):
+        entries = data[ROLES_KEY]  # a manifest of 0.1.0 main (descriptions under "columns")
     if not isinstance(entries, list):
         return None
     try:
         return [ColumnDescription.from_dict(e) for e in entries if isinstance(e, dict)]
     except (KeyError, ValueError, TypeError):
         return None
+
+
+def read_manifest_roles(path: str | Path) -> dict[str, list[str]] | None:
+    """The column roles in a manifest (or in the manifest of the table ``path``); ``None`` when it has none."""
+    path = Path(path)
+    if not path.name.endswith(MANIFEST_SUFFIX):
+        path = manifest_path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        return None
+    roles = data.get(ROLES_KEY) if isinstance(data, dict) else None
+    if not isinstance(roles, dict):
+        return None
+    return {k: [str(c) for c in v] for k, v in roles.items() if isinstance(v, list)}
 
 
 def declared_columns(registry: MetricRegistry | None = None, n_layers: int | None = None) -> dict[str, ColumnDescription]:
@@ -163,27 +246,50 @@ def describe_table(
     *,
     numeric: Iterable[str] | None = None,
     manifest: Sequence[ColumnDescription] | None = None,
+    roles: Mapping[str, Sequence[str]] | None = None,
     exclude: Iterable[str] = (),
     registry: MetricRegistry | None = None,
+    excluded: list[tuple[str, str]] | None = None,
 ) -> list[ColumnDescription]:
-    """The metric columns of a table, described: THE one place that decides what is a metric.
+    """The metric columns of a table, described: THE one place that decides what is a metric (``datasets.md`` §4).
 
     With ``manifest`` (the table's own descriptions) the described columns present in ``columns`` are the
-    metrics, in table order. Without one (a user's own CSV), every ``numeric`` column but ``exclude``
-    and the flags of :data:`NOT_METRICS` is a metric: a registered family's declared column by name (the
-    layer count read from the ``sync_lNN`` names), ``mean_<declared>`` at the conversation level, else
-    family ``"other"``. Without a manifest no column is an alias (that depends on parameters the table lacks).
+    metrics, in table order, plus any other ``numeric`` column that no manifest role claims (family ``"other"``).
+    Without one (a user's own CSV), every ``numeric`` column but ``exclude``, the flags and structure columns of
+    :data:`NOT_METRICS` and **id-like names** (:func:`is_id_like`) is a metric: a registered family's declared
+    column by name (the layer count read from the ``sync_lNN`` names), ``mean_<declared>`` at the conversation
+    level, else family ``"other"``. Without a manifest no column is an alias (that depends on parameters the table
+    lacks). ``excluded`` (when given) receives ``(column, reason)`` for the numeric columns left out by name.
 
     Example:
-        >>> [(d.name, d.family) for d in describe_table(["exchange_id", "mtld", "mean_ttr", "x", "resp_empty"],
-        ...                                              numeric=["mtld", "mean_ttr", "x"], exclude=["exchange_id"])]
+        >>> [(d.name, d.family) for d in describe_table(["exchange_id", "obs_id", "mtld", "mean_ttr", "x", "resp_empty"],
+        ...                                              numeric=["obs_id", "mtld", "mean_ttr", "x"], exclude=["exchange_id"])]
         [('mtld', 'lexical_richness'), ('mean_ttr', 'lexical_diversity'), ('x', 'other')]
     """
     skip = set(exclude)
+    num = set(numeric) if numeric is not None else None
     if manifest is not None:
         by_name = {d.name: d for d in manifest}
-        return [by_name[c] for c in columns if c in by_name and c not in skip]
-    wanted = [c for c in columns if c not in skip and c not in NOT_METRICS and (numeric is None or c in set(numeric))]
+        claimed = {c for role in (roles or {}).values() for c in role}
+        out = []
+        for c in columns:
+            if c in skip:
+                continue
+            if c in by_name:
+                out.append(by_name[c])
+            elif roles is not None and c not in claimed and (num is None or c in num) and not_metric_reason(c) is None:
+                out.append(ColumnDescription(c, OTHER, OTHER))
+        return out
+    wanted = []
+    for c in columns:
+        if c in skip or c in NOT_METRICS or (num is not None and c not in num):
+            continue
+        reason = not_metric_reason(c)
+        if reason is not None:
+            if excluded is not None:
+                excluded.append((c, reason))
+            continue
+        wanted.append(c)
     layers = [int(m.group(1)) for c in wanted if (m := _SYNC_LAYER.match(c.removeprefix("mean_")))]
     declared = declared_columns(registry, max(layers) if layers else None)
     means = {d.name: d for d in conversation_means(declared.values())}
@@ -230,13 +336,51 @@ def metric_names(descriptions: Iterable[ColumnDescription], *, aliases: bool = T
 
 
 def describe_frame(
-    frame: Any, *, source: str | Path | None = None, exclude: Iterable[str] = (), registry: MetricRegistry | None = None
+    frame: Any,
+    *,
+    source: str | Path | None = None,
+    exclude: Iterable[str] = (),
+    registry: MetricRegistry | None = None,
+    log: Callable[[str], None] | None = None,
+    command: str = "validate",
 ) -> list[ColumnDescription]:
-    """The metric columns of a polars ``frame`` read from ``source``: the descriptions in the manifest beside
-    ``source`` when it has them, else :func:`describe_table` on the frame's numeric (non-boolean) columns."""
+    """The metric columns of a polars ``frame`` read from ``source``: the descriptions and roles in the manifest
+    beside ``source`` when it has them, else :func:`describe_table` on the frame's numeric (non-boolean) columns.
+    Without a manifest, ``log`` hears which numeric columns were left out by name (``note: validate: not
+    metrics: obs_id (id-like name)``)."""
     manifest = read_manifest_columns(source) if source is not None else None
+    roles = read_manifest_roles(source) if source is not None and manifest is not None else None
     numeric = [c for c, dt in frame.schema.items() if dt.is_numeric()]
-    return describe_table(frame.columns, numeric=numeric, manifest=manifest, exclude=exclude, registry=registry)
+    excluded: list[tuple[str, str]] = []
+    out = describe_table(frame.columns, numeric=numeric, manifest=manifest, roles=roles, exclude=exclude,
+                         registry=registry, excluded=excluded)  # fmt: skip
+    if excluded and log is not None:
+        log(f"note: {command}: not metrics: " + ", ".join(f"{c} ({why})" for c, why in excluded))
+    return out
+
+
+def check_named_columns(
+    names: Iterable[str] | None, option: str, roles: Mapping[str, Sequence[str]] | None = None, *, what: str = "metric"
+) -> None:
+    """Naming an id, kept, tag, structure or diagnostic column (or an id-like name) in ``--metrics-cols``,
+    ``--targets-from`` or ``--control`` is exit 2 (``datasets.md`` §4).
+
+    >>> check_named_columns(["ttr"], "--metrics-cols")
+    >>> check_named_columns(["obs_id"], "--control")
+    Traceback (most recent call last):
+    ...
+    tutormetrics.errors.ConfigError: --control: 'obs_id' is an id column (id-like name), not a metric
+      hint: name the metric columns of the table (`tutormetrics metrics` lists them)
+    """
+    from tutormetrics.errors import ConfigError
+
+    for name in names or ():
+        reason = not_metric_reason(name, roles)
+        if reason is not None:
+            kind = "an id column" if reason in ("id column", "id-like name") else f"a {reason}"
+            detail = " (id-like name)" if reason == "id-like name" else ""
+            raise ConfigError(f"{option}: {name!r} is {kind}{detail}, not a {what}",
+                              hint="name the metric columns of the table (`tutormetrics metrics` lists them)")
 
 
 def columns_near(table: str | Path) -> list[ColumnDescription] | None:

@@ -204,10 +204,12 @@ def wide_ratings_to_targets(
     columns: list[str] | None = None,
     aggregate: Aggregate = "mean",
     rater_col: str | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """Wide ratings → targets. Columns are criteria, or ``criterion@rater`` per-rater scores.
 
-    ``columns=None`` takes every numeric column except the id (and ``rater_col``). With
+    ``columns=None`` takes every numeric column except the id (and ``rater_col``), ``conversation_id``, ``turn``
+    and id-like names (``datasets.md`` §4); ``log`` hears which targets were taken and which left out. With
     ``aggregate="mean"`` (or ``"min"``/``"max"``) the ``criterion@rater`` columns of a criterion are
     combined row-wise, ignoring missing values: ``target = mean_r score[criterion@r]``; plain
     criterion columns pass through. ``"per_rater"`` keeps the columns as they are. When ``rater_col``
@@ -225,7 +227,15 @@ def wide_ratings_to_targets(
     _check_ids(df, id_col, source)
     skip = {id_col} | ({rater_col} if rater_col else set())
     if columns is None:
-        columns = [c for c in df.columns if c not in skip and (df.schema[c].is_numeric() or df.schema[c] == pl.Boolean)]
+        from tutormetrics.metrics.columns import not_metric_reason
+
+        numeric = [c for c in df.columns if c not in skip and (df.schema[c].is_numeric() or df.schema[c] == pl.Boolean)]
+        left_out = [c for c in numeric if not_metric_reason(c.rpartition(RATER_SEP)[0] or c) is not None]
+        columns = [c for c in numeric if c not in left_out]
+        if log is not None and columns:
+            shown = ", ".join(columns[:8]) + (", …" if len(columns) > 8 else "")
+            why = f" (not targets: {', '.join(left_out)}: ids)" if left_out else ""
+            log(f"note: validate: {len(columns)} targets from wide ratings: {shown}{why}; choose with --targets-from")
         if not columns:
             raise InputSchemaError(
                 f"{source}: no numeric rating columns besides {id_col!r}",
@@ -624,14 +634,16 @@ class Ratings:
         return {"id_col": self.id_col, "rater_col": self.rater_col or "rater", "criterion_col": self.criterion_col,
                 "score_col": self.score_col}  # fmt: skip
 
-    def targets(self, aggregate: Aggregate = "mean", columns: Sequence[str] | None = None) -> pl.DataFrame:
+    def targets(
+        self, aggregate: Aggregate = "mean", columns: Sequence[str] | None = None, log: Callable[[str], None] | None = None
+    ) -> pl.DataFrame:
         """Wide targets (:func:`ratings_frame_to_targets`): long ratings aggregated over raters, with
         ``columns`` the criteria kept; wide ones with ``columns`` the target columns."""
         _check_aggregate(aggregate)
         if self.long is None:
             return wide_ratings_to_targets(
                 self.frame, id_col=self.id_col, columns=None if columns is None else list(columns), aggregate=aggregate,
-                rater_col=self.rater_col,
+                rater_col=self.rater_col, log=log,
             )  # fmt: skip
         long = self.long
         if columns is not None:

@@ -43,7 +43,7 @@ def test_every_builtin_column_is_described_once_with_its_family_direction_and_pa
 
 def test_the_manifest_holds_the_descriptions_and_they_round_trip():
     scorer = Scorer(["length", "lexical_richness"])
-    entries = scorer.manifest()["columns"]
+    entries = scorer.manifest()["column_descriptions"]
     assert [e["name"] for e in entries] == scorer.metric_columns()
     mtld = next(e for e in entries if e["name"] == "mtld")
     assert mtld["family"] == "lexical_richness" and mtld["family_label"] == "richness"
