@@ -170,8 +170,17 @@ class TextEncoder:
         array([1, 0])
     """
 
+    backend = "torch"
+
     def __init__(self, config: EncoderConfig | None = None) -> None:
-        self.config = config if config is not None else EncoderConfig()
+        config = config if config is not None else EncoderConfig()
+        if config.backend == "onnx":
+            raise ConfigError(
+                "TextEncoder is the torch backend; backend='onnx' is OnnxTextEncoder",
+                hint="use tutormetrics.encoders.backend.make_encoder(config)",
+            )
+        # what runs is torch: the config (and so its fingerprint) says so
+        self.config = replace(config, backend="torch") if config.backend == "auto" else config
         self._st: Any = None
         self._default_msl: int | None = None
         self._loader: str | None = None
@@ -364,6 +373,7 @@ class TextEncoder:
         return {
             "model_name_or_path": self._model_path,
             "fingerprint": self.config.fingerprint(),
+            "backend": "torch",
             "architecture": type(self._model).__name__,
             "n_layers": self.n_layers,
             "hidden_size": self.hidden_size,

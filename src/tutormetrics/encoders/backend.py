@@ -1,0 +1,89 @@
+"""Which encoder backend runs a config, decided without importing torch, and the encoder object for it.
+
+``backend="auto"`` (the default) resolves, in this order:
+
+1. ``quantize="int8"`` → onnx (int8 exists only there; never chosen unless asked for);
+2. a GPU asked for (``device`` cuda/mps, half ``dtype``) or model code (``trust_remote_code``) → torch;
+3. ``device="auto"`` with torch installed and a GPU visible (``/dev/nvidia*``, Apple silicon) → torch;
+4. a fresh ONNX export of the model (:func:`tutormetrics.encoders.onnx_store.check_export`) → onnx;
+5. else torch (a stale export is not used: ``--backend onnx`` says why).
+
+Example:
+    >>> from tutormetrics.encoders.config import EncoderConfig
+    >>> resolve_backend(EncoderConfig(backend="torch"))
+    'torch'
+    >>> resolve_backend(EncoderConfig(quantize="int8"))
+    'onnx'
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tutormetrics.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from tutormetrics.encoders.config import EncoderConfig
+
+
+def torch_installed() -> bool:
+    """Whether ``import torch`` would find a package (nothing is imported)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+def gpu_visible() -> bool:
+    """A cheap guess that torch would pick a GPU for ``device="auto"``: an NVIDIA device node not hidden by
+    ``CUDA_VISIBLE_DEVICES``, or Apple silicon (MPS)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if (visible is None or visible.strip() not in ("", "-1")) and any(Path("/dev").glob("nvidia[0-9]*")):
+        return True
+    return platform.system() == "Darwin" and platform.machine() == "arm64"
+
+
+def resolve_backend(config: EncoderConfig) -> str:
+    """``"torch"`` or ``"onnx"`` for ``config`` (see the module docstring)."""
+    if config.backend != "auto":
+        return config.backend
+    if config.quantize is not None:
+        return "onnx"
+    kind = config.device.split(":", 1)[0]
+    if kind in ("cuda", "mps") or config.dtype in ("float16", "bfloat16") or config.trust_remote_code:
+        return "torch"
+    if kind == "auto" and torch_installed() and gpu_visible():
+        return "torch"
+    path = config.resolved_model_path()
+    if not Path(path).is_dir():
+        return "torch"
+    from tutormetrics.encoders.onnx_store import check_export
+
+    info, _ = check_export(path)
+    return "onnx" if info is not None else "torch"
+
+
+def make_encoder(config: EncoderConfig) -> Any:
+    """The (unloaded) encoder for ``config``: :class:`~tutormetrics.encoders.onnx_encoder.OnnxTextEncoder` or
+    :class:`~tutormetrics.encoders.hf.TextEncoder` (only then is torch imported)."""
+    if resolve_backend(config) == "onnx":
+        from tutormetrics.encoders.onnx_encoder import OnnxTextEncoder
+
+        return OnnxTextEncoder(config)
+    if not torch_installed():
+        raise ModelLoadError(
+            "the torch backend needs torch, which is not installed, and there is no fresh ONNX export of "
+            f"'{config.resolved_model_path()}'",
+            hint="install torch, or export the model once where torch is installed and copy the folder "
+            "(tutormetrics encoder export; see README: scoring without torch)",
+        )
+    from tutormetrics.encoders.hf import TextEncoder
+
+    return TextEncoder(config)
+
+
+def is_encoder(obj: object) -> bool:
+    """Whether ``obj`` is a ready encoder of either backend (no torch import to find out)."""
+    kind = (type(obj).__module__, type(obj).__name__)
+    return kind in (("tutormetrics.encoders.hf", "TextEncoder"), ("tutormetrics.encoders.onnx_encoder", "OnnxTextEncoder"))
