@@ -49,6 +49,22 @@ ModelNameOrPath = Annotated[
 ]
 Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
 DType = Annotated[str, typer.Option("--dtype", help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under autocast, hidden states and metrics in float32).")]
+Backend = Annotated[
+    str,
+    typer.Option(
+        "--backend",
+        help="Encoder backend: auto (onnx on CPU when `tutormetrics encoder export` has exported the model, torch "
+        "otherwise and on a GPU), torch, or onnx (ONNX Runtime, CPU, no torch import).",
+    ),
+]
+Quantize = Annotated[
+    str,
+    typer.Option(
+        "--quantize",
+        help="none, or int8: the export's dynamically quantised copy (onnx backend; faster, numbers drift from "
+        "float32 as benchmarks/RESULTS.md reports; recorded in the manifest).",
+    ),
+]
 BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Encoder windows per forward pass.")]
 MaxSeqLength = Annotated[
     Optional[int], typer.Option("--max-seq-length", min=3, help="Encoder window length (default: the model's, 256 for MiniLM).", show_default=False)
