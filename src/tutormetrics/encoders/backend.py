@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 
 def torch_installed() -> bool:
     """Whether ``import torch`` would find a package (nothing is imported)."""
-    return importlib.util.find_spec("torch") is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # an import hook that refuses torch
+        return False
 
 
 def gpu_visible() -> bool:

@@ -9,8 +9,10 @@ transformers). Steps, all local (the model loads with ``local_files_only``; noth
    (embeddings and each block: ``L + 1`` outputs, all that synchrony needs), batch and sequence dynamic;
 3. ONNX Runtime's transformer optimizer for BERT (``onnxruntime.transformers.optimizer.optimize_model``):
    fused attention, embedding/skip layer norm and bias-GELU; the hidden-state outputs stay graph outputs;
-4. ``onnxruntime.quantization.quantize_dynamic`` to int8 weights (dynamic activations, no calibration data)
-   for ``--quantize int8``;
+4. ``onnxruntime.quantization.quantize_dynamic`` to int8 weights, per channel and in the reduced 7-bit range
+   (plain per-tensor S8 weights saturate in AVX2/AVX-512 kernels: last-layer pooled cosine to float32 fell to
+   0.89 on real replies, 0.98 with these settings), dynamic activations, no calibration data, for
+   ``--quantize int8``;
 5. a check: on a probe batch with padding, every float32 hidden state equals torch's within
    :data:`MAX_ABS_DIFF`, else nothing is written;
 6. the tokenizer exactly as transformers configured it (``backend_tokenizer``), the special-token frame,
@@ -207,8 +209,8 @@ def _export_into(path: str, layout: Any, work: Path, log: Callable[[str], None])
     logging.disable(logging.WARNING)  # quantize_dynamic's "consider pre-processing" note goes to the root logger
     try:
         quantize_dynamic(
-            str(fp32), str(work / MODEL_FILES["int8"]), weight_type=QuantType.QInt8,
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            str(fp32), str(work / MODEL_FILES["int8"]), weight_type=QuantType.QInt8, per_channel=True,
+            reduce_range=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )  # fmt: skip
     finally:
         logging.disable(logging.NOTSET)
@@ -243,7 +245,10 @@ def _export_into(path: str, layout: Any, work: Path, log: Callable[[str], None])
         "segmentable": splits_at_spaces(tokenizer),
         "exporter": f"torch.onnx.export(dynamo=False, opset_version={OPSET})",
         "optimizer": {"model_type": "bert", "fused": fused},
-        "quantization": {"int8": "quantize_dynamic(weight_type=QInt8), dynamic activations, no calibration"},
+        "quantization": {
+            "int8": "quantize_dynamic(weight_type=QInt8, per_channel=True, reduce_range=True): int8 weights per output "
+            "channel, 7-bit range (no VPMADDUBSW saturation on AVX2/AVX-512), activations quantised per batch, no calibration"
+        },
         "probe_max_abs_diff": diffs,
         "versions": _versions(),
     }
