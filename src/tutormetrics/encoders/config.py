@@ -157,7 +157,7 @@ class EncoderConfig:
         del config["spill_mb"]  # where token states live changes no number
         if config["batch_tokens"] is None:  # keeps the fingerprints of configs written before the field
             del config["batch_tokens"]
-        from tutormetrics.encoders.backend import resolve_backend
+        from tutormetrics.encoders.resolve import resolve_backend
 
         backend = resolve_backend(self)
         del config["backend"], config["quantize"]

@@ -553,7 +553,7 @@ class Scorer:
             return self.cpu_overlap == "process"
         if self._encoder is not None and self._encoder.is_loaded:
             return self._encoder.device.type == "cuda"
-        from tutormetrics.encoders.backend import resolve_backend
+        from tutormetrics.encoders.resolve import resolve_backend
 
         if resolve_backend(self.encoder_config) == "onnx":  # CPU only, and no torch import to find out
             return False
