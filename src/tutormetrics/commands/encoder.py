@@ -44,8 +44,19 @@ def export(
     """
     from tutormetrics.encoders.config import default_model_path
     from tutormetrics.encoders.onnx_export import export_model
-    from tutormetrics.encoders.onnx_store import export_dir_for
+    from tutormetrics.encoders.onnx_store import DRIFT_NAME, export_dir_for
 
     out = None if store is None else export_dir_for(path if path is not None else default_model_path(), root=store)
     folder = export_model(path, out, force=force, log=opt.log)
+    drift_file = folder / DRIFT_NAME
+    if not drift_file.exists() and out is None:  # measured where scoring finds the export
+        import json
+
+        from tutormetrics.engine.int8_drift import int8_drift
+
+        opt.log("export: measuring int8 drift per column on the bundled example's 40 real replies")
+        drift = int8_drift(None if path is None else str(path))
+        drift_file.write_text(json.dumps(drift, indent=2, sort_keys=True), encoding="utf-8")
+        worst = max(drift["max_abs"].items(), key=lambda kv: kv[1] if kv[1] == kv[1] else -1)
+        opt.log(f"export: int8 drift: largest max |Δ| {worst[1]:.2e} ({worst[0]}); recorded in {drift_file}")
     typer.echo(str(folder))

@@ -227,7 +227,8 @@ class OnnxTextEncoder:
             "dtype": "int8 weights (dynamic)" if self.config.quantize == "int8" else "float32",
             "autocast": False,
             "versions": {"onnxruntime": ort.__version__, "tokenizers": version("tokenizers")},
-        }
+        } | ({"int8_drift": self._export.int8_drift() or "not measured: run `tutormetrics encoder export --force`"}
+             if self.config.quantize == "int8" else {})
 
     def long_text_message(self, encoded: EncodedTexts) -> str | None:
         return long_text_message(encoded, self.config.long_text, self.max_seq_length)

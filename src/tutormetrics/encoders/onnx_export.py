@@ -77,10 +77,12 @@ def export_model(
     out_dir: str | os.PathLike[str] | None = None,
     *,
     force: bool = False,
+    keep_raw: bool = False,
     log: Callable[[str], None] = lambda _m: None,
 ) -> Path:
     """Export ``model_path`` (default: the bundled all-MiniLM-L6-v2) into ``out_dir`` (default: its folder in
-    the export store) and return the folder. A fresh export is kept unless ``force``."""
+    the export store) and return the folder. A fresh export is kept unless ``force``; ``keep_raw`` also keeps
+    the unfused export as ``raw.onnx`` (benchmarks compare it)."""
     path = os.path.abspath(os.fspath(model_path)) if model_path is not None else default_model_path()
     if not Path(path).is_dir():
         raise ModelLoadError(f"model '{path}' is not a local folder", hint="pass a sentence-transformers model directory")
@@ -113,7 +115,7 @@ def export_model(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
     try:
-        meta = _export_into(path, layout, work, log)
+        meta = _export_into(path, layout, work, log, keep_raw)
         meta["seconds"] = round(time.perf_counter() - t0, 2)
         (work / META_NAME).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
         work.chmod(0o755)  # mkdtemp makes it private; an export is read by every user of the model
@@ -131,7 +133,7 @@ def export_model(
     return target
 
 
-def _export_into(path: str, layout: Any, work: Path, log: Callable[[str], None]) -> dict[str, Any]:
+def _export_into(path: str, layout: Any, work: Path, log: Callable[[str], None], keep_raw: bool = False) -> dict[str, Any]:
     """Write model.onnx, model.int8.onnx and tokenizer.json into ``work``; return export.json's content."""
     ensure_offline()
     import numpy as np
@@ -202,7 +204,8 @@ def _export_into(path: str, layout: Any, work: Path, log: Callable[[str], None])
         raise ModelLoadError(f"the optimised graph lost hidden-state outputs ({kept} instead of {outputs})")
     fp32 = work / MODEL_FILES[None]
     optimized.save_model_to_file(str(fp32))
-    raw.unlink()
+    if not keep_raw:
+        raw.unlink()
     log("export: dynamic int8 quantisation")
     import logging
 

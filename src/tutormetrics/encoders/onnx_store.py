@@ -32,6 +32,8 @@ from tutormetrics.errors import ModelLoadError
 #: Format of export.json; a different one is re-exported, not read.
 EXPORT_FORMAT = 1
 META_NAME = "export.json"
+#: int8 vs float32 per encoder column on real replies (written by ``tutormetrics encoder export``).
+DRIFT_NAME = "int8_drift.json"
 MODEL_FILES = {None: "model.onnx", "int8": "model.int8.onnx"}
 _GENERIC_NAMES = {"model", "models", "snapshot", "weights"}
 #: Files of the source model that decide the numbers (weights, configs, vocabularies).
@@ -90,16 +92,20 @@ class ExportInfo:
     def model_file(self, quantize: str | None) -> Path:
         return self.folder / MODEL_FILES[quantize]
 
+    def int8_drift(self) -> dict[str, Any] | None:
+        """The recorded int8 drift (:mod:`tutormetrics.engine.int8_drift`), or ``None`` when not measured."""
+        return read_meta(self.folder, DRIFT_NAME)
+
     @property
     def fingerprint(self) -> str:
         """16 hex digits over ``export.json`` (source hash, settings, versions): keys the encoder fingerprint."""
         return hashlib.sha256(json.dumps(self.meta, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def read_meta(folder: Path) -> dict[str, Any] | None:
-    """``export.json`` of a folder, or ``None`` when absent or unreadable."""
+def read_meta(folder: Path, name: str = META_NAME) -> dict[str, Any] | None:
+    """``export.json`` (or another JSON file) of a folder, or ``None`` when absent or unreadable."""
     try:
-        meta = json.loads((folder / META_NAME).read_text(encoding="utf-8"))
+        meta = json.loads((folder / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
