@@ -117,7 +117,10 @@ def check_export(model_path: str, folder: Path | None = None) -> tuple[ExportInf
     ``why`` is ``None`` when there is simply no export, else the reason it is refused (stale, other format,
     files missing).
     """
-    folder = folder if folder is not None else export_dir_for(model_path)
+    if folder is None:
+        folder = export_dir_for(model_path)
+        if read_meta(folder) is None:  # an export copied from another machine (another install path)?
+            folder = _copied_export(model_path, folder) or folder
     meta = read_meta(folder)
     if meta is None:
         return None, None
@@ -136,6 +139,25 @@ def check_export(model_path: str, folder: Path | None = None) -> tuple[ExportInf
                 f"(source SHA-256 {str(meta.get('source_sha256'))[:12]}…)"
             )
     return ExportInfo(folder, meta), None
+
+
+def _copied_export(model_path: str, folder: Path) -> Path | None:
+    """A folder ``<same model name>-*`` in the store whose recorded source SHA-256 is this model's (hashed only
+    when such a folder exists), e.g. an export made with ``--store`` where torch is installed and copied here."""
+    prefix = folder.name.rsplit("-", 1)[0] + "-"
+    candidates = sorted(p for p in folder.parent.glob(prefix + "*") if p.is_dir() and p.name.rsplit("-", 1)[0] + "-" == prefix)
+    if not candidates:
+        return None
+    shapes = [x[:2] for x in source_files(model_path)]
+    digest: str | None = None
+    for cand in candidates:
+        meta = read_meta(cand)
+        if meta is None or [list(x[:2]) for x in meta.get("source_files", [])] != [list(x) for x in shapes]:
+            continue
+        digest = digest or source_hash(model_path)
+        if meta.get("source_sha256") == digest:
+            return cand
+    return None
 
 
 def require_export(model_path: str) -> ExportInfo:

@@ -144,6 +144,10 @@ def test_any_bert_folder_exports_and_matches_torch(tiny_model_dir, tmp_path, mon
     np.testing.assert_array_equal(a.n_windows, b.n_windows)
     np.testing.assert_allclose(a.pools, b.pools, atol=1e-5, rtol=0)
 
+    copied = folder.with_name(folder.name.rsplit("-", 1)[0] + "-000000000000")
+    folder.rename(copied)  # an export made for another install path of the same model: found by its SHA-256
+    assert check_export(str(model))[0].folder == copied
+    copied.rename(folder)
     os.utime(model / "config.json")  # touched, same bytes: still fresh (the SHA-256 decides)
     assert check_export(str(model))[0] is not None
     weights = next(model.rglob("*.safetensors"))
