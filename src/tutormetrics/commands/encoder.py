@@ -49,8 +49,12 @@ def export(
     out = None if store is None else export_dir_for(path if path is not None else default_model_path(), root=store)
     folder = export_model(path, out, force=force, log=opt.log)
     drift_file = folder / DRIFT_NAME
-    if not drift_file.exists() and out is None:  # measured where scoring finds the export
+    if not drift_file.exists():
         import json
+        import os
+
+        if store is not None:  # scoring finds the export in the store it was written to (this process only)
+            os.environ["TUTORMETRICS_ONNX_DIR"] = str(store)
 
         from tutormetrics.engine.int8_drift import int8_drift
 
