@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics import __version__
-from tutormetrics.engine.files import ScoreOptions, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import check_outputs, read_table, write_table, write_text_atomic
 
@@ -214,7 +214,7 @@ def run_pipeline(
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
     (``run.json``).
 
-    With ``dialogue`` (a :class:`tutormetrics.dialogue.files.DialogueOptions`) the input holds
+    With ``dialogue`` (a :class:`tutormetrics.dialogue.file_scoring.DialogueOptions`) the input holds
     conversations: scoring writes ``turns.csv`` and ``conversations.csv``; the ratings are keyed by
     ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
     level is always validated (``correlations.csv``, ``heatmap.*``); with conversation-keyed ratings the
@@ -300,7 +300,7 @@ def _score_levels(
         scored = score_file(exchanges, metrics_path, score_options, log=log, keep_frame=True)
         files["metrics"] = str(metrics_path)
         return [("", scored.frame, list(scored.column_families), scored.column_families)]
-    from tutormetrics.dialogue.files import score_dialogue_file
+    from tutormetrics.dialogue.file_scoring import score_dialogue_file
 
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
     result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.dialogue.model import Conversation
-from tutormetrics.dialogue.turns import count_questions
+from tutormetrics.metrics.dialogue_turn import count_questions
 from tutormetrics.metrics.functional.overlap import jaccard
 from tutormetrics.text import tokenize
 

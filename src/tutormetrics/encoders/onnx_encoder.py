@@ -37,7 +37,6 @@ from tutormetrics.encoders.windows import (
     batch_inputs,
     cut_windows,
     flatten,
-    long_text_message,
     plan_batches,
     reduce_windows,
     word_pieces,
@@ -229,9 +228,6 @@ class OnnxTextEncoder:
             "versions": {"onnxruntime": ort.__version__, "tokenizers": version("tokenizers")},
         } | ({"int8_drift": self._export.int8_drift() or "not measured: run `tutormetrics encoder export --force`"}
              if self.config.quantize == "int8" else {})
-
-    def long_text_message(self, encoded: EncodedTexts) -> str | None:
-        return long_text_message(encoded, self.config.long_text, self.max_seq_length)
 
     # ----------------------------------------------------------------- encoding
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:

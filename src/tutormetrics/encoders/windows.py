@@ -287,12 +287,3 @@ def combine(
     enc.truncated[:] = truncated
     return enc
 
-
-def long_text_message(encoded: EncodedTexts, long_text: str, max_seq_length: int) -> str | None:
-    """The stderr warning for long texts, e.g. "3 of 200 unique texts exceeded max_seq_length=256 and were
-    windowed"; ``None`` when every text fitted."""
-    k = encoded.n_truncated if long_text == "truncate" else encoded.n_windowed
-    if k == 0:
-        return None
-    how = "truncated" if long_text == "truncate" else "windowed"
-    return f"{k} of {len(encoded)} unique texts exceeded max_seq_length={max_seq_length} and were {how}"

@@ -94,6 +94,10 @@ class Metric(ABC):
     requires: ClassVar[frozenset[str]] = frozenset()
     #: ``True``/``False`` orients reports; ``None`` when "better" is not defined (e.g. length).
     higher_is_better: ClassVar[bool | None] = None
+    #: Why a column may be NaN for most exchanges and what to do, appended to the run's warning (``"; ..."``).
+    nan_hints: ClassVar[dict[str, str]] = {}
+    #: Names of the ``aux`` texts it reads from ``ExchangeBatch.aux_idx`` (e.g. ``("prev_student",)``).
+    aux_texts: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def columns(self, n_layers: int | None = None) -> list[str]:

@@ -24,7 +24,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io import require_columns, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -478,8 +478,7 @@ def plot_heatmap(
     _draw_title_and_note(fig, lay, title)
 
     if out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_path, dpi=dpi, format=out_path.suffix.lower().lstrip("."), facecolor="white")
+        save_figure(fig, out_path, dpi=dpi)
     return fig
 
 
@@ -551,8 +550,7 @@ def plot_compare_control(
     ax.axvline(len(targets) - 0.5, color="black", linewidth=1.6)
     if output is not None:
         out_path = Path(output)
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_path, dpi=int(kwargs.get("dpi", 300)), format=out_path.suffix.lower().lstrip("."), facecolor="white")  # type: ignore[call-overload]
+        save_figure(fig, out_path, dpi=int(kwargs.get("dpi", 300)))  # type: ignore[call-overload]
     return fig
 
 

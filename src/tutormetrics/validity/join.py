@@ -79,16 +79,33 @@ def _id_series(df: pl.DataFrame, id_col: str, id_type: str = "str", source: str 
         return text
     if id_type != "int":
         raise InputSchemaError(f"unknown id type {id_type!r}", hint=f"use one of {', '.join(ID_TYPES)}")
-    number = text.str.strip_chars().cast(pl.Float64, strict=False)
-    whole = number.is_finite() & (number == number.floor())
-    bad = text.is_not_null() & ~whole.fill_null(False)
-    if bad.any():
-        example = text.filter(bad)[0]
+    # Exact integers (Decimal → int), never through float64: 2**53 + 1 and 2**53 stay two ids.
+    values = text.to_list()
+    canonical = {v: _whole_number(v) for v in set(values) if v is not None}
+    bad = [v for v in values if v is not None and canonical[v] is None]
+    if bad:
         raise InputSchemaError(
-            f"{source}: id {example!r} in {id_col!r} is not a whole number ({int(bad.sum())} such ids)",
+            f"{source}: id {bad[0]!r} in {id_col!r} is not a whole number ({len(bad)} such ids)",
             hint="--id-type int compares ids as numbers; leave it out to compare them as text",
         )
-    return number.cast(pl.Int64).cast(pl.String).alias(text.name)
+    return pl.Series(text.name, [None if v is None else canonical[v] for v in values], dtype=pl.String)
+
+
+def _whole_number(text: str) -> str | None:
+    """The decimal digits of a whole number written as text (``+007``, ``1.0``, ``1e3``), else ``None``.
+
+    >>> _whole_number("9007199254740993"), _whole_number("1.000"), _whole_number("1.5"), _whole_number("nan")
+    ('9007199254740993', '1', None, None)
+    """
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or number != number.to_integral_value():
+        return None
+    return str(int(number))
 
 
 def join_targets(
