@@ -480,10 +480,10 @@ class Scorer:
             return self.cpu_overlap == "process"
         if self._encoder is not None and self._encoder.is_loaded:
             return self._encoder.device.type == "cuda"
-        from tutormetrics.encoders.resolve import resolve_backend
+        from tutormetrics.encoders.resolve import resolve_backend, torch_installed
 
-        if resolve_backend(self.encoder_config) == "onnx":  # CPU only, and no torch import to find out
-            return False
+        if resolve_backend(self.encoder_config) == "onnx" or not torch_installed():  # CPU only; no torch import
+            return False  # (without torch the encoder itself says what to install)
         from tutormetrics.encoders.hf import resolve_device
 
         return resolve_device(self.encoder_config.device).type == "cuda"
