@@ -22,12 +22,9 @@ import importlib.util
 import os
 import platform
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tutormetrics.encoders.onnx_store import check_export
-
-if TYPE_CHECKING:
-    from tutormetrics.encoders.config import EncoderConfig
 
 
 def torch_installed() -> bool:
@@ -47,8 +44,9 @@ def gpu_visible() -> bool:
     return platform.system() == "Darwin" and platform.machine() == "arm64"
 
 
-def resolve_backend(config: EncoderConfig) -> str:
-    """``"torch"`` or ``"onnx"`` for ``config`` (see the module docstring)."""
+def resolve_backend(config: Any) -> str:
+    """``"torch"`` or ``"onnx"`` for an :class:`~tutormetrics.encoders.config.EncoderConfig` (see the module
+    docstring; not imported here: the config module calls this one)."""
     if config.backend != "auto":
         return config.backend
     if config.quantize is not None:
