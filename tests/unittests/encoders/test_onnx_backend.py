@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.encoders.backend import make_encoder, resolve_backend
-from tutormetrics.encoders.config import EncoderConfig, default_model_path
+from tutormetrics.encoders.config import EncoderConfig
 from tutormetrics.errors import ConfigError, ModelLoadError
 
 pytest.importorskip("onnxruntime")
