@@ -132,9 +132,10 @@ def score(
         metric_params=opt.parse_metric_params(metric_param),
     )
     from tutormetrics.io import check_outputs
+    from tutormetrics.metrics.columns import manifest_path
 
     out = None if output == "-" else Path(output)
-    check_outputs([input], [out, out and out.with_name(out.name + ".manifest.json"), conversations])
+    check_outputs([input], [out, out and manifest_path(out), conversations, conversations and manifest_path(conversations)])
     if (dialogue or transcript_col is not None) and engine != "local":
         from tutormetrics.errors import ConfigError
 

@@ -4,6 +4,7 @@ write TURNS (and CONV) atomically, plus a manifest. The command only parses opti
 from __future__ import annotations
 
 import contextlib
+import json
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -12,18 +13,21 @@ from typing import Any
 
 import polars as pl
 
+from tutormetrics import __version__
+
 from tutormetrics.dialogue.context import parse_context
 from tutormetrics.dialogue.model import Roles
 from tutormetrics.dialogue.readers import DialogueColumns, ReadOptions, compile_turn_tag, read_conversations, tag_columns
 from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.score import _check_unique_ids, dialogue_scorer, mean_columns, score_turns, turn_column_dtype
-from tutormetrics.dialogue.summary import conversation_table
+from tutormetrics.dialogue.summary import conversation_columns, conversation_table
 from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
 from tutormetrics.engine.run_warnings import run_notes
-from tutormetrics.io import infer_format, remove_stale_temporaries, write_table
+from tutormetrics.io import infer_format, remove_stale_temporaries, write_table, write_text_atomic
+from tutormetrics.metrics.columns import manifest_path
 
 Log = Callable[[str], None]
 
@@ -127,13 +131,19 @@ def score_dialogue_file(
     notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
     log_summary(log, all_warnings, notes)
     conv = conversation_table(convs, turns, mean_columns(scorer))
+    turn_columns = scorer.column_descriptions(level="turn")
     if conversations_output is not None:
+        if options.write_manifest:  # CONV's own column descriptions (before the table: a CSV guard record joins it)
+            conv_manifest = {"tutormetrics": __version__, "turns": str(output) if output else None,
+                             "columns": [d.to_dict() for d in conversation_columns(turn_columns)]}
+            write_text_atomic(manifest_path(conversations_output), json.dumps(conv_manifest, indent=2, default=str))
         _write(conv, conversations_output, options, fmt=None)
     manifest = run_manifest(
         scorer, source=path, options=options, warnings=all_warnings, nan_reasons=nan_reasons,
         dialogue=asdict(dialogue) | {"form": found.form}, n_conversations=len(convs), n_turn_rows=turns.height,
         conversations_without_tutor_turn=len(silent),
     )
+    manifest["columns"] = [d.to_dict() for d in turn_columns]
     if output is not None:
         write_run_manifest(output, manifest, options)
         log(f"scored {turns.height:,} tutor turns of {len(convs):,} conversations -> {output}"

@@ -27,6 +27,7 @@ import polars as pl
 from tutormetrics.errors import ConfigError
 from tutormetrics.progress import DEFAULT_EVERY, progress_bar
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, describe_columns
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
 from tutormetrics.engine.artifacts import score_text_families
 from tutormetrics.engine.concurrency import parallel_map, worker_process
@@ -194,6 +195,10 @@ class Scorer:
     def column_families(self) -> dict[str, str]:
         return {c: f.name for f in self.families for c in f.columns(self.n_layers)}
 
+    def column_descriptions(self, level: str | None = None) -> list[ColumnDescription]:
+        """Family, label, direction, level, parameters and alias of every metric column (the manifest's ``columns``)."""
+        return describe_columns(self.families, self.n_layers, level=level)
+
     def manifest(self, stats: Mapping[str, Any] | None = None, *, load_encoder: bool = True) -> dict[str, Any]:
         """Versions, parameters, encoder and syllable backend: everything needed to reproduce a run.
 
@@ -214,6 +219,7 @@ class Scorer:
             "chunk_size": self.chunk_size,
             "text": {"lang": self.lang, **segmenter_info(self.segmenter)},
             "stats": dict(vars(self.stats)) if stats is None else dict(stats),
+            MANIFEST_KEY: [d.to_dict() for d in self.column_descriptions()],
         }
         if load_encoder and self.text_cache is not None:
             info["text_cache"] = self.text_cache.describe()

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutormetrics.metrics.base import ARTIFACTS, Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.base import ARTIFACTS, Artifacts, ColumnDescription, ExchangeBatch, Metric
+from tutormetrics.metrics.columns import describe_columns, describe_table
 from tutormetrics.metrics.functional.length import (
     char_count,
     length_ratio,
@@ -77,7 +78,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ARTIFACTS", "Artifacts", "ExchangeBatch", "Metric", "GROUPS", "REGISTRY", "MetricRegistry",
+    "ARTIFACTS", "Artifacts", "ColumnDescription", "ExchangeBatch", "Metric", "describe_columns", "describe_table", "GROUPS", "REGISTRY", "MetricRegistry",
     "get_metric", "list_metrics", "register_metric",
     "LengthStructure", "LexicalDiversity", "PromptOverlap", "Readability", "LexicalRichness", "Coherence",
     "coherence_texts", "mtld", "mattr", "hdd", "lexical_richness",

@@ -40,6 +40,7 @@ class LexicalRichness(Metric):
     """
 
     name = "lexical_richness"
+    label = "richness"
     description = "Length-robust lexical diversity of the response: MTLD, MATTR (window 50) and HD-D (42 draws)"
     requires = frozenset({"tokens"})
     higher_is_better = True

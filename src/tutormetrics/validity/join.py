@@ -178,20 +178,12 @@ def join_targets(
     return joined.drop("__id"), report
 
 
-#: Diagnostic columns of a metrics table that are not metrics (``metrics.md``).
-DIAGNOSTIC_METRIC_COLUMNS: tuple[str, ...] = ("prompt_windows", "resp_windows")
-#: Structure columns of a dialogue TURNS table (``dialogue.md`` §4): numbers, but not metrics.
-STRUCTURE_COLUMNS: tuple[str, ...] = ("turn", "tutor_turn", "ctx_turns")
-_DIAGNOSTIC_SUFFIXES: tuple[str, ...] = ("_truncated", "_empty")
-
-
 def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Sequence[str] | None = None) -> list[str]:
     """Metric columns of a metrics table.
 
-    By default every numeric (non-boolean) column except the id and the diagnostics
-    (``prompt_windows``, ``resp_windows``, ``*_truncated``, ``*_empty``) and the dialogue structure
-    columns ``turn``, ``tutor_turn``, ``ctx_turns``. With ``columns`` those
-    names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
+    By default the columns :func:`tutormetrics.metrics.columns.describe_frame` describes (every numeric
+    column but the id, the Scorer's flags and the dialogue structure columns). With
+    ``columns`` those names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": ["a"], "ttr": [0.5], "resp_windows": [1], "resp_empty": [0], "tutor": ["x"]})
@@ -207,15 +199,9 @@ def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Se
                 f"metrics: column(s) {', '.join(map(repr, bad))} are not numeric", hint="pick numeric metric columns"
             )
         return cols
-    cols = [
-        c
-        for c in df.columns
-        if c != id_col
-        and df.schema[c].is_numeric()
-        and c not in DIAGNOSTIC_METRIC_COLUMNS
-        and c not in STRUCTURE_COLUMNS
-        and not c.endswith(_DIAGNOSTIC_SUFFIXES)
-    ]
+    from tutormetrics.metrics.columns import describe_frame, metric_names
+
+    cols = metric_names(describe_frame(df, exclude=[id_col]))
     if not cols:
         raise InputSchemaError("metrics: no numeric metric columns found", hint="pass --metrics-cols to name them")
     return cols
