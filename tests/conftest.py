@@ -10,10 +10,22 @@ own word, and kana runs become one piece per character.
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import string
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The ONNX export store: tests see an empty one, so that `backend="auto"` resolves to torch in every test that
+# does not ask for an export (the user's store, e.g. filled by scripts/setup.sh, would switch them to onnx).
+# The onnx tests' `onnx_export` fixture links the user's fresh export into it, or exports into it once.
+USER_ONNX_STORE = os.environ.get("TUTORMETRICS_ONNX_DIR")
+TEST_ONNX_STORE = Path(tempfile.mkdtemp(prefix="tutormetrics-onnx-store-"))
+os.environ["TUTORMETRICS_ONNX_DIR"] = str(TEST_ONNX_STORE)
+atexit.register(shutil.rmtree, TEST_ONNX_STORE, ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -115,3 +127,31 @@ def tiny_cjk_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     example = (EXAMPLE / "cjk_exchanges.csv").read_text(encoding="utf-8")
     chars = TINY_CJK_CHARS + "".join(sorted({c for c in example if ord(c) > 0x2000 and not c.isspace()}))
     return build_tiny_model(tmp_path_factory.mktemp("tiny_cjk_encoder"), extra_chars=chars)
+
+
+@pytest.fixture(scope="session")
+def onnx_export() -> Path:
+    """The ONNX export of the bundled MiniLM in the test store: the user's fresh one (linked), else exported once."""
+    from tutormetrics.encoders.config import default_model_path
+    from tutormetrics.encoders.onnx_store import check_export, export_dir_for
+
+    model = default_model_path()
+    target = export_dir_for(model, root=TEST_ONNX_STORE)
+    if check_export(model, target)[0] is not None:
+        return target
+    saved = os.environ.pop("TUTORMETRICS_ONNX_DIR")
+    if USER_ONNX_STORE is not None:
+        os.environ["TUTORMETRICS_ONNX_DIR"] = USER_ONNX_STORE
+    try:
+        user = export_dir_for(model)
+        fresh = check_export(model, user)[0] is not None
+    finally:
+        os.environ["TUTORMETRICS_ONNX_DIR"] = saved
+    if fresh:
+        target.symlink_to(user, target_is_directory=True)
+        return target
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from tutormetrics.encoders.onnx_export import export_model
+
+    return export_model(model, target)

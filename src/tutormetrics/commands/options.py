@@ -218,6 +218,12 @@ ENCODER = _group(
     option("dtype", "--dtype", str, "auto",
            help="auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under "
            "autocast, hidden states and metrics in float32)."),
+    option("backend", "--backend", str, "auto",
+           help="Encoder backend: auto (onnx on CPU when `tutormetrics encoder export` has exported the model, torch "
+           "otherwise and on a GPU), torch, or onnx (ONNX Runtime, CPU, no torch import)."),
+    option("quantize", "--quantize", str, "none", parse=lambda v: None if v == "none" else v,
+           help="none, or int8: the export's dynamically quantised copy (onnx backend; faster, numbers drift from "
+           "float32 as benchmarks/RESULTS.md reports; recorded in the manifest)."),
     option("batch_size", "--batch-size", int, 32, "Encoder windows per forward pass.", min=1),
     option("max_seq_length", "--max-seq-length", Optional[int], None, min=3, show_default=False,
            help="Encoder window length (default: the model's, 256 for MiniLM)."),

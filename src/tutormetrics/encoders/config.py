@@ -18,6 +18,8 @@ from tutormetrics.errors import ConfigError, ModelLoadError
 _DEVICE_KINDS = ("auto", "cpu", "cuda", "mps")
 _DTYPE_NAMES = ("float32", "float16", "bfloat16")
 _LONG_TEXT = ("window", "truncate")
+_BACKENDS = ("auto", "torch", "onnx")
+_QUANTIZE = (None, "int8")
 #: Files whose size and mtime identify a model directory in :meth:`EncoderConfig.fingerprint`.
 _FINGERPRINT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
 
@@ -57,6 +59,11 @@ class EncoderConfig:
             ``max_seq_length`` (256 for MiniLM).
         long_text: ``"window"`` (all content, token-weighted windows) or ``"truncate"`` (first window).
         trust_remote_code: allow model code from the model directory.
+        backend: ``"torch"`` (transformers), ``"onnx"`` (ONNX Runtime on CPU, from an export made by
+            ``tutormetrics encoder export``; no torch import) or ``"auto"``: onnx on CPU when a fresh export of
+            the model exists, torch otherwise and on a GPU (:func:`tutormetrics.encoders.backend.resolve_backend`).
+        quantize: ``None`` (float32) or ``"int8"`` (the export's dynamically quantised copy: faster, numbers
+            drift from float32; onnx only, never chosen by ``auto``).
         spill_mb: a text whose content-token matrix (``n_tokens × d × 4`` bytes) exceeds this many MiB keeps
             it on disk (:mod:`tutormetrics.encoders.spill`), so memory does not grow with a reply's length;
             ``None`` never spills. A run-time switch: not part of :meth:`fingerprint`.
@@ -75,8 +82,12 @@ class EncoderConfig:
     long_text: Literal["window", "truncate"] = "window"
     trust_remote_code: bool = False
     spill_mb: float | None = 64.0
+    backend: Literal["auto", "torch", "onnx"] = "auto"
+    quantize: Literal["int8"] | None = None
 
     def __post_init__(self) -> None:
+        if self.quantize in ("none", "None", ""):
+            object.__setattr__(self, "quantize", None)
         if isinstance(self.model_name_or_path, os.PathLike):
             object.__setattr__(self, "model_name_or_path", os.fspath(self.model_name_or_path))
         kind = str(self.device).split(":", 1)[0]
@@ -106,6 +117,17 @@ class EncoderConfig:
             raise ConfigError(f"spill_mb must be a number >= 0 or None, got {self.spill_mb!r}")
         if self.long_text not in _LONG_TEXT:
             raise ConfigError(f"invalid long_text {self.long_text!r}", hint="use window or truncate")
+        if self.backend not in _BACKENDS:
+            raise ConfigError(f"invalid backend {self.backend!r}", hint="use auto, torch or onnx")
+        if self.quantize not in _QUANTIZE:
+            raise ConfigError(f"invalid quantize {self.quantize!r}", hint="use none or int8")
+        if self.quantize is not None and self.backend == "torch":
+            raise ConfigError("--quantize int8 runs on the onnx backend", hint="use --backend onnx (or auto)")
+        if self.backend == "onnx" and (kind in ("cuda", "mps") or self.dtype in ("float16", "bfloat16")):
+            raise ConfigError(
+                f"the onnx backend runs in float32 on the CPU, not device={self.device} dtype={self.dtype}",
+                hint="use --backend torch on a GPU",
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the fields (for manifests and ``get_params``)."""
@@ -119,7 +141,9 @@ class EncoderConfig:
         """Stable 16-hex-digit hash of the config, the resolved model path and its files (size, mtime).
 
         Two configs that would load different weights or produce different numbers hash differently;
-        ``progress`` and other run-time switches are not part of it.
+        ``progress`` and other run-time switches are not part of it. The backend is resolved first (``auto`` →
+        torch or onnx); an onnx fingerprint also covers the export (``export.json``: source hash, fusions,
+        versions) and the quantisation, while a torch one keeps the value of configs written before the field.
         """
         path = self.resolved_model_path()
         files: list[tuple[str, int, int]] = []
@@ -133,7 +157,22 @@ class EncoderConfig:
         del config["spill_mb"]  # where token states live changes no number
         if config["batch_tokens"] is None:  # keeps the fingerprints of configs written before the field
             del config["batch_tokens"]
-        payload = {"config": config, "path": os.path.abspath(path) if root.exists() else path, "files": files}
+        from tutormetrics.encoders.resolve import resolve_backend
+
+        backend = resolve_backend(self)
+        del config["backend"], config["quantize"]
+        payload: dict[str, Any] = {"config": config, "path": os.path.abspath(path) if root.exists() else path, "files": files}
+        if backend == "onnx":
+            from importlib.metadata import PackageNotFoundError, version
+
+            from tutormetrics.encoders.onnx_store import require_export
+
+            try:
+                ort_version = version("onnxruntime")
+            except PackageNotFoundError:
+                ort_version = None
+            export = require_export(path).fingerprint
+            payload["backend"] = {"name": "onnx", "quantize": self.quantize, "export": export, "onnxruntime": ort_version}
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 

@@ -32,12 +32,11 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +58,16 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
 from tutormetrics.errors import ConfigError, ModelLoadError
 from tutormetrics.progress import progress_bar
 from tutormetrics.encoders.layout import DirectLayout, read_st_layout
-from tutormetrics.encoders.reductions import extrema_rule
-from tutormetrics.encoders.pieces import SEGMENT_CHARS, pieces_in_segments, splits_at_spaces
-from tutormetrics.encoders.spill import SpilledTokens
+from tutormetrics.encoders.pieces import splits_at_spaces
+from tutormetrics.encoders.windows import Windows as _Windows
+from tutormetrics.encoders.windows import (  # noqa: F401 - plan_batches and _flatten are re-exported
+    WindowSink,
+    batch_inputs,
+    cut_windows,
+    flatten as _flatten,
+    plan_batches,
+    word_pieces,
+)
 
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -151,15 +157,6 @@ def _special_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
     return prefix, suffix
 
 
-@dataclass
-class _Windows:
-    """All windows of a call, in text order: window ``k`` covers ``ids[text[k]][start[k]:start[k]+length[k]]``."""
-
-    text: np.ndarray
-    start: np.ndarray
-    length: np.ndarray
-
-
 class TextEncoder:
     """Lazy, offline sentence-transformers encoder producing :class:`EncodedTexts`.
 
@@ -173,8 +170,17 @@ class TextEncoder:
         array([1, 0])
     """
 
+    backend = "torch"
+
     def __init__(self, config: EncoderConfig | None = None) -> None:
-        self.config = config if config is not None else EncoderConfig()
+        config = config if config is not None else EncoderConfig()
+        if config.backend == "onnx":
+            raise ConfigError(
+                "TextEncoder is the torch backend; backend='onnx' is OnnxTextEncoder",
+                hint="use tutormetrics.encoders.backend.make_encoder(config)",
+            )
+        # what runs is torch: the config (and so its fingerprint) says so
+        self.config = replace(config, backend="torch") if config.backend == "auto" else config
         self._st: Any = None
         self._default_msl: int | None = None
         self._loader: str | None = None
@@ -367,6 +373,7 @@ class TextEncoder:
         return {
             "model_name_or_path": self._model_path,
             "fingerprint": self.config.fingerprint(),
+            "backend": "torch",
             "architecture": type(self._model).__name__,
             "n_layers": self.n_layers,
             "hidden_size": self.hidden_size,
@@ -406,23 +413,8 @@ class TextEncoder:
         characters, tokenised in segments when the tokenizer allows it) and, if asked and the tokenizer is
         fast, int32 spans."""
         self.load()
-        if not texts:
-            return [], [] if with_offsets else None
         with_offsets = with_offsets and bool(getattr(self._tokenizer, "is_fast", False))
-        long = [i for i, t in enumerate(texts) if len(t) > SEGMENT_CHARS] if self._segmentable else []
-        ids: list[Any] = [None] * len(texts)
-        offsets: list[Any] = [None] * len(texts)
-        for i in long:
-            ids[i], offsets[i] = pieces_in_segments(self._word_pieces, texts[i], with_offsets)
-        skip = set(long)
-        rest = [i for i in range(len(texts)) if i not in skip]
-        if rest:
-            out = self._word_pieces([texts[i] for i in rest], **({"return_offsets_mapping": True} if with_offsets else {}))
-            for j, i in enumerate(rest):
-                ids[i] = out["input_ids"][j]
-                if with_offsets:
-                    offsets[i] = np.asarray(out["offset_mapping"][j], dtype=np.int32).reshape(-1, 2)
-        return ids, offsets if with_offsets else None
+        return word_pieces(self._word_pieces, texts, with_offsets, self._segmentable)
 
     def _word_pieces(self, texts: Sequence[str], **extra: Any) -> Any:
         """The fast tokenizer on ``texts``: no special tokens, no truncation, no padding (the one call)."""
@@ -439,19 +431,8 @@ class TextEncoder:
 
     def _windows(self, ids: list[list[int]]) -> tuple[_Windows, np.ndarray, np.ndarray]:
         """Cut each text into windows; returns the windows, windows per text and the truncated flags."""
-        w = self.window_size
         n_tok = np.array([len(x) for x in ids], dtype=np.int64)
-        if self.config.long_text == "window":
-            n_win = -(-n_tok // w)  # ceil; 0 for empty texts
-        else:
-            n_win = (n_tok > 0).astype(np.int64)
-        truncated = (n_tok > w) & (self.config.long_text == "truncate")
-        text = np.repeat(np.arange(len(ids)), n_win)
-        first = np.concatenate(([0], np.cumsum(n_win)[:-1])) if len(ids) else np.zeros(0, np.int64)
-        k_in_text = np.arange(len(text)) - np.repeat(first, n_win)
-        start = k_in_text * w
-        length = np.minimum(w, n_tok[text] - start) if len(text) else np.zeros(0, np.int64)
-        return _Windows(text=text, start=start, length=length), n_win, truncated
+        return cut_windows(n_tok, self.window_size, self.config.long_text)
 
     def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> EncodedTexts:
         """Encode texts into per-text reductions (one forward pass per window; duplicates once).
@@ -477,13 +458,9 @@ class TextEncoder:
         n_special = len(prefix) + len(suffix)
         # Longest first, stable; each batch names its windows (order[b0:b1]), so results land in text order.
         order = np.argsort(-win.length, kind="stable")
-        sums_all = np.zeros((n_windows_total, L + 1, d), dtype=np.float32)
-        sums_content = np.zeros((n_windows_total, L + 1, d), dtype=np.float32)
-        wmax = np.zeros((n_windows_total, d), dtype=np.float32)
-        wmin = np.zeros((n_windows_total, d), dtype=np.float32)
         # Each text's content-token rows: a single-window text takes its window's rows as they come back;
         # a longer one gets one matrix (on disk above spill_mb) that every window fills at its offset.
-        states, norms = self._token_destinations(win, n_win)
+        sink = WindowSink(win, n_win, L, d, self.config.spill_mb)
 
         bounds = plan_batches(win.length[order] + n_special, self.config.batch_size, self._batch_tokens())
         n_batches = len(bounds)
@@ -506,17 +483,7 @@ class TextEncoder:
                 in_flight -= host.numel() * host.element_size()
                 out = _unpack(host, len(sel), L + 1, d, content_len, copy=event is not None)
                 # Rows go straight to their windows' places in text order (no inverse permutation later).
-                sums_all[sel], sums_content[sel], wmax[sel], wmin[sel] = out[0], out[1], out[2], out[3]
-                for k, tokens, token_norms in zip(sel, out[4], out[5], strict=True):
-                    t, start = win.text[k], win.start[k]
-                    if n_win[t] == 1:
-                        states[t], norms[t] = tokens, token_norms
-                        continue
-                    if isinstance(states[t], SpilledTokens):
-                        states[t].write_rows(start, tokens)
-                    else:
-                        states[t][start : start + len(tokens)] = tokens
-                    norms[t][start : start + len(token_norms)] = token_norms
+                sink.put(sel, out)
 
             with torch.inference_mode(), self._precision():
                 for b0, b1 in bounds:
@@ -533,10 +500,7 @@ class TextEncoder:
         finally:
             bar.close()
 
-        encoded = self._combine(
-            n_texts=len(unique), win=win, n_win=n_win, truncated=truncated, n_special=n_special,
-            sums_all=sums_all, sums_content=sums_content, wmax=wmax, wmin=wmin, states=states, norms=norms,
-        )  # fmt: skip
+        encoded = sink.combine(len(unique), L, d, n_special, truncated)
         if offsets is not None:  # spans of the content pieces that were encoded (all, or the first window)
             encoded.token_offsets = [o[: int(k)] for o, k in zip(offsets, encoded.n_content_tokens, strict=True)]
         self.texts_encoded += int(np.sum(n_win > 0))
@@ -546,25 +510,6 @@ class TextEncoder:
         if len(unique) != len(texts) or len(texts) == 0:
             encoded = encoded.subset(inverse)
         return encoded
-
-    def _token_destinations(self, win: _Windows, n_win: np.ndarray) -> tuple[list[Any], list[Any]]:
-        """Per text: where its content-token states and norms go (``None`` for texts of at most one window,
-        which take their window's rows; a float32 matrix, or a :class:`SpilledTokens` above ``spill_mb``)."""
-        d = self.hidden_size
-        n_tokens = np.bincount(win.text, weights=win.length, minlength=len(n_win)).astype(np.int64)
-        spill_bytes = None if self.config.spill_mb is None else self.config.spill_mb * 2**20
-        states: list[Any] = [None] * len(n_win)
-        norms: list[Any] = [None] * len(n_win)
-        multi = np.flatnonzero(n_win > 1)
-        big = [t for t in multi if spill_bytes is not None and n_tokens[t] * d * 4 > spill_bytes]
-        if big:  # one file for all of them
-            for t, spilled in zip(big, SpilledTokens.sharing_one_file([(int(n_tokens[t]), d) for t in big]), strict=True):
-                states[t] = spilled
-        for t in multi:
-            if states[t] is None:
-                states[t] = np.empty((int(n_tokens[t]), d), dtype=np.float32)
-            norms[t] = np.empty(int(n_tokens[t]), dtype=np.float32)
-        return states, norms
 
     def _batch_tokens(self) -> int | None:
         """Padded-token budget per forward pass (``None`` = ``batch_size`` windows); see :class:`EncoderConfig`."""
@@ -594,23 +539,9 @@ class TextEncoder:
         device = self._device
         assert device is not None
         cuda = device.type == "cuda"
-        n_prefix = len(prefix)
-        B = len(starts)
-        lens = content_len + n_prefix + len(suffix)
-        T = int(lens.max())
         pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-        pos = np.arange(T)
-        rel = pos[None, :] - n_prefix  # content position of every column
-        content = (rel >= 0) & (rel < content_len[:, None])
-        input_ids = np.full((B, T), pad_id, dtype=np.int64)
-        input_ids[content] = flat_ids[(starts[:, None] + rel)[content]]
-        if n_prefix:
-            input_ids[:, :n_prefix] = prefix
-        for k, tok in enumerate(suffix):
-            input_ids[np.arange(B), n_prefix + content_len + k] = tok
-        attn = (pos[None, :] < lens[:, None]).astype(np.int64)
         # Row-major positions of the content tokens: the gather below needs no device-side nonzero (no sync).
-        flat_index = np.flatnonzero(content)
+        input_ids, attn, content, flat_index = batch_inputs(flat_ids, starts, content_len, prefix, suffix, pad_id)
 
         def to_device(a: np.ndarray) -> torch.Tensor:
             t = torch.from_numpy(a)
@@ -635,90 +566,8 @@ class TextEncoder:
         event.record()
         return host, content_len, event
 
-    def _combine(
-        self,
-        *,
-        n_texts: int,
-        win: _Windows,
-        n_win: np.ndarray,
-        truncated: np.ndarray,
-        n_special: int,
-        sums_all: np.ndarray,
-        sums_content: np.ndarray,
-        wmax: np.ndarray,
-        wmin: np.ndarray,
-        states: list[Any],
-        norms: list[Any],
-    ) -> EncodedTexts:
-        """Windows (in text order) → per-text pools and extrema; ``states``/``norms`` are the texts' token rows."""
-        L, d = self.n_layers, self.hidden_size
-        enc = EncodedTexts.empty_like(L, d, n_texts)
-        enc.token_norms = [np.zeros(0, dtype=np.float32) for _ in range(n_texts)]
-        has = n_win > 0
-        if not has.any():
-            return enc
-        first = np.concatenate(([0], np.cumsum(n_win)[:-1]))[has]
-        counts_all = (win.length + n_special).astype(np.float64)
-        counts_content = win.length.astype(np.float64)
-        # pooled = Σ_w sum_w / Σ_w n_w (token-weighted mean of window means), summed in float64 (cast on the
-        # fly by reduceat: no float64 copy of every window's sums).
-        tot_all = np.add.reduceat(sums_all, first, axis=0, dtype=np.float64)
-        tot_content = np.add.reduceat(sums_content, first, axis=0, dtype=np.float64)
-        n_all = np.add.reduceat(counts_all, first)[:, None, None]
-        n_content = np.add.reduceat(counts_content, first)[:, None, None]
-        enc.pools[has] = (tot_all / n_all).astype(np.float32)
-        enc.pools_content[has] = (tot_content / n_content).astype(np.float32)
-        vmax = np.maximum.reduceat(wmax, first, axis=0)
-        vmin = np.minimum.reduceat(wmin, first, axis=0)
-        enc.extrema[has] = extrema_rule(vmax, vmin).astype(np.float32)
-        assert enc.maxima is not None and enc.minima is not None
-        enc.maxima[has], enc.minima[has] = vmax, vmin
-        for t in np.flatnonzero(has):
-            enc.token_states[t], enc.token_norms[t] = states[t], norms[t]
-        enc.n_content_tokens[:] = np.bincount(win.text, weights=win.length, minlength=n_texts).astype(np.int64)
-        enc.n_windows[:] = n_win
-        enc.truncated[:] = truncated
-        return enc
-
-
 #: Results of launched batches waiting in pinned host memory before the oldest is read back (CUDA only).
 _IN_FLIGHT_BYTES = 256 * 2**20
-
-
-def plan_batches(padded_lengths: np.ndarray, batch_size: int, batch_tokens: int | None) -> list[tuple[int, int]]:
-    """Cut windows sorted longest first into batches ``[b0, b1)``.
-
-    Without a token budget every batch holds ``batch_size`` windows. With one, a batch starting at a
-    window of padded length ``ℓ`` holds ``max(1, batch_tokens // ℓ)`` windows (its padded size
-    ``windows × ℓ`` stays within the budget, since later windows are no longer).
-
-    Example:
-        >>> plan_batches(np.array([8, 8, 4, 4, 4, 2]), 2, None)
-        [(0, 2), (2, 4), (4, 6)]
-        >>> plan_batches(np.array([8, 8, 4, 4, 4, 2]), 2, 16)
-        [(0, 2), (2, 6)]
-    """
-    n = len(padded_lengths)
-    bounds: list[tuple[int, int]] = []
-    b0 = 0
-    while b0 < n:
-        size = batch_size if batch_tokens is None else max(1, batch_tokens // int(padded_lengths[b0]))
-        bounds.append((b0, min(n, b0 + size)))
-        b0 += size
-    return bounds
-
-
-def _flatten(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """All texts' word pieces in one array, and where each text starts in it.
-
-    Example:
-        >>> _flatten([[5, 6], [], [7]])
-        (array([5, 6, 7]), array([0, 2, 2]))
-    """
-    lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if len(ids) else np.zeros(0, np.int64)
-    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
-    return flat, starts
 
 
 def _reduce(hidden: Sequence[torch.Tensor], attn: torch.Tensor, content: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

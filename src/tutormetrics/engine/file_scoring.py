@@ -57,6 +57,8 @@ class ScoreOptions:
     model_name_or_path: str | None = None
     device: str = "auto"
     dtype: str = "auto"
+    backend: str = "auto"  # auto | torch | onnx (tutormetrics.encoders.backend)
+    quantize: str | None = None  # None | int8 (onnx backend only)
     batch_size: int = 32
     max_seq_length: int | None = None
     long_text: str = "window"
@@ -90,7 +92,8 @@ class ScoreOptions:
         key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
         byte-identical encoder columns)."""
         skip = {"progress", "progress_every", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
-                "engine", "ray_address", "num_actors", "gpus_per_actor"}
+                "engine", "ray_address", "num_actors", "gpus_per_actor",
+                "backend", "quantize"}  # the encoder fingerprint covers the resolved backend and quantisation
         key = {k: v for k, v in asdict(self).items() if k not in skip}
         return key | {"text_cache": self.cache_mb != 0}
 
@@ -278,6 +281,8 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
             model_name_or_path=options.model_name_or_path,
             device=options.device,
             dtype=options.dtype,
+            backend=options.backend,  # type: ignore[arg-type]
+            quantize=options.quantize,  # type: ignore[arg-type]
             batch_size=options.batch_size,
             max_seq_length=options.max_seq_length,
             long_text=options.long_text,  # type: ignore[arg-type]

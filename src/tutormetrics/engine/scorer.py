@@ -138,11 +138,11 @@ class Scorer:
     def encoder(self) -> TextEncoder:
         """The shared encoder (loaded on first use)."""
         if self._encoder is None:
+            from tutormetrics.encoders.backend import make_encoder
             from tutormetrics.encoders.config import EncoderConfig
-            from tutormetrics.encoders.hf import TextEncoder
 
             arg = self._encoder_arg
-            self._encoder = arg if isinstance(arg, TextEncoder) else TextEncoder(arg or EncoderConfig())
+            self._encoder = arg if _is_text_encoder(arg) else make_encoder(arg or EncoderConfig())
         return self._encoder
 
     @property
@@ -486,6 +486,10 @@ class Scorer:
             return self.cpu_overlap == "process"
         if self._encoder is not None and self._encoder.is_loaded:
             return self._encoder.device.type == "cuda"
+        from tutormetrics.encoders.resolve import resolve_backend, torch_installed
+
+        if resolve_backend(self.encoder_config) == "onnx" or not torch_installed():  # CPU only; no torch import
+            return False  # (without torch the encoder itself says what to install)
         from tutormetrics.encoders.hf import resolve_device
 
         return resolve_device(self.encoder_config.device).type == "cuda"
@@ -574,8 +578,10 @@ def _instantiate(metrics: str | Sequence[str | Metric] | None, registry: MetricR
 
 
 def _is_text_encoder(obj: object) -> bool:
-    """``isinstance(obj, TextEncoder)`` without importing torch when ``obj`` cannot be one."""
-    return type(obj).__name__ == "TextEncoder" and type(obj).__module__ == "tutormetrics.encoders.hf"
+    """Whether ``obj`` is a ready encoder of either backend, without importing torch to find out."""
+    from tutormetrics.encoders.backend import is_encoder
+
+    return is_encoder(obj)
 
 
 def _chunks(

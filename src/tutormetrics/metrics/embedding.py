@@ -98,14 +98,16 @@ def window_diagnostics(
 
 
 def _resolve_encoder(encoder: TextEncoder | EncoderConfig | None) -> TextEncoder:
-    from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+    """A ready encoder of the config's backend (:func:`~tutormetrics.encoders.backend.make_encoder`)."""
+    from tutormetrics.encoders.backend import is_encoder, make_encoder
+    from tutormetrics.encoders.config import EncoderConfig
 
     if encoder is None:
-        return TextEncoder(EncoderConfig())
+        return make_encoder(EncoderConfig())
     if isinstance(encoder, EncoderConfig):
-        return TextEncoder(encoder)
-    if isinstance(encoder, TextEncoder):
-        return encoder
+        return make_encoder(encoder)
+    if is_encoder(encoder):
+        return encoder  # type: ignore[return-value]
     raise TypeError(f"encoder must be a TextEncoder, an EncoderConfig or None, got {type(encoder).__name__}")
 
 
