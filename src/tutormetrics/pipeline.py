@@ -69,6 +69,9 @@ class ValidateOptions:
     estimate_theta: bool = True
     #: Metrics columns held fixed for the partial rows (``richness.md`` §1); empty = raw only.
     control: list[str] = field(default_factory=list)
+    #: Metrics column of cluster (dialogue) labels: intervals resample clusters (``predictive.md`` §2).
+    cluster_col: str | None = None
+    min_clusters: int = 10
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
     def spearman_options(self) -> dict[str, Any]:
@@ -83,6 +86,7 @@ class ValidateOptions:
             "n_permutations": self.n_permutations,
             "stars_on": self.stars_on,
             "n_min": self.n_min,
+            **({"min_clusters": self.min_clusters} if self.cluster_col else {}),
         }
 
 
@@ -163,6 +167,7 @@ def validate_metrics(
         metrics_cols=metric_cols,
         id_type=vo.id_type,
         control=vo.control or None,
+        cluster_col=vo.cluster_col,
         **vo.spearman_options(),
     )
     return StudyResult(result, fit, long)

@@ -9,6 +9,7 @@ import typer
 
 from tutormetrics.commands import dialogue_options as dopt
 from tutormetrics.commands import options as opt
+from tutormetrics.commands.validity import ClusterCol, MinClusters
 from tutormetrics.pipeline import ValidateOptions
 from tutormetrics.psychometrics.ratings import parse_levels
 
@@ -76,6 +77,8 @@ def run(
         bool, typer.Option("--estimate-theta/--no-estimate-theta", help="Fit an MFRM for θ when --theta is not given.")
     ] = _DEFAULTS.estimate_theta,
     control: opt.Control = None,
+    cluster_col: ClusterCol = None,
+    min_clusters: MinClusters = _DEFAULTS.min_clusters,
     dialogue: dopt.Dialogue = False,
     context: dopt.Context = "full",
     context_encoding: dopt.ContextEncoding = "joined",
@@ -135,6 +138,7 @@ def run(
         chunk_size=chunk_size,
         progress=progress,
         metric_params=opt.parse_metric_params(metric_param),
+        keep_columns=[cluster_col] if cluster_col and not (dialogue or transcript_col is not None) else [],
     )
     validate_options = ValidateOptions(
         rater_col=rater_col,
@@ -156,6 +160,8 @@ def run(
         drop_out_of_scale=drop_out_of_scale,
         estimate_theta=estimate_theta,
         control=list(dict.fromkeys(opt.split_list(control) or [])),
+        cluster_col=cluster_col,
+        min_clusters=min_clusters,
     )
     dialogue_options = None
     if dialogue or transcript_col is not None:

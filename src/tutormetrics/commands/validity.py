@@ -29,6 +29,13 @@ __all__ = ["register", "validate", "heatmap"]
 
 _DEFAULTS = ValidateOptions()
 
+# Cluster intervals (predictive.md §2), shared by `validate` and `run`; plain options kept together.
+ClusterCol = Annotated[
+    Optional[str],
+    typer.Option("--cluster-col", help="METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows.", show_default=False),
+]
+MinClusters = Annotated[int, typer.Option("--min-clusters", min=2, help="Fewest clusters in a cell for a cluster interval.")]
+
 
 
 
@@ -79,6 +86,8 @@ def validate(
     drop_out_of_scale: opt.DropOutOfScale = False,
     top: Annotated[int, typer.Option("--top", min=0, help="Strongest correlations to list on stderr.")] = 5,
     control: opt.Control = None,
+    cluster_col: ClusterCol = None,
+    min_clusters: MinClusters = _DEFAULTS.min_clusters,
     estimate_theta: Annotated[
         bool,
         typer.Option(
@@ -127,8 +136,10 @@ def validate(
         drop_out_of_scale=drop_out_of_scale,
         estimate_theta=estimate_theta,
         control=controls,
+        cluster_col=cluster_col,
+        min_clusters=min_clusters,
     )
-    metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,))
+    metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,) + ((cluster_col,) if cluster_col else ()))
     id_col = dialogue_id_column(metrics_df.columns, id_col)
     study = validate_metrics(
         metrics_df,
