@@ -37,7 +37,7 @@ RUN_FILES = (
     "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
     "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
     "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html", "turns.csv", "turns.csv.manifest.json",
-    "conversations.csv", "conversations_correlations.csv", "conversations_rho_matrix.csv",
+    "conversations.csv", "conversations_correlations.csv", "conversations_rho_matrix.csv", "predictive.csv",
 )
 
 
@@ -214,6 +214,7 @@ def run_pipeline(
     validate_options: ValidateOptions,
     theta: Path | None = None,
     dialogue: Any = None,
+    group_col: str | None = None,
     log: Log = _quiet,
 ) -> dict[str, Any]:
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
@@ -245,6 +246,7 @@ def run_pipeline(
     theta_tables = [read_theta(theta, id_col=id_col)] if theta is not None else []
     log("[2/4] θ and agreement")
     frame, metric_cols, families = levels[0][1:]
+    frame_all = frame
     study = validate_metrics(
         frame, ratings=raw_ratings, theta=theta_tables, options=vo, id_col=id_col, metric_cols=metric_cols,
         ratings_source=str(ratings), log=log,
@@ -274,6 +276,9 @@ def run_pipeline(
             metric_cols=metric_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
         _write_level(level.validity, prefix, vo, families, outdir, files, log)
+    if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
+        log(f"      predictive validity, grouped by {group_col}")
+        files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, vo, families, outdir, log))
     files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
@@ -289,6 +294,27 @@ def run_pipeline(
 
     write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
     return summary
+
+
+def _write_predictive(
+    frame: pl.DataFrame, ratings: pl.DataFrame, theta: Sequence[pl.DataFrame], group_col: str, id_col: str,
+    vo: ValidateOptions, families: Mapping[str, str], outdir: Path, log: Log,
+) -> Path:
+    """``predictive.csv``: ``predict`` with the study's ratings, θ, controls and seed (defaults otherwise)."""
+    from tutormetrics.validity.predict_study import RatingOptions, predict_study
+    from tutormetrics.validity.predictive import PredictOptions
+
+    ro = RatingOptions(rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col, aggregate=vo.aggregate,
+                       targets_from=vo.targets_from, id_type=vo.id_type, levels=vo.levels, drop_out_of_scale=vo.drop_out_of_scale)  # fmt: skip
+    metric_cols = [c for c in families if c in frame.columns] or None
+    result = predict_study(
+        frame, group_col=group_col, ratings=ratings, theta=theta, id_col=id_col, metrics_cols=metric_cols,
+        controls=vo.control, rating_options=ro, options=PredictOptions(seed=vo.seed, n_min=vo.n_min),
+        families=dict(families), ratings_source="ratings", log=log,
+    )  # fmt: skip
+    path = outdir / "predictive.csv"
+    write_table(result.table, path)
+    return path
 
 
 def _score_levels(

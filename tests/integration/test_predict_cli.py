@@ -94,3 +94,18 @@ def test_help_does_not_import_sklearn():
     assert out.stdout.strip() == "False"
     run = subprocess.run([sys.executable, "-m", "tutormetrics", "predict", "--help"], capture_output=True, text=True)
     assert run.returncode == 0 and "--group-col" in run.stdout
+
+
+def test_run_group_col_writes_predictive_and_report_section(tmp_path):
+    from tutormetrics.report.collect import classify, collect_study
+
+    out = tmp_path / "demo"
+    assert main(["run", "--example", "--metrics", "lexical", "--group-col", "conversation_id", "--no-estimate-theta",
+                 "--n-resamples", "99", "-o", str(out)]) == 0  # fmt: skip
+    table = pl.read_csv(out / "predictive.csv")
+    assert tuple(table.columns) == TABLE_COLUMNS
+    assert classify(table.columns) == "predictive"
+    data = collect_study(out)
+    assert [p["file"] for p in data["predictive"]] == ["predictive.csv"]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Predictive validity: the metrics together" in html

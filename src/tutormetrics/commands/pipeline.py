@@ -79,6 +79,10 @@ def run(
     control: opt.Control = None,
     cluster_col: ClusterCol = None,
     min_clusters: MinClusters = _DEFAULTS.min_clusters,
+    group_col: Annotated[
+        Optional[str],
+        typer.Option("--group-col", help="Also write predictive.csv: grouped K-fold predictive validity (`predict`), groups = this input column.", show_default=False),
+    ] = None,
     dialogue: dopt.Dialogue = False,
     context: dopt.Context = "full",
     context_encoding: dopt.ContextEncoding = "joined",
@@ -138,7 +142,7 @@ def run(
         chunk_size=chunk_size,
         progress=progress,
         metric_params=opt.parse_metric_params(metric_param),
-        keep_columns=[cluster_col] if cluster_col and not (dialogue or transcript_col is not None) else [],
+        keep_columns=[] if (dialogue or transcript_col is not None) else list(dict.fromkeys(c for c in (cluster_col, group_col) if c)),
     )
     validate_options = ValidateOptions(
         rater_col=rater_col,
@@ -172,6 +176,6 @@ def run(
         )  # fmt: skip
     summary = run_pipeline(
         exchanges, ratings, output, score_options=score_options, validate_options=validate_options, theta=theta,
-        dialogue=dialogue_options, log=opt.log,
+        dialogue=dialogue_options, group_col=group_col, log=opt.log,
     )  # fmt: skip
     opt.log(f"done: {output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")

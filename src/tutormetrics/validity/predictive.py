@@ -34,6 +34,7 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.stats.bootstrap import single_threaded_blas
 from tutormetrics.validity import predict_measures as pm
 from tutormetrics.validity.folds import group_codes, group_folds
 
@@ -500,7 +501,8 @@ def _predict_target(
     n_ctrl = t.c.shape[1]
     models: list[_ModelOut] = []
     for name, spec in _model_specs(features, families, n_ctrl, opts.importance):
-        m = _cross_fit(t, folds, kind, levels, spec, opts)
+        with single_threaded_blas():  # small products: BLAS threads wait more than they work (16× on a busy 2-core box)
+            m = _cross_fit(t, folds, kind, levels, spec, opts)
         m.name = name
         if spec == "best":
             m.n_features = 1 + n_ctrl
@@ -512,7 +514,8 @@ def _predict_target(
     level = opts.confidence_level
     rng = np.random.default_rng([opts.seed, t.index]) if opts.ci != "none" else None
     sets = [(m.name, _measure_fns(kind, t.y, levels, m, all_rows)) for m in models]
-    results = _evaluate(sets, gcode, rng, opts.n_resamples)
+    with single_threaded_blas():
+        results = _evaluate(sets, gcode, rng, opts.n_resamples)
     judge_res = None
     judge_rows = None
     judge_codes: dict[str, int] = {}
@@ -538,7 +541,8 @@ def _predict_target(
                 jrng = np.random.default_rng([opts.seed, t.index, 1]) if rng is not None else None
             jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale)),
                      ("all", _measure_fns(kind, t.y, levels, models[0], judge_rows))]  # fmt: skip
-            judge_res = _evaluate(jsets, jg, jrng, opts.n_resamples)
+            with single_threaded_blas():
+                judge_res = _evaluate(jsets, jg, jrng, opts.n_resamples)
     rows: list[dict[str, Any]] = []
 
     def emit(model: str, measure: str, est: float, d: np.ndarray | None, nn: int, ng: int, nf: int | None,
