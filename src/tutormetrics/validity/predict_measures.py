@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,6 +37,7 @@ class Weights:
 
     counts: np.ndarray
     group: np.ndarray
+    _cache: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
 
     @classmethod
     def ones(cls, group: np.ndarray) -> Weights:
@@ -65,8 +66,17 @@ class Weights:
         return out[:, 0] if v.ndim == 1 else out
 
     def rows(self) -> np.ndarray:
-        """Integer row weights (c, n)."""
-        return self.counts[:, self.group].astype(np.int64)
+        """Integer row weights (c, n), computed once per resample block."""
+        if "rows" not in self._cache:
+            self._cache["rows"] = self.counts[:, self.group].astype(np.int64)
+        return self._cache["rows"]
+
+    def ranks(self, plan: _RankPlan) -> np.ndarray:
+        """Twice the centred average ranks of ``plan``'s column under these weights, (c, n); cached per plan."""
+        key = id(plan)
+        if key not in self._cache:
+            self._cache[key] = _weighted_centred_ranks(self.rows(), plan)[:, 0, :]
+        return self._cache[key]
 
 
 def _plan(values: np.ndarray) -> _RankPlan:
@@ -75,8 +85,7 @@ def _plan(values: np.ndarray) -> _RankPlan:
 
 def _ranks(w: Weights, plan: _RankPlan, rows: np.ndarray | None = None) -> np.ndarray:
     """Twice the centred average ranks ``2r − (N + 1)`` under the weights, (c, n)."""
-    rw = w.rows() if rows is None else rows
-    return _weighted_centred_ranks(rw, plan)[:, 0, :]
+    return w.ranks(plan)
 
 
 def spearman(w: Weights, plan_s: _RankPlan, plan_y: _RankPlan) -> np.ndarray:

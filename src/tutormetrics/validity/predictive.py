@@ -375,15 +375,22 @@ def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spe
 
 
 def _measure_fns(
-    kind: str, y: np.ndarray, levels: np.ndarray, m: _ModelOut, rows: np.ndarray, off_scale: bool = False
+    kind: str, y: np.ndarray, levels: np.ndarray, m: _ModelOut, rows: np.ndarray, off_scale: bool = False,
+    shared: dict[str, Any] | None = None,
 ) -> dict[str, Callable[[pm.Weights], np.ndarray]]:
-    """Closures ``Weights → values`` for each measure the model has, on the rows ``rows``."""
+    """Closures ``Weights → values`` for each measure the model has, on the rows ``rows``.
+
+    ``shared`` holds the target's rank plan across models (so one resample block ranks it once).
+    """
     yv = y[rows]
     s = m.score[rows]
     order = MEASURES[kind]
     fns: dict[str, Callable[[pm.Weights], np.ndarray]] = {}
     plan_s = pm._plan(s)
-    plan_y = pm._plan(yv)
+    shared = {} if shared is None else shared
+    if "plan_y" not in shared:
+        shared["plan_y"] = pm._plan(yv)
+    plan_y = shared["plan_y"]
     fns["rho"] = lambda w: pm.spearman(w, plan_s, plan_y)
     if kind == "continuous":
         fns["pearson_r"] = lambda w: pm.pearson(w, yv, s)
@@ -513,7 +520,8 @@ def _predict_target(
     all_rows = np.arange(n)
     level = opts.confidence_level
     rng = np.random.default_rng([opts.seed, t.index]) if opts.ci != "none" else None
-    sets = [(m.name, _measure_fns(kind, t.y, levels, m, all_rows)) for m in models]
+    shared: dict[str, Any] = {}
+    sets = [(m.name, _measure_fns(kind, t.y, levels, m, all_rows, shared=shared)) for m in models]
     with single_threaded_blas():
         results = _evaluate(sets, gcode, rng, opts.n_resamples)
     judge_res = None
@@ -539,8 +547,9 @@ def _predict_target(
                 jrng = np.random.default_rng([opts.seed, t.index]) if rng is not None else None
             else:
                 jrng = np.random.default_rng([opts.seed, t.index, 1]) if rng is not None else None
-            jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale)),
-                     ("all", _measure_fns(kind, t.y, levels, models[0], judge_rows))]  # fmt: skip
+            jshared: dict[str, Any] = {}
+            jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale, jshared)),
+                     ("all", _measure_fns(kind, t.y, levels, models[0], judge_rows, shared=jshared))]  # fmt: skip
             with single_threaded_blas():
                 judge_res = _evaluate(jsets, jg, jrng, opts.n_resamples)
     rows: list[dict[str, Any]] = []
