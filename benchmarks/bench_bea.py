@@ -138,7 +138,7 @@ def figure(result: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     tracks = list(TRACKS.values())
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(7, 4.0))
     xs = range(len(tracks))
     lb_best = [LEADERBOARD[t]["f1"][0] for t in tracks]
     lb_med = [LEADERBOARD[t]["f1"][1] for t in tracks]
@@ -162,7 +162,7 @@ def figure(result: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("exact macro-F1")
     ax.set_ylim(0.15, 0.8)
     ax.set_title("Grouped 5-fold CV on MRBench V2 (not BEA test-set scores)", fontsize=9)
-    ax.legend(fontsize=6, loc="upper left", ncol=2, frameon=False)
+    ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=3, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)
@@ -180,7 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default="bea")
     ap.add_argument("--output", type=Path, default=None)
     ap.add_argument("--no-md", action="store_true")
+    ap.add_argument("--figure-only", action="store_true", help="redraw results/bea.png from results/NAME.json")
     args = ap.parse_args(argv)
+    if args.figure_only:
+        import json
+
+        figure(json.loads((args.output or C.RESULTS_DIR / f"{args.name}.json").read_text()), C.RESULTS_DIR / "bea.png")
+        return 0
     result = C.header(args.name)
     result["n_resamples"] = args.n_resamples
     result["metric_sets"] = []
