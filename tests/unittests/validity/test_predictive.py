@@ -345,3 +345,39 @@ def test_target_reasons_and_judge():
     ok = np.isfinite(judge)
     assert d["estimate"] == pytest.approx(accuracy_score(y[ok], allj["label"].to_numpy()[ok]) - 1.0, abs=1e-12)
     assert "judge" not in res.predictions["model"].unique().to_list()
+
+
+def test_balanced_logistic_and_ridge_on_levels_equal_sklearn():
+    frame, x, y, g = _synthetic(seed=12)
+    feats = [f"m{j}" for j in range(5)]
+    codes = np.searchsorted([0.0, 0.5, 1.0], y)
+    res = predict_frame(frame, targets=["y"], features=feats, group_col="dlg", options=PredictOptions(ci="none", class_weight="balanced"))
+    ref = _reference_oos(x, codes, g, 5, lambda: make_pipeline(
+        SimpleImputer(strategy="median"), StandardScaler(), LogisticRegression(**LR, class_weight="balanced")))
+    pred = res.predictions.filter(pl.col("model") == "all")
+    np.testing.assert_allclose(np.column_stack([pred[f"p_{k}"].to_numpy() for k in range(3)]), ref, atol=1e-7)
+    res = predict_frame(frame, targets=["y"], features=feats, group_col="dlg", options=PredictOptions(ci="none", model="ridge"))
+    ref = np.zeros(y.size)
+    for tr, te in GroupKFold(n_splits=5).split(x, y, groups=g):
+        ref[te] = make_pipeline(SimpleImputer(strategy="median"), StandardScaler(), Ridge(alpha=1.0)).fit(x[tr], y[tr]).predict(x[te])
+    pred = res.predictions.filter(pl.col("model") == "all")
+    np.testing.assert_allclose(pred["score"].to_numpy(), ref, atol=1e-9)
+    levels = np.array([0.0, 0.5, 1.0])
+    nearest = levels[np.argmin(np.abs(ref[:, None] - levels[None, :]) - 1e-12 * np.arange(3), axis=1)]  # ties → higher
+    assert pred["label"].to_list() == nearest.tolist()
+    assert pred["p_0"].null_count() == pred.height
+    measures = res.table.filter(pl.col("model") == "all")["measure"].to_list()
+    assert "log_loss" not in measures and "auc_lenient" in measures
+
+
+def test_too_few_groups_and_class_codes():
+    frame, x, y, g = _synthetic(seed=13, n_groups=4)
+    res = predict_frame(frame, targets=["y"], features=["m0"], group_col="dlg", options=PredictOptions(ci="none"))
+    assert res.table["reason"].to_list() == ["too_few_groups"] and res.table["measure"][0] is None
+    frame, x, y, g = _synthetic(seed=14, levels=(0.0, 1.0))
+    rare = np.zeros(y.size)
+    rare[:2] = 1.0  # one group holds both 1s: every other training fold has both levels, one has a single level
+    frame = frame.with_columns(pl.Series("rare", rare))
+    t = predict_frame(frame, targets=["rare"], features=["m0"], group_col="dlg", options=PredictOptions(ci="none")).table
+    assert t["reason"][0].startswith("class_lt_folds;")
+    assert "one_class_in_fold_1" in t["reason"][0]
