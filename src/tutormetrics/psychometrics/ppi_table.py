@@ -105,6 +105,8 @@ def ppi_table(
     if not 0.0 < confidence_level < 1.0:
         raise ConfigError(f"--confidence-level must lie in (0, 1), got {confidence_level}")
     lam = parse_lambda(lam) if isinstance(lam, str) else parse_lambda(str(lam))
+    if aggregate not in ("mean", "min", "max"):
+        raise ConfigError(f"--aggregate {aggregate!r} does not give one human score per exchange", hint="use mean, min or max")
     src = dict(id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
     clean_long_ratings(judge_labels, source="judge labels", **src)  # one clear message for a bad file
     clean_long_ratings(human_labels, source="human labels", **src)
