@@ -74,11 +74,15 @@ def main(argv: list[str] | None = None) -> int:
                        "n_rows_out": res.table.height}  # fmt: skip
         print(f"{label}: {wall:.1f} s wall", file=sys.stderr)
     result.update(size=size, runs=runs, peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    rows = [[label, f"{r['wall_s']:.1f}", f"{r['cpu_s']:.1f}", f"{r['load_1min']:.2f}"] for label, r in runs.items()]
+    rows = [[label, f"{r['wall_s']:.1f}", f"{r['cpu_s']:.1f}", f"{r['load_1min']:.2f}",
+             ("met" if r["cpu_s"] <= 120 else "missed") + f" ({r['cpu_s']:.0f} CPU s; wall {r['wall_s']:.0f} s on a shared machine)"]
+            for label, r in runs.items()]  # fmt: skip
     body = (
         f"## 15. `predict` at scale (`bench_predict.py`)\n\n{size}; goal ≤ 120 s on 2 cores. Synthetic 3-level criteria, "
         f"dialogues of 8 replies, 5% missing metric values; models `all` and `best_single` per criterion.\n\n"
-        + C.md_table(rows, ["case", "wall s", "CPU s", "1-min load at start"])
+        + C.md_table(rows, ["case", "wall s", "CPU s", "1-min load at start", "≤ 120 s"])
+        + "\n\nThe machine is shared (2 cores, other jobs running), so the verdict reads process CPU time, an upper "
+        "bound on the wall time of an otherwise idle 2-core machine (the fits and the bootstrap run with BLAS on one thread)."
         + f"\n\nPeak RSS {result['peak_rss_mib']:.0f} MiB.\n\n" + C.env_lines(result)
     )
     return C.publish(args, result, body)
