@@ -2,7 +2,7 @@
 
 Data: the first ``--rows`` MRBench rows (whole conversations: 8-9 tutors answer the same long history, ~900
 characters, so one prompt is shared by 8-9 rows), the real bundled all-MiniLM-L6-v2 on CPU, every metric family
-(``-m all``), through :func:`tutormetrics.engine.files.score_file` with checkpoints (what the CLI does: every
+(``-m all``), through :func:`tutormetrics.engine.file_scoring.score_file` with checkpoints (what the CLI does: every
 chunk is written to ``<output>.partial/``, with its cache entries when the cache is on). The four configurations
 run alternately, ``--runs`` times each, so they see the same load; each run loads the model (~1 s, included).
 
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import polars as pl
 
-    from tutormetrics.engine.files import ScoreOptions, score_file
+    from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 
     res = C.header("cache")
     tmp = Path(tempfile.mkdtemp(prefix="bench_cache_"))

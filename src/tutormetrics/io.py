@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -72,7 +73,9 @@ def read_table(
         elif kind == "parquet":
             df = pl.read_parquet(path)
         else:
+            nested = _check_jsonl(path)
             df = pl.read_ndjson(path)
+            _refuse_stringified(df.schema, nested, path)
     except InputSchemaError:
         raise
     except LookupError as exc:
@@ -82,7 +85,7 @@ def read_table(
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputSchemaError(f"{path}: could not be read as {kind}: {_first_line(exc)}") from exc
     if kind == "csv" and written_with_guard(path):
-        df = df.with_columns(unguard_formulas_expr(df))
+        df = unguard_headers(df.with_columns(unguard_formulas_expr(df)))
     return _ids_as_text(df, id_columns, path)
 
 
@@ -129,40 +132,99 @@ def write_table(
 
 
 def _write_atomic_table(df: pl.DataFrame | pl.LazyFrame, path: Path, kind: TableFormat) -> None:
+    separator = csv_separator(path)
+    with atomic_output(path) as tmp:
+        if isinstance(df, pl.LazyFrame):
+            if kind == "csv":
+                df.sink_csv(tmp, separator=separator)
+            else:
+                {"parquet": df.sink_parquet, "jsonl": df.sink_ndjson}[kind](tmp)
+        elif kind == "csv":
+            df.write_csv(tmp, separator=separator)
+        elif kind == "parquet":
+            df.write_parquet(tmp)
+        else:
+            df.write_ndjson(tmp)
+
+
+def csv_separator(path: str | os.PathLike[str]) -> str:
+    """The delimiter the extension asks for: tab for ``.tsv``, else comma.
+
+    >>> csv_separator("a.tsv"), csv_separator("a.csv")
+    ('\\t', ',')
+    """
+    return "\t" if Path(path).suffix.lower() == ".tsv" else ","
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """The one way every file is written: yield a fresh temporary file in the target folder (``mkstemp``, which
+    never follows a planted symlink), then fsync it, give it the umask's permissions and rename it over ``path``
+    (a symlink at ``path`` is replaced, never followed). On any error the temporary file is removed and ``path``
+    is untouched; leftovers of a killed write are removed by :func:`remove_stale_temporaries`.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "x.txt"
+        >>> with atomic_output(target) as tmp:
+        ...     _ = tmp.write_text("done")
+        >>> target.read_text()
+        'done'
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        if isinstance(df, pl.LazyFrame):
-            {"csv": df.sink_csv, "parquet": df.sink_parquet, "jsonl": df.sink_ndjson}[kind](tmp)
-        elif kind == "csv":
-            df.write_csv(tmp)
-        elif kind == "parquet":
-            df.write_parquet(tmp)
-        else:
-            df.write_ndjson(tmp)
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
         os.replace(tmp, path)
+        _fsync_folder(path.parent)
     finally:
         if tmp.exists():
             tmp.unlink()
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``path`` through a fresh temporary file (``mkstemp``: never follows a planted
-    symlink) in the same folder, then ``os.replace`` — readers see the old file or the new one, never half."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename durable (best effort: some file systems refuse fsync on a folder)."""
     try:
-        with os.fdopen(fd, "w", encoding="utf8") as fh:
-            fh.write(text)
-        os.chmod(tmp_name, 0o666 & ~_umask())
-        os.replace(tmp_name, path)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
     finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
+        os.close(fd)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` through :func:`atomic_output`: readers see the old file or the new one."""
+    path = Path(path)
+    with atomic_output(path) as tmp:
+        with open(tmp, "w", encoding="utf8", newline="") as fh:
+            fh.write(text)
+    return path
+
+
+def save_figure(fig: object, path: str | os.PathLike[str], *, dpi: int = 300) -> Path:
+    """Save a matplotlib figure through :func:`atomic_output` (format from the extension, white background), so a
+    kill or a full disk never leaves a truncated figure where the old one was, and a planted symlink is replaced."""
+    path = Path(path)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=path.suffix.lower().lstrip("."), facecolor="white")  # type: ignore[attr-defined]
+    return path
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` through :func:`atomic_output`."""
+    path = Path(path)
+    with atomic_output(path) as tmp:
+        tmp.write_bytes(data)
     return path
 
 
@@ -203,10 +265,61 @@ def scan_table(
             lf.collect_schema()
         except pl.exceptions.PolarsError as exc:
             raise InputSchemaError(f"{path}: could not be read as csv: {_first_line(exc)}") from exc
-        return lf.with_columns(unguard_formulas_expr(lf)) if written_with_guard(path) else lf
+        return unguard_headers(lf.with_columns(unguard_formulas_expr(lf))) if written_with_guard(path) else lf
     if kind == "parquet":
         return pl.scan_parquet(path)
-    return pl.scan_ndjson(path)
+    nested = _check_jsonl(path)
+    lf = pl.scan_ndjson(path)
+    try:
+        schema = lf.collect_schema()
+    except pl.exceptions.PolarsError as exc:
+        raise InputSchemaError(f"{path}: could not be read as jsonl: {_first_line(exc)}") from exc
+    _refuse_stringified(schema, nested, path)
+    return lf
+
+
+def _check_jsonl(path: Path) -> dict[str, int]:
+    """One pass over a JSONL file: every line an object without duplicate keys; returns, per key, the first line
+    (1-based) whose value is a JSON object or array.
+
+    polars keeps the first of two equal keys and, past the rows it infers types from, turns a JSON object in a text
+    column into its string form; both would be scored silently, so both are refused here.
+    """
+    import json
+
+    def no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            dup = next(k for k in keys if keys.count(k) > 1)
+            raise ValueError(f"duplicate key {dup!r}")
+        return dict(pairs)
+
+    nested: dict[str, int] = {}
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line, object_pairs_hook=no_duplicates)
+            except ValueError as exc:  # JSONDecodeError is a ValueError
+                message = str(exc) if str(exc).startswith("duplicate key") else f"not valid JSON ({getattr(exc, 'msg', exc)})"
+                raise InputSchemaError(f"{path}: line {number}: {message}", hint="one JSON object per line, each key once") from None
+            if not isinstance(record, dict):
+                raise InputSchemaError(f"{path}: line {number}: not a JSON object", hint="one JSON object per line")
+            for key, value in record.items():
+                if isinstance(value, (dict, list)) and key not in nested:
+                    nested[key] = number
+    return nested
+
+
+def _refuse_stringified(schema: pl.Schema, nested: dict[str, int], path: Path) -> None:
+    """A column read as text that holds a JSON object or array on some line is an error naming that line."""
+    for key, number in nested.items():
+        if schema.get(key) == pl.String:
+            raise InputSchemaError(
+                f"{path}: line {number}: {key!r} holds a JSON object or array where other lines hold text",
+                hint="give every line the same kind of value (flatten structured values to text first)",
+            )
 
 
 def require_columns(df: pl.DataFrame, columns: list[str], *, source: str, option: str | None = None) -> None:
@@ -327,10 +440,25 @@ def guard_formulas(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.Lazy
         for name, dtype in schema.items()
         if dtype == pl.String
     ]
-    return frame.with_columns(exprs) if exprs else frame
+    guarded = frame.with_columns(exprs) if exprs else frame
+    headers = {name: "'" + name for name in schema if needs_guard(name)}
+    return guarded.rename(headers) if headers else guarded
+
+
+def needs_guard(text: str) -> bool:
+    """Whether a header or cell would be guarded: it starts with ``= + - @``, tab, CR or ``'`` and is no plain number.
+
+    >>> needs_guard("=HYPERLINK(1)"), needs_guard("-3.5"), needs_guard("tone")
+    (True, False, False)
+    """
+    import re
+
+    return bool(re.match(_GUARD_PATTERN, text)) and not re.match(_PLAIN_NUMBER, text)
 
 
 def _any_guarded(df: pl.DataFrame) -> bool:
+    if any(needs_guard(name) for name in df.columns):
+        return True
     cols = [name for name, dtype in df.schema.items() if dtype == pl.String]
     if not cols or df.height == 0:
         return False
@@ -405,6 +533,13 @@ def written_with_guard(path: str | os.PathLike[str]) -> bool:
     except (OSError, ValueError, AttributeError):
         return False
     return isinstance(entry, dict) and entry.get("sha256") == file_sha256(path)
+
+
+def unguard_headers(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+    """Undo :func:`guard_formulas`'s header guard (only for files tutormetrics wrote)."""
+    names = frame.collect_schema().names() if isinstance(frame, pl.LazyFrame) else frame.columns
+    renames = {n: n[1:] for n in names if n.startswith("'") and needs_guard(n[1:])}
+    return frame.rename(renames) if renames else frame
 
 
 def unguard_formulas_expr(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.Expr]:

@@ -1,8 +1,8 @@
 """The in-memory study flow that ``validate`` and ``run`` both call: targets → (θ) → Spearman table.
 
 ``run`` adds scoring before it and agreement and the heatmap after it; it hands the scored frame and
-the Scorer's own column → family map to :func:`validate_metrics`, so nothing is re-read from disk or
-guessed from column names. ``validate`` reads a metrics table and calls the same function with the
+the Scorer's column descriptions (the manifest's ``columns``) to :func:`validate_metrics` and the heatmap,
+so nothing is re-read from disk or guessed from column names. ``validate`` reads a metrics table and calls the same function with the
 same :class:`ValidateOptions` defaults.
 
 Example:
@@ -18,17 +18,20 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tutormetrics import __version__
-from tutormetrics.engine.files import ScoreOptions, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import check_outputs, read_table, write_table, write_text_atomic
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.metrics.columns import ColumnDescription
 
 Log = Callable[[str], None]
 
@@ -37,7 +40,8 @@ RUN_FILES = (
     "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
     "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
     "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html", "turns.csv", "turns.csv.manifest.json",
-    "conversations.csv", "conversations_correlations.csv", "conversations_rho_matrix.csv", "predictive.csv",
+    "conversations.csv", "conversations.csv.manifest.json", "conversations_correlations.csv", "conversations_rho_matrix.csv",
+    "predictive.csv",
 )
 
 
@@ -220,7 +224,7 @@ def run_pipeline(
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
     (``run.json``).
 
-    With ``dialogue`` (a :class:`tutormetrics.dialogue.files.DialogueOptions`) the input holds
+    With ``dialogue`` (a :class:`tutormetrics.dialogue.file_scoring.DialogueOptions`) the input holds
     conversations: scoring writes ``turns.csv`` and ``conversations.csv``; the ratings are keyed by
     ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
     level is always validated (``correlations.csv``, ``heatmap.*``); with conversation-keyed ratings the
@@ -245,7 +249,7 @@ def run_pipeline(
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
     theta_tables = [read_theta(theta, id_col=id_col)] if theta is not None else []
     log("[2/4] θ and agreement")
-    frame, metric_cols, families = levels[0][1:]
+    frame, metric_cols, columns = levels[0][1:]
     frame_all = frame
     study = validate_metrics(
         frame, ratings=raw_ratings, theta=theta_tables, options=vo, id_col=id_col, metric_cols=metric_cols,
@@ -268,17 +272,17 @@ def run_pipeline(
     result = study.validity
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
     log("[4/4] writing the tables and drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
-    _write_level(result, "", vo, families, outdir, files, log)
-    for prefix, frame, metric_cols, families in levels[1:]:  # the conversation level of a dialogue run
+    _write_level(result, "", vo, columns, outdir, files, log)
+    for prefix, frame, metric_cols, level_columns in levels[1:]:  # the conversation level of a dialogue run
         log(f"      {prefix.rstrip('_')} level")
         level = validate_metrics(
             frame, ratings=raw_ratings, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
             metric_cols=metric_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
-        _write_level(level.validity, prefix, vo, families, outdir, files, log)
+        _write_level(level.validity, prefix, vo, level_columns, outdir, files, log)
     if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
         log(f"      predictive validity, grouped by {group_col}")
-        files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, vo, families, outdir, log))
+        files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, vo, columns, outdir, log))
     files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
@@ -298,7 +302,7 @@ def run_pipeline(
 
 def _write_predictive(
     frame: pl.DataFrame, ratings: pl.DataFrame, theta: Sequence[pl.DataFrame], group_col: str, id_col: str,
-    vo: ValidateOptions, families: Mapping[str, str], outdir: Path, log: Log,
+    vo: ValidateOptions, columns: Sequence[Any], outdir: Path, log: Log,
 ) -> Path:
     """``predictive.csv``: ``predict`` with the study's ratings, θ, controls and seed (defaults otherwise)."""
     from tutormetrics.validity.predict_study import RatingOptions, predict_study
@@ -306,6 +310,7 @@ def _write_predictive(
 
     ro = RatingOptions(rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col, aggregate=vo.aggregate,
                        targets_from=vo.targets_from, id_type=vo.id_type, levels=vo.levels, drop_out_of_scale=vo.drop_out_of_scale)  # fmt: skip
+    families = {d.name: d.family for d in columns}  # the Scorer's column descriptions
     metric_cols = [c for c in families if c in frame.columns] or None
     result = predict_study(
         frame, group_col=group_col, ratings=ratings, theta=theta, id_col=id_col, metrics_cols=metric_cols,
@@ -319,31 +324,39 @@ def _write_predictive(
 
 def _score_levels(
     exchanges: Path, outdir: Path, score_options: ScoreOptions, dialogue: Any, id_col: str, files: dict[str, str], log: Log
-) -> list[tuple[str, pl.DataFrame, list[str] | None, dict[str, str]]]:
-    """Score the input; return ``(file prefix, scored frame, metric columns, column → family)`` per level.
+) -> list[tuple[str, pl.DataFrame, list[str], list[ColumnDescription]]]:
+    """Score the input; return ``(file prefix, scored frame, metric columns, column descriptions)`` per level.
 
-    Exchanges give one level with the Scorer's own columns and families. A dialogue gives the turn level
-    and, when the ratings are keyed by conversation, the conversation level (its ``mean_*`` columns are
-    the turn metrics averaged, so every numeric column but the structure columns is a metric there).
+    The descriptions are the manifest's (``columns``); the metric columns are the described ones (aliases
+    too: the heatmap draws them once, but a cell's seeded permutation p depends on its index). Exchanges give one
+    level. A dialogue gives the turn level and, when the ratings are keyed by conversation, the
+    conversation level (the §5 measures and the ``mean_*`` of the turn metrics).
     """
+    from tutormetrics.metrics.columns import ColumnDescription, metric_names
+
     if dialogue is None:
         metrics_path = outdir / "metrics.csv"
         scored = score_file(exchanges, metrics_path, score_options, log=log, keep_frame=True)
         files["metrics"] = str(metrics_path)
-        return [("", scored.frame, list(scored.column_families), scored.column_families)]
-    from tutormetrics.dialogue.files import score_dialogue_file
+        described = [ColumnDescription.from_dict(d) for d in scored.manifest["columns"]]
+        return [("", scored.frame, metric_names(described), described)]
+    from tutormetrics.dialogue.file_scoring import score_dialogue_file
+    from tutormetrics.dialogue.summary import conversation_columns
 
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
     result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)
     files.update(turns=str(turns_path), conversations=str(conv_path))
-    levels = [("", result.turns, None, {})]
+    turn_columns = [ColumnDescription.from_dict(d) for d in result.manifest["columns"]]
+    levels = [("", result.turns, metric_names(turn_columns), turn_columns)]
     if id_col == "conversation_id" and result.conversations is not None:
-        levels.append(("conversations_", result.conversations, None, {}))
+        conv_columns = conversation_columns(turn_columns)
+        levels.append(("conversations_", result.conversations, metric_names(conv_columns), conv_columns))
     return levels
 
 
 def _write_level(
-    result: Any, prefix: str, vo: ValidateOptions, families: Mapping[str, str], outdir: Path, files: dict[str, str], log: Log
+    result: Any, prefix: str, vo: ValidateOptions, columns: Sequence[ColumnDescription], outdir: Path, files: dict[str, str],
+    log: Log,
 ) -> None:
     """``{prefix}correlations.csv``, ``{prefix}rho_matrix[_partial].csv`` and ``{prefix}heatmap[_partial].*``.
 
@@ -360,7 +373,7 @@ def _write_level(
     for suffix, part in kinds:
         write_table(rho_matrix(part), outdir / f"{prefix}rho_matrix{suffix}.csv")
         files[f"{prefix}rho_matrix{suffix}"] = str(outdir / f"{prefix}rho_matrix{suffix}.csv")
-    files.update(_heatmaps(result, kinds, families, outdir, vo.figure_formats, prefix))
+    files.update(_heatmaps(result, kinds, columns, outdir, vo.figure_formats, prefix))
 
 
 def _agreement(ratings: pl.DataFrame, long: bool, id_col: str, vo: ValidateOptions) -> pl.DataFrame | None:
@@ -377,22 +390,21 @@ def _agreement(ratings: pl.DataFrame, long: bool, id_col: str, vo: ValidateOptio
 def _heatmaps(
     result: Any,
     kinds: Sequence[tuple[str, pl.DataFrame]],
-    column_families: Mapping[str, str],
+    columns: Sequence[ColumnDescription],
     outdir: Path,
     formats: Sequence[str],
     prefix: str = "",
 ) -> dict[str, str]:
-    """The heatmap of each kind (raw; partial with controls) in each format, rows grouped by the Scorer's families."""
-    from tutormetrics.validity.heatmap import ceiling_note, display_families, plot_heatmap
+    """The heatmap of each kind (raw; partial with controls) in each format, rows grouped by the column descriptions."""
+    from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
 
     note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
-    groups = display_families(column_families) if column_families else None
     width = max(3.5, 1.6 + 0.55 * len(result.target_cols))
     files: dict[str, str] = {}
     for suffix, part in kinds:
         for fmt in formats:
             path = outdir / f"{prefix}heatmap{suffix}.{fmt}"
-            plot_heatmap(part, path, groups=groups, note=note or None, width_in=width)
+            plot_heatmap(part, path, columns=columns, note=note or None, width_in=width)
             files[f"{prefix}heatmap{suffix}_{fmt}"] = str(path)
     return files
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from tutormetrics.engine.checkpoint import Checkpoint
-from tutormetrics.engine.files import ScoreOptions, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 
 CHUNK = 7
 TAMPERS = ("delete", "flip_byte", "truncate", "swap", "garbage_run_json", "garbage_ledger", "foreign_chunk", "empty_file")

@@ -142,12 +142,26 @@ def test_formula_guard_in_csv_output(tmp_path):
     assert read_table(out)["exchange_id"].to_list() == ["=HYPERLINK(1)", "-2", "ok"]  # undone on reading
 
 
-def test_strict_exits_1_when_warnings(tmp_path):
+def test_strict_exits_1_when_warnings(tmp_path, capsys):
+    """A run with a warning (mattr NaN for every one of 12 short replies) exits 0, and 1 with --strict; both write
+    the same results. A run without warnings exits 0 even with --strict."""
     src = tmp_path / "e.csv"
-    pl.DataFrame({"exchange_id": ["a"], "prompt": ["x " * 40], "response": ["y " * 40]}).write_csv(src)
-    out = tmp_path / "o.csv"
-    args = ["score", str(src), "-m", "length", "-o", str(out), "--strict"]
-    assert main(args) == 0  # no warnings: strict does not fire
+    replies = [f"Try step {i} again and check the sign." for i in range(12)]
+    pl.DataFrame({"exchange_id": [f"e{i}" for i in range(12)], "prompt": ["What is 3 - 5?"] * 12,
+                  "response": replies}).write_csv(src)
+    plain, strict = tmp_path / "plain.csv", tmp_path / "strict.csv"
+    base = ["score", str(src), "-m", "lexical_richness", "--no-progress"]
+
+    assert main([*base, "-o", str(plain)]) == 0
+    assert "mattr is NaN for 12 of 12 exchanges" in capsys.readouterr().err  # the warning case is real
+    assert main([*base, "-o", str(strict), "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert "mattr is NaN for 12 of 12 exchanges" in err and "strict:" in err
+    assert pl.read_csv(strict).equals(pl.read_csv(plain))  # results are written either way
+
+    quiet = tmp_path / "q.csv"
+    pl.DataFrame({"exchange_id": ["a"], "prompt": ["x " * 40], "response": ["y " * 40]}).write_csv(quiet)
+    assert main(["score", str(quiet), "-m", "length", "-o", str(tmp_path / "o.csv"), "--strict", "--no-progress"]) == 0
 
 
 @pytest.mark.slow  # scores MRBench twice around a SIGKILL: ~18 s

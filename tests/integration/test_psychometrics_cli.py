@@ -206,8 +206,8 @@ def test_compare(app, runner, tmp_path) -> None:
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     table = pl.read_csv(out)
-    assert table.columns[:14] == [
-        "metric", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
+    assert table.columns[:15] == [  # issue 22: each metric's family follows it
+        "metric", "family", "group_a", "group_b", "n", "n_nonzero", "t_plus", "p", "p_adj",
         "adjust", "r_rb", "ci_low", "ci_high", "stars", "reason",
     ]  # fmt: skip
     assert table["metric"].to_list() == ["ttr", "words"]

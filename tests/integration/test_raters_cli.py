@@ -76,8 +76,10 @@ def test_summarize_csv_md_tex(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert "1 id(s) not in the metrics were ignored" in err
     table = pl.read_csv(out)
-    assert table.columns == ["group", "variable", "n", "mean", "sd", "median", "ci_low", "ci_high"]
-    assert table["variable"].unique(maintain_order=True).to_list() == ["conversation_id", "ttr", "words", "tone_score", "tone_endorsed"]
+    assert table.columns == ["group", "variable", "family", "n", "mean", "sd", "median", "ci_low", "ci_high"]
+    # issue 22: only described metric columns are variables; an id (conversation_id) never is
+    assert table["variable"].unique(maintain_order=True).to_list() == ["ttr", "words", "tone_score", "tone_endorsed"]
+    assert table["family"].unique(maintain_order=True).to_list() == ["lexical_diversity", "other", "rating"]
     tone_a = table.filter((pl.col("group") == "A") & (pl.col("variable") == "tone_score")).row(0, named=True)
     assert tone_a["n"] == 2 and tone_a["mean"] == pytest.approx((1.5 + 2) / 2)
     endorsed_a = table.filter((pl.col("group") == "A") & (pl.col("variable") == "tone_endorsed")).row(0, named=True)
@@ -87,11 +89,14 @@ def test_summarize_csv_md_tex(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert row["mean"] == pytest.approx(words.mean()) and row["sd"] == pytest.approx(words.std(ddof=1))
     assert row["median"] == pytest.approx(np.median(words)) and row["ci_low"] < row["mean"] < row["ci_high"]
     md, tex = tmp_path / "s.md", tmp_path / "s.tex"
-    assert main(["summarize", str(path), "-o", str(md), "--n-resamples", "50"]) == 0
-    assert main(["summarize", str(path), "-o", str(tex), "--n-resamples", "50"]) == 0
+    # conversation_id is an id, not a variable (issue 22); a metric named n_words shows the escaping
+    renamed = tmp_path / "renamed.csv"
+    pl.read_csv(path).rename({"words": "n_words"}).write_csv(renamed)
+    assert main(["summarize", str(renamed), "-o", str(md), "--n-resamples", "50"]) == 0
+    assert main(["summarize", str(renamed), "-o", str(tex), "--n-resamples", "50"]) == 0
     lines = md.read_text().splitlines()
-    assert lines[0] == "| tutor | conversation\\_id | ttr | words |" and len(lines) == 5
-    assert tex.read_text().startswith("\\begin{tabular}{lrrr}\n\\toprule\ntutor & conversation\\_id & ttr & words \\\\")
+    assert lines[0] == "| tutor | ttr | n\\_words |" and len(lines) == 5
+    assert tex.read_text().startswith("\\begin{tabular}{lrr}\n\\toprule\ntutor & ttr & n\\_words \\\\")
     forced = tmp_path / "forced.txt"
     assert main(["summarize", str(path), "-o", str(forced), "--output-format", "md", "--n-resamples", "0"]) == 0
     assert forced.read_text().startswith("| tutor |")

@@ -4,6 +4,8 @@ map_partitions (the README recipes). Skipped when Ray (or Dask) is not installed
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +13,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.cli import main
-from tutormetrics.engine.files import ScoreOptions, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 pytest.importorskip("ray.data")
@@ -48,8 +50,16 @@ def test_ray_engine_equals_local_engine(ray_cluster, rows, tiny_model_dir, tmp_p
     args = ["-m", "length,overlap,lexical_diversity,embedding_similarity", "--model-name-or-path", str(tiny_model_dir),
             "--device", "cpu", "--max-seq-length", "16", "--chunk-size", "16", "--keep", "tutor", "--no-progress"]
     assert main(["score", str(rows), "-o", str(tmp_path / "local.csv"), *args]) == 0
+    local_err = capsys.readouterr().err
     assert main(["score", str(rows), "-o", str(tmp_path / "ray.csv"), *args, "--engine", "ray", "--num-actors", "2"]) == 0
-    assert "ray, 2 actor(s)" in capsys.readouterr().err
+    ray_err = capsys.readouterr().err
+    assert "ray, 2 actor(s)" in ray_err
+    # one wording for long texts (the Ray driver counts exchanges: its actors count unique texts each on its own)
+    assert re.search(r"warning: \d+ of \d+ unique texts exceeded max_seq_length=16 and were windowed", local_err)
+    assert re.search(r"warning: \d+ of 60 exchanges exceeded max_seq_length=16 and were windowed", ray_err)
+    manifests = [json.loads((tmp_path / f"{n}.csv.manifest.json").read_text()) for n in ("local", "ray")]
+    assert set(manifests[0]) - {"text_cache"} == set(manifests[1]) - {"engine"}  # one manifest builder
+    assert manifests[1]["stats"]["n_exchanges"] == 60 and manifests[1]["encoder"]["fingerprint"] == manifests[0]["encoder"]["fingerprint"]
     local, other = pl.read_csv(tmp_path / "local.csv"), pl.read_csv(tmp_path / "ray.csv")
     assert local.height == 60 and "tutor" in other.columns and "emb_mean_cos" in other.columns
     _assert_same(local, other)

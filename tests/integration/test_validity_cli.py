@@ -34,7 +34,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
             "resp_chars": np.round(40 + 20 * quality + 10 * rng.normal(size=n)),
             "ttr": rng.uniform(size=n),
             "resp_windows": np.ones(n, dtype=int),
-            "emb_truncated": np.zeros(n, dtype=int),
+            "resp_truncated": np.zeros(n, dtype=int),  # a Scorer flag by name (issue 22: no suffix guess)
             "tutor": ["GPT4"] * n,
         }
     )

@@ -76,9 +76,9 @@ def dialogue_options(
     student_role: list[str] | None,
     other_role: str,
 ) -> object:
-    """The :class:`tutormetrics.dialogue.files.DialogueOptions` of the parsed options (one place for
+    """The :class:`tutormetrics.dialogue.file_scoring.DialogueOptions` of the parsed options (one place for
     ``score`` and ``run``)."""
-    from tutormetrics.dialogue.files import DialogueOptions
+    from tutormetrics.dialogue.file_scoring import DialogueOptions
 
     return DialogueOptions(
         context=context,

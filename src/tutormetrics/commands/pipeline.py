@@ -104,7 +104,7 @@ def run(
     """
     from tutormetrics.examples import EXAMPLE_PROMPT_COLUMNS, example_paths
     from tutormetrics.pipeline import check_ratings_path, run_pipeline
-    from tutormetrics.engine.files import ScoreOptions
+    from tutormetrics.engine.file_scoring import ScoreOptions
 
     from tutormetrics.examples import EXAMPLE_NAMES, dialogue_example_paths
 

@@ -284,12 +284,12 @@ def compare(
             raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
         pairs_min = opt.renamed(n_min, min_pairs, "--min-pairs", "--n-min")
         frame = read_table(metrics, id_columns=("exchange_id", "conversation_id", group_col, block_col))
-        cols = split_list(metrics_cols)
-        if cols is None:  # every numeric column but the pairing, group and dialogue structure columns
-            from tutormetrics.validity.join import STRUCTURE_COLUMNS
+        from tutormetrics.metrics.columns import describe_frame, metric_names
 
-            skip = {group_col, block_col, *STRUCTURE_COLUMNS}
-            cols = [c for c, dt in frame.schema.items() if dt.is_numeric() and c not in skip] or None
+        described = describe_frame(frame, source=metrics, exclude={group_col, block_col, "exchange_id", "conversation_id"})
+        cols = split_list(metrics_cols)
+        if cols is None:  # the described metric columns (manifest, else the one fallback)
+            cols = metric_names(described) or None
         table = compare_groups(
             frame,
             metric_cols=cols,
@@ -301,6 +301,11 @@ def compare(
             n_min=pairs_min,
             n_resamples=n_resamples,
             seed=seed,
+        )
+        family = {d.name: d.family for d in described}
+        table = table.insert_column(
+            table.columns.index("metric") + 1,
+            pl.Series("family", [family.get(m, "other") for m in table["metric"].to_list()], dtype=pl.String),
         )
         _write(table, output)
         if figure is not None:

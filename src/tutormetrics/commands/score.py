@@ -1,4 +1,4 @@
-"""``tutormetrics score`` and ``tutormetrics metrics``: thin commands over :mod:`tutormetrics.engine.files`."""
+"""``tutormetrics score`` and ``tutormetrics metrics``: thin commands over :mod:`tutormetrics.engine.file_scoring`."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def score(
 
     On Ray: tutormetrics score exchanges.parquet -o metrics.parquet --engine ray --num-actors 8 --gpus-per-actor 1
     """
-    from tutormetrics.engine.files import ScoreOptions, score_file
+    from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 
     options = ScoreOptions(
         id_column=id,
@@ -128,15 +128,16 @@ def score(
         metric_params=opt.parse_metric_params(metric_param),
     )
     from tutormetrics.io import check_outputs
+    from tutormetrics.metrics.columns import manifest_path
 
     out = None if output == "-" else Path(output)
-    check_outputs([input], [out, out and out.with_name(out.name + ".manifest.json"), conversations])
+    check_outputs([input], [out, out and manifest_path(out), conversations, conversations and manifest_path(conversations)])
     if (dialogue or transcript_col is not None) and engine != "local":
         from tutormetrics.errors import ConfigError
 
         raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     if dialogue or transcript_col is not None:
-        from tutormetrics.dialogue.files import score_dialogue_file
+        from tutormetrics.dialogue.file_scoring import score_dialogue_file
 
         dialogue_options = dopt.dialogue_options(
             context=context, context_encoding=context_encoding, conversation_col=conversation_col, turn_col=turn_col,

@@ -40,7 +40,8 @@ def summarize(
     score_col: opt.ScoreColumn = "score",
 ) -> None:
     """Per-group n, mean, sd, median and bootstrap CI of the mean for every numeric metric (and rating)."""
-    from tutormetrics.report.summary import summarize as run_summary
+    from tutormetrics.report.group_summary import summarize as run_summary
+    from tutormetrics.metrics.columns import describe_frame
     from tutormetrics.report.tables import RENDERERS, table_format, write_text
 
     try:
@@ -48,8 +49,9 @@ def summarize(
         fmt = table_format(output, output_format)
         # csv may also be .parquet/.jsonl by extension; an unknown extension stops here, before the work
         kind = infer_format(output) if fmt == "csv" and output_format is None else "csv"
+        frame = read_table(metrics, id_columns=[id_col])
         result = run_summary(
-            read_table(metrics, id_columns=[id_col]),
+            frame,
             read_table(ratings, id_columns=[id_col]) if ratings else None,
             group_col=group_col,
             id_col=id_col,
@@ -58,6 +60,7 @@ def summarize(
             score_col=score_col,
             n_resamples=n_resamples,
             seed=seed,
+            columns=describe_frame(frame, source=metrics, exclude=[id_col, group_col]),
         )
         if fmt in RENDERERS:
             write_text(RENDERERS[fmt](result.table, group_col), output)

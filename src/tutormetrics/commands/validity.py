@@ -139,15 +139,20 @@ def validate(
         cluster_col=cluster_col,
         min_clusters=min_clusters,
     )
+    from tutormetrics.metrics.columns import describe_frame, metric_names
+
     metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,) + ((cluster_col,) if cluster_col else ()))
     id_col = dialogue_id_column(metrics_df.columns, id_col)
+    metric_cols = split_list(metrics_cols)
+    if metric_cols is None:  # the manifest's metric columns (else the registry fallback)
+        metric_cols = metric_names(describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col,))) or None
     study = validate_metrics(
         metrics_df,
         ratings=read_table(ratings, id_columns=ID_COLUMNS + (id_col,)) if ratings is not None else None,
         theta=[read_theta(path, id_col=id_col) for path in theta or []],
         options=options,
         id_col=id_col,
-        metric_cols=split_list(metrics_cols),
+        metric_cols=metric_cols,
         ratings_source=str(ratings),
         log=log,
     )
@@ -191,17 +196,30 @@ def heatmap(
             help="Draw raw ρ and partial ρ (a table from `validate --control`) side by side; width defaults to 7 in.",
         ),
     ] = False,
+    columns: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--columns",
+            help="Metrics table (or its .manifest.json) whose column descriptions group the rows "
+            "(default: the manifests beside the correlation table).",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Draw the metrics x targets heatmap of a correlation table.
 
     A table with partial rows (from `validate --control`) is drawn with its partial ρ, and the note says
     so; --compare-control puts the raw and the partial matrix side by side.
     """
+    from tutormetrics.metrics.columns import columns_near, read_manifest_columns
     from tutormetrics.validity.heatmap import plot_compare_control, plot_heatmap
 
     if order not in ("given", "cluster"):
         raise ConfigError(f"unknown --order {order!r}", hint="use given or cluster")
-    check_outputs([corr], [output])
+    check_outputs([corr, columns], [output])
+    described = read_manifest_columns(columns) if columns is not None else columns_near(corr)
+    if columns is not None and described is None:
+        raise ConfigError(f"{columns}: no column descriptions found", hint="pass a metrics table written by `tutormetrics score` (it has a .manifest.json)")
     if compare_control:
         plot_compare_control(
             read_table(corr),
@@ -213,6 +231,7 @@ def heatmap(
             note=note,
             width_in=width if width != 3.5 else 7.0,
             dpi=dpi,
+            columns=described,
         )
         log(f"heatmap (raw | controlled) -> {output}")
         return
@@ -226,6 +245,7 @@ def heatmap(
         note=note,
         width_in=width,
         dpi=dpi,
+        columns=described,
     )
     log(f"heatmap -> {output}")
 

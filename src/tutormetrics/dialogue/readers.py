@@ -23,22 +23,29 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.dialogue.model import OTHER_ROLE_MODES, Conversation, Roles, Turn
-from tutormetrics.dialogue.transcript import parse_transcript
+from tutormetrics.dialogue.speakers import SpeakerMap
+from tutormetrics.dialogue.transcript import UNKNOWN_LABELS_HINT, parse_transcript, unknown_labels_message
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import infer_format, read_table, require_columns
+from tutormetrics.io import infer_format, read_table, require_columns, stable_id
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 
 
 @dataclass
-class ReadOptions:
-    """Column names and role rules; the same names as the ``score --dialogue`` options."""
+class DialogueColumns:
+    """The column names of a dialogue input (long table, or an exchange table with a transcript column)."""
 
     conversation_col: str = "conversation_id"
     turn_col: str = "turn"
     role_col: str = "role"
     text_col: str = "text"
     transcript_col: str | None = None
+
+
+@dataclass
+class ReadOptions(DialogueColumns):
+    """Column names and role rules; the same names as the ``score --dialogue`` options."""
+
     id_col: str = "exchange_id"
     response_col: str = "response"
     roles: Roles = field(default_factory=Roles)
@@ -46,10 +53,76 @@ class ReadOptions:
     keep_columns: list[str] = field(default_factory=list)
     input_format: str | None = None
     encoding: str = "utf8"
+    turn_sep: str | None = None
+    speakers: SpeakerMap = field(default_factory=SpeakerMap)
+    turn_tag: re.Pattern[str] | None = None
+    #: the response column was named explicitly (--response): a transcript table must then have it
+    response_required: bool = False
 
     def __post_init__(self) -> None:
         if self.other_role not in OTHER_ROLE_MODES:
             raise ConfigError(f"invalid --other-role {self.other_role!r}", hint="use keep, ignore or error")
+        if self.turn_sep == "":
+            raise ConfigError("--turn-sep is empty", hint="give the literal text between turns, e.g. --turn-sep '|EOM|'")
+
+    def kind(self, role: object) -> str:
+        """A long-table / chat role's kind: an exact or glob ``--speaker`` mapping first, then the role lists."""
+        label = str(role).strip()
+        mapped = self.speakers.exact_role(label) or self.speakers.glob_role(label)
+        return mapped if mapped is not None else self.roles.kind(role)
+
+
+def compile_turn_tag(pattern: str | None, existing: Iterable[str] = ()) -> re.Pattern[str] | None:
+    """``--turn-tag REGEX`` compiled; a bad regex, or a group named like an existing column, is a ConfigError.
+
+    >>> compile_turn_tag(r"\\((?P<move>\\w+)\\)\\s*").groupindex
+    mappingproxy({'move': 1})
+    """
+    if pattern is None:
+        return None
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(f"--turn-tag {pattern!r} is not a valid regular expression: {exc}",
+                          hint=r"e.g. --turn-tag '\((?P<move>\w+)\)\s*'") from None
+    clash = sorted(set(tag_columns(compiled)) & set(existing))
+    if clash:
+        raise ConfigError(f"--turn-tag group {clash[0]!r} is named like an existing column",
+                          hint="rename the group, e.g. (?P<tag_move>...)")
+    return compiled
+
+
+def tag_columns(pattern: re.Pattern[str] | None) -> list[str]:
+    """The TURNS columns a ``--turn-tag`` adds: its named groups, else ``tag``."""
+    if pattern is None:
+        return []
+    return list(pattern.groupindex) or ["tag"]
+
+
+def apply_turn_tag(text: str, pattern: re.Pattern[str] | None) -> tuple[str, dict[str, str | None]]:
+    """Remove the tag at the start of ``text``; its values by column (``None`` where it did not match).
+
+    >>> apply_turn_tag("(focus)Right. And 12 + 3?", re.compile(r"\\((?P<move>\\w+)\\)\\s*"))
+    ('Right. And 12 + 3?', {'move': 'focus'})
+    """
+    if pattern is None:
+        return text, {}
+    columns = tag_columns(pattern)
+    match = pattern.match(text)
+    if match is None:
+        return text, dict.fromkeys(columns)
+    if pattern.groupindex:
+        values = {name: match.group(name) for name in columns}
+    else:
+        values = {"tag": match.group(1) if pattern.groups else match.group(0)}
+    return text[match.end():].strip(), values
+
+
+def _tagged(turn: Turn, opts: ReadOptions) -> Turn:
+    if opts.turn_tag is None:
+        return turn
+    text, values = apply_turn_tag(turn.text, opts.turn_tag)
+    return Turn(turn.turn, turn.role, text, turn.kind, {**turn.keep, **values})
 
 
 @dataclass
@@ -59,6 +132,8 @@ class Dialogues:
     conversations: list[Conversation]
     form: str
     warnings: list[str] = field(default_factory=list)
+    #: facts for stderr that are not warnings (--strict ignores them)
+    notes: list[str] = field(default_factory=list)
 
 
 def read_conversations(path: str | Path, options: ReadOptions | None = None) -> Dialogues:
@@ -66,15 +141,22 @@ def read_conversations(path: str | Path, options: ReadOptions | None = None) -> 
     opts = options or ReadOptions()
     path = Path(path)
     kind = infer_format(path, opts.input_format)
+    notes: list[str] = []
     if opts.transcript_col is not None:
         frame, form = read_table(path, kind, encoding=opts.encoding, string_columns=True), "transcript"
         convs = transcript_conversations(frame, opts, source=str(path))
+        if opts.id_col not in frame.columns:
+            notes.append(f"{path} has no {opts.id_col!r} column; generated stable content ids (sha1 of transcript and response)")
+        if not (opts.response_required or opts.response_col in frame.columns):
+            notes.append(f"{path} has no {opts.response_col!r} column: the transcript alone is the conversation")
     elif kind == "jsonl" and _is_chat_jsonl(path):
         convs, form = chat_conversations(path, opts), "chat"
     else:
         frame, form = read_table(path, kind, encoding=opts.encoding, string_columns=True), "long"
         convs = long_conversations(frame, opts, source=str(path))
-    return _apply_other_role(convs, form, opts, str(path))
+    found = _apply_other_role(convs, form, opts, str(path))
+    found.notes.extend(notes)
+    return found
 
 
 def _is_chat_jsonl(path: Path) -> bool:
@@ -133,9 +215,9 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
             Conversation(
                 cid,
                 [
-                    Turn(turns[i], roles[i], texts[i] or "", opts.roles.kind(roles[i]), {c: keep[c][i] for c in keep})
+                    _tagged(Turn(turns[i], roles[i], texts[i] or "", opts.kind(roles[i]), {c: keep[c][i] for c in keep}), opts)
                     for i in idx
-                    if opts.roles.kind(roles[i]) != "system"
+                    if opts.kind(roles[i]) != "system"
                 ],
             )
         )
@@ -143,14 +225,42 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
 
 
 def _turn_numbers(column: pl.Series) -> list[Any]:
-    """Integers when the column is integer or every value is a decimal integer string; else strings."""
+    """Turn numbers compared as numbers whenever every value is one: integers when each is a whole number
+    (``3``, ``11.0``), floats when some are not (``1.5``); otherwise the texts (sorted as text).
+
+    >>> _turn_numbers(pl.Series(["2.0", "11.0", "10"]))
+    [2, 11, 10]
+    >>> _turn_numbers(pl.Series(["1", "1.5"])), _turn_numbers(pl.Series(["a", "b"]))
+    ([1.0, 1.5], ['a', 'b'])
+    """
     if column.dtype.is_integer():
         return column.to_list()
+    if column.dtype.is_float():
+        values = column.to_list()
+        if all(v is None or float(v).is_integer() for v in values):
+            return [None if v is None else int(v) for v in values]
+        return values
     values = column.cast(pl.String).to_list()
     present = [v for v in values if v is not None and v.strip()]
-    if present and all(_INTEGER.match(v) for v in present):
+    if not present:
+        return values
+    if all(_INTEGER.match(v) for v in present):
         return [int(v) if v is not None and v.strip() else None for v in values]
+    numbers = [_decimal(v) for v in present]
+    if all(n is not None for n in numbers):
+        whole = all(n == n.to_integral_value() for n in numbers)
+        return [None if v is None or not v.strip() else (int(_decimal(v)) if whole else float(_decimal(v))) for v in values]
     return values
+
+
+def _decimal(text: str) -> Any:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
 
 
 # -- chat JSONL ------------------------------------------------------------------------------------
@@ -187,10 +297,11 @@ def chat_conversations(path: Path, opts: ReadOptions) -> list[Conversation]:
         for k, msg in enumerate(messages):
             if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
                 raise InputSchemaError(f"{where}: message {k} is not an object with a string 'role'", hint="messages are {\"role\": ..., \"content\": ...}")
-            kind = opts.roles.kind(msg["role"])
+            kind = opts.kind(msg["role"])
             if kind == "system":
                 continue
-            turns.append(Turn(k, msg["role"], _content_text(msg.get("content"), f"{where}: message {k}"), kind, keep))
+            text = _content_text(msg.get("content"), f"{where}: message {k}")
+            turns.append(_tagged(Turn(k, msg["role"], text, kind, keep), opts))
         out.append(Conversation(cid, turns))
     if not out:
         raise InputSchemaError(f"{path}: no conversations", hint="add at least one line")
@@ -222,19 +333,31 @@ def _content_text(content: Any, where: str) -> str:
 
 # -- transcript column -----------------------------------------------------------------------------
 def transcript_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = "input") -> list[Conversation]:
-    """Each exchange row is one conversation: the parsed transcript, then ``response`` as the last tutor turn."""
+    """Each exchange row is one conversation: the parsed transcript, then ``response`` as the last tutor turn.
+
+    Without a response column (and none named with ``--response``) the transcript alone is the conversation
+    (datasets.md §3.2 rule 7). Unknown speaker-like labels after a transcript's first turn stop the run, listed by
+    count (rule 5).
+    """
     assert opts.transcript_col is not None
-    require_columns(frame, [opts.id_col], source=source, option="--id")
     require_columns(frame, [opts.transcript_col], source=source, option="--transcript-col")
-    require_columns(frame, [opts.response_col], source=source, option="--response")
+    with_response = opts.response_required or opts.response_col in frame.columns
+    if with_response:
+        require_columns(frame, [opts.response_col], source=source, option="--response")
     require_columns(frame, opts.keep_columns, source=source, option="--keep")
     if frame.height == 0:
         raise InputSchemaError(f"{source}: has a header but no rows", hint="add at least one exchange")
-    ids = frame.get_column(opts.id_col).cast(pl.String).to_list()
     histories = frame.get_column(opts.transcript_col).cast(pl.String).to_list()
-    responses = frame.get_column(opts.response_col).cast(pl.String).to_list()
+    responses = frame.get_column(opts.response_col).cast(pl.String).to_list() if with_response else [None] * frame.height
+    if opts.id_col in frame.columns:
+        ids = frame.get_column(opts.id_col).cast(pl.String).to_list()
+    else:  # no id column: the stable content ids of a plain ``score`` (sha1 of transcript and response)
+        counts: dict[str, int] = {}
+        ids = [stable_id(h, r, counts) for h, r in zip(histories, responses)]
     keep = {c: frame.get_column(c).to_list() for c in opts.keep_columns}
     seen: dict[str, int] = {}
+    unknown: Counter[str] = Counter()
+    n_unknown_conversations = 0
     out = []
     for i, (cid, history, response) in enumerate(zip(ids, histories, responses, strict=True)):
         if cid is None or not cid.strip():
@@ -243,9 +366,20 @@ def transcript_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: 
             raise InputSchemaError(f"{source}: id {cid!r} in rows {seen[cid] + 1} and {i + 1}", hint="ids must be unique")
         seen[cid] = i
         row_keep = {c: keep[c][i] for c in keep}
-        turns = [Turn(t.turn, t.role, t.text, t.kind, row_keep) for t in parse_transcript(history, opts.roles)]
-        turns.append(Turn(len(turns), opts.response_col, response or "", "tutor", row_keep))
+        parsed = parse_transcript(history, opts.roles, turn_sep=opts.turn_sep, speakers=opts.speakers)
+        if parsed.unknown:
+            unknown.update(parsed.unknown)
+            n_unknown_conversations += 1
+        turns = [_tagged(Turn(t.turn, t.role, t.text, t.kind, row_keep), opts) for t in parsed.turns]
+        if with_response:
+            turns.append(_tagged(Turn(len(turns), opts.response_col, response or "", "tutor", row_keep), opts))
         out.append(Conversation(cid, turns))
+    if unknown:
+        example = max(unknown.items(), key=lambda kv: (kv[1], kv[0]))[0]
+        raise InputSchemaError(
+            unknown_labels_message(unknown, n_unknown_conversations, f"{source}: column {opts.transcript_col!r}"),
+            hint=UNKNOWN_LABELS_HINT.format(example=example if " " not in example else repr(example)),
+        )
     return out
 
 

@@ -7,8 +7,7 @@ pooled over its turns (``metrics.md`` §6.2 for that split). Chunks hold whole c
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,13 +24,16 @@ from tutormetrics.dialogue.readers import (
 from tutormetrics.dialogue.summary import conversation_table
 from tutormetrics.dialogue.turns import (
     ID_COLUMNS,
-    DialogueTurnMetrics,
     Exchanges,
     build_exchanges,
     check_context_encoding,
 )
+from tutormetrics.engine.checkpoint import Checkpoint
+from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
+from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics
+from tutormetrics.metrics.registry import REGISTRY
 
 
 @dataclass
@@ -44,10 +46,12 @@ class DialogueScores:
 
 
 def dialogue_scorer(scorer: Scorer) -> Scorer:
-    """The same scorer with :class:`DialogueTurnMetrics` appended (its columns come last)."""
+    """The same scorer with the ``dialogue_turn`` family (:class:`DialogueTurnMetrics`) appended (its columns
+    come last), with its encoder column when the scorer has an encoder."""
     if any(isinstance(f, DialogueTurnMetrics) for f in scorer.families):
         return scorer
-    scorer.families.append(DialogueTurnMetrics(encoder=scorer.needs_encoder))
+    scorer.families.append(REGISTRY.get(DialogueTurnMetrics.name, encoder=scorer.needs_encoder))
+    scorer.progress_unit = "tutor turns"
     return scorer
 
 
@@ -71,41 +75,54 @@ def conversation_chunks(conversations: Sequence[Conversation], size: int) -> Ite
         yield chunk
 
 
-def iter_turn_frames(
-    conversations: Sequence[Conversation],
-    scorer: Scorer,
-    context: Context = "full",
-    keep_columns: Sequence[str] = (),
-    *,
-    skip: int = 0,
-    context_encoding: str = "joined",
-    turn_dtype: pl.DataType | None = None,
-) -> Iterator[pl.DataFrame]:
-    """TURNS frames, one per chunk of whole conversations that has a tutor turn (the first ``skip`` such
-    chunks are not scored: a checkpoint holds them)."""
-    dtype = turn_dtype or turn_column_dtype(conversations)
-    chunks = [c for c in conversation_chunks(conversations, scorer.chunk_size) if any(x.n_tutor_turns for x in c)]
-    total = sum(c.n_tutor_turns for chunk in chunks[skip:] for c in chunk)
-    pending: deque[Exchanges] = deque()
+def turn_rows(scorer: Scorer, turn_dtype: pl.DataType) -> Callable[[pl.DataFrame, Exchanges], pl.DataFrame]:
+    """The TURNS rows of a scored chunk: the id, the conversation's id columns, the ``--keep`` columns, the scores."""
 
-    def engine_chunks() -> Iterator[tuple[Any, ...]]:
-        for chunk in chunks[skip:]:
-            built = build_exchanges(chunk, context, keep_columns)
-            pending.append(built)
-            yield built.chunk(context_encoding)
-
-    for frame in scorer.iter_scores(engine_chunks(), total=total, initial=0):
-        b = pending.popleft()
+    def finish(frame: pl.DataFrame, b: Exchanges) -> pl.DataFrame:
         ids = pl.DataFrame(
             {
                 "conversation_id": pl.Series(b.id_columns["conversation_id"], dtype=pl.String),
-                "turn": _turn_series(b.id_columns["turn"], dtype),
+                "turn": _turn_series(b.id_columns["turn"], turn_dtype),
                 "tutor_turn": pl.Series(b.id_columns["tutor_turn"], dtype=pl.Int64),
                 "ctx_turns": pl.Series(b.id_columns["ctx_turns"], dtype=pl.Int64),
                 **{kept_name(c, scorer): pl.Series(v, strict=False) for c, v in b.keep.items()},
             }
         )
-        yield pl.concat([frame.select(scorer.id_column), ids, frame.drop(scorer.id_column)], how="horizontal")
+        return pl.concat([frame.select(scorer.id_column), ids, frame.drop(scorer.id_column)], how="horizontal")
+
+    return finish
+
+
+def score_turns(
+    conversations: Sequence[Conversation],
+    scorer: Scorer,
+    context: Context = "full",
+    keep_columns: Sequence[str] = (),
+    *,
+    context_encoding: str = "joined",
+    turn_dtype: pl.DataType | None = None,
+    caught: list[Any] | None = None,
+    checkpoint: Checkpoint | None = None,
+) -> tuple[pl.DataFrame, ChunkRun]:
+    """TURNS of every tutor turn, scored in chunks of whole conversations through the engine's chunk pipeline
+    (with a ``checkpoint``: verified chunks reused, the others saved), and the :class:`ChunkRun` (its counts and
+    warnings). ``caught`` is the list a ``warnings.catch_warnings(record=True)`` block records into."""
+    dtype = turn_dtype or turn_column_dtype(conversations)
+    total = sum(c.n_tutor_turns for c in conversations)
+    run = ChunkRun(scorer, total=total, caught=caught, checkpoint=checkpoint, finish=turn_rows(scorer, dtype))
+
+    def items() -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
+        for chunk in conversation_chunks(conversations, scorer.chunk_size):
+            if any(c.n_tutor_turns for c in chunk):
+                built = build_exchanges(chunk, context, keep_columns)
+                yield built.chunk(context_encoding), built
+
+    if checkpoint is None:
+        frames = [frame for _, frame in run.frames(items())]
+    else:
+        frames = [pl.read_parquet(p) for p in run.save_all(items())]
+    turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
+    return turns, run
 
 
 def kept_name(column: str, scorer: Scorer) -> str:
@@ -210,8 +227,7 @@ def score_dialogues(
     scorer = dialogue_scorer(Scorer(metrics, encoder=encoder, chunk_size=chunk_size, progress=progress))
     dtype = turn_column_dtype(conversations)
     encoding = check_context_encoding(context_encoding)
-    frames = list(iter_turn_frames(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding))
-    turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
+    turns, _ = score_turns(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding)
     conv = conversation_table(conversations, turns, mean_columns(scorer))
     return DialogueScores(turns, conv, warnings)
 

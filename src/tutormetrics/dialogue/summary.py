@@ -9,7 +9,8 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.dialogue.model import Conversation
-from tutormetrics.dialogue.turns import count_questions
+from tutormetrics.metrics.dialogue_turn import count_questions
+from tutormetrics.metrics.columns import ColumnDescription, conversation_means
 from tutormetrics.metrics.functional.overlap import jaccard
 from tutormetrics.text import tokenize
 
@@ -89,3 +90,18 @@ def conversation_table(
     )
     out = base.join(means, on="conversation_id", how="left", maintain_order="left")
     return out.with_columns(pl.col(f"mean_{c}").fill_null(math.nan) for c in mean_columns)
+
+
+#: Family of the §5 conversation measures (``talk_ratio``, ...) in column descriptions.
+CONVERSATION_FAMILY = "conversation"
+
+
+def conversation_columns(turn_columns: Sequence[ColumnDescription]) -> list[ColumnDescription]:
+    """Descriptions of CONV's metric columns: the §5 measures (family ``conversation``), then ``mean_<col>``
+    of each TURNS metric column (its family, direction and parameters), all at the conversation level.
+
+    >>> [d.name for d in conversation_columns([ColumnDescription("ttr", "lexical_diversity", "diversity")])][-2:]
+    ['tutor_self_jaccard', 'mean_ttr']
+    """
+    own = [ColumnDescription(c, CONVERSATION_FAMILY, CONVERSATION_FAMILY, level="conversation") for c in CONV_COLUMNS[1:]]
+    return own + conversation_means(turn_columns)

@@ -1,45 +1,116 @@
-"""Speaker-prefixed transcripts ("Tutor: …" / "Student: …" lines, MRBench style) into turns (``dialogue.md`` §1.3)."""
+"""Speaker-prefixed transcripts ("Tutor: …" / "Student: …" pieces, MRBench style) into turns (``dialogue.md`` §1.3
+as amended by ``datasets.md`` §3.2).
+
+Pieces are the lines, or with ``turn_sep`` the non-blank pieces of ``text.split(turn_sep)``. A *labelled piece*
+matches :data:`SPEAKER_LINE`; its role, first match wins: an exact ``--speaker`` label, a tutor or student role,
+``system``, a glob ``--speaker`` matching a speaker-like label. A labelled piece with a role (tutor, student, other,
+system) starts a turn; every other piece continues the current turn (joined with ``"\\n"``). A speaker-like label
+with no role after the first turn is *unknown*: :func:`parse_transcript` reports it, and the reader stops the run.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
 
 from tutormetrics.dialogue.model import Roles, Turn, fold
+from tutormetrics.dialogue.speakers import SpeakerMap, is_speaker_like
 
-#: A line that may start a turn: a short speaker name, then an ASCII or full-width colon.
-SPEAKER_LINE = re.compile(r"^\s*([^:：]{1,40}?)\s*[:：](.*)$")
+#: A piece that may start a turn: a short label, then an ASCII or full-width colon (group 2 runs to the end).
+SPEAKER_LINE = re.compile(r"^\s*([^:：]{1,40}?)\s*[:：](.*)$", re.DOTALL)
 
 
-def parse_transcript(text: str | None, roles: Roles | None = None) -> list[Turn]:
-    """Turns of a transcript; numbered ``0..n-1``.
+@dataclass
+class ParsedTranscript:
+    """The turns, and the unknown speaker-like labels found after the first turn (label → count)."""
 
-    1. NFC, split into lines. 2. A line starts a turn when it matches ``SPEAKER_LINE`` and the speaker
-    (stripped, casefolded) is a tutor or student role. 3. Other lines continue the current turn
-    (joined with ``"\\n"``). 4. Turn texts are stripped. 5. Non-blank lines before the first speaker line
-    form one leading ``other`` turn.
+    turns: list[Turn]
+    unknown: Counter[str] = field(default_factory=Counter)
 
-    >>> [(t.kind, t.text) for t in parse_transcript("Problem 1\\nTutor: Hi\\nStudent: I add\\nthen: 3\\nTUTOR: Good")]
-    [('other', 'Problem 1'), ('tutor', 'Hi'), ('student', 'I add\\nthen: 3'), ('tutor', 'Good')]
+
+def pieces(text: str | None, turn_sep: str | None = None) -> list[str]:
+    """NFC, then the lines, or the non-blank pieces of ``text.split(turn_sep)``.
+
+    >>> pieces("Teacher: hi|EOM| |EOM|Student: 2\\nmore", "|EOM|")
+    ['Teacher: hi', 'Student: 2\\nmore']
+    """
+    text = unicodedata.normalize("NFC", text or "")
+    if turn_sep is None:
+        return text.splitlines()
+    return [p for p in text.split(turn_sep) if p.strip()]
+
+
+def piece_role(label: str, roles: Roles, speakers: SpeakerMap) -> str | None:
+    """The role of a label (tutor, student, other, system, text), ``"unknown"``, or ``None`` (not a speaker)."""
+    role = speakers.exact_role(label)
+    if role is not None:
+        return role
+    kind = roles.kind(fold(label))
+    if kind in ("tutor", "student", "system"):
+        return kind
+    if is_speaker_like(label):
+        return speakers.glob_role(label) or "unknown"
+    return None
+
+
+def parse_transcript(
+    text: str | None,
+    roles: Roles | None = None,
+    *,
+    turn_sep: str | None = None,
+    speakers: SpeakerMap | None = None,
+) -> ParsedTranscript:
+    """Turns of a transcript, numbered ``0..n-1`` (system turns dropped), and its unknown labels.
+
+    >>> p = parse_transcript("Problem 1\\nTutor: Hi\\nStudent: I add\\nthen: 3\\nTUTOR: Good")
+    >>> [(t.kind, t.text) for t in p.turns], dict(p.unknown)
+    ([('other', 'Problem 1'), ('tutor', 'Hi'), ('student', 'I add\\nthen: 3'), ('tutor', 'Good')], {})
+    >>> dict(parse_transcript("Teacher: 3 x 4?|EOM|Cody: 12", turn_sep="|EOM|").unknown)
+    {'Cody': 1}
     """
     rk = roles or Roles()
+    sp = speakers or SpeakerMap()
     lead: list[str] = []
-    turns: list[tuple[str, str, list[str]]] = []  # (role as written, kind, lines)
-    for line in unicodedata.normalize("NFC", text or "").splitlines():
-        m = SPEAKER_LINE.match(line)
-        kind = rk.kind(m.group(1)) if m else "other"
-        if m and kind in ("tutor", "student"):
-            turns.append((m.group(1).strip(), kind, [m.group(2)]))
-        elif turns:
-            turns[-1][2].append(line)
+    turns: list[tuple[str, str, list[str]]] = []  # (label as written, kind, pieces)
+    unknown: Counter[str] = Counter()
+    for piece in pieces(text, turn_sep):
+        match = SPEAKER_LINE.match(piece)
+        role = piece_role(match.group(1).strip(), rk, sp) if match else None
+        if role in ("tutor", "student", "other", "system"):
+            turns.append((match.group(1).strip(), role, [match.group(2)]))
+            continue
+        if role == "unknown" and turns:
+            unknown[match.group(1).strip()] += 1
+        if turns:
+            turns[-1][2].append(piece)
         else:
-            lead.append(line)
+            lead.append(piece)
     out: list[Turn] = []
     if "\n".join(lead).strip():
         out.append(Turn(0, "", "\n".join(lead).strip(), "other"))
-    for role, kind, lines in turns:
-        out.append(Turn(len(out), role, "\n".join(lines).strip(), kind))
-    return out
+    for label, kind, parts in turns:
+        if kind != "system":
+            out.append(Turn(len(out), label, "\n".join(parts).strip(), kind))
+    return ParsedTranscript(out, unknown)
+
+
+def unknown_labels_message(unknown: Counter[str], n_conversations: int, where: str) -> str:
+    """``N speaker labels in M conversations are neither tutor nor student roles: A (n), B (n), +k more``."""
+    ranked = sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{label} ({n})" for label, n in ranked[:8])
+    more = f", +{len(ranked) - 8} more" if len(ranked) > 8 else ""
+    total = sum(unknown.values())
+    return (f"{where}: {total} speaker label{'s' if total != 1 else ''} in {n_conversations} "
+            f"conversation{'s' if n_conversations != 1 else ''} are neither tutor nor student roles: {shown}{more}")
+
+
+UNKNOWN_LABELS_HINT = (
+    "map them with --speaker LABEL=ROLE (tutor, student, other, system or text), e.g. --speaker {example}=student, "
+    "or all at once with --speaker '*=student'; --speaker '*=text' keeps such lines inside the turn above (the old "
+    "behaviour)"
+)
 
 
 def speaker_of(line: str, roles: Roles | None = None) -> str | None:

@@ -57,6 +57,7 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
     read_layer_count,
 )
 from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.progress import progress_bar
 from tutormetrics.encoders.layout import DirectLayout, read_st_layout
 from tutormetrics.encoders.reductions import extrema_rule
 from tutormetrics.encoders.pieces import SEGMENT_CHARS, pieces_in_segments, splits_at_spaces
@@ -385,17 +386,6 @@ class TextEncoder:
             },
         }
 
-    def long_text_message(self, encoded: EncodedTexts) -> str | None:
-        """The stderr warning for long texts, e.g. "3 of 200 unique texts exceeded max_seq_length=256
-        and were windowed"; ``None`` when every text fitted."""
-        k = encoded.n_truncated if self.config.long_text == "truncate" else encoded.n_windowed
-        if k == 0:
-            return None
-        how = "truncated" if self.config.long_text == "truncate" else "windowed"
-        return (
-            f"{k} of {len(encoded)} unique texts exceeded max_seq_length={self.max_seq_length} and were {how}"
-        )
-
     # ----------------------------------------------------------------- encoding
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Word-piece ids of each text without special tokens and without truncation."""
@@ -499,15 +489,7 @@ class TextEncoder:
         n_batches = len(bounds)
         flat_ids, text_start = _flatten(ids)
         del ids
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
-            total=n_batches,
-            desc="encoding",
-            unit="batch",
-            file=sys.stderr,
-            disable=None if progress is None else not progress,
-        )
+        bar = progress_bar(n_batches, stage="encode", unit="batches", progress=progress, file=sys.stderr)
         try:
             # Every batch is launched without waiting for the previous one: its reductions land in one host
             # buffer (pinned and copied without blocking on CUDA). On CUDA a batch is read back only when more

@@ -1,6 +1,9 @@
-"""The scoring engine: the :class:`Scorer` (dedupe, one encoder pass per unique text, concurrency) and
-file scoring with checkpoints (:func:`score_file`), and :class:`ScoreBatch`, a batch callable for Ray Data,
-Spark and Dask (``score --engine ray`` runs it on Ray: :mod:`tutormetrics.engine.ray_engine`).
+"""The scoring engine: the :class:`Scorer` (dedupe, one encoder pass per unique text, concurrency), file scoring
+with checkpoints (:func:`score_file`, :mod:`~tutormetrics.engine.file_scoring`) over the one chunk pipeline
+(:mod:`~tutormetrics.engine.chunk_run`, shared with ``score --dialogue``), one run key, manifest and set of
+warnings for every engine (:mod:`~tutormetrics.engine.run_summary`, :mod:`~tutormetrics.engine.run_warnings`), and
+:class:`ScoreBatch`, a batch callable for Ray Data, Spark and Dask (``score --engine ray``:
+:mod:`tutormetrics.engine.ray_engine`).
 
 Example:
     >>> from tutormetrics.engine import score_texts
@@ -9,7 +12,7 @@ Example:
 """
 
 from tutormetrics.engine.batch import ScoreBatch
-from tutormetrics.engine.files import ScoreOptions, ScoreResult, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, ScoreResult, score_file
 from tutormetrics.engine.scorer import Scorer, ScoreStats, score_texts
 
 __all__ = ["ScoreBatch", "ScoreOptions", "ScoreResult", "ScoreStats", "Scorer", "score_file", "score_texts"]

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from tutormetrics.engine.files import ScoreOptions, build_scorer
+from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io import join_prompt_columns, stable_id
 
@@ -33,7 +33,7 @@ class ScoreBatch:
     """Score one batch of exchanges per call (``ray.data.Dataset.map_batches(ScoreBatch, ...)``).
 
     Args:
-        options: a :class:`~tutormetrics.engine.files.ScoreOptions` or a dict of its fields (``metrics``,
+        options: a :class:`~tutormetrics.engine.file_scoring.ScoreOptions` or a dict of its fields (``metrics``,
             ``prompt_columns``, ``response_column``, ``id_column``, encoder settings, ``chunk_size``,
             ``cache_mb``, ...). Progress bars are off.
         passthrough: input columns copied to the output before the id (e.g. ``["__row"]``).

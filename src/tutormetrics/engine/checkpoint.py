@@ -32,7 +32,6 @@ import os
 import shutil
 import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,7 +41,7 @@ import polars as pl
 
 from tutormetrics import __version__
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import file_sha256, write_text_atomic
+from tutormetrics.io import atomic_output, file_sha256, write_text_atomic
 
 Log = Callable[[str], None]
 
@@ -196,14 +195,8 @@ class Checkpoint:
         self._write_ledger()
 
     def _write_atomic(self, target: Path, write: Callable[[Any], None]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=self.dir)
-        os.close(fd)
-        try:
-            write(Path(tmp))
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        with atomic_output(target) as tmp:
+            write(tmp)
 
     def parts(self, n_chunks: int) -> list[Path]:
         """The chunk files ``0..n_chunks-1`` in order (every one verified and present)."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-import warnings
 from collections import deque
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 
 import polars as pl
 
-from tutormetrics.engine.files import (
+from tutormetrics.engine.file_scoring import (
     Log,
     ScoreOptions,
     ScoreResult,
@@ -42,9 +41,11 @@ from tutormetrics.engine.files import (
     iter_exchanges,
     open_input,
 )
-from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, ScoreStats
+from tutormetrics.engine.run_stats import ScoreStats
+from tutormetrics.engine.run_summary import log_summary, run_manifest, write_run_manifest
+from tutormetrics.engine.run_warnings import long_text_warning, mostly_nan_warnings, run_notes
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import infer_format, write_table, write_text_atomic
+from tutormetrics.io import write_table
 
 ROW, PROMPT, RESPONSE = "__row", "__prompt", "__response"
 
@@ -194,68 +195,53 @@ def score_file_ray(
         shutil.rmtree(staging, ignore_errors=True)
         if started:
             ray.shutdown()
-    stats, run_warnings = _stats(frame, scorer)
-    for message in run_warnings:
-        log(f"warning: {message}")
-    manifest = _manifest(scorer, options, path, n_kept, plan, stats, run_warnings) | {
+    stats = frame_stats(frame, scorer.metric_columns())
+    run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats, scorer.nan_hints())
+    notes, nan_reasons = run_notes(stats, [f.name for f in scorer.families])
+    log_summary(log, run_warnings, notes)
+    manifest = run_manifest(
+        scorer, source=path, options=options, warnings=run_warnings, nan_reasons=nan_reasons,
+        stats={k: v for k, v in vars(stats).items() if k in _FRAME_STATS}, load_encoder=False,
+        n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
+    ) | {
         "engine": {"name": "ray", "ray": ray.__version__, "actors": n_actors, "cpus_per_actor": cpus,
                    "gpus_per_actor": options.gpus_per_actor, "blocks": n_blocks, "seconds": round(seconds, 3)},
     }
     if output is not None:
-        if options.write_manifest:
-            import json
-
-            from tutormetrics.io import record_guard
-
-            write_text_atomic(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
-            if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
-                record_guard(output)
+        write_run_manifest(output, manifest, options)
         log(f"scored {n_kept:,} exchanges -> {output} (ray, {n_actors} actor(s))")
     keep = output is None or keep_frame
     return ScoreResult(frame if keep else None, manifest, output, n_kept, 0, scorer.column_families())
 
 
-def _stats(frame: pl.DataFrame, scorer: Any) -> tuple[ScoreStats, list[str]]:
-    """Run counts read back from the output (actors keep their own): rows, NaNs, empty texts, languages, windows."""
-    cols = scorer.metric_columns()
-    stats = ScoreStats(
+#: The counts :func:`frame_stats` reads back from an output (the others stay with the actors).
+_FRAME_STATS = ("n_exchanges", "n_empty_prompts", "n_empty_responses", "n_lang_zh", "n_lang_ja", "nan_counts")
+
+
+def frame_stats(frame: pl.DataFrame, metric_columns: list[str]) -> ScoreStats:
+    """Run counts read back from a scored frame (the actors keep their own): rows, NaNs, empty texts, languages."""
+    return ScoreStats(
         n_exchanges=frame.height,
         n_empty_prompts=int(frame.get_column("prompt_empty").sum()),
         n_empty_responses=int(frame.get_column("resp_empty").sum()),
         n_lang_zh=int((frame.get_column("lang") == "zh").sum()),
         n_lang_ja=int((frame.get_column("lang") == "ja").sum()),
-        nan_counts={c: n for c in cols if (n := int(frame.get_column(c).is_nan().sum()))},
+        nan_counts={c: n for c in metric_columns if (n := int(frame.get_column(c).is_nan().sum()))},
     )
-    messages: list[str] = []
-    if "resp_windows" in frame.columns:
-        long_rows = int(((frame.get_column("resp_windows") > 1) | (frame.get_column("prompt_windows") > 1)).sum())
-        if long_rows:
-            messages.append(f"{long_rows} of {frame.height} exchanges have a text longer than max_seq_length (windowed or truncated)")
-    if stats.n_exchanges >= MOSTLY_NAN_MIN_ROWS:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            scorer._warn_mostly_nan(stats)
-        messages += [str(w.message) for w in caught]
-    return stats, messages
 
 
-def _manifest(scorer: Any, options: ScoreOptions, path: Path, n_rows: int, plan: Any, stats: ScoreStats,
-              run_warnings: list[str]) -> dict[str, Any]:
-    from tutormetrics import __version__
-
-    info: dict[str, Any] = {
-        "tutormetrics": __version__,
-        "metrics": {f.name: {"class": type(f).__name__, "params": f.get_params()} for f in scorer.families},
-        "chunk_size": options.chunk_size,
-        "stats": {k: v for k, v in vars(stats).items() if k in ("n_exchanges", "n_empty_prompts", "n_empty_responses",
-                                                               "n_lang_zh", "n_lang_ja", "nan_counts")},
-        "input": str(path),
-        "n_rows": n_rows,
-        "dropped_duplicates": plan.n_dropped_duplicates,
-        "generated_ids": not plan.has_id,
-        "options": asdict(options),
-        "warnings": run_warnings,
-    }
-    if scorer.needs_encoder:
-        info["encoder"] = {"config": scorer.encoder_config.to_dict(), "fingerprint": scorer.encoder_config.fingerprint()}
-    return info
+def _long_text_warnings(frame: pl.DataFrame, scorer: Any) -> list[str]:
+    """The long-text warning, counted in exchanges (a prompt or response windowed or truncated): the unique
+    texts are counted by the actors, each over its own blocks."""
+    flags = [c for c in ("prompt_windows", "resp_windows") if c in frame.columns]
+    if not flags:
+        return []
+    long_row = pl.any_horizontal([pl.col(c) > 1 for c in flags])
+    truncated = [c for c in ("prompt_truncated", "resp_truncated") if c in frame.columns]
+    if truncated:
+        long_row = long_row | pl.any_horizontal([pl.col(c) for c in truncated])
+    n_long = int(frame.select(long_row.sum()).item())
+    if not n_long:
+        return []
+    config = scorer.encoder_config
+    return [long_text_warning(n_long, frame.height, config.max_seq_length, config.long_text, unit="exchanges")]

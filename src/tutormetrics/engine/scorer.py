@@ -19,16 +19,25 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.progress import DEFAULT_EVERY, progress_bar
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, describe_columns
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
-from tutormetrics.engine.concurrency import cpu_family_pool, parallel_map, score_cpu_chunk, score_cpu_families
+from tutormetrics.engine.artifacts import score_text_families
+from tutormetrics.engine.concurrency import parallel_map, worker_process
+from tutormetrics.engine.run_stats import ScoreStats, merge_counts
+from tutormetrics.engine.run_warnings import (
+    MostlyNaNWarning,
+    WindowingWarning,
+    long_text_warning,
+    mostly_nan_warnings,
+)
 from tutormetrics.text import check_lang, normalize, require_segmenter, segmenter_info, text_language
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,93 +49,6 @@ DEFAULT_CHUNK_SIZE = 2048
 
 #: A prompt: one text, or a list of parts (joined with "\n" for the text families, pooled for the encoder).
 Prompt = str | None | Sequence[str]
-
-
-class WindowingWarning(UserWarning):
-    """Some texts were longer than the encoder's max_seq_length (windowed or truncated)."""
-
-
-class MostlyNaNWarning(UserWarning):
-    """A metric column is NaN for more than half of the exchanges (e.g. MATTR on short replies)."""
-
-
-#: ``score`` warns about a column that is NaN for more than this share of at least MOSTLY_NAN_MIN_ROWS rows.
-MOSTLY_NAN_SHARE = 0.5
-MOSTLY_NAN_MIN_ROWS = 10
-
-
-@dataclass
-class ScoreStats:
-    """Counts a run reports at the end (and writes into the manifest)."""
-
-    n_exchanges: int = 0
-    n_unique_texts: int = 0
-    n_encoded_texts: int = 0
-    n_encoded_tokens: int = 0
-    n_long_texts: int = 0
-    n_empty_prompts: int = 0
-    n_empty_responses: int = 0
-    n_lang_zh: int = 0  # rows whose lang is zh (readability NaN for them)
-    n_lang_ja: int = 0  # rows whose lang is ja (readability NaN for them)
-    #: NaN values per metric column (exchanges, not unique texts).
-    nan_counts: dict[str, int] = field(default_factory=dict)
-    #: Why, per column and reason code, for families that say (``Metric.nan_reasons``).
-    nan_reasons: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    def merge(self, other: ScoreStats) -> None:
-        """Add another chunk's counts."""
-        for f in fields(self):
-            mine, theirs = getattr(self, f.name), getattr(other, f.name)
-            if isinstance(mine, dict):
-                _merge_counts(mine, theirs)
-            else:
-                setattr(self, f.name, mine + theirs)
-
-    def snapshot(self) -> dict[str, Any]:
-        """The counts as plain, independent data (nested dicts copied)."""
-        import copy
-
-        return copy.deepcopy(dict(vars(self)))
-
-    def since(self, before: dict[str, Any]) -> dict[str, Any]:
-        """The counts added after ``before`` (a :meth:`snapshot`): one chunk's share.
-
-        Example:
-            >>> s = ScoreStats(n_exchanges=3, nan_counts={"ttr": 1}); before = s.snapshot()
-            >>> s.merge(ScoreStats(n_exchanges=2, nan_counts={"ttr": 2, "mtld": 1})); s.since(before)["nan_counts"]
-            {'ttr': 2, 'mtld': 1}
-        """
-        return _subtract(self.snapshot(), before)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ScoreStats:
-        """Counts saved with :meth:`snapshot`/:meth:`since` (unknown keys ignored)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-    def mostly_nan(self, share: float = 0.5) -> dict[str, int]:
-        """Columns NaN for more than ``share`` of the exchanges: ``{column: n_nan}``."""
-        if not self.n_exchanges:
-            return {}
-        return {c: k for c, k in self.nan_counts.items() if k > share * self.n_exchanges}
-
-
-def _subtract(now: dict, before: dict) -> dict:
-    out: dict = {}
-    for key, value in now.items():
-        if isinstance(value, dict):
-            out[key] = {k: v for k, v in _subtract(value, before.get(key, {})).items() if v}
-        else:
-            out[key] = value - before.get(key, 0)
-    return out
-
-
-def _merge_counts(into: dict, other: dict) -> None:
-    for key, value in other.items():
-        if isinstance(value, dict):
-            _merge_counts(into.setdefault(key, {}), value)
-        else:
-            into[key] = into.get(key, 0) + value
 
 
 class Scorer:
@@ -190,6 +112,9 @@ class Scorer:
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size
         self.progress = progress
+        #: seconds between progress lines off a terminal (datasets.md §7), and what the rows are called in them
+        self.progress_every = DEFAULT_EVERY
+        self.progress_unit = "exchanges"
         self.id_column = id_column
         self.stats = ScoreStats()
         self._encoder_arg = encoder
@@ -263,11 +188,23 @@ class Scorer:
     def column_directions(self) -> dict[str, bool | None]:
         return {c: d for f in self.families for c, d in f.column_directions(self.n_layers).items()}
 
+    def nan_hints(self) -> dict[str, str]:
+        """Each family's hint for a column that is NaN for most exchanges (``Metric.nan_hints``)."""
+        return {c: h for f in self.families for c, h in f.nan_hints.items()}
+
     def column_families(self) -> dict[str, str]:
         return {c: f.name for f in self.families for c in f.columns(self.n_layers)}
 
-    def manifest(self) -> dict[str, Any]:
-        """Versions, parameters, encoder and syllable backend: everything needed to reproduce a run."""
+    def column_descriptions(self, level: str | None = None) -> list[ColumnDescription]:
+        """Family, label, direction, level, parameters and alias of every metric column (the manifest's ``columns``)."""
+        return describe_columns(self.families, self.n_layers, level=level)
+
+    def manifest(self, stats: Mapping[str, Any] | None = None, *, load_encoder: bool = True) -> dict[str, Any]:
+        """Versions, parameters, encoder and syllable backend: everything needed to reproduce a run.
+
+        ``stats``: the run's counts when this scorer did not count them (default: :attr:`stats`);
+        ``load_encoder=False`` describes the encoder by its configuration (a driver that never loads the model).
+        """
         import platform
         from importlib.metadata import version
 
@@ -281,16 +218,19 @@ class Scorer:
             "metrics": {f.name: {"class": type(f).__name__, "params": f.get_params()} for f in self.families},
             "chunk_size": self.chunk_size,
             "text": {"lang": self.lang, **segmenter_info(self.segmenter)},
-            "stats": dict(vars(self.stats)),
+            "stats": dict(vars(self.stats)) if stats is None else dict(stats),
+            MANIFEST_KEY: [d.to_dict() for d in self.column_descriptions()],
         }
-        if self.text_cache is not None:
+        if load_encoder and self.text_cache is not None:
             info["text_cache"] = self.text_cache.describe()
         for f in self.families:
             describe = getattr(f, "describe", None)
             if callable(describe):
                 info["metrics"][f.name].update(describe())
-        if self.needs_encoder:
+        if self.needs_encoder and load_encoder:
             info["encoder"] = self.encoder.describe()
+        elif self.needs_encoder:
+            info["encoder"] = {"config": self.encoder_config.to_dict(), "fingerprint": self.encoder_config.fingerprint()}
         return info
 
     # -- scoring -------------------------------------------------------------------------------
@@ -335,10 +275,8 @@ class Scorer:
         With ``n_jobs > 1`` and no encoder family, chunks are scored in worker processes (results are
         identical: every metric is a pure function of its exchange).
         """
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
-            total=total, initial=initial, unit="ex", desc="scoring", disable=_disable(self.progress), leave=False
+        bar = progress_bar(
+            total, stage="score", unit=self.progress_unit, progress=self.progress, every=self.progress_every, initial=initial
         )
         try:
             for frame, delta in self._scored_chunks(chunks):
@@ -354,19 +292,13 @@ class Scorer:
     def _scored_chunks(
         self, chunks: Iterable[tuple[Any, ...]]
     ) -> Iterator[tuple[pl.DataFrame, ScoreStats]]:
-        if self.n_jobs <= 1 or self.needs_encoder:
-            for chunk in chunks:
-                yield self._score_chunk(*chunk)
-            return
-        yield from parallel_map(self, chunks, self.n_jobs)
+        yield from parallel_map(self.score_chunk, chunks, 1 if self.needs_encoder else self.n_jobs)
 
-    def _score_chunk(
-        self,
-        ids: Sequence[str],
-        prompts: Sequence[Prompt],
-        responses: Sequence[str | None],
-        aux: Mapping[str, Sequence[str | None]] | None = None,
-    ) -> tuple[pl.DataFrame, ScoreStats]:
+    def score_chunk(self, chunk: tuple[Any, ...]) -> tuple[pl.DataFrame, ScoreStats]:
+        """One ``(ids, prompts, responses[, aux])`` chunk (as :meth:`score` takes them): its frame and its counts
+        (not merged into :attr:`stats`)."""
+        ids, prompts, responses = chunk[:3]
+        aux: Mapping[str, Sequence[str | None]] | None = chunk[3] if len(chunk) > 3 else None
         texts: list[str] = []
         flags: list[bool] = []  # per text: segmented (rjieba) tokens rather than character tokens
         parts: list[tuple[str, ...] | None] = []  # per text: its parts when it is a joined prompt
@@ -424,13 +356,14 @@ class Scorer:
             # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
             # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
             if cpu_families and self._cpu_in_process():
-                cpu_future = self._cpu_pool(cpu_families).submit(score_cpu_chunk, batch, texts, art.langs, art.segmented)
+                texts_only = Artifacts(texts=texts, langs=art.langs, segmented=art.segmented)  # not art: it gets the encoder values
+                cpu_future = self._cpu_pool().submit(score_text_families, cpu_families, batch, texts_only)
                 art.encoded, atoms = self._encode(texts, parts)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
             else:
                 with ThreadPoolExecutor(max_workers=1) as pool:
-                    cpu_future = pool.submit(score_cpu_families, cpu_families, batch, art)
+                    cpu_future = pool.submit(score_text_families, cpu_families, batch, art)
                     art.encoded, atoms = self._encode(texts, parts)
                     outputs = {f.name: f.score(batch, art) for f in encoder_families}
                     outputs.update(cpu_future.result())
@@ -440,7 +373,7 @@ class Scorer:
                 atoms.n_content_tokens.sum() + self.encoder.n_special_tokens * atoms.n_windows.sum()
             )
         else:
-            outputs = score_cpu_families(cpu_families, batch, art)
+            outputs = score_text_families(cpu_families, batch, art)
 
         n_layers = art.encoded.n_layers if art.encoded is not None else None
         data: dict[str, Any] = {self.id_column: list(batch.ids)}
@@ -461,7 +394,7 @@ class Scorer:
                 n_nan = int(np.isnan(values).sum())
                 if n_nan:
                     delta.nan_counts[col] = n_nan
-            _merge_counts(delta.nan_reasons, family.nan_reasons(batch, art))
+            merge_counts(delta.nan_reasons, family.nan_reasons(batch, art))
         if art.encoded is not None:
             from tutormetrics.metrics.embedding import window_diagnostics
 
@@ -557,10 +490,10 @@ class Scorer:
 
         return resolve_device(self.encoder_config.device).type == "cuda"
 
-    def _cpu_pool(self, families: list[Metric]) -> Any:
+    def _cpu_pool(self) -> Any:
         """One persistent worker process (forked or spawned) that scores the CPU families (created on first use)."""
         if self._pool is None:
-            self._pool = cpu_family_pool(families)
+            self._pool = worker_process()
         return self._pool
 
     def close(self) -> None:
@@ -596,37 +529,15 @@ class Scorer:
 
     def _warn_mostly_nan(self, stats: ScoreStats) -> None:
         """One warning per metric column that is NaN for most exchanges of a run, with the reasons when known."""
-        if stats.n_exchanges < MOSTLY_NAN_MIN_ROWS:
-            return
-        for col, n_nan in stats.mostly_nan(MOSTLY_NAN_SHARE).items():
-            why = stats.nan_reasons.get(col, {})
-            detail = f" ({', '.join(f'{k}: {v:,}' for k, v in why.items())})" if why else ""
-            hint = _NAN_HINTS.get(col, "")
-            warnings.warn(
-                f"{col} is NaN for {n_nan:,} of {stats.n_exchanges:,} exchanges{detail}{hint}",
-                MostlyNaNWarning,
-                stacklevel=2,
-            )
+        for message in mostly_nan_warnings(stats, self.nan_hints()):
+            warnings.warn(message, MostlyNaNWarning, stacklevel=2)
 
     def _warn_long_texts(self) -> None:
         if not self.needs_encoder or not self.stats.n_long_texts:
             return
         enc = self.encoder
-        verb = "truncated" if enc.config.long_text == "truncate" else "windowed"
-        warnings.warn(
-            f"{self.stats.n_long_texts} of {self.stats.n_encoded_texts} unique texts exceeded "
-            f"max_seq_length={enc.max_seq_length} and were {verb}",
-            WindowingWarning,
-            stacklevel=2,
-        )
-
-
-_NAN_HINTS = {
-    "mattr": "; the replies are shorter than mattr_window: lower it, e.g. --metric-param lexical_richness.mattr_window=10",
-    "hdd": "; the replies are shorter than hdd_draws: lower it, e.g. --metric-param lexical_richness.hdd_draws=10",
-    "mtld": "; MTLD is undefined when every token of a reply is distinct",
-    "resp_coherence": "; coherence needs at least two sentences",
-}
+        message = long_text_warning(self.stats.n_long_texts, self.stats.n_encoded_texts, enc.max_seq_length, enc.config.long_text)
+        warnings.warn(message, WindowingWarning, stacklevel=2)
 
 
 def score_texts(
@@ -688,6 +599,3 @@ def _prefetched(scorer: Scorer, chunks: Iterator[tuple[Any, ...]]) -> Iterator[t
         scorer.prefetch(window)
         yield from window
 
-
-def _disable(progress: bool | None) -> bool | None:
-    return None if progress is None else not progress

@@ -29,6 +29,7 @@ import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.spill import is_spilled
+from tutormetrics.io import write_bytes_atomic
 
 #: Default budget: an eighth of the machine's memory, at most 4 GiB, at least 64 MiB.
 MAX_DEFAULT_MB = 4096
@@ -211,7 +212,7 @@ def save_delta(path: Path, ops: Sequence[Op]) -> None:
                 data[f"{i}_{name}_len"] = np.array([len(a) for a in value], dtype=np.int64)
     buf = io.BytesIO()
     np.savez(buf, **data)
-    path.write_bytes(buf.getvalue())
+    write_bytes_atomic(path, buf.getvalue())
 
 
 def load_delta(path: Path) -> list[Op]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutormetrics.metrics.base import ARTIFACTS, Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.base import ARTIFACTS, Artifacts, ColumnDescription, ExchangeBatch, Metric
+from tutormetrics.metrics.columns import describe_columns, describe_table
 from tutormetrics.metrics.functional.length import (
     char_count,
     length_ratio,
@@ -57,7 +58,8 @@ from tutormetrics.metrics.registry import (
     list_metrics,
     register_metric,
 )
-from tutormetrics.metrics.single import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
+from tutormetrics.metrics.ngrams import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
+from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics, count_questions
 
 _LAZY = {
     "EmbeddingSimilarity": "tutormetrics.metrics.embedding",
@@ -76,11 +78,11 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ARTIFACTS", "Artifacts", "ExchangeBatch", "Metric", "GROUPS", "REGISTRY", "MetricRegistry",
+    "ARTIFACTS", "Artifacts", "ColumnDescription", "ExchangeBatch", "Metric", "describe_columns", "describe_table", "GROUPS", "REGISTRY", "MetricRegistry",
     "get_metric", "list_metrics", "register_metric",
     "LengthStructure", "LexicalDiversity", "PromptOverlap", "Readability", "LexicalRichness", "Coherence",
     "coherence_texts", "mtld", "mattr", "hdd", "lexical_richness",
-    "DistinctN", "RepetitionN", "NGramEntropy", "Jaccard", "Containment",
+    "DistinctN", "RepetitionN", "NGramEntropy", "Jaccard", "Containment", "DialogueTurnMetrics", "count_questions",
     "EmbeddingSimilarity", "LayerwiseSynchrony", "embedding_similarity_texts", "layerwise_synchrony_texts",
     "char_count", "word_count", "sentence_count", "mean_word_length", "length_ratio", "length_ratio_chars",
     "length_structure", "type_token_ratio", "distinct_n", "distinct_n_li", "ngram_entropy", "ngram_entropy_nats",

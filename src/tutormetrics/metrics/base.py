@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -25,6 +25,58 @@ if TYPE_CHECKING:  # pragma: no cover
 #: "encoder": one transformer pass per unique text (:class:`~tutormetrics.encoders.artifacts.EncodedTexts`).
 #: Every metric may read the NFC-normalised ``Artifacts.texts``.
 ARTIFACTS = frozenset({"tokens", "sentences", "encoder"})
+
+#: Levels a metric column lives at (:attr:`Metric.level`).
+LEVELS: tuple[str, ...] = ("exchange", "turn", "conversation")
+#: Family of a numeric column no registered family declares.
+OTHER = "other"
+
+
+@dataclass(frozen=True)
+class ColumnDescription:
+    """One metric column: its family (registry name) and the family's figure label, a row label,
+    direction (``None``: "better" undefined), level, the family's parameters and the column it aliases.
+
+    Example:
+        >>> ColumnDescription("ttr", "lexical_diversity", "diversity").to_dict()["level"]
+        'exchange'
+    """
+
+    name: str
+    family: str
+    family_label: str
+    label: str = ""
+    higher_is_better: bool | None = None
+    level: str = "exchange"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    alias_of: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+        if self.level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {self.level!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (the manifest entry)."""
+        out = asdict(self)
+        out["params"] = dict(self.params)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ColumnDescription:
+        """A description read back from a manifest (unknown keys ignored; missing labels default)."""
+        family = str(data.get("family") or OTHER)
+        return cls(
+            name=str(data["name"]),
+            family=family,
+            family_label=str(data.get("family_label") or family),
+            label=str(data.get("label") or data["name"]),
+            higher_is_better=data.get("higher_is_better"),
+            level=str(data.get("level") or "exchange"),
+            params=dict(data.get("params") or {}),
+            alias_of=data.get("alias_of") or None,
+        )
 
 
 @dataclass(frozen=True)
@@ -94,6 +146,14 @@ class Metric(ABC):
     requires: ClassVar[frozenset[str]] = frozenset()
     #: ``True``/``False`` orients reports; ``None`` when "better" is not defined (e.g. length).
     higher_is_better: ClassVar[bool | None] = None
+    #: Why a column may be NaN for most exchanges and what to do, appended to the run's warning (``"; ..."``).
+    nan_hints: ClassVar[dict[str, str]] = {}
+    #: Names of the ``aux`` texts it reads from ``ExchangeBatch.aux_idx`` (e.g. ``("prev_student",)``).
+    aux_texts: ClassVar[tuple[str, ...]] = ()
+    #: Short label of the family in figures and the report (default: :attr:`name`).
+    label: ClassVar[str | None] = None
+    #: What one row is: ``"exchange"`` (a prompt and its reply), ``"turn"`` or ``"conversation"``.
+    level: ClassVar[str] = "exchange"
 
     @abstractmethod
     def columns(self, n_layers: int | None = None) -> list[str]:
@@ -115,6 +175,26 @@ class Metric(ABC):
     def column_directions(self, n_layers: int | None = None) -> dict[str, bool | None]:
         """``higher_is_better`` per column; override when columns of a family differ."""
         return {c: self.higher_is_better for c in self.columns(n_layers)}
+
+    def column_quantities(self, n_layers: int | None = None) -> dict[str, str]:
+        """Optional: a key naming the quantity a column computes, for columns that other columns (of this or
+        another family) may equal; equal keys make the later column an alias (``ColumnDescription.alias_of``)."""
+        return {}
+
+    def describe_columns(self, n_layers: int | None = None) -> list[ColumnDescription]:
+        """One :class:`~tutormetrics.metrics.columns.ColumnDescription` per column (what the manifest records).
+
+        Example:
+            >>> from tutormetrics.metrics import get_metric
+            >>> get_metric("lexical_diversity").describe_columns()[0].family_label
+            'diversity'
+        """
+        directions = self.column_directions(n_layers)
+        params = self.get_params()
+        return [
+            ColumnDescription(c, self.name, self.label or self.name, c, directions.get(c), self.level, params)
+            for c in self.columns(n_layers)
+        ]
 
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
         """Documented closed range ``(low, high)`` of each column's defined values (NaN aside)."""

@@ -45,6 +45,7 @@ class Coherence(Metric):
     higher_is_better: ClassVar[bool | None] = True
     #: Opt-in (``--metrics coherence``), so ``all`` keeps its columns.
     include_in_all: ClassVar[bool] = False
+    nan_hints: ClassVar[dict[str, str]] = {"resp_coherence": "; coherence needs at least two sentences"}
 
     def columns(self, n_layers: int | None = None) -> list[str]:
         return ["resp_coherence"]

@@ -44,12 +44,17 @@ class EmbeddingSimilarity(Metric):
     """
 
     name: ClassVar[str] = "embedding_similarity"
+    label: ClassVar[str | None] = "embedding"
     description: ClassVar[str] = "cosine of mean-pooled and extrema embeddings, greedy token matching (P/R/F1)"
     requires: ClassVar[frozenset[str]] = frozenset({"encoder"})
     higher_is_better: ClassVar[bool | None] = True
 
     def columns(self, n_layers: int | None = None) -> list[str]:
         return list(EMBEDDING_COLUMNS)
+
+    def column_quantities(self, n_layers: int | None = None) -> dict[str, str]:
+        """``emb_mean_cos`` is the cosine of the pools (special tokens included) at the last layer."""
+        return {} if n_layers is None else {"emb_mean_cos": pooled_cosine_key(n_layers, exclude_special=False)}
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
         enc = _encoded(art, self.name)
@@ -66,6 +71,15 @@ class EmbeddingSimilarity(Metric):
             prompt_keys=pi,
             normalized=True,
         )
+
+
+def pooled_cosine_key(layer: int, *, exclude_special: bool) -> str:
+    """The quantity key of ``cos(pool_layer(p), pool_layer(r))`` (``Metric.column_quantities``).
+
+    >>> pooled_cosine_key(6, exclude_special=False)
+    'pooled_cos:layer=6:special=True'
+    """
+    return f"pooled_cos:layer={int(layer)}:special={not exclude_special}"
 
 
 def window_diagnostics(

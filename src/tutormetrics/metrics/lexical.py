@@ -25,6 +25,7 @@ class LexicalDiversity(Metric):
     """
 
     name = "lexical_diversity"
+    label = "diversity"
     description = "Type-token ratio, distinct-1/2/3, normalised n-gram entropy, repetition rep-1/2 of the response"
     requires = frozenset({"tokens"})
     higher_is_better = True

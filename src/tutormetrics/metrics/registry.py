@@ -40,11 +40,12 @@ BUILTIN_FAMILIES: dict[str, str] = {
     "layerwise_synchrony": "tutormetrics.metrics.synchrony:LayerwiseSynchrony",
     "lexical_richness": "tutormetrics.metrics.richness:LexicalRichness",
     "coherence": "tutormetrics.metrics.coherence:Coherence",
-    "distinct_n": "tutormetrics.metrics.single:DistinctN",
-    "repetition_n": "tutormetrics.metrics.single:RepetitionN",
-    "ngram_entropy": "tutormetrics.metrics.single:NGramEntropy",
-    "jaccard": "tutormetrics.metrics.single:Jaccard",
-    "containment": "tutormetrics.metrics.single:Containment",
+    "distinct_n": "tutormetrics.metrics.ngrams:DistinctN",
+    "repetition_n": "tutormetrics.metrics.ngrams:RepetitionN",
+    "ngram_entropy": "tutormetrics.metrics.ngrams:NGramEntropy",
+    "jaccard": "tutormetrics.metrics.ngrams:Jaccard",
+    "containment": "tutormetrics.metrics.ngrams:Containment",
+    "dialogue_turn": "tutormetrics.metrics.dialogue_turn:DialogueTurnMetrics",
 }
 
 #: Named selections accepted wherever family names are (``--metrics``).

@@ -40,12 +40,18 @@ class LexicalRichness(Metric):
     """
 
     name = "lexical_richness"
+    label = "richness"
     description = "Length-robust lexical diversity of the response: MTLD, MATTR (window 50) and HD-D (42 draws)"
     requires = frozenset({"tokens"})
     higher_is_better = True
     #: Opt-in (``--metrics lexical_richness``): with the literature's defaults MATTR and HD-D are NaN
     #: for most tutor replies, so ``all`` would gain mostly-NaN columns.
     include_in_all: ClassVar[bool] = False
+    nan_hints: ClassVar[dict[str, str]] = {
+        "mattr": "; the replies are shorter than mattr_window: lower it, e.g. --metric-param lexical_richness.mattr_window=10",
+        "hdd": "; the replies are shorter than hdd_draws: lower it, e.g. --metric-param lexical_richness.hdd_draws=10",
+        "mtld": "; MTLD is undefined when every token of a reply is distinct",
+    }
 
     def __init__(
         self, mtld_threshold: float = MTLD_THRESHOLD, mattr_window: int = MATTR_WINDOW, hdd_draws: int = HDD_DRAWS

@@ -7,6 +7,7 @@ the content tokens only. Invariant: ``sync_last == emb_mean_cos``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
-from tutormetrics.metrics.embedding import _encoded, score_texts
+from tutormetrics.metrics.embedding import _encoded, pooled_cosine_key, score_texts
 from tutormetrics.metrics.functional.synchrony import layerwise_synchrony_batch, synchrony_columns
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,6 +43,7 @@ class LayerwiseSynchrony(Metric):
     """
 
     name: ClassVar[str] = "layerwise_synchrony"
+    label: ClassVar[str | None] = "synchrony"
     description: ClassVar[str] = "per-layer cosine of mean-pooled prompt and response states (sync_l00..sync_lLL)"
     requires: ClassVar[frozenset[str]] = frozenset({"encoder"})
     higher_is_better: ClassVar[bool | None] = True
@@ -56,6 +58,17 @@ class LayerwiseSynchrony(Metric):
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
             raise ConfigError(f"n_layers must be a positive integer (the encoder's block count), got {n_layers!r}")
         return synchrony_columns(int(n))
+
+    def column_quantities(self, n_layers: int | None = None) -> dict[str, str]:
+        """``sync_lNN`` is the pooled cosine at layer NN; ``sync_mid`` and ``sync_last`` repeat layers ⌈L/2⌉ and L
+        (and ``sync_last`` is ``emb_mean_cos`` unless ``exclude_special``)."""
+        if n_layers is None:
+            return {}
+        cols = self.columns(n_layers)
+        key = {c: pooled_cosine_key(int(c[6:]), exclude_special=bool(self.exclude_special)) for c in cols if c[6:].isdigit()}
+        key["sync_mid"] = key[f"sync_l{math.ceil(n_layers / 2):02d}"]
+        key["sync_last"] = key[f"sync_l{n_layers:02d}"]
+        return key
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
         enc = _encoded(art, self.name)

@@ -25,18 +25,8 @@ def write_report(
     outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES
 ) -> Path:
     """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path."""
-    import os
-    import tempfile
+    from tutormetrics.io import write_text_atomic
 
     target = Path(output) if output is not None else Path(outdir) / "report.html"
     page = build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf8", newline="\n") as fh:
-            fh.write(page)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomic(target, page)

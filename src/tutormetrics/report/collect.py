@@ -17,6 +17,7 @@ import polars as pl
 
 from tutormetrics.errors import InputSchemaError, TutorMetricsError
 from tutormetrics.io import join_prompt_columns, read_table, stable_id
+from tutormetrics.metrics.columns import NOT_METRICS, OTHER, ColumnDescription, columns_near, describe_frame, family_labels
 from tutormetrics.report.embed import compact
 
 #: Table kinds recognised from a header, tried in order: (kind, columns that must all be present).
@@ -31,7 +32,6 @@ KINDS: tuple[tuple[str, frozenset[str]], ...] = (
     ("theta", frozenset({"theta", "theta_sd"})),
 )
 _AGREEMENT_COLUMNS = frozenset({"kappa", "ac1", "gwet_ac1", "krippendorff_alpha", "fleiss_kappa", "alpha_nominal"})
-_DIAGNOSTIC_SUFFIXES = ("_empty", "_windows", "_truncated")
 _TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl")
 
 
@@ -227,20 +227,47 @@ def _ratings(run: dict[str, Any], ids: list[str], id_col: str, notes: list[str])
     return out
 
 
-def _exchanges(metrics: pl.DataFrame, id_col: str, metric_order: list[str]) -> dict[str, Any]:
-    """Columnar exchange table: ids, text fields (kept columns), numeric values (metric order first)."""
-    from tutormetrics.validity.heatmap import metric_family
-
+def _exchanges(
+    metrics: pl.DataFrame, id_col: str, metric_order: list[str], described: list[ColumnDescription]
+) -> dict[str, Any]:
+    """Columnar exchange table: ids, fields (kept columns and flags, as text), values of the described metric
+    columns (metric order first, aliases left out) and of the numeric flags, each value's family label."""
     ids = metrics.get_column(id_col).cast(pl.String).to_list()
-    numeric = [c for c in metrics.columns if c != id_col and metrics.schema[c].is_numeric()]
-    numeric = [c for c in metric_order if c in numeric] + [c for c in numeric if c not in metric_order]
-    fields = [c for c in metrics.columns if c != id_col and c not in numeric]
+    shown = [d for d in described if not d.alias_of]
+    names = [d.name for d in shown]
+    numeric = [c for c in metric_order if c in names] + [c for c in names if c not in metric_order]
+    flags = [c for c in metrics.columns if c in NOT_METRICS and metrics.schema[c].is_numeric()]
+    skipped = {d.name for d in described if d.alias_of}
+    fields = [c for c in metrics.columns if c != id_col and c not in numeric and c not in flags and c not in skipped]
     return {
         "ids": ids,
         "fields": {c: [_text(v) for v in metrics.get_column(c).to_list()] for c in fields},
-        "values": {c: [compact(v) for v in metrics.get_column(c).cast(pl.Float64).to_list()] for c in numeric},
-        "families": {c: ("diagnostic" if c.endswith(_DIAGNOSTIC_SUFFIXES) else metric_family(c)) for c in numeric},
+        "values": {c: [compact(v) for v in metrics.get_column(c).cast(pl.Float64).to_list()] for c in numeric + flags},
+        "families": family_labels(shown) | {c: "diagnostic" for c in flags},
+        "flags": [c for c in metrics.columns if c in NOT_METRICS],
     }
+
+
+def nan_table(manifest: dict[str, Any], described: list[ColumnDescription]) -> dict[str, Any] | None:
+    """The manifest's NaN counts as a table: metric, family, NaN, of (exchanges), share, why (reason: count).
+
+    Example:
+        >>> m = {"stats": {"n_exchanges": 4, "nan_counts": {"mattr": 3}, "nan_reasons": {"mattr": {"too_short": 3}}}}
+        >>> nan_table(m, [ColumnDescription("mattr", "lexical_richness", "richness")])["rows"]
+        [['mattr', 'richness', 3, 4, 0.75, 'too_short: 3']]
+    """
+    stats = manifest.get("stats") or {}
+    counts, reasons = stats.get("nan_counts") or {}, stats.get("nan_reasons") or {}
+    if not isinstance(counts, dict) or not counts:
+        return None
+    n = stats.get("n_exchanges") or None
+    label = family_labels(described)
+    rows = []
+    for col, k in counts.items():
+        why = reasons.get(col) or {}
+        rows.append([col, label.get(col, OTHER), k, n, compact(k / n) if n else None,
+                     ", ".join(f"{r}: {c}" for r, c in why.items()) if isinstance(why, dict) else str(why)])
+    return {"columns": ["metric", "family", "NaN", "of", "share", "why"], "rows": rows}
 
 
 def _text(value: Any) -> str | None:
@@ -275,9 +302,12 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     notes: list[str] = []
     data: dict[str, Any] = {"title": f"tutormetrics report: {outdir.resolve().name}", "run": run, "notes": notes}
 
+    from tutormetrics.validity.heatmap import star_legend
+
     correlations = []
     for path in found.get("correlations", []):
         df = read_table(path)
+        data.setdefault("star_legend", star_legend(df))
         if "control" in df.columns:
             df = df.with_columns(pl.col("control").cast(pl.String).fill_null(""))
             for (control,), part in df.group_by("control", maintain_order=True):
@@ -298,19 +328,28 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
             name = row[c["table"]["columns"].index("metric")]
             if name not in metric_order:
                 metric_order.append(name)
-    from tutormetrics.validity.heatmap import metric_family
+    from tutormetrics.validity.heatmap import RHO_LIMIT, row_descriptions
 
-    data["families"] = {m: metric_family(m) for m in metric_order}
+    near = columns_near(outdir / "correlations.csv")  # every manifest in the folder (metrics, turns, conversations)
+    rows = row_descriptions(metric_order, near)
+    data["families"] = family_labels(rows)
+    data["aliases"] = {d.name: d.alias_of for d in rows if d.alias_of}
+    data["rho_limit"] = RHO_LIMIT
     if metrics_path is not None:
         manifest = _read_json(metrics_path.with_name(metrics_path.name + ".manifest.json"))
         data["manifest"] = manifest
         data["metrics_file"] = metrics_path.name
         metrics = _read_keyed(metrics_path, id_col)
+        described = describe_frame(metrics, source=metrics_path, exclude=[id_col, "conversation_id"])
+        data["columns"] = [d.to_dict() for d in described]
+        nans = nan_table(manifest, described)
+        if nans is not None:
+            data["nan_table"] = nans
         if metrics.height > max_exchanges:
             notes.append(f"the exchange table and θ plots show a random sample of {max_exchanges:,} of {metrics.height:,} "
                          f"exchanges (seed {seed}); every statistic comes from all of them (--max-exchanges to change)")
             metrics = metrics.with_row_index("__row").sample(max_exchanges, seed=seed).sort("__row").drop("__row")
-        ex = _exchanges(metrics, id_col, metric_order)
+        ex = _exchanges(metrics, id_col, metric_order, described)
         theta = _theta(found.get("theta", []), id_col, ex["ids"])
         if theta:
             ex["theta"] = theta

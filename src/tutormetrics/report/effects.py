@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io import require_columns, save_figure
 
 __all__ = ["FIGURE_FORMATS", "effect_matrix", "plot_effect_matrix"]
 
@@ -98,6 +98,5 @@ def plot_effect_matrix(table: pl.DataFrame, output: str | os.PathLike[str] | Non
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02).set_label("r_rb", fontsize=8)
     fig.tight_layout()
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=dpi, format=out.suffix.lower().lstrip("."), facecolor="white")
+        save_figure(fig, out, dpi=dpi)
     return fig

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.io import write_text_atomic
 
 __all__ = ["TABLE_FORMATS", "cell_text", "escape_latex", "escape_markdown", "latex_table", "markdown_table", "write_text"]
 
@@ -155,15 +155,4 @@ RENDERERS: dict[str, Callable[[pl.DataFrame, str], str]] = {"md": markdown_table
 
 def write_text(text: str, path: str | os.PathLike[str]) -> Path:
     """Write ``text`` (UTF-8, trailing newline) atomically: a temporary file in the same folder, then rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text.rstrip("\n") + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    return write_text_atomic(path, text.rstrip("\n") + "\n")

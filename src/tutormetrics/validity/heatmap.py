@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -24,81 +24,78 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io import require_columns, save_figure
+from tutormetrics.metrics.columns import OTHER, ColumnDescription, aliases, describe_table, family_labels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.image import AxesImage
     from matplotlib.patches import Rectangle
 
-#: Canonical metric-name prefixes → family (``metrics.md`` naming), tried in order.
-FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("resp_coherence", "coherence"),
-    ("resp_", "length"),
-    ("len_", "length"),
-    ("ttr", "diversity"),
-    ("distinct_", "diversity"),
-    ("entropy_", "diversity"),
-    ("rep_", "diversity"),
-    ("mtld", "diversity"),
-    ("mattr", "diversity"),
-    ("hdd", "diversity"),
-    ("jaccard_", "overlap"),
-    ("contain_", "overlap"),
-    ("flesch_", "readability"),
-    ("emb_", "embedding"),
-    ("sync_", "synchrony"),
-)
-_FAMILY_ABBREV = {
-    "length": "len",
-    "diversity": "div",
-    "overlap": "ovl",
-    "readability": "read",
-    "embedding": "emb",
-    "synchrony": "sync",
-    "coherence": "coh",
-    "other": "oth",
-}
 _REASON_LABEL = {"too_few": "too few", "constant": "const."}
 _FORMATS = {".png", ".svg", ".pdf"}
 _GREY_NAN = "#d9d9d9"
 _GREY_NS = "#f4f4f4"
 
 
-#: Short row-group labels for the registered families (the registry's names are long for a figure).
-FAMILY_LABELS = {
-    "length": "length",
-    "lexical_diversity": "diversity",
-    "overlap": "overlap",
-    "readability": "readability",
-    "embedding_similarity": "embedding",
-    "layerwise_synchrony": "synchrony",
-    "lexical_richness": "richness",
-    "coherence": "coherence",
-}
+#: The colour scale of ρ in the PNG/PDF heatmaps and the report: ``RdBu_r`` on [−RHO_LIMIT, RHO_LIMIT].
+RHO_LIMIT = 1.0
 
 
-def display_families(column_families: Mapping[str, str]) -> dict[str, str]:
-    """Metric column → figure label of its family (the Scorer's map, with short labels).
+def star_legend(table: pl.DataFrame) -> str:
+    """What the stars of a correlation table mean: which p they use (``p_adj`` with its method, or raw p).
+
+    The table does not name the p its stars use; a starred cell whose ``p_adj`` is not below .05 means raw p.
 
     Example:
-        >>> display_families({"ttr": "lexical_diversity", "my_col": "my_family"})
-        {'ttr': 'diversity', 'my_col': 'my_family'}
+        >>> star_legend(pl.DataFrame({"p": [0.01], "p_adj": [0.03], "adjust": ["bh"], "stars": ["*"]}))
+        '*\xa0p_adj\xa0<\xa0.05, **\xa0p_adj\xa0<\xa0.01, ***\xa0p_adj\xa0<\xa0.001 (p_adj: BH).'
     """
-    return {col: FAMILY_LABELS.get(fam, fam) for col, fam in column_families.items()}
+    if "stars" not in table.columns or not (table["stars"].fill_null("") != "").any():
+        return ""
+    basis = "p_adj"
+    if "p_adj" in table.columns:
+        starred = table.filter(pl.col("stars").fill_null("") != "")
+        if starred.height and (starred["p_adj"].fill_null(1.0).fill_nan(1.0) >= 0.05).any():
+            basis = "p"
+    elif "p" in table.columns:
+        basis = "p"
+    nb = "\u00a0"  # a no-break space keeps "** p_adj < .01" on one line of a wrapped note
+    text = ", ".join(f"{'*' * k}{nb}{basis}{nb}<{nb}{v}" for k, v in ((1, ".05"), (2, ".01"), (3, ".001")))
+    adjust = table.get_column("adjust").drop_nulls()[0] if "adjust" in table.columns and table["adjust"].drop_nulls().len() else None
+    if basis == "p_adj" and adjust:
+        text += f" (p_adj: {_ADJUST_NAMES.get(str(adjust), str(adjust))})"
+    return text + "."
 
 
-def metric_family(name: str) -> str:
-    """Family of a canonical metric name from its prefix, else ``"other"``.
+_ADJUST_NAMES = {"bh": "BH", "holm": "Holm", "by": "BY", "bonferroni": "Bonferroni", "none": "unadjusted"}
+
+
+def row_descriptions(metrics: list[str], columns: Sequence[ColumnDescription] | None) -> list[ColumnDescription]:
+    """A description for every metric row: from ``columns`` (the manifest), else the registry fallback
+    (:func:`tutormetrics.metrics.columns.describe_table`). Aliases keep ``alias_of`` only when the column
+    they alias is a row too."""
+    known = {d.name: d for d in columns or ()}
+    missing = [m for m in metrics if m not in known]
+    if missing:
+        known.update({d.name: d for d in describe_table(missing)})
+    rows = [known.get(m) or ColumnDescription(m, OTHER, OTHER) for m in metrics]
+    present = set(metrics)
+    return [d if d.alias_of is None or d.alias_of in present else replace(d, alias_of=None) for d in rows]
+
+
+def alias_note(rows: Sequence[ColumnDescription]) -> str:
+    """The note naming the rows drawn once for several columns.
 
     Example:
-        >>> [metric_family(m) for m in ("resp_chars", "ttr", "jaccard_uni", "emb_mean_cos", "foo")]
-        ['length', 'diversity', 'overlap', 'embedding', 'other']
+        >>> alias_note([ColumnDescription("a", "f", "f"), ColumnDescription("b", "g", "g", alias_of="a")])
+        'a also stands for b (the same quantity).'
     """
-    for prefix, family in FAMILY_PREFIXES:
-        if name.startswith(prefix):
-            return family
-    return "other"
+    found = aliases(rows)
+    if not found:
+        return ""
+    parts = [f"{k} also stands for {', '.join(v)}" for k, v in found.items()]
+    return "; ".join(parts) + " (the same quantity)."
 
 
 def format_rho(value: float) -> str:
@@ -128,10 +125,10 @@ def _cluster_order(rows: np.ndarray) -> list[int]:
 
 
 def _arrange(
-    metrics: list[str], mat: np.ndarray, groups: Mapping[str, str] | None, order: str
+    metrics: list[str], mat: np.ndarray, groups: Mapping[str, str], order: str
 ) -> tuple[list[int], list[tuple[str, int, int]]]:
     """Row order (indices into ``metrics``) and family blocks ``(family, start, stop)``."""
-    fam_of = [groups.get(m, "other") if groups is not None else metric_family(m) for m in metrics]
+    fam_of = [groups.get(m, OTHER) for m in metrics]
     families = list(dict.fromkeys(fam_of))
     row_order: list[int] = []
     blocks: list[tuple[str, int, int]] = []
@@ -142,6 +139,16 @@ def _arrange(
         blocks.append((fam, len(row_order), len(row_order) + len(idx)))
         row_order.extend(idx)
     return row_order, blocks
+
+
+def _wrap_measured(fig: Figure, text: str, width_in: float, size: float) -> list[str]:
+    """``text`` wrapped at word boundaries so that every line, as rendered at ``size`` points, fits ``width_in``."""
+    width = max(20, int(width_in * 72 / (0.5 * size)))  # a first guess: half an em per character
+    while True:
+        lines = textwrap.wrap(text, width=width, break_on_hyphens=False)
+        if width <= 20 or all(_text_extent(fig, line, size)[0] <= width_in for line in lines):
+            return lines
+        width -= 4
 
 
 def _text_extent(fig: Figure, text: str, size: float, **kw: object) -> tuple[float, float]:
@@ -190,6 +197,8 @@ class _Layout:
     cell_h: float
     ylab_w: float  # widest metric label
     fam_h: float  # height of a bold family label (its width once rotated)
+    fam_w: float  # width of the family-label column (rotated labels, or the widest horizontal one)
+    fam_rotated: list[bool]  # per block: the label runs along the block (it fits), else across it
     xlab_h: float  # tallest rotated target label
     cbar_h: float
     note_lines: list[str]
@@ -230,7 +239,7 @@ def _cell_grid(
     value: str,
     *,
     mask_nonsignificant: bool,
-    groups: Mapping[str, str] | None,
+    groups: Mapping[str, str],
     order: str,
 ) -> _Grid:
     """Value, stars and reason matrices (metrics × targets), rows in family blocks.
@@ -290,16 +299,24 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
     pad = 0.04
     ylab_w = max(_text_extent(fig, s, fs)[0] for s in grid.rows)
     fam_h = _text_extent(fig, "Xg", fs, fontweight="bold")[1]
-    left = pad + (fam_h + 0.06 if grid.show_families else 0.0) + ylab_w + 0.06
+    fam_len = [_text_extent(fig, fam, fs, fontweight="bold")[0] for fam, _, _ in grid.blocks]
     right = 0.08
-    heat_w = width_in - left - right
-    if heat_w < 0.3 * width_in:
-        raise ConfigError(
-            f"width_in={width_in} leaves too little room for {n_cols} targets beside the metric labels",
-            hint="use a larger width (e.g. 7 for a two-column figure)",
-        )
-    cell_w = heat_w / n_cols
-    cell_h = float(np.clip(cell_w * 0.8, 0.19, 0.32))
+    fam_w, rotated = fam_h, [True] * len(grid.blocks)
+    for _ in range(3):  # a label that does not fit along its block is written across it, which widens the margin
+        left = pad + (fam_w + 0.06 if grid.show_families else 0.0) + ylab_w + 0.06
+        heat_w = width_in - left - right
+        if heat_w < 0.3 * width_in:
+            raise ConfigError(
+                f"width_in={width_in} leaves too little room for {n_cols} targets beside the metric labels",
+                hint="use a larger width (e.g. 7 for a two-column figure)",
+            )
+        cell_w = heat_w / n_cols
+        cell_h = float(np.clip(cell_w * 0.8, 0.19, 0.32))
+        rotated = [w <= (stop - start) * cell_h - 0.02 for w, (_, start, stop) in zip(fam_len, grid.blocks)]
+        wanted = max([fam_h] + [w for w, r in zip(fam_len, rotated) if not r])
+        if wanted <= fam_w:
+            break
+        fam_w = wanted
     heat_h = cell_h * n_rows
     xlab = [_text_extent(fig, s, fs, rotation=45) for s in grid.columns]
     xlab_h = max(h for _, h in xlab)
@@ -311,7 +328,7 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
         cell_w = heat_w / n_cols
     title_h = _text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
     cbar_h, cbar_lab = 0.07, _text_extent(fig, "Spearman ρ", fs)[1]
-    note_lines = textwrap.wrap(note, width=max(20, int(width_in * 72 / (0.5 * (fs - 0.5))))) if note else []
+    note_lines = _wrap_measured(fig, note, width_in - 2 * pad, fs - 0.5) if note else []
     note_h = len(note_lines) * (fs - 0.5) * 1.3 / 72 + (0.06 if note_lines else 0.0)
     top = pad + title_h
     bottom_stack = 0.05 + xlab_h + 0.12 + cbar_h + fs * 1.3 / 72 + cbar_lab + 0.04 + note_h + pad
@@ -319,8 +336,8 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
     fig.set_size_inches(width_in, height)
     return _Layout(
         width=width_in, height=height, fs=fs, pad=pad, left=left, top=top, heat_w=heat_w, heat_h=heat_h,
-        cell_w=cell_w, cell_h=cell_h, ylab_w=ylab_w, fam_h=fam_h, xlab_h=xlab_h, cbar_h=cbar_h,
-        note_lines=note_lines,
+        cell_w=cell_w, cell_h=cell_h, ylab_w=ylab_w, fam_h=fam_h, fam_w=fam_w, fam_rotated=rotated, xlab_h=xlab_h,
+        cbar_h=cbar_h, note_lines=note_lines,
     )
 
 
@@ -375,30 +392,23 @@ def _annotate_cells(ax: Axes, lay: _Layout, grid: _Grid, *, vmax: float, mask_no
                 ax.text(j, i, text, ha="center", va="center", fontsize=fs_cell, color=color, linespacing=0.9)
 
 
-def _family_label(fig: Figure, family: str, block_h: float, fs: float) -> tuple[str, float]:
-    """The family's label and font size: the full name if it fits the block, else its abbreviation,
-    shrunk down to 4.5 pt until it fits."""
-    text, size = family, fs
-    if _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
-        text = _FAMILY_ABBREV.get(family, family)
-        while size > 4.5 and _text_extent(fig, text, size, fontweight="bold")[0] > block_h - 0.02:
-            size -= 0.5
-    return text, size
-
-
 def _draw_families(ax: Axes, fig: Figure, lay: _Layout, grid: _Grid) -> None:
     """Separator lines between family blocks and a bracket with a rotated family label left of each."""
     tick_pad = 2.0 / 72  # tick_params(pad=2) in inches
     bracket_in = tick_pad + lay.ylab_w + 0.04  # left of the longest metric label
     bracket_x = -0.5 - bracket_in / lay.cell_w  # in data units
     label_x = -0.5 - (bracket_in + 0.03 + lay.fam_h / 2) / lay.cell_w
+    across_x = -0.5 - (bracket_in + 0.03) / lay.cell_w  # right edge of a label written across its block
     tick = 0.03 / lay.cell_w
-    for k, (fam, start, stop) in enumerate(grid.blocks):
+    for k, ((fam, start, stop), along) in enumerate(zip(grid.blocks, lay.fam_rotated)):
         if k > 0:
             ax.axhline(start - 0.5, color="black", linewidth=0.9)
-        text, size = _family_label(fig, fam, (stop - start) * lay.cell_h, lay.fs)
-        ax.text(label_x, (start + stop - 1) / 2, text, rotation=90, ha="center", va="center",
-                fontsize=size, fontweight="bold", clip_on=False)
+        if along:
+            ax.text(label_x, (start + stop - 1) / 2, fam, rotation=90, ha="center", va="center",
+                    fontsize=lay.fs, fontweight="bold", clip_on=False)
+        else:  # a one- or two-row block: the whole name, across
+            ax.text(across_x, (start + stop - 1) / 2, fam, ha="right", va="center",
+                    fontsize=lay.fs, fontweight="bold", clip_on=False)
         y0, y1 = start - 0.5 + 0.06, stop - 0.5 - 0.06
         ax.plot([bracket_x + tick, bracket_x, bracket_x, bracket_x + tick], [y0, y0, y1, y1],
                 color="black", linewidth=0.6, clip_on=False, solid_joinstyle="miter")
@@ -432,20 +442,22 @@ def plot_heatmap(
     *,
     value: str = "rho",
     groups: Mapping[str, str] | None = None,
+    columns: Sequence[ColumnDescription] | None = None,
     mask_nonsignificant: bool = False,
     order: Literal["given", "cluster"] = "given",
     title: str | None = None,
     note: str | None = None,
     width_in: float = 3.5,
     dpi: int = 300,
-    vmax: float | None = 1.0,
+    vmax: float | None = RHO_LIMIT,
 ) -> Figure:
     """Heatmap of ``value`` (default ρ) with metrics as rows and targets as columns.
 
     Colours: ``RdBu_r`` on ``[−vmax, vmax]``, centred at 0 (``vmax=None`` uses the largest |value|,
     rounded up to 0.1). Cells show the value and the ``stars`` column; undefined cells are grey with
     their ``reason``. ``mask_nonsignificant`` fades cells without stars. Rows are grouped by family
-    (``groups`` maps metric → family; by default :func:`metric_family` on the canonical prefixes) with
+    (``columns``: the metric columns' descriptions from the manifest, else :func:`row_descriptions`' registry
+    fallback; ``groups`` maps metric → family label and overrides them) with
     separator lines and family labels on the left; ``order="cluster"`` orders rows within each family
     by average-linkage clustering of their values. The height grows with the number of metrics; fonts
     stay 5–8 pt for widths of 3.5–7 in. With ``output`` the figure is saved as PNG, SVG or PDF
@@ -461,6 +473,13 @@ def plot_heatmap(
     if control_note:
         note = control_note + (" " + note if note else "")
     _check_table(table, value)
+    rows = row_descriptions(table.get_column("metric").cast(pl.String).unique(maintain_order=True).to_list(), columns)
+    drawn = {d.name for d in rows if d.alias_of is None}
+    table = table.filter(pl.col("metric").cast(pl.String).is_in(list(drawn)))  # an alias is drawn once, as its column
+    extra = [t for t in (alias_note(rows), star_legend(table)) if t]
+    if extra:
+        note = " ".join([*([note] if note else []), *extra])
+    groups = dict(groups) if groups is not None else family_labels(rows)
     grid = _cell_grid(table, value, mask_nonsignificant=mask_nonsignificant, groups=groups, order=order)
     vmax = _colour_limit(grid.values, vmax)
 
@@ -478,8 +497,7 @@ def plot_heatmap(
     _draw_title_and_note(fig, lay, title)
 
     if out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_path, dpi=dpi, format=out_path.suffix.lower().lstrip("."), facecolor="white")
+        save_figure(fig, out_path, dpi=dpi)
     return fig
 
 
@@ -551,8 +569,7 @@ def plot_compare_control(
     ax.axvline(len(targets) - 0.5, color="black", linewidth=1.6)
     if output is not None:
         out_path = Path(output)
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_path, dpi=int(kwargs.get("dpi", 300)), format=out_path.suffix.lower().lstrip("."), facecolor="white")  # type: ignore[call-overload]
+        save_figure(fig, out_path, dpi=int(kwargs.get("dpi", 300)))  # type: ignore[call-overload]
     return fig
 
 

@@ -79,16 +79,33 @@ def _id_series(df: pl.DataFrame, id_col: str, id_type: str = "str", source: str 
         return text
     if id_type != "int":
         raise InputSchemaError(f"unknown id type {id_type!r}", hint=f"use one of {', '.join(ID_TYPES)}")
-    number = text.str.strip_chars().cast(pl.Float64, strict=False)
-    whole = number.is_finite() & (number == number.floor())
-    bad = text.is_not_null() & ~whole.fill_null(False)
-    if bad.any():
-        example = text.filter(bad)[0]
+    # Exact integers (Decimal → int), never through float64: 2**53 + 1 and 2**53 stay two ids.
+    values = text.to_list()
+    canonical = {v: _whole_number(v) for v in set(values) if v is not None}
+    bad = [v for v in values if v is not None and canonical[v] is None]
+    if bad:
         raise InputSchemaError(
-            f"{source}: id {example!r} in {id_col!r} is not a whole number ({int(bad.sum())} such ids)",
+            f"{source}: id {bad[0]!r} in {id_col!r} is not a whole number ({len(bad)} such ids)",
             hint="--id-type int compares ids as numbers; leave it out to compare them as text",
         )
-    return number.cast(pl.Int64).cast(pl.String).alias(text.name)
+    return pl.Series(text.name, [None if v is None else canonical[v] for v in values], dtype=pl.String)
+
+
+def _whole_number(text: str) -> str | None:
+    """The decimal digits of a whole number written as text (``+007``, ``1.0``, ``1e3``), else ``None``.
+
+    >>> _whole_number("9007199254740993"), _whole_number("1.000"), _whole_number("1.5"), _whole_number("nan")
+    ('9007199254740993', '1', None, None)
+    """
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or number != number.to_integral_value():
+        return None
+    return str(int(number))
 
 
 def join_targets(
@@ -161,20 +178,12 @@ def join_targets(
     return joined.drop("__id"), report
 
 
-#: Diagnostic columns of a metrics table that are not metrics (``metrics.md``).
-DIAGNOSTIC_METRIC_COLUMNS: tuple[str, ...] = ("prompt_windows", "resp_windows")
-#: Structure columns of a dialogue TURNS table (``dialogue.md`` §4): numbers, but not metrics.
-STRUCTURE_COLUMNS: tuple[str, ...] = ("turn", "tutor_turn", "ctx_turns")
-_DIAGNOSTIC_SUFFIXES: tuple[str, ...] = ("_truncated", "_empty")
-
-
 def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Sequence[str] | None = None) -> list[str]:
     """Metric columns of a metrics table.
 
-    By default every numeric (non-boolean) column except the id and the diagnostics
-    (``prompt_windows``, ``resp_windows``, ``*_truncated``, ``*_empty``) and the dialogue structure
-    columns ``turn``, ``tutor_turn``, ``ctx_turns``. With ``columns`` those
-    names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
+    By default the columns :func:`tutormetrics.metrics.columns.describe_frame` describes (every numeric
+    column but the id, the Scorer's flags and the dialogue structure columns). With
+    ``columns`` those names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": ["a"], "ttr": [0.5], "resp_windows": [1], "resp_empty": [0], "tutor": ["x"]})
@@ -190,15 +199,9 @@ def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Se
                 f"metrics: column(s) {', '.join(map(repr, bad))} are not numeric", hint="pick numeric metric columns"
             )
         return cols
-    cols = [
-        c
-        for c in df.columns
-        if c != id_col
-        and df.schema[c].is_numeric()
-        and c not in DIAGNOSTIC_METRIC_COLUMNS
-        and c not in STRUCTURE_COLUMNS
-        and not c.endswith(_DIAGNOSTIC_SUFFIXES)
-    ]
+    from tutormetrics.metrics.columns import describe_frame, metric_names
+
+    cols = metric_names(describe_frame(df, exclude=[id_col]))
     if not cols:
         raise InputSchemaError("metrics: no numeric metric columns found", hint="pass --metrics-cols to name them")
     return cols

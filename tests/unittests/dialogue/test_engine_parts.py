@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tutormetrics.dialogue.turns import DialogueTurnMetrics
+from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics
 from tutormetrics.engine import Scorer
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from tutormetrics.engine.run_warnings import long_text_warning
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 from tutormetrics.errors import ConfigError, ModelLoadError
@@ -126,7 +127,7 @@ def test_windowing_equals_hand_weighted_pool(tiny_model_dir: Path, batch_size: i
     assert out.n_content_tokens[0] == 19 and out.n_windowed == 1
     assert enc.windows_encoded == 6 and enc.texts_encoded == 2
     assert enc.forward_calls == math.ceil(6 / batch_size)
-    msg = enc.long_text_message(out)
+    msg = long_text_warning(out.n_windowed, len(out), enc.max_seq_length, enc.config.long_text)
     assert msg == "1 of 2 unique texts exceeded max_seq_length=6 and were windowed"
 
 
@@ -144,7 +145,8 @@ def test_truncate_mode_equals_sentence_transformers_encode(tiny_model_dir: Path,
     np.testing.assert_array_equal(out.truncated, [True, False, False, True])
     np.testing.assert_array_equal(out.n_windows, [1, 1, 1, 1])
     np.testing.assert_array_equal(out.n_content_tokens, [6, 3, 5, 6])
-    assert enc.long_text_message(out) == "2 of 4 unique texts exceeded max_seq_length=8 and were truncated"
+    msg = long_text_warning(out.n_truncated, len(out), enc.max_seq_length, enc.config.long_text)
+    assert msg == "2 of 4 unique texts exceeded max_seq_length=8 and were truncated"
 
 
 def test_permutation_invariance_non_involution(encoder: TextEncoder, tiny_model_dir: Path) -> None:
@@ -215,15 +217,57 @@ def test_all_empty_and_no_texts(tiny_model_dir: Path) -> None:
     assert len(none) == 0 and none.pools.shape == (0, 3, 32)
 
 
-def test_sync_last_equals_emb_mean_cos(encoder: TextEncoder) -> None:
+def _reference_layer_pools(model_dir: Path, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean pools of every hidden layer (0 = embeddings .. L) computed with transformers directly
+    (``sum(h·mask)/sum(mask)`` over the real tokens, CLS/SEP included, as sentence-transformers pools), and the
+    ``SentenceTransformer.encode`` embeddings."""
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    module_dir = next(p.parent for p in sorted(model_dir.rglob("config.json")) if (p.parent / "tokenizer_config.json").exists())
+    tokenizer = AutoTokenizer.from_pretrained(str(module_dir), local_files_only=True)
+    model = AutoModel.from_pretrained(str(module_dir), local_files_only=True).eval()
+    st_model = SentenceTransformer(str(model_dir), device="cpu")
+    max_len = st_model.max_seq_length
+    pools = []
+    with torch.inference_mode():
+        for text in texts:
+            enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_len)
+            hidden = model(**enc, output_hidden_states=True).hidden_states
+            mask = enc["attention_mask"][0].bool()
+            pools.append([h[0][mask].double().mean(0).numpy() for h in hidden])
+    return np.array(pools), st_model.encode(texts, convert_to_numpy=True).astype(float)
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def test_emb_mean_cos_and_sync_match_independent_references(encoder: TextEncoder, tiny_model_dir: Path) -> None:
+    """``emb_mean_cos`` against ``SentenceTransformer.encode`` + cosine, and every ``sync_lNN`` against the mean pool
+    of that hidden layer from ``transformers`` run directly: neither reference reads TextEncoder's arrays."""
     texts = [T3, T1, T2, T4, T5, LONG]
     prompts = [T3, T1, T2, LONG, T5]
     responses = [T4, T5, LONG, T1, T5]
     out = score_all(encoder.encode(texts, progress=False), texts, prompts, responses)
-    np.testing.assert_allclose(out["sync_last"], out["emb_mean_cos"], atol=1e-12)
-    np.testing.assert_allclose(out["sync_l02"], out["sync_last"], atol=0)
-    np.testing.assert_allclose(out["sync_mid"], out["sync_l01"], atol=0)
-    np.testing.assert_allclose(out["emb_mean_cos"][-1], 1.0, atol=1e-6)
+    layer_pools, st_embeddings = _reference_layer_pools(tiny_model_dir, texts)
+    pos = {t: i for i, t in enumerate(texts)}
+    pairs = [(pos[p], pos[r]) for p, r in zip(prompts, responses, strict=True)]
+
+    expected_mean_cos = [_cos(st_embeddings[i], st_embeddings[j]) for i, j in pairs]
+    np.testing.assert_allclose(out["emb_mean_cos"], expected_mean_cos, atol=1e-5)
+    n_layers = layer_pools.shape[1] - 1
+    sync = np.array([[_cos(layer_pools[i, layer], layer_pools[j, layer]) for layer in range(n_layers + 1)]
+                     for i, j in pairs])
+    for layer in range(n_layers + 1):
+        np.testing.assert_allclose(out[f"sync_l{layer:02d}"], sync[:, layer], atol=1e-5, err_msg=f"layer {layer}")
+    np.testing.assert_allclose(out["sync_last"], sync[:, n_layers], atol=1e-5)
+    np.testing.assert_allclose(out["sync_mean"], sync[:, 1:].mean(axis=1), atol=1e-5)
+    np.testing.assert_allclose(out["sync_min"], sync[:, 1:].min(axis=1), atol=1e-5)
+    np.testing.assert_allclose(out["sync_max"], sync[:, 1:].max(axis=1), atol=1e-5)
+    np.testing.assert_allclose(out["sync_mid"], sync[:, math.ceil(n_layers / 2)], atol=1e-5)
+    assert out["emb_mean_cos"][-1] == pytest.approx(1.0, abs=1e-6)  # T5 against itself
+    assert not np.allclose(sync[:, 0], sync[:, n_layers], atol=1e-3)  # the layers differ: the check is not vacuous
     assert set(EMBEDDING_COLUMNS) <= set(out)
 
 

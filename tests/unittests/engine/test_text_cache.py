@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tutormetrics.engine.files import ScoreOptions, score_file
+from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.engine.text_cache import TextCache, load_delta, save_delta
 

@@ -17,7 +17,7 @@ import pytest
 from tutormetrics.engine import Scorer
 from tutormetrics.metrics import REGISTRY
 
-COUNT_COLUMNS = {"resp_chars", "resp_words", "resp_sentences", "resp_sentence_equiv"}  # 0, never NaN
+COUNT_COLUMNS = {"resp_chars", "resp_words", "resp_sentences", "resp_sentence_equiv", "resp_questions"}  # 0, never NaN
 
 # Prompts and responses in *different* length orders; lengths are distinct and non-monotone.
 PROMPTS = [
@@ -35,6 +35,17 @@ RESPONSES = [
     "no",
 ]
 IDS = [f"ex{i}" for i in range(len(PROMPTS))]
+#: One text per exchange for every aux name a family reads (``Metric.aux_texts``), e.g. a dialogue's previous
+#: student turn; ``None`` = the exchange has none.
+AUX_TEXTS = ["is the cat on the mat?", None, "half of it, then two", "", "what is two plus four"]
+
+
+def score(scorer: Scorer, order=None, ids=IDS, prompts=PROMPTS, responses=RESPONSES, aux_texts=AUX_TEXTS):
+    """``scorer.score`` of the exchanges in ``order``, with the aux texts its families read."""
+    order = range(len(ids)) if order is None else order
+    names = {a for f in scorer.families for a in f.aux_texts}
+    aux = {a: [aux_texts[i] for i in order] for a in names} or None
+    return scorer.score([ids[i] for i in order], [prompts[i] for i in order], [responses[i] for i in order], aux)
 
 
 #: Families whose defaults leave every column NaN on these short texts get short-text settings here
@@ -80,7 +91,7 @@ def assert_same(a: dict, b: dict, tol: float) -> None:
 @pytest.mark.parametrize("name", family_params())
 def test_declared_columns_are_returned_and_well_named(name, make_scorer):
     scorer = make_scorer(name)
-    frame = scorer.score(IDS, PROMPTS, RESPONSES)
+    frame = score(scorer)
     declared = scorer.metric_columns()
     assert len(declared) == len(set(declared))
     assert [c for c in frame.columns if c in declared] == declared
@@ -92,7 +103,7 @@ def test_declared_columns_are_returned_and_well_named(name, make_scorer):
 @pytest.mark.parametrize("name", family_params())
 def test_values_lie_in_documented_ranges(name, make_scorer):
     scorer = make_scorer(name)
-    frame = scorer.score(IDS, PROMPTS, RESPONSES)
+    frame = score(scorer)
     n_layers = scorer.n_layers
     for family in scorer.families:
         for col, (lo, hi) in family.column_ranges(n_layers).items():
@@ -105,7 +116,7 @@ def test_values_lie_in_documented_ranges(name, make_scorer):
 
 @pytest.mark.parametrize("name", family_params())
 def test_empty_exchange_is_nan_except_counts(name, make_scorer):
-    frame = make_scorer(name).score(["e"], [""], ["   "])
+    frame = score(make_scorer(name), ids=["e"], prompts=[""], responses=["   "], aux_texts=[""])
     assert frame["prompt_empty"][0] is True and frame["resp_empty"][0] is True
     assert frame["lang"][0] == "und"  # languages.md §3: no tokens
     for col in frame.columns:
@@ -121,29 +132,29 @@ def test_empty_exchange_is_nan_except_counts(name, make_scorer):
 @pytest.mark.parametrize("name", family_params())
 def test_permutation_invariance(name, make_scorer):
     scorer = make_scorer(name)
-    base = as_dict(scorer.score(IDS, PROMPTS, RESPONSES))
+    base = as_dict(score(scorer))
     for perm in ([1, 2, 0, 4, 3], [3, 0, 4, 2, 1]):
-        permuted = scorer.score([IDS[i] for i in perm], [PROMPTS[i] for i in perm], [RESPONSES[i] for i in perm])
+        permuted = score(scorer, perm)
         assert permuted["exchange_id"].to_list() == [IDS[i] for i in perm]  # rows keep input order
         assert_same(base, as_dict(permuted), 1e-6)
 
 
 @pytest.mark.parametrize("name", family_params())
 def test_batch_composition_invariance(name, make_scorer):
-    together = as_dict(make_scorer(name, chunk_size=1000).score(IDS, PROMPTS, RESPONSES))
-    alone = as_dict(make_scorer(name, chunk_size=1).score(IDS, PROMPTS, RESPONSES))
+    together = as_dict(score(make_scorer(name, chunk_size=1000)))
+    alone = as_dict(score(make_scorer(name, chunk_size=1)))
     assert_same(together, alone, 1e-5)
     if "encoder" in REGISTRY.get_class(name).requires:
         for batch_size in (1, 7):
-            other = as_dict(make_scorer(name, batch_size=batch_size).score(IDS, PROMPTS, RESPONSES))
+            other = as_dict(score(make_scorer(name, batch_size=batch_size)))
             assert_same(together, other, 1e-5)
 
 
 @pytest.mark.parametrize("name", family_params())
 def test_deterministic(name, make_scorer):
     scorer = make_scorer(name)
-    first = as_dict(scorer.score(IDS, PROMPTS, RESPONSES))
-    assert_same(first, as_dict(scorer.score(IDS, PROMPTS, RESPONSES)), 0.0)
+    first = as_dict(score(scorer))
+    assert_same(first, as_dict(score(scorer)), 0.0)
 
 
 #: A valid non-default value for every parameter of every built-in family that has parameters, so the
@@ -159,6 +170,7 @@ NON_DEFAULT_PARAMS: dict[str, dict[str, object]] = {
     "ngram_entropy": {"n": 3},
     "jaccard": {"n": 2},
     "containment": {"n": 2, "direction": "resp_in_prompt"},
+    "dialogue_turn": {"encoder": True},
 }
 
 
@@ -181,8 +193,8 @@ def test_params_round_trip_and_pickle(name):
     restored = pickle.loads(pickle.dumps(metric))
     assert restored.get_params() == params and type(restored) is type(metric)
     if "encoder" not in metric.requires:  # the parameters are the whole state: the copies score alike
-        first = as_dict(Scorer([metric], progress=False).score(IDS, PROMPTS, RESPONSES))
+        first = as_dict(score(Scorer([metric], progress=False)))
         for copy in (clone, restored):
-            assert_same(first, as_dict(Scorer([copy], progress=False).score(IDS, PROMPTS, RESPONSES)), 0.0)
+            assert_same(first, as_dict(score(Scorer([copy], progress=False))), 0.0)
     assert isinstance(metric.description, str) and metric.description
     assert metric.higher_is_better in (True, False, None)

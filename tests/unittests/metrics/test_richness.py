@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from tutormetrics.engine import Scorer
-from tutormetrics.engine.scorer import MostlyNaNWarning
+from tutormetrics.engine.run_warnings import MostlyNaNWarning
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics import REGISTRY
 from tutormetrics.metrics.functional.richness import hdd, lexical_richness, mattr, mtld, richness_reasons

@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.validity.heatmap import ceiling_note, format_rho, metric_family, plot_heatmap
+from tutormetrics.validity.heatmap import ceiling_note, format_rho, plot_heatmap, row_descriptions
 
 METRICS = ["resp_chars", "len_ratio", "ttr", "distinct_2", "jaccard_uni", "flesch_reading_ease", "emb_mean_cos", "sync_l03"]
 TARGETS = ["mistake_identification", "coherence", "tutor_tone"]
@@ -61,7 +61,11 @@ def test_annotations_stars_reasons_and_families() -> None:
     assert f"{format_rho(starred['rho'])}\n**" in texts
     assert texts.count("too few") == len(TARGETS)
     assert {"length", "diversity"} <= set(texts)  # two-row families get the full name
-    assert {"ovl", "read", "emb", "sync"} <= set(texts)  # one-row families get a short one
+    # one-row families too (issue 22: no cut labels), written across their row; jaccard_uni is no declared column
+    assert {"other", "readability", "embedding", "synchrony"} <= set(texts)
+    assert not {"oth", "read", "emb", "sync", "ovl"} & set(texts)
+    note = " ".join(t.get_text() for t in fig.texts)
+    assert "** p_adj < .01" in note.replace("\xa0", " ")  # the star legend says what the stars mean
     heat = fig.axes[0]
     assert [t.get_text() for t in heat.get_yticklabels()] == METRICS
     assert [t.get_text() for t in heat.get_xticklabels()] == TARGETS
@@ -99,10 +103,10 @@ def test_value_column_and_errors(tmp_path: Path) -> None:
 
 
 def test_helpers() -> None:
-    assert [metric_family(m) for m in METRICS] == [
-        "length", "length", "diversity", "diversity", "overlap", "readability", "embedding", "synchrony",
+    # families come from the registry's declared columns (no name-prefix guess): jaccard_uni is no declared column
+    assert [d.family_label for d in row_descriptions(METRICS + ["unknown_metric"], None)] == [
+        "length", "length", "diversity", "diversity", "other", "readability", "embedding", "synchrony", "other",
     ]
-    assert metric_family("unknown_metric") == "other"
     assert format_rho(-0.314) == "−.31"
     assert format_rho(-0.001) == ".00"
     assert format_rho(float("nan")) == ""

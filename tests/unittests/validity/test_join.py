@@ -95,7 +95,7 @@ def test_metric_columns_skip_id_and_diagnostics() -> None:
             "ttr": [0.5],
             "prompt_windows": [2],
             "resp_windows": [1],
-            "emb_truncated": [0],
+            "resp_truncated": [0],  # the Scorer's flags by name (no suffix guess since issue 22)
             "resp_empty": [False],
             "tutor": ["GPT4"],
         }

@@ -306,27 +306,34 @@
     if (theta.source === "mfrm") inputs["θ converged"] = String(theta.converged);
     grid.appendChild(el("div", null, el("h3", { text: "Inputs" }), dl(inputs)));
     var counts = Object.assign({}, man.stats || {});
+    delete counts.nan_counts; delete counts.nan_reasons;  // shown as a table below
     if (man.n_rows !== undefined) counts.n_rows = man.n_rows;
     if (man.dropped_duplicates !== undefined) counts.dropped_duplicates = man.dropped_duplicates;
     if (man.generated_ids !== undefined) counts.generated_ids = man.generated_ids;
     if (Object.keys(counts).length) grid.appendChild(el("div", null, el("h3", { text: "Counts" }), dl(counts)));
     s.appendChild(grid);
+    if (D.nan_table) s.appendChild(el("div", null, el("h3", { text: "Undefined (NaN) metric values" }), dataTable(D.nan_table, { caption: "NaN values per metric column" })));
     if (run.join) s.appendChild(el("div", null, el("h3", { text: "Join" }), el("pre", { cls: "lead", text: run.join })));
     var more = el("details", { cls: "more" }, el("summary", { text: "All options and metric parameters" }));
     if (run.score_options || man.options) more.appendChild(el("div", null, el("h3", { text: "Scoring options" }), dl(run.score_options || man.options)));
     if (run.validate_options) more.appendChild(el("div", null, el("h3", { text: "Validation options" }), dl(run.validate_options)));
     if (man.metrics) more.appendChild(el("div", null, el("h3", { text: "Metric families" }), dl(man.metrics)));
+    if (D.columns && D.columns.length) more.appendChild(el("div", null, el("h3", { text: "Metric columns" }), dataTable({
+      columns: ["column", "family", "label", "higher_is_better", "level", "alias_of"],
+      rows: D.columns.map(function (d) { return [d.name, d.family, d.family_label, d.higher_is_better === null ? null : String(d.higher_is_better), d.level, d.alias_of]; })
+    }, { caption: "metric columns from the manifest" })));
     s.appendChild(more);
   }
 
   function heatmap() {
     if (!corrs.length) return;
     var s = section("heatmap", "Metrics × targets: Spearman ρ",
-      "Each cell is Spearman's ρ between a metric and a rubric criterion or θ. Stars mark the adjusted p (* < .05, ** < .01, *** < .001); hover or focus a cell (arrow keys move) for ρ, its confidence interval, n, p, p_adj and any reason it is undefined.");
+      "Each cell is Spearman's ρ between a metric and a rubric criterion or θ. Stars: " + (D.star_legend || "* p_adj < .05, ** p_adj < .01, *** p_adj < .001.") + " Hover or focus a cell (arrow keys move) for ρ, its confidence interval, n, p, p_adj and any reason it is undefined.");
     var controls = el("div", { cls: "controls" });
     var which = 0;
     var families = {};
     function famOf(m) { return (D.families || {})[m] || (EX && EX.families && EX.families[m]) || "other"; }
+    var ALIAS = D.aliases || {};
     corrs.forEach(function (c) { var mg = getter(c.table, "metric"); c.table.rows.forEach(function (r) { families[famOf(mg(r))] = 1; }); });
     var famSel = el("select", { id: "hm-family" }, el("option", { value: "", text: "all families" }), Object.keys(families).map(function (f) { return el("option", { value: f, text: f }); }));
     controls.appendChild(el("label", { "for": "hm-family" }, "Family", famSel));
@@ -350,17 +357,18 @@
     s.appendChild(fig);
     var legend = el("div", { cls: "legend" });
     s.appendChild(legend);
-    var vmax = 0.1;
-    corrs.forEach(function (c) { var rg = getter(c.table, "rho"); c.table.rows.forEach(function (r) { if (isNum(rg(r))) vmax = Math.max(vmax, Math.abs(rg(r))); }); });
-    vmax = Math.min(1, Math.ceil(vmax * 10) / 10);
+    var vmax = D.rho_limit || 1;  // the colour scale of the PNG heatmap too (validity.heatmap.RHO_LIMIT)
     famSel.addEventListener("change", draw);
     tgSel.addEventListener("change", draw);
     function draw() {
       var c = corrs[which], T = c.table;
       var G = {}; ["metric", "target", "n", "rho", "ci_low", "ci_high", "p", "p_adj", "stars", "reason", "adjust"].forEach(function (k) { G[k] = getter(T, k); });
-      var cells = {}, metrics = [], targets = [];
+      var cells = {}, metrics = [], targets = [], inTable = {};
+      T.rows.forEach(function (r) { inTable[G.metric(r)] = 1; });
+      var aliasesOf = {};
       T.rows.forEach(function (r) {
         var m = G.metric(r), t = G.target(r);
+        if (ALIAS[m] && inTable[ALIAS[m]]) { aliasesOf[ALIAS[m]] = unique((aliasesOf[ALIAS[m]] || []).concat([m])); return; }  // one row per quantity
         if (famSel.value && famOf(m) !== famSel.value) return;
         if (tgSel.value && t !== tgSel.value) return;
         metrics.push(m); targets.push(t); cells[m + "\u0000" + t] = r;
@@ -370,7 +378,7 @@
       metrics.sort(function (a, b) { return fams.indexOf(famOf(a)) - fams.indexOf(famOf(b)); });
       fig.textContent = "";
       if (!metrics.length) { fig.appendChild(el("p", { cls: "na", text: "No cells match the filter." })); return; }
-      var cw = 64, ch = 22, famW = 96;
+      var cw = 64, ch = 22, famW = Math.max(96, 14 + 7.6 * Math.max.apply(null, fams.map(function (f) { return f.length; })));
       var labW = Math.min(240, 12 + 7.2 * Math.max.apply(null, metrics.map(function (m) { return m.length; })));
       var headH = Math.min(170, 14 + 5.2 * Math.max.apply(null, targets.map(function (t) { return t.length; })));
       var W = famW + labW + targets.length * cw + 10, H = headH + metrics.length * ch + 10;
@@ -442,7 +450,9 @@
       for (var k = 0; k < 60; k++) add(lg, sv("rect", { x: 10 + k * 4, y: 2, width: 4, height: 12, fill: rgb(colour(-vmax + (2 * vmax) * (k + 0.5) / 60, vmax)) }));
       [-vmax, 0, vmax].forEach(function (v, k) { add(lg, sv("text", { x: 10 + k * 120, y: 28, "text-anchor": "middle", "font-size": 11, fill: "#4b5563", text: fmtR(v) })); });
       add(legend, [el("div", null, lg), el("span", { text: "ρ: blue negative, red positive; the value is printed in every cell. Hatched cells are undefined (" +
-        "too_few: fewer complete pairs than n_min; constant: no variation). Table: " + c.file + (c.control ? ", controlled for " + c.control : "") + "." })]);
+        "too_few: fewer complete pairs than n_min; constant: no variation). " + (D.star_legend ? "Stars: " + D.star_legend + " " : "") +
+        Object.keys(aliasesOf).map(function (m) { return m + " also stands for " + aliasesOf[m].join(", ") + " (the same quantity). "; }).join("") +
+        "Table: " + c.file + (c.control ? ", controlled for " + c.control : "") + "." })]);
     }
     draw();
     var more = el("details", { cls: "more" }, el("summary", { text: "The table behind the heatmap" }));
@@ -630,7 +640,8 @@
     var n = EX.ids.length, hasText = !!EX.texts;
     var s = section("exchanges", "Every exchange", "One row per exchange. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its prompt, response, ratings, θ and every metric value.");
     var vals = EX.values || {}, fields = EX.fields || {};
-    var fieldNames = Object.keys(fields).filter(function (f) { return !/_(empty|windows|truncated)$/.test(f) && fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);
+    var flags = EX.flags || [];
+    var fieldNames = Object.keys(fields).filter(function (f) { return flags.indexOf(f) < 0 && fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);
     var metricNames = Object.keys(vals).filter(function (m) { return EX.families[m] !== "diagnostic"; });
     var search = el("input", { type: "search", id: "dd-search", placeholder: "Search…", "aria-controls": "dd-table", autocomplete: "off" });
     var pick = el("select", { id: "dd-metric" }, metricNames.map(function (m) { return el("option", { value: m, text: m }); }));

@@ -1,7 +1,9 @@
 """``summarize``: per-group tables of metrics and, optionally, rubric ratings (``raters.md`` §4).
 
-Variables are every integer/float column of the metrics table except the id and the group column, in
-file order; with ratings, ``<criterion>_score`` and ``<criterion>_endorsed`` per criterion follow (the
+Variables are the metric columns of the metrics table (its column descriptions,
+:func:`tutormetrics.metrics.columns.describe_frame`: from the manifest, else every numeric column but the
+id, the group column and the Scorer's flags), in file order; a ``family`` column names each
+variable's family (``rating`` for the ratings). With ratings, ``<criterion>_score`` and ``<criterion>_endorsed`` per criterion follow (the
 exchange is the unit). Statistics per group × variable come from :mod:`tutormetrics.stats.summary`.
 
 Example:
@@ -11,18 +13,22 @@ Example:
     >>> res = summarize(m, r, group_col="tutor", n_resamples=0)
     >>> res.table.filter(pl.col("group") == "T")["mean"].to_list(), res.notes
     ([4.0, 0.5, 0.5], ['ratings: 1 id(s) not in the metrics were ignored'])
+    >>> res.table["family"].unique(maintain_order=True).to_list()
+    ['other', 'rating']
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io import require_columns
+from tutormetrics.metrics.columns import ColumnDescription, describe_frame, metric_names
 from tutormetrics.psychometrics.ratings import rating_variables
-from tutormetrics.stats.summary import numeric_variables, summarize_groups
+from tutormetrics.stats.summary import summarize_groups
 
 __all__ = ["SummaryResult", "summarize"]
 
@@ -66,10 +72,17 @@ def summarize(
     n_resamples: int = 2000,
     seed: int = 0,
     confidence_level: float = 0.95,
+    columns: Sequence[ColumnDescription] | None = None,
 ) -> SummaryResult:
-    """One row per group × variable: ``group, variable, n, mean, sd, median, ci_low, ci_high``."""
+    """One row per group × variable: ``group, variable, family, n, mean, sd, median, ci_low, ci_high``.
+
+    ``columns`` describes the metric columns (``describe_frame(metrics, source=path)`` reads the manifest).
+    """
     require_columns(metrics, [group_col], source="metrics", option="--group-col")
-    variables = numeric_variables(metrics, [id_col, group_col])
+    described = list(columns) if columns is not None else describe_frame(metrics, exclude=[id_col, group_col])
+    described = [d for d in described if d.name not in (id_col, group_col) and d.name in metrics.columns]
+    variables = metric_names(described)
+    family = {d.name: d.family for d in described}
     notes: list[str] = []
     if ratings is not None:
         columns = {"rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
@@ -85,4 +98,6 @@ def summarize(
     )
     if dropped:
         notes.insert(0, f"metrics: {dropped} row(s) with a missing {group_col!r} were dropped")
+    families = pl.Series("family", [family.get(v, "rating") for v in table["variable"].to_list()], dtype=pl.String)
+    table = table.insert_column(table.columns.index("variable") + 1, families)
     return SummaryResult(table, notes)

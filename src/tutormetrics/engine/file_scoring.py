@@ -15,33 +15,30 @@ This is the library function behind ``tutormetrics score``; the command only par
 
 from __future__ import annotations
 
-import hashlib
-import json
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
-from itertools import islice
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from tutormetrics import __version__
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import (
     infer_format,
-    record_guard,
     remove_stale_temporaries,
     join_prompt_columns,
     require_columns,
     scan_table,
     stable_id,
     write_table,
-    write_text_atomic,
 )
 from tutormetrics.engine.checkpoint import Checkpoint
-from tutormetrics.engine.scorer import MOSTLY_NAN_MIN_ROWS, MOSTLY_NAN_SHARE, Scorer, ScoreStats
+from tutormetrics.engine.chunk_run import ChunkRun
+from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
+from tutormetrics.engine.run_warnings import run_notes
+from tutormetrics.engine.scorer import Scorer
 
 Log = Callable[[str], None]
 
@@ -71,6 +68,7 @@ class ScoreOptions:
     concision_bands: tuple[float, float] = (3.0, 6.0)  # concision_band 2 up to the first, 1 up to the second
     chunk_size: int = 2048
     progress: bool | None = None
+    progress_every: float = 30.0  # seconds between progress lines off a terminal (0 = none)
     write_manifest: bool = True
     dedupe: bool = False
     resume: bool = True
@@ -91,7 +89,7 @@ class ScoreOptions:
         is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of the
         key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
         byte-identical encoder columns)."""
-        skip = {"progress", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
+        skip = {"progress", "progress_every", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
                 "engine", "ray_address", "num_actors", "gpus_per_actor"}
         key = {k: v for k, v in asdict(self).items() if k not in skip}
         return key | {"text_cache": self.cache_mb != 0}
@@ -294,7 +292,7 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         big = n_rows is not None and n_rows > 2 * options.chunk_size
         n_jobs = min(4, cores - 1) if big and encoder is None and cores >= 4 else 1
-    return Scorer(
+    scorer = Scorer(
         families,
         encoder=encoder,
         chunk_size=options.chunk_size,
@@ -305,19 +303,8 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
         segmenter=options.segmenter,
         cache_mb=options.cache_mb,
     )
-
-
-def run_key(path: Path, options: ScoreOptions, scorer: Scorer) -> str:
-    """SHA-256 over the input bytes, result-relevant options, metric params, encoder and version."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    params = {f.name: f.get_params() for f in scorer.families}
-    encoder = scorer.encoder.config.fingerprint() if scorer.needs_encoder else None
-    meta = {"options": options.result_key(), "params": params, "encoder": encoder, "version": __version__}
-    h.update(json.dumps(meta, sort_keys=True, default=str).encode())
-    return h.hexdigest()
+    scorer.progress_every = options.progress_every
+    return scorer
 
 
 def score_file(
@@ -341,185 +328,47 @@ def score_file(
     lf, plan, n_kept = open_input(path, output, options, log)
     scorer = build_scorer(options, n_kept)
     kept: deque[pl.DataFrame] = deque()
-    chunks = iter_exchanges(lf, plan, options, kept, source=str(path))
+    items = ((chunk, kept.popleft() if options.keep_columns else None)
+             for chunk in iter_exchanges(lf, plan, options, kept, source=str(path)))
+    finish = _with_kept(options.id_column)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if output is None:
-            run = _ChunkRun(scorer, options, kept, caught, n_kept)
-            frames = [frame for _, frame in run.scored(chunks)]
+            run = ChunkRun(scorer, total=n_kept, caught=caught, finish=finish)
+            frames = [frame for _, frame in run.frames(items)]
             frame: pl.DataFrame | None = pl.concat(frames) if frames else scorer.empty_frame()
-            resumed, chunk_warnings = 0, run.warnings()
         else:
-            with Checkpoint(output, run_key(path, options, scorer)) as checkpoint:
+            with Checkpoint(output, run_key(path, scorer, options=options.result_key())) as checkpoint:
                 checkpoint.open(options.resume, log)
                 remove_stale_temporaries(output)
-                run = _ChunkRun(scorer, options, kept, caught, n_kept, checkpoint)
-                for index, chunk_frame in run.scored(chunks):
-                    checkpoint.save(
-                        index, chunk_frame, options.id_column, run.stats_of(index), run.warnings_of(index),
-                        write_cache=run.cache_writer(index),
-                    )
-                _assemble(checkpoint.parts(run.n_chunks), output, options, scorer)
-                frame = _read_parts(checkpoint.parts(run.n_chunks), scorer) if keep_frame else None
-                resumed, chunk_warnings = run.n_reused, run.warnings()
+                run = ChunkRun(scorer, total=n_kept, caught=caught, checkpoint=checkpoint, finish=finish)
+                parts = run.save_all(items)
+                _assemble(parts, output, options, scorer)
+                frame = _read_parts(parts, scorer) if keep_frame else None
                 checkpoint.remove()
-        run_warnings = [str(w.message) for w in caught[run.n_caught:]]
-    all_warnings = chunk_warnings + run_warnings
-    for message in all_warnings:
-        log(f"warning: {message}")
-    stats = scorer.stats
-    warned = stats.mostly_nan(MOSTLY_NAN_SHARE) if stats.n_exchanges >= MOSTLY_NAN_MIN_ROWS else {}
-    for col, why in stats.nan_reasons.items():
-        if col in warned:  # already said, with the same counts, in the warning
-            continue
-        log(f"note: {col} NaN for {sum(why.values()):,} of {stats.n_exchanges:,} exchanges (" + ", ".join(f"{k}: {v:,}" for k, v in why.items()) + ")")
-    if stats.n_empty_responses or stats.n_empty_prompts:
-        log(
-            f"note: {stats.n_empty_responses} empty responses and {stats.n_empty_prompts} empty prompts were "
-            "scored NaN where a metric is undefined (flag columns resp_empty, prompt_empty)"
-        )
-    not_english = stats.n_lang_zh + stats.n_lang_ja
-    nan_reasons: dict[str, dict[str, int]] = {}
-    if not_english and any(f.name == "readability" for f in scorer.families):
-        nan_reasons = {c: {"lang_not_en": not_english} for c in ("flesch_reading_ease", "flesch_kincaid_grade")}
-        log(
-            f"note: {not_english} responses are Chinese or Japanese ({stats.n_lang_zh} zh, {stats.n_lang_ja} ja; "
-            "column lang): flesch_reading_ease and flesch_kincaid_grade are English formulas and NaN for them"
-        )
-    manifest = scorer.manifest() | {
-        "input": str(path),
-        "n_rows": n_kept,
-        "dropped_duplicates": plan.n_dropped_duplicates,
-        "generated_ids": not plan.has_id,
-        "options": asdict(options),
-        "warnings": all_warnings,
-        "nan_reasons": nan_reasons,
-    }
+        all_warnings = run.run_warnings()
+    notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
+    log_summary(log, all_warnings, notes)
+    manifest = run_manifest(
+        scorer, source=path, options=options, warnings=all_warnings, nan_reasons=nan_reasons,
+        n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
+    )
     if output is not None:
-        if options.write_manifest:
-            write_text_atomic(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
-            if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
-                record_guard(output)  # the manifest was rewritten: note the guard of this output again
+        write_run_manifest(output, manifest, options)
         log(f"scored {n_kept:,} exchanges -> {output}")
-    return ScoreResult(frame, manifest, output, n_kept, resumed, scorer.column_families())
+    return ScoreResult(frame, manifest, output, n_kept, run.n_reused, scorer.column_families())
 
 
-class _ChunkRun:
-    """Feeds chunks to the Scorer, reusing verified checkpoint chunks, and keeps each chunk's counts and
-    warnings (so a resumed run reports exactly what an uninterrupted one does)."""
+def _with_kept(id_column: str) -> Callable[[pl.DataFrame, pl.DataFrame | None], pl.DataFrame]:
+    """A chunk's output rows: the id, the ``--keep`` columns (when any), then the scored columns."""
 
-    def __init__(
-        self,
-        scorer: Scorer,
-        options: ScoreOptions,
-        kept: deque[pl.DataFrame],
-        caught: list[warnings.WarningMessage],
-        total: int,
-        checkpoint: Checkpoint | None = None,
-    ) -> None:
-        self.scorer, self.options, self.kept, self.caught, self.total = scorer, options, kept, caught, total
-        self.checkpoint = checkpoint
-        self.n_chunks = 0
-        self.n_reused = 0
-        self.n_caught = 0
-        self._stats: dict[int, dict[str, Any]] = {}
-        self._baseline: dict[str, Any] = {}  # the scorer's counts when the last chunk's share was taken
-        self._warnings: dict[int, list[str]] = {}
-        self._deltas: dict[int, Any] = {}  # chunk index -> the Scorer's text-cache delta, until saved
+    def finish(frame: pl.DataFrame, kept: pl.DataFrame | None) -> pl.DataFrame:
+        if kept is None:
+            return frame
+        return pl.concat([frame.select(id_column), kept, frame.drop(id_column)], how="horizontal")
 
-    def scored(self, chunks: Iterator) -> Iterator[tuple[int, pl.DataFrame]]:
-        """``(index, frame)`` for every chunk that is scored now (reused chunks are skipped)."""
-        pending: deque[int] = deque()
-        scorer, options = self.scorer, self.options
-        initial = self._reused_rows()
-
-        ahead = scorer.encode_ahead if scorer.needs_encoder else 1
-        scorer.record_cache_ops = self.checkpoint is not None and scorer.text_cache is not None
-
-        def windows() -> Iterator[tuple[int, Any, bool]]:
-            """``(index, chunk, reusable)``; the texts of each window of ``ahead`` chunks are encoded at its start,
-            as part of its first chunk (when that chunk is reused, its checkpointed cache replays the same)."""
-            numbered = enumerate(chunks)
-            while window := list(islice(numbered, ahead)):
-                marked = [(i, c, self.checkpoint is not None and self.checkpoint.reusable(i, c[0])) for i, c in window]
-                if ahead > 1 and not marked[0][2]:
-                    scorer.prefetch([c for _, c, _ in marked])
-                yield from marked
-
-        def fresh() -> Iterator:
-            for index, chunk, reusable in windows():
-                self.n_chunks = index + 1
-                extra = self.kept.popleft() if options.keep_columns else None
-                if reusable:
-                    self._reuse(index)
-                    continue
-                if self.checkpoint is not None:
-                    self.checkpoint.forget(index)
-                pending.append(index)
-                self._extra[index] = extra
-                yield chunk
-
-        self._extra: dict[int, pl.DataFrame | None] = {}
-        # A chunk's counts are what the scorer added since the previous chunk's frame; reused chunks merge
-        # theirs into the scorer (for the run's totals) and into this baseline alike, so they never count twice.
-        self._baseline = scorer.stats.snapshot()
-        mark = len(self.caught)
-        for frame in scorer.iter_scores(fresh(), total=self.total, initial=initial):
-            index = pending.popleft()
-            self._stats[index] = scorer.stats.since(self._baseline)
-            self._warnings[index] = [str(w.message) for w in self.caught[mark:]]
-            self._baseline, mark = scorer.stats.snapshot(), len(self.caught)
-            if scorer.record_cache_ops:
-                self._deltas[index] = scorer.take_cache_ops()
-            extra = self._extra.pop(index)
-            if extra is not None:
-                frame = pl.concat([frame.select(options.id_column), extra, frame.drop(options.id_column)], how="horizontal")
-            yield index, frame
-            self.n_caught = mark
-        self.n_caught = mark  # warnings after this point (e.g. the long-text summary) belong to the whole run
-
-    def _reused_rows(self) -> int:
-        if self.checkpoint is None:
-            return 0
-        return sum(int(e.get("rows", 0)) for e in self.checkpoint.ledger.values())
-
-    def _reuse(self, index: int) -> None:
-        assert self.checkpoint is not None
-        entry = self.checkpoint.ledger[index]
-        self.scorer.stats.merge(ScoreStats.from_dict(entry.get("stats", {})))
-        baseline = ScoreStats.from_dict(self._baseline)
-        baseline.merge(ScoreStats.from_dict(entry.get("stats", {})))
-        self._baseline = baseline.snapshot()
-        self._stats[index] = entry.get("stats", {})
-        self._warnings[index] = list(entry.get("warnings", []))
-        self.n_reused += 1
-        cache = self.scorer.text_cache
-        if cache is not None and entry.get("cache_sha256") is not None:
-            from tutormetrics.engine.text_cache import load_delta
-
-            # the cache state after this chunk, as the first run had it: later chunks encode the same texts
-            # in the same batches, so a resumed run writes the same bytes
-            cache.replay(load_delta(self.checkpoint.cache_path(index)))
-
-    def cache_writer(self, index: int) -> Callable[[Path], None] | None:
-        """Writes chunk ``index``'s text-cache delta next to its checkpoint (``None`` without a cache)."""
-        delta = self._deltas.pop(index, None)
-        if delta is None:
-            return None
-        from tutormetrics.engine.text_cache import save_delta
-
-        return lambda path: save_delta(path, delta)
-
-    def stats_of(self, index: int) -> dict[str, Any]:
-        return self._stats.get(index, {})
-
-    def warnings_of(self, index: int) -> list[str]:
-        return self._warnings.get(index, [])
-
-    def warnings(self) -> list[str]:
-        """Warnings of every chunk, in chunk order."""
-        return [w for i in sorted(self._warnings) for w in self._warnings[i]]
+    return finish
 
 
 def _assemble(parts: list[Path], output: Path, options: ScoreOptions, scorer: Scorer) -> None:

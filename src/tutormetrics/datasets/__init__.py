@@ -1,0 +1,26 @@
+"""Converters for public tutoring datasets (``tutormetrics convert NAME RAW -o DIR``; datasets.md §2).
+
+Each converter turns one raw release file into the toolkit's input forms (exchanges or a long dialogue table,
+long ratings, meta tables) and a ``meta.json`` with the source's licence and attribution.
+
+Example:
+    >>> from tutormetrics.datasets import CONVERTERS
+    >>> sorted(CONVERTERS)
+    ['bridge', 'cima', 'mathdial', 'mrbench', 'uptake']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+from tutormetrics.datasets import bridge, cima, mathdial, mrbench, uptake
+from tutormetrics.datasets.common import Conversion, Source, write_conversion
+
+_MODULES: dict[str, ModuleType] = {m.SOURCE.name: m for m in (mrbench, mathdial, cima, bridge, uptake)}
+#: name → ``convert(raw: bytes, raw_name: str, **options) -> Conversion``
+CONVERTERS: dict[str, Callable[..., Conversion]] = {name: m.convert for name, m in _MODULES.items()}
+#: name → its :class:`Source` (repository, licence, citation)
+SOURCES: dict[str, Source] = {name: m.SOURCE for name, m in _MODULES.items()}
+
+__all__ = ["CONVERTERS", "SOURCES", "Conversion", "Source", "write_conversion"]

@@ -1,0 +1,86 @@
+"""One run key and one manifest for every engine (local, dialogue, Ray).
+
+* :func:`run_key`: what a checkpoint is valid for — the input's SHA-256 (:func:`tutormetrics.io.file_sha256`),
+  the options that change numbers, every family's parameters, the encoder's fingerprint and the package
+  version, plus whatever else an engine's numbers depend on (the dialogue options).
+* :func:`run_manifest`: the scorer's manifest (versions, parameters, encoder, counts) plus the run's input,
+  options, warnings and NaN reasons, and the engine's own fields.
+* :func:`write_run_manifest`: ``<output>.manifest.json``, atomically, with the CSV guard noted again.
+
+Example:
+    >>> from tutormetrics.engine.scorer import Scorer
+    >>> m = run_manifest(Scorer("length"), source=Path("x.csv"), options=None, warnings=[], n_rows=3)
+    >>> [k for k in m if k in ("input", "n_rows", "options", "warnings", "nan_reasons")]
+    ['input', 'n_rows', 'options', 'warnings', 'nan_reasons']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tutormetrics import __version__
+from tutormetrics.io import file_sha256, infer_format, record_guard, write_text_atomic
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.engine.scorer import Scorer
+
+
+def run_key(path: Path, scorer: Scorer, **parts: Any) -> str:
+    """SHA-256 of the input's SHA-256 and, as sorted JSON, ``parts`` (e.g. ``options=ScoreOptions.result_key()``),
+    the families' parameters, the encoder fingerprint (``None`` without an encoder family) and the version."""
+    meta = {
+        "input_sha256": file_sha256(path),
+        **parts,
+        "params": {f.name: f.get_params() for f in scorer.families},
+        "encoder": scorer.encoder_config.fingerprint() if scorer.needs_encoder else None,
+        "version": __version__,
+    }
+    return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_manifest(
+    scorer: Scorer,
+    *,
+    source: Path,
+    options: Any,
+    warnings: Sequence[str],
+    nan_reasons: Mapping[str, Mapping[str, int]] | None = None,
+    stats: Mapping[str, Any] | None = None,
+    load_encoder: bool = True,
+    columns: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """``scorer.manifest(stats)`` | ``input`` | ``fields`` (the engine's own, in order) | ``options`` (a dataclass,
+    as a dict) | ``warnings`` | ``nan_reasons`` (| ``columns``, a description per output column, when given)."""
+    manifest = scorer.manifest(stats, load_encoder=load_encoder) | {"input": str(source), **fields}
+    manifest |= {
+        "options": dataclasses.asdict(options) if dataclasses.is_dataclass(options) else options,
+        "warnings": list(warnings),
+        "nan_reasons": dict(nan_reasons or {}),
+    }
+    if columns is not None:
+        manifest["columns"] = dict(columns)
+    return manifest
+
+
+def write_run_manifest(output: Path, manifest: Mapping[str, Any], options: Any) -> None:
+    """Write ``<output>.manifest.json`` (when ``options.write_manifest``), and note the CSV guard of ``output``
+    again (the manifest was rewritten) when ``options.csv_formula_guard`` and the output is CSV."""
+    if not options.write_manifest:
+        return
+    write_text_atomic(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
+    if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
+        record_guard(output)
+
+
+def log_summary(log: Callable[[str], None], warnings: Sequence[str], notes: Sequence[str] = ()) -> None:
+    """``warning: …`` then ``note: …`` lines, in order."""
+    for message in warnings:
+        log(f"warning: {message}")
+    for note in notes:
+        log(f"note: {note}")

@@ -1,0 +1,124 @@
+"""Findings of the hostile review (issue 28), each a test that fails before its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+import pytest  # noqa: E402
+
+from tutormetrics.dialogue.model import Roles  # noqa: E402
+from tutormetrics.dialogue.readers import ReadOptions, long_conversations  # noqa: E402
+from tutormetrics.errors import InputSchemaError  # noqa: E402
+from tutormetrics.io import read_table, save_figure, scan_table, write_table, write_text_atomic  # noqa: E402
+from tutormetrics.validity.join import join_targets  # noqa: E402
+
+
+def test_int_ids_beyond_2_53_are_compared_exactly():
+    big = [str(2**53 + k) for k in range(30)]
+    metrics = pl.DataFrame({"exchange_id": big, "m": [float(k) for k in range(30)]})
+    ratings = pl.DataFrame({"exchange_id": [str(2**53 + 100 + k) for k in range(30)], "tone": [1.0] * 30})
+    with pytest.raises(InputSchemaError, match="match"):  # nothing matches: before the fix all 30 "matched"
+        join_targets(metrics, ratings, id_type="int")
+    same = pl.DataFrame({"exchange_id": [b + ".0" for b in big], "tone": [1.0] * 30})
+    joined, _ = join_targets(metrics, same, id_type="int")
+    assert joined.height == 30 and joined["exchange_id"].n_unique() == 30
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("reader", [read_table, scan_table])
+def test_a_json_object_past_the_inferred_rows_is_refused_naming_the_line(tmp_path, reader):
+    rows = [{"exchange_id": str(i), "prompt": "p", "response": "r"} for i in range(150)]
+    rows.append({"exchange_id": "x", "prompt": {"text": "hidden"}, "response": "r"})
+    with pytest.raises(InputSchemaError, match=r"line 151: 'prompt' holds a JSON object"):
+        reader(_jsonl(tmp_path / "s.jsonl", rows))
+
+
+@pytest.mark.parametrize("reader", [read_table, scan_table])
+def test_duplicate_json_keys_are_refused(tmp_path, reader):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"exchange_id": "1", "prompt": "a", "prompt": "b", "response": "r"}\n')
+    with pytest.raises(InputSchemaError, match="line 1: duplicate key 'prompt'"):
+        reader(path)
+
+
+def test_tsv_output_is_tab_separated_and_reads_back(tmp_path):
+    df = pl.DataFrame({"exchange_id": ["1", "2"], "text": ["a,b", "c"], "x": [0.5, 1.0]})
+    write_table(df, tmp_path / "m.tsv")
+    first = (tmp_path / "m.tsv").read_text().splitlines()[0]
+    assert first == "exchange_id\ttext\tx"
+    assert read_table(tmp_path / "m.tsv", id_columns=["exchange_id"]).equals(df)
+
+
+def test_header_cells_are_formula_guarded_and_read_back(tmp_path):
+    df = pl.DataFrame({"exchange_id": ["1"], '=HYPERLINK("http://x")': [0.5], "@cmd": ["ok"]})
+    write_table(df, tmp_path / "rho.csv")
+    header = (tmp_path / "rho.csv").read_text().splitlines()[0]
+    assert header.split(",")[2] == "'@cmd" and "'=HYPERLINK" in header
+    assert read_table(tmp_path / "rho.csv").columns[2] == "@cmd"
+
+
+def test_a_figure_replaces_a_planted_symlink_instead_of_following_it(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    link = tmp_path / "heatmap.png"
+    link.symlink_to(victim)
+    fig, _ = plt.subplots()
+    save_figure(fig, link, dpi=50)
+    plt.close(fig)
+    assert victim.read_text() == "precious"
+    assert not link.is_symlink() and link.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_failed_figure_write_leaves_the_old_file(tmp_path):
+    target = tmp_path / "fig.png"
+    target.write_bytes(b"old")
+
+    class Broken:
+        def savefig(self, path, **_kw):
+            Path(path).write_bytes(b"half")
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        save_figure(Broken(), target)
+    assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["fig.png"]
+
+
+def test_written_files_honour_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = write_text_atomic(tmp_path / "report.html", "<html></html>")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # not mkstemp's 0600
+
+
+def test_turn_numbers_like_11_0_sort_as_numbers():
+    frame = pl.DataFrame({"conversation_id": ["c"] * 3, "turn": ["2.0", "11.0", "10.0"],
+                          "role": ["tutor", "student", "tutor"], "text": ["two", "eleven", "ten"]})
+    conv = long_conversations(frame, ReadOptions(roles=Roles()))[0]
+    assert [t.text for t in conv.turns] == ["two", "ten", "eleven"]  # text order would put 10.0 and 11.0 first
+
+
+def test_os_errors_are_one_plain_message(tmp_path, monkeypatch, capsys):
+    from tutormetrics import cli
+
+    def full_disk(*_a, **_k):
+        raise OSError(28, "No space left on device", str(tmp_path / "m.csv"))
+
+    monkeypatch.setattr(cli, "app", full_disk)
+    code = cli.main(["score", "x.csv", "-o", "m.csv"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: no space left on device (") and "Errno" not in err
+    assert "Traceback" not in err
