@@ -48,7 +48,7 @@ def _root(
 def _register_commands() -> None:
     import importlib
 
-    for module in ("score", "validity", "psychometrics", "summarize", "studies", "run", "report", "convert", "encoder"):
+    for module in ("score", "validity", "psychometrics", "summarize", "studies", "run", "report", "convert", "encoder", "predict", "ppi"):
         try:
             mod = importlib.import_module(f"tutormetrics.commands.{module}")
         except ModuleNotFoundError as exc:  # a command group that is not built yet

@@ -42,6 +42,7 @@ RUN_FILES = (
     "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
     "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html", "turns.csv", "turns.csv.manifest.json",
     "conversations.csv", "conversations.csv.manifest.json", "conversations_correlations.csv", "conversations_rho_matrix.csv",
+    "predictive.csv",
 )
 
 
@@ -75,6 +76,9 @@ class ValidateOptions:
     estimate_theta: bool = True
     #: Metrics columns held fixed for the partial rows (``richness.md`` §1); empty = raw only.
     control: list[str] = field(default_factory=list)
+    #: Metrics column of cluster (dialogue) labels: intervals resample clusters (``predictive.md`` §2).
+    cluster_col: str | None = None
+    min_clusters: int = 10
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
     def spearman_options(self) -> dict[str, Any]:
@@ -90,6 +94,7 @@ class ValidateOptions:
             "stars_on": self.stars_on,
             "n_min": self.n_min,
             "tie_digits": self.tie_digits,
+            **({"min_clusters": self.min_clusters} if self.cluster_col else {}),
         }
 
 
@@ -160,6 +165,7 @@ def validate_metrics(
         metrics_cols=metric_cols,
         id_type=vo.id_type,
         control=vo.control or None,
+        cluster_col=vo.cluster_col,
         **vo.spearman_options(),
     )
     return StudyResult(result, fit, rated is not None and rated.is_long, rated)
@@ -213,6 +219,7 @@ def run_pipeline(
     dialogue: Any = None,
     metric_cols: Sequence[str] | None = None,
     top: int = 5,
+    group_col: str | None = None,
     log: Log = _quiet,
 ) -> dict[str, Any]:
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
@@ -253,6 +260,7 @@ def run_pipeline(
     theta_tables = [read_theta(path, id_col=id_col) for path in thetas]
     log("[2/4] θ and agreement")
     frame, scored_cols, columns = levels[0][1:]
+    frame_all = frame  # the first level (the loop below rebinds frame)
     study = validate_metrics(
         frame, ratings=rated, theta=theta_tables, options=vo, id_col=id_col,
         metric_cols=list(metric_cols) if metric_cols else scored_cols, ratings_source=str(ratings), log=log,
@@ -282,6 +290,9 @@ def run_pipeline(
             metric_cols=level_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
         _write_level(level.validity, prefix, vo, level_columns, outdir, files, log)
+    if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
+        log(f"      predictive validity, grouped by {group_col}")
+        files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, vo, columns, outdir, log))
     files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
@@ -299,6 +310,28 @@ def run_pipeline(
 
     write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
     return summary
+
+
+def _write_predictive(
+    frame: pl.DataFrame, ratings: pl.DataFrame, theta: Sequence[pl.DataFrame], group_col: str, id_col: str,
+    vo: ValidateOptions, columns: Sequence[Any], outdir: Path, log: Log,
+) -> Path:
+    """``predictive.csv``: ``predict`` with the study's ratings, θ, controls and seed (defaults otherwise)."""
+    from tutormetrics.validity.predict_study import RatingOptions, predict_study
+    from tutormetrics.validity.predictive import PredictOptions
+
+    ro = RatingOptions(rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col, aggregate=vo.aggregate,
+                       targets_from=vo.targets_from, id_type=vo.id_type, levels=vo.levels, drop_out_of_scale=vo.drop_out_of_scale)  # fmt: skip
+    families = {d.name: d.family for d in columns}  # the Scorer's column descriptions
+    metric_cols = [c for c in families if c in frame.columns] or None
+    result = predict_study(
+        frame, group_col=group_col, ratings=ratings, theta=theta, id_col=id_col, metrics_cols=metric_cols,
+        controls=vo.control, rating_options=ro, options=PredictOptions(seed=vo.seed, n_min=vo.n_min),
+        families=dict(families), ratings_source="ratings", log=log,
+    )  # fmt: skip
+    path = outdir / "predictive.csv"
+    write_table(result.table, path)
+    return path
 
 
 def _score_levels(

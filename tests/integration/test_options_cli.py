@@ -67,7 +67,7 @@ def test_reference_lists_every_declaration_by_group():
     jobs = next(o for o in ref["engine"] if o["name"] == "jobs")
     assert jobs["field"] == "n_jobs" and jobs["commands"] == ["score", "run"] and jobs["default"] == 0
     rater = next(o for o in ref["ratings"] if o["name"] == "rater_col")
-    assert rater["commands"] == ["validate", "run", "theta", "agree", "summarize"]
+    assert rater["commands"] == ["validate", "run", "theta", "agree", "summarize", "predict", "ppi"]
 
 
 def test_run_honours_encoding_keep_metrics_cols_theta_and_strict(tmp_path, capsys):

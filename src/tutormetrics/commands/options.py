@@ -356,6 +356,9 @@ VALIDITY = _group(
     option("id_type", "--id-type", str, "str",
            help="Compare ids as text (str: 007 and 7 differ) or as whole numbers (int: 1 and 1.0 match)."),
     option("top", "--top", int, 5, "Strongest correlations to list on stderr.", field=None, min=0),
+    option("cluster_col", "--cluster-col", OStr, None, show_default=False,
+           help="METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows (predictive.md §2)."),
+    option("min_clusters", "--min-clusters", int, 10, "Fewest clusters in a cell for a cluster interval.", min=2),
 )
 
 #: The id column of ratings, θ and metrics tables (``validate``, ``theta``, ``agree``, ``summarize``;
@@ -389,9 +392,24 @@ VALIDATE = TARGETS + TABLE_ID + RATINGS + VALIDITY
 RUN_EXCLUDES = ("output_format", "manifest", "conversations", "id_col")
 RUN = tuple(o for o in INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + TARGETS + RATINGS + VALIDITY if o.name not in RUN_EXCLUDES)
 #: The declared options of each command (a command's own options stay in its signature).
+def pick(options: Iterable[Option], *names: str) -> tuple[Option, ...]:
+    """The declarations ``names`` of a group (a command that takes part of it), in the group's order."""
+    chosen = tuple(o for o in options if o.name in names)
+    missing = set(names) - {o.name for o in chosen}
+    if missing:  # a typo here would drop an option silently
+        raise KeyError(f"no declared option(s) {sorted(missing)}")
+    return chosen
+
+
+_RATING_COLUMNS = tuple(o for o in RATINGS if o.name.endswith("_col"))
+
 COMMANDS: dict[str, tuple[Option, ...]] = {
     "score": SCORE, "validate": VALIDATE, "run": RUN, "theta": TABLE_ID + RATINGS, "agree": TABLE_ID + RATINGS,
-    "summarize": TABLE_ID + tuple(o for o in RATINGS if o.name.endswith("_col")),  # no scale check there
+    "summarize": TABLE_ID + _RATING_COLUMNS,  # no scale check there
+    # predict has its own --ci (cluster percentile or none) and --n-resamples; the rest is validate's
+    "predict": TABLE_ID + RATINGS + pick(TARGETS, "ratings", "theta", "targets_from", "metrics_cols", "control")
+    + pick(VALIDITY, "aggregate", "confidence_level", "seed", "n_min", "id_type"),
+    "ppi": TABLE_ID + _RATING_COLUMNS + pick(VALIDITY, "confidence_level"),
 }
 
 

@@ -6,6 +6,7 @@ that name their own outputs: ``run`` writes a fixed set of files into its folder
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -32,6 +33,10 @@ def run(
             "12 tutoring conversations rated per conversation.",
         ),
     ] = False,
+    group_col: Annotated[
+        Optional[str],
+        typer.Option("--group-col", help="Also write predictive.csv: grouped K-fold predictive validity (`predict`), groups = this input column.", show_default=False),
+    ] = None,
     **kwargs: Any,
 ) -> None:
     """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
@@ -69,10 +74,13 @@ def run(
 
         raise InputSchemaError("run needs an exchanges table", hint="tutormetrics run EXCHANGES --ratings RATINGS -o OUTDIR")
     score_options = opt.from_kwargs(ScoreOptions, kwargs, prompt_columns=prompt_columns or ["prompt"])
+    if not dialogue:  # the cluster and group columns travel with the metrics (kept, never metrics)
+        extra = [c for c in (kwargs["cluster_col"], group_col) if c and c not in score_options.keep_columns]
+        score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
     summary = run_pipeline(
         exchanges, ratings, output, score_options=score_options, validate_options=opt.from_kwargs(ValidateOptions, kwargs),
         theta=kwargs["theta"] or [], dialogue=opt.from_kwargs(DialogueOptions, kwargs) if dialogue else None,
-        metric_cols=_checked_metric_cols(kwargs["metrics_cols"]), top=kwargs["top"], log=opt.log,
+        metric_cols=_checked_metric_cols(kwargs["metrics_cols"]), top=kwargs["top"], group_col=group_col, log=opt.log,
     )  # fmt: skip
     opt.log(f"done: {output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")
     opt.strict_gate(kwargs["strict"], summary.get("warnings", []))

@@ -77,14 +77,15 @@ def validate(
     )
     from tutormetrics.metrics.columns import check_named_columns, describe_frame, metric_names, read_manifest_roles
 
-    metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,))
+    cluster_col = options.cluster_col
+    metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,) + ((cluster_col,) if cluster_col else ()))
     id_col = dialogue_id_column(metrics_df.columns, id_col)
     metric_cols = split_list(kwargs["metrics_cols"])
     roles = read_manifest_roles(metrics)
     check_named_columns(metric_cols, "--metrics-cols", roles)
     check_named_columns(controls, "--control", roles, what="control")
     if metric_cols is None:  # the manifest's metric columns (else the registry fallback)
-        described = describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col,), log=log)
+        described = describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col,) + ((cluster_col,) if cluster_col else ()), log=log)
         metric_cols = metric_names(described) or None
     study = validate_metrics(
         metrics_df,

@@ -23,6 +23,7 @@ from tutormetrics.report.embed import compact
 #: Table kinds recognised from a header, tried in order: (kind, columns that must all be present).
 KINDS: tuple[tuple[str, frozenset[str]], ...] = (
     ("correlations", frozenset({"metric", "target", "rho"})),
+    ("predictive", frozenset({"target", "model", "measure", "estimate", "n_groups"})),
     ("comparisons", frozenset({"metric", "group_a", "group_b"})),
     ("summary", frozenset({"group", "variable", "mean"})),
     ("judge", frozenset({"criterion", "judge", "reference"})),
@@ -316,7 +317,7 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     correlations.sort(key=lambda c: (c["control"] != "", c["file"] != "correlations.csv"))
     data["correlations"] = correlations
 
-    for kind in ("agreement", "judge", "facets", "summary", "comparisons", "conversations"):
+    for kind in ("agreement", "judge", "facets", "summary", "comparisons", "conversations", "predictive"):
         if kind in found:
             data[kind] = [{"file": p.name, "table": table_payload(read_table(p))} for p in found[kind]]
 

@@ -139,33 +139,72 @@ def _chunk_size(n_rows: int, n_cols: int, total: int) -> int:
     return int(max(1, min(total, _CHUNK_ELEMENTS // max(1, n_rows * n_cols))))
 
 
+def resample_weights(rng: np.random.Generator, c: int, n: int, clusters: np.ndarray | None = None) -> np.ndarray:
+    """Integer row weights (c, n) of ``c`` resamples.
+
+    Rows: ``rng.integers(0, n, (c, n))``, the stream of ``scipy.stats.bootstrap(paired=True)``. With
+    ``clusters`` (code 0…G−1 per row, codes of the labels sorted as text) the draws are
+    ``rng.integers(0, G, (c, G))`` and row i weighs as often as its cluster was drawn
+    (``predictive.md`` §2.1); with one row per cluster in row order both are the same.
+
+    >>> resample_weights(np.random.default_rng(0), 1, 4, np.array([0, 0, 1, 1])).tolist()
+    [[0, 0, 2, 2]]
+    """
+    g = n if clusters is None else int(clusters.max()) + 1
+    idx = rng.integers(0, g, (c, g))
+    flat = (idx + (np.arange(c) * g)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=c * g).reshape(c, g).astype(np.int64)
+    return counts if clusters is None else counts[:, clusters]
+
+
+def jackknife_weights(start: int, c: int, n: int, clusters: np.ndarray | None = None) -> np.ndarray:
+    """Leave-one-out weights for units ``start … start + c − 1``: rows, or clusters (``1 − 1[cluster(i) = j]``)."""
+    units = np.arange(start, start + c)
+    if clusters is None:
+        weights = np.ones((c, n), dtype=np.int64)
+        weights[np.arange(c), units] = 0
+        return weights
+    return (clusters[None, :] != units[:, None]).astype(np.int64)
+
+
+def n_units(n: int, clusters: np.ndarray | None) -> int:
+    """Jackknife units: rows, or clusters."""
+    return n if clusters is None else int(clusters.max()) + 1
+
+
 def bootstrap_spearman_block(
-    block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int, rng: np.random.Generator
+    block: np.ndarray,
+    n_x: int,
+    pairs: tuple[np.ndarray, np.ndarray],
+    n_resamples: int,
+    rng: np.random.Generator,
+    clusters: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Bootstrap distribution (n_pairs, B) of ρ for paired row resamples drawn like scipy does."""
+    """Bootstrap distribution (n_pairs, B) of ρ for paired row resamples drawn like scipy does
+    (or cluster resamples, see :func:`resample_weights`)."""
     n = block.shape[0]
     plan = _rank_plan(block)
     out = np.empty((pairs[0].size, n_resamples))
     step = _chunk_size(n, block.shape[1], n_resamples)
     for start in range(0, n_resamples, step):
         c = min(step, n_resamples - start)
-        idx = rng.integers(0, n, (c, n))  # identical stream to scipy.stats.bootstrap(paired=True)
-        flat = (idx + (np.arange(c) * n)[:, None]).ravel()
-        weights = np.bincount(flat, minlength=c * n).reshape(c, n).astype(np.int64)
+        weights = resample_weights(rng, c, n, clusters)  # identical stream to scipy.stats.bootstrap(paired=True)
         out[:, start : start + c] = _weighted_spearman_block(weights, plan, n_x, pairs).T
     return out
 
 
-def jackknife_spearman_block(block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Leave-one-out ρ (n_pairs, n) for every row, via weights ``1 − e_i``."""
+def jackknife_spearman_block(
+    block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], clusters: np.ndarray | None = None
+) -> np.ndarray:
+    """Leave-one-out ρ (n_pairs, units) for every row (weights ``1 − e_i``) or every cluster."""
     n = block.shape[0]
+    m = n_units(n, clusters)
     plan = _rank_plan(block)
-    out = np.empty((pairs[0].size, n))
-    step = _chunk_size(n, block.shape[1], n)
-    for start in range(0, n, step):
-        c = min(step, n - start)
-        weights = np.ones((c, n), dtype=np.int64)
-        weights[np.arange(c), start + np.arange(c)] = 0
+    out = np.empty((pairs[0].size, m))
+    step = _chunk_size(n, block.shape[1], m)
+    for start in range(0, m, step):
+        c = min(step, m - start)
+        weights = jackknife_weights(start, c, n, clusters)
         out[:, start : start + c] = _weighted_spearman_block(weights, plan, n_x, pairs).T
     return out
 

@@ -33,7 +33,14 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import special, stats
 
-from tutormetrics.stats.bootstrap import _chunk_size, _rank_plan, _weighted_centred_ranks
+from tutormetrics.stats.bootstrap import (
+    _chunk_size,
+    _rank_plan,
+    _weighted_centred_ranks,
+    jackknife_weights,
+    n_units,
+    resample_weights,
+)
 
 #: ``ptp(e) ≤ RESIDUAL_RTOL·ptp(r)`` marks a residual vector as constant (spec §1.2).
 RESIDUAL_RTOL = 1e-12
@@ -175,32 +182,32 @@ def bootstrap_partial_block(
     pairs: tuple[np.ndarray, np.ndarray],
     n_resamples: int,
     rng: np.random.Generator,
+    clusters: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Bootstrap distribution (n_pairs, B) of partial ρ; paired row resamples drawn like scipy does."""
+    """Bootstrap distribution (n_pairs, B) of partial ρ; paired row resamples drawn like scipy does,
+    or cluster resamples (:func:`~tutormetrics.stats.bootstrap.resample_weights`)."""
     n = block.shape[0]
     plan = _rank_plan(block)
     out = np.empty((pairs[0].size, n_resamples))
     step = _chunk_size(n, block.shape[1] + n_ctrl, n_resamples)
     for start in range(0, n_resamples, step):
         c = min(step, n_resamples - start)
-        idx = rng.integers(0, n, (c, n))  # same stream as scipy.stats.bootstrap(paired=True)
-        flat = (idx + (np.arange(c) * n)[:, None]).ravel()
-        weights = np.bincount(flat, minlength=c * n).reshape(c, n).astype(np.int64)
+        weights = resample_weights(rng, c, n, clusters)  # same stream as scipy.stats.bootstrap(paired=True)
         out[:, start : start + c] = _weighted_partial_block(weights, plan, n_x, n_ctrl, pairs).T
     return out
 
 
 def jackknife_partial_block(
-    block: np.ndarray, n_x: int, n_ctrl: int, pairs: tuple[np.ndarray, np.ndarray]
+    block: np.ndarray, n_x: int, n_ctrl: int, pairs: tuple[np.ndarray, np.ndarray], clusters: np.ndarray | None = None
 ) -> np.ndarray:
-    """Leave-one-out partial ρ (n_pairs, n) for every row, via weights ``1 − e_i``."""
+    """Leave-one-out partial ρ (n_pairs, units) for every row (weights ``1 − e_i``) or every cluster."""
     n = block.shape[0]
+    m = n_units(n, clusters)
     plan = _rank_plan(block)
-    out = np.empty((pairs[0].size, n))
-    step = _chunk_size(n, block.shape[1] + n_ctrl, n)
-    for start in range(0, n, step):
-        c = min(step, n - start)
-        weights = np.ones((c, n), dtype=np.int64)
-        weights[np.arange(c), start + np.arange(c)] = 0
+    out = np.empty((pairs[0].size, m))
+    step = _chunk_size(n, block.shape[1] + n_ctrl, m)
+    for start in range(0, m, step):
+        c = min(step, m - start)
+        weights = jackknife_weights(start, c, n, clusters)
         out[:, start : start + c] = _weighted_partial_block(weights, plan, n_x, n_ctrl, pairs).T
     return out

@@ -69,6 +69,8 @@ DIAGNOSTIC_COLUMNS: tuple[str, ...] = ("p_method", "ci_method")
 #: Added after ``reason`` when the table holds partial rows (``richness.md`` §1.3): the control
 #: names joined by ``,``, empty on raw rows.
 CONTROL_COLUMN = "control"
+#: Added after ``reason`` (and ``control``) with cluster intervals (``predictive.md`` §2.3).
+CLUSTER_COLUMN = "n_clusters"
 
 #: Below this many complete pairs, ``permutation="auto"`` uses a permutation p (§1.3).
 PERMUTATION_N_BELOW = 50
@@ -285,20 +287,32 @@ def _vectorized_cis(
     confidence_level: float,
     root: np.random.SeedSequence,
     ctrl: np.ndarray | None = None,
+    labels: np.ndarray | None = None,
+    min_clusters: int = 10,
 ) -> None:
     alpha = (1.0 - confidence_level) / 2.0
     k_ctrl = 0 if ctrl is None else ctrl.shape[1]
+    prefix = "" if labels is None else "cluster_"
     for g, group in enumerate(groups):
         if not group.cells:
             continue
+        clusters = None
+        if labels is not None:
+            _, clusters = np.unique(labels[group.rows], return_inverse=True)  # labels sorted as text
+            clusters = clusters.ravel()
+            if int(clusters.max()) + 1 < min_clusters:
+                for c in group.cells:
+                    cells[c].ci_method = "none"
+                    cells[c].reason.append("too_few_clusters")
+                continue
         block, n_x, pairs = _group_block(x, y, cells, group, ctrl)
         with single_threaded_blas():
             if k_ctrl:
-                theta_b = bootstrap_partial_block(block, n_x, k_ctrl, pairs, n_resamples, child_rng(root, 0, g))
-                theta_jack = jackknife_partial_block(block, n_x, k_ctrl, pairs) if ci == "bca" else None
+                theta_b = bootstrap_partial_block(block, n_x, k_ctrl, pairs, n_resamples, child_rng(root, 0, g), clusters)
+                theta_jack = jackknife_partial_block(block, n_x, k_ctrl, pairs, clusters) if ci == "bca" else None
             else:
-                theta_b = bootstrap_spearman_block(block, n_x, pairs, n_resamples, child_rng(root, 0, g))
-                theta_jack = jackknife_spearman_block(block, n_x, pairs) if ci == "bca" else None
+                theta_b = bootstrap_spearman_block(block, n_x, pairs, n_resamples, child_rng(root, 0, g), clusters)
+                theta_jack = jackknife_spearman_block(block, n_x, pairs, clusters) if ci == "bca" else None
         for k, c in enumerate(group.cells):
             cell = cells[c]
             dist = theta_b[k]
@@ -317,7 +331,7 @@ def _vectorized_cis(
                 else:
                     cell.reason.append("ci_percentile")
             cell.ci_low, cell.ci_high = _quantiles(dist, levels)
-            cell.ci_method = method
+            cell.ci_method = prefix + method
 
 
 def _scipy_cis(
@@ -389,6 +403,8 @@ def spearman_matrix(
     ci_backend: CIBackend = "vectorized",
     control: Sequence[str] | None = None,
     tie_digits: int = DEFAULT_TIE_DIGITS,
+    cluster: Sequence[object] | np.ndarray | pl.Series | None = None,
+    min_clusters: int = 10,
 ) -> pl.DataFrame:
     """Spearman ρ of every metric against every target, as a tidy table (``statistics.md`` §1).
 
@@ -404,7 +420,14 @@ def spearman_matrix(
     ``ci="fisher"`` uses ``n − 3 − k``. A residual that is numerically constant (the metric is
     reproduced by the controls, e.g. is one of them) gives reason ``constant``. The table gains a
     ``control`` column after ``reason`` (names joined by ``,``), and ``p_adj`` adjusts the partial
-    cells as one family. A control that is missing, non-numeric, constant or also a target raises.
+    cells as one family.
+
+    With ``cluster`` (one label per row of ``data``, compared as text) the bootstrap resamples whole
+    clusters (``predictive.md`` §2): the G clusters of a cell's rows sorted as text, draws
+    ``integers(0, G, (B, G))``, BCa with the jackknife over clusters; ``ci_method`` reads
+    ``cluster_bca``/``cluster_percentile``; fewer than ``min_clusters`` clusters give no interval
+    (reason ``too_few_clusters``); a column ``n_clusters`` follows ``reason`` (and ``control``).
+    ρ and p are unchanged; ``ci="fisher"`` is refused. A control that is missing, non-numeric, constant or also a target raises.
     :func:`correlate_with_targets` (``control=...``) puts raw and partial rows in one table.
 
     Per cell the complete pairs are ``isfinite(x) & isfinite(y)``; ``n`` counts them. A cell with
@@ -452,6 +475,7 @@ def spearman_matrix(
     k_ctrl = len(controls)
     cells, groups = _plan_cells(x, y, n_min, ctrl)
     root = seed_root(seed)
+    labels = _cluster_labels(cluster, data.height, ci, ci_backend)
 
     for group in groups:
         block, n_x, pairs = _group_block(x, y, cells, group, ctrl)
@@ -490,7 +514,7 @@ def spearman_matrix(
                 cell.ci_method = "fisher" if np.isfinite(cell.ci_low) else "none"
     elif ci in ("bca", "percentile"):
         if ci_backend == "vectorized":
-            _vectorized_cis(x, y, cells, groups, ci, n_resamples, confidence_level, root, ctrl)
+            _vectorized_cis(x, y, cells, groups, ci, n_resamples, confidence_level, root, ctrl, labels, min_clusters)
         else:
             _scipy_cis(x, y, cells, groups, ci, n_resamples, confidence_level, root)
     else:
@@ -536,7 +560,44 @@ def spearman_matrix(
     if controls:
         at = table.columns.index("reason") + 1
         table = table.insert_column(at, pl.Series(CONTROL_COLUMN, [",".join(controls)] * table.height, dtype=pl.String))
+    if labels is not None:
+        at = table.columns.index(CONTROL_COLUMN if controls else "reason") + 1
+        counts = _cell_clusters(x, y, ctrl, labels, cells)
+        table = table.insert_column(at, pl.Series(CLUSTER_COLUMN, counts, dtype=pl.Int64))
     return table
+
+
+def _cluster_labels(cluster: Any, n: int, ci: str, ci_backend: str) -> np.ndarray | None:
+    """Cluster labels as text, checked: one per row, none empty; Fisher and the scipy path refused."""
+    if cluster is None:
+        return None
+    if ci == "fisher":
+        raise ConfigError("--ci fisher assumes independent rows; it cannot be combined with --cluster-col",
+                          hint="use --ci bca (default) or percentile")  # fmt: skip
+    if ci_backend != "vectorized":
+        raise ConfigError("cluster intervals have only the vectorized bootstrap", hint="use ci_backend='vectorized'")
+    values = cluster.to_list() if isinstance(cluster, pl.Series) else list(cluster)
+    if len(values) != n:
+        raise ConfigError(f"cluster has {len(values)} labels for {n} rows")
+    empty = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and v != v) or str(v).strip() == ""]
+    if empty:
+        raise InputSchemaError(f"{len(empty):,} row(s) have an empty cluster label (first row {empty[0] + 1})",
+                               hint="every row needs its cluster (dialogue) label")  # fmt: skip
+    return np.asarray([str(v) for v in values], dtype=str)
+
+
+def _cell_clusters(x: np.ndarray, y: np.ndarray, ctrl: np.ndarray | None, labels: np.ndarray, cells: list[_Cell]) -> list[int]:
+    """Distinct clusters among each cell's complete rows."""
+    _, codes = np.unique(labels, return_inverse=True)
+    codes = codes.ravel()
+    fx, fy = np.isfinite(x), np.isfinite(y)
+    if ctrl is not None:
+        fx = fx & np.all(np.isfinite(ctrl), axis=1)[:, None]
+    out = []
+    for cell in cells:
+        mask = fx[:, cell.metric] & fy[:, cell.target]
+        out.append(int(np.unique(codes[mask]).size))
+    return out
 
 
 def _check_controls(data: pl.DataFrame, control: Sequence[str] | None, targets: list[str]) -> list[str]:
@@ -671,6 +732,7 @@ def correlate_with_targets(
     metrics_cols: Sequence[str] | None = None,
     id_type: str = "str",
     control: Sequence[str] | None = None,
+    cluster_col: str | None = None,
     **spearman_options: Any,
 ) -> ValidityResult:
     """Join ``targets`` onto ``metrics`` by id (reporting unmatched ids; ``id_type`` as in
@@ -685,6 +747,11 @@ def correlate_with_targets(
     (``adjust``, ``ci``, ``n_resamples``, ``seed``, ``stars_on``, ...).
     """
     mcols = metric_columns(metrics, id_col=id_col, columns=list(metrics_cols) if metrics_cols else None)
+    if cluster_col is not None:
+        require_columns(metrics, [cluster_col], source="metrics", option="--cluster-col")
+        mcols = [c for c in mcols if c != cluster_col]  # a cluster label is never a metric
+        if not mcols:
+            raise InputSchemaError("metrics: no metric column besides the cluster column")
     target_cols = [c for t in targets for c in t.columns if c != id_col]
     controls = list(dict.fromkeys(c.strip() for c in (control or [])))
     if controls:
@@ -695,8 +762,10 @@ def correlate_with_targets(
                 hint="a control is a column of the metrics table held fixed; it cannot be a rating target",
             )
         require_columns(metrics, controls, source="metrics", option="--control")
-    keep = list(dict.fromkeys([*mcols, *controls]))
+    keep = [c for c in dict.fromkeys([*mcols, *controls, *([cluster_col] if cluster_col else [])]) if c != id_col]
     joined, report = join_targets(metrics.select(id_col, *keep), *targets, id_col=id_col, names=names, id_type=id_type)
+    if cluster_col is not None:
+        spearman_options["cluster"] = joined.get_column(cluster_col).cast(pl.String)
     table = spearman_matrix(joined, mcols, target_cols, **spearman_options)
     if controls:
         partial = spearman_matrix(joined, mcols, target_cols, control=controls, **spearman_options)

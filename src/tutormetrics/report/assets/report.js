@@ -814,7 +814,40 @@
     });
   }
 
-  var steps = [provenance, heatmap, agreement, thetaSection, groups, drilldown, dialogues];
+  /* ---------- predictive validity (predict / run --group-col) ---------- */
+  function predictive() {
+    var files = D.predictive || [];
+    if (!files.length) return;
+    var s = section("predictive", "Predictive validity: the metrics together, out of sample", "Grouped K-fold cross-validation (a dialogue never straddles folds; every step fitted on the training folds). all = every metric, best_single = the metric with the largest training |ρ|, chosen in each fold; all-best_single = what the metrics add together. Intervals resample whole dialogues.");
+    files.forEach(function (a) {
+      var T = a.table, gt = getter(T, "target"), gm = getter(T, "model"), gs = getter(T, "measure"), ge = getter(T, "estimate"), gl = getter(T, "ci_low"), gh = getter(T, "ci_high");
+      var targets = unique(T.rows.map(gt)), measures = unique(T.rows.map(gs).filter(function (v) { return v !== null && v !== undefined; }));
+      s.appendChild(el("h3", { text: a.file }));
+      var selM = el("select", { id: "pred-m-" + a.file.replace(/[^A-Za-z0-9]/g, "_") }, measures.map(function (v) { return el("option", { value: v, text: v }); }));
+      if (measures.indexOf("macro_f1") >= 0) selM.value = "macro_f1";
+      s.appendChild(el("div", { cls: "controls" }, el("label", { "for": selM.id }, "Measure", selM)));
+      var plot = el("div");
+      s.appendChild(plot);
+      var tbl = dataTable(T, { caption: a.file });
+      function draw() {
+        plot.textContent = "";
+        var items = targets.map(function (t) {
+          var series = ["all", "best_single"].map(function (m) {
+            var r = T.rows.filter(function (r) { return gt(r) === t && gm(r) === m && gs(r) === selM.value; })[0];
+            return r ? { est: ge(r), lo: gl(r), hi: gh(r) } : { est: null, lo: null, hi: null };
+          });
+          return { label: String(t), series: series };
+        }).filter(function (it) { return it.series.some(function (x) { return isNum(x.est); }); });
+        plot.appendChild(forest(items, ["all", "best_single"], { title: selM.value + " per target", axis: selM.value + " [95% cluster CI]" }));
+        tbl.setFilter(function (r) { return gs(r) === selM.value || gs(r) === null; });
+      }
+      selM.addEventListener("change", draw);
+      s.appendChild(tbl);
+      draw();
+    });
+  }
+
+  var steps = [provenance, heatmap, agreement, thetaSection, groups, predictive, drilldown, dialogues];
   steps.forEach(function (f) {
     try { f(); } catch (err) {
       main.appendChild(el("p", { cls: "note", text: "A part of this report could not be drawn: " + (err && err.message) }));

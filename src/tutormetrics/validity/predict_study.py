@@ -1,0 +1,225 @@
+"""Inputs of ``predict`` (``predictive.md`` §1.1–1.2): targets from ratings and θ, features, controls, judge.
+
+:func:`predict_study` turns a metrics table, ratings (long or wide) and θ tables into the joined frame
+that :func:`tutormetrics.validity.predictive.predict_frame` fits, with ``validate``'s join and rating
+options; ``--judge NAME`` takes one rater of long ratings out of the targets and uses its scores as
+predictions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io import require_columns
+from tutormetrics.validity.join import metric_columns
+from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
+
+Log = Callable[[str], None]
+_JUDGE_PREFIX = "__judge__:"
+
+
+def _quiet(_message: str) -> None:
+    """Default logger: silent."""
+
+
+@dataclass
+class RatingOptions:
+    """``validate``'s rating options (``statistics.md`` §1.1)."""
+
+    rater_col: str = "rater"
+    criterion_col: str = "criterion"
+    score_col: str = "score"
+    aggregate: str = "mean"
+    targets_from: list[str] | None = None
+    id_type: str = "str"
+    levels: list[float] | None = None
+    drop_out_of_scale: bool = False
+
+
+def registry_families(n_layers: int = 48) -> dict[str, str]:
+    """Column → family of every registered metric family (the first family listing a column wins).
+
+    >>> registry_families()["resp_words"], registry_families()["ttr"]
+    ('length', 'lexical_diversity')
+    """
+    from tutormetrics.metrics.registry import get_metric, list_metrics
+
+    out: dict[str, str] = {}
+    for name in list_metrics():
+        try:
+            cols = get_metric(name).columns(n_layers)
+        except Exception:  # noqa: BLE001 - a plugin family that cannot list its columns lists none
+            continue
+        for col in cols:
+            out.setdefault(col, name)
+    return out
+
+
+def _require_sklearn() -> None:
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise ConfigError("predict needs scikit-learn", hint="pip install 'scikit-learn>=1.6'") from None
+
+
+def parse_judge_cols(values: Sequence[str] | None) -> tuple[dict[str, str], str | None]:
+    """``["mi=j_mi", "j_all"]`` → ``({"mi": "j_mi"}, "j_all")`` (targets → column, and the bare column)."""
+    per: dict[str, str] = {}
+    bare: str | None = None
+    for item in values or []:
+        target, sep, col = item.partition("=")
+        if sep:
+            if not target.strip() or not col.strip():
+                raise ConfigError(f"--judge-col {item!r} is not TARGET=COL or COL", hint="e.g. --judge-col mistake_identification=llm_mi")
+            per[target.strip()] = col.strip()
+        else:
+            if bare is not None:
+                raise ConfigError("more than one bare --judge-col", hint="a bare --judge-col COL serves every target; give TARGET=COL for the others")
+            bare = item.strip()
+    return per, bare
+
+
+def _split_judge(ratings: pl.DataFrame, judge: str, ro: RatingOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
+    if ro.rater_col not in ratings.columns:
+        raise InputSchemaError(f"--judge needs a rater column, but {ro.rater_col!r} is not in the ratings",
+                               hint="pass long ratings with a rater column, or use --judge-col")  # fmt: skip
+    raters = ratings.get_column(ro.rater_col).cast(pl.String)
+    names = sorted(set(raters.drop_nulls().to_list()))
+    if judge not in names:
+        raise InputSchemaError(f"ratings: the judge {judge!r} is not a rater in the file", hint=f"raters: {', '.join(names[:10])}")
+    if len(names) < 2:
+        raise InputSchemaError(f"ratings: the judge {judge!r} is the only rater; there are no human targets",
+                               hint="add the human ratings to the file")  # fmt: skip
+    is_judge = raters == judge
+    return ratings.filter(~is_judge), ratings.filter(is_judge)
+
+
+def predict_study(
+    metrics: pl.DataFrame,
+    *,
+    group_col: str,
+    ratings: pl.DataFrame | None = None,
+    theta: Sequence[pl.DataFrame] = (),
+    id_col: str = "exchange_id",
+    metrics_cols: Sequence[str] | None = None,
+    controls: Sequence[str] = (),
+    judge: str | None = None,
+    judge_cols: Sequence[str] | None = None,
+    rating_options: RatingOptions | None = None,
+    options: PredictOptions | None = None,
+    families: Mapping[str, str] | None = None,
+    ratings_source: str = "ratings",
+    log: Log = _quiet,
+) -> PredictResult:
+    """Targets (criteria after ``aggregate``, then θ), features, controls and judge → :func:`predict_frame`."""
+    from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings, ratings_frame_to_targets
+    from tutormetrics.validity.join import join_targets
+
+    ro = rating_options or RatingOptions()
+    opts = options or PredictOptions()
+    opts.check()
+    _require_sklearn()
+    if ratings is None and not theta:
+        raise ConfigError("nothing to predict", hint="pass --ratings and/or --theta")
+    if judge is not None and judge_cols:
+        raise ConfigError("--judge and --judge-col exclude each other", hint="name the judge as a rater or as a metrics column")
+    require_columns(metrics, [id_col], source="metrics", option="--id")
+    if group_col not in metrics.columns:
+        raise InputSchemaError(f"the group column {group_col!r} is not in the metrics table",
+                               hint="carry it with `score --keep conversation_id`")  # fmt: skip
+    controls = list(dict.fromkeys(c.strip() for c in controls if c.strip()))
+    require_columns(metrics, controls, source="metrics", option="--control")
+    per_target, bare = parse_judge_cols(judge_cols)
+    jcols = list(dict.fromkeys([*per_target.values(), *([bare] if bare else [])]))
+    require_columns(metrics, jcols, source="metrics", option="--judge-col")
+
+    tables: list[pl.DataFrame] = []
+    names: list[str] = []
+    judge_table = None
+    if ratings is not None:
+        long = is_long_ratings(ratings, criterion_col=ro.criterion_col, score_col=ro.score_col)
+        if long:
+            ratings = check_scale(
+                ratings, criterion_col=ro.criterion_col, score_col=ro.score_col, id_col=id_col, levels=ro.levels,
+                drop=ro.drop_out_of_scale, source=ratings_source, log=log,
+            )  # fmt: skip
+        if judge is not None:
+            if not long:
+                raise InputSchemaError("--judge needs long ratings (id, rater, criterion, score)", hint="or use --judge-col")
+            ratings, judged = _split_judge(ratings, judge, ro)
+        kw = dict(id_col=id_col, rater_col=ro.rater_col, criterion_col=ro.criterion_col, score_col=ro.score_col,
+                  aggregate=ro.aggregate, columns=ro.targets_from)  # fmt: skip
+        tables.append(ratings_frame_to_targets(ratings, source=ratings_source, **kw))  # type: ignore[arg-type]
+        names.append("ratings")
+        if judge is not None:
+            judge_table = ratings_frame_to_targets(judged, source=f"{ratings_source} (judge {judge})", **kw)  # type: ignore[arg-type]
+    elif judge is not None:
+        raise ConfigError("--judge needs --ratings")
+    for k, table in enumerate(theta):
+        name = "theta" if k == 0 else f"theta{k + 1}"
+        if k:
+            table = table.rename({c: f"{c}{k + 1}" for c in table.columns if c != id_col})
+        tables.append(table)
+        names.append(name)
+    target_cols = [c for t in tables for c in t.columns if c != id_col]
+
+    clash = [c for c in controls if c in target_cols]
+    if clash:
+        raise ConfigError(f"control column(s) {', '.join(map(repr, clash))} are also targets",
+                          hint="a control is a metrics column held fixed; it cannot be a rating target")  # fmt: skip
+    for c in controls:
+        col = metrics.get_column(c)
+        if not col.dtype.is_numeric():
+            raise InputSchemaError(f"control column {c!r} is {col.dtype}, not numeric", hint="pick a numeric control such as resp_words")
+        vals = col.cast(pl.Float64).drop_nulls().drop_nans()
+        if vals.len() == 0 or vals.min() == vals.max():
+            raise InputSchemaError(f"control column {c!r} is constant or empty", hint="a constant control explains nothing; drop it")
+    unknown = [t for t in per_target if t not in target_cols]
+    if unknown:
+        raise InputSchemaError(f"--judge-col names unknown target(s) {', '.join(map(repr, unknown))}",
+                               hint=f"targets: {', '.join(target_cols)}")  # fmt: skip
+
+    excluded = {group_col, *controls, *jcols}
+    if metrics_cols:
+        features = metric_columns(metrics, id_col=id_col, columns=list(metrics_cols))
+        features = [f for f in features if f not in excluded]
+    else:
+        features = [c for c in metric_columns(metrics, id_col=id_col) if c not in excluded and metrics.schema[c] != pl.Boolean]
+    if not features:
+        raise InputSchemaError("no feature column", hint="pass --metrics-cols, or a metrics table with numeric metric columns")
+
+    keep = list(dict.fromkeys([group_col, *features, *controls, *jcols]))
+    frame = metrics.select(id_col, *keep)
+    if judge_table is not None:
+        judge_table = judge_table.rename({c: _JUDGE_PREFIX + c for c in judge_table.columns if c != id_col})
+    joined, report = join_targets(frame, *tables, id_col=id_col, names=names, id_type=ro.id_type)
+    log(report.summary())
+    judge_map: dict[str, str] = {}
+    if judge_table is not None:
+        from tutormetrics.validity.join import _id_series
+
+        jt = judge_table.with_columns(_id_series(judge_table, id_col, ro.id_type, "judge").alias(id_col))
+        ids = _id_series(joined, id_col, ro.id_type, "metrics")
+        joined = joined.with_columns(ids.alias("__jid")).join(
+            jt.rename({id_col: "__jid"}), on="__jid", how="left", maintain_order="left"
+        ).drop("__jid")
+        missing = [c for c in target_cols if _JUDGE_PREFIX + c in joined.columns]
+        judge_map = {c: _JUDGE_PREFIX + c for c in missing}
+        if not judge_map:
+            raise InputSchemaError(f"the judge {judge!r} rated none of the criteria")
+    else:
+        for t in target_cols:
+            col = per_target.get(t, bare)
+            if col:
+                judge_map[t] = col
+    log(f"predict: {len(features)} features, {len(controls)} control(s), {len(target_cols)} target(s), "
+        f"{opts.folds} folds, model {opts.model}")  # fmt: skip
+    fam = dict(families) if families is not None else (registry_families() if opts.importance == "drop" else {})
+    return predict_frame(
+        joined, targets=target_cols, features=features, group_col=group_col, controls=controls,
+        judge_cols=judge_map, families=fam, id_col=id_col, options=opts, log=log,
+    )  # fmt: skip

@@ -1,0 +1,721 @@
+"""Grouped cross-validated predictive validity of the metrics together (``predictive.md`` §1).
+
+Per target: grouped K folds (:mod:`tutormetrics.validity.folds`); in every training fold, missing values
+→ training median, standardise (training mean and SD, ddof 0), fit a fixed model (L2 logistic, ridge or
+gradient boosting); predict the test fold. Models compared: ``all`` metrics (plus controls),
+``best_single`` (the metric with the largest training |ρ|, chosen afresh in each fold), ``control``,
+an optional ``judge`` and ``drop:<family>``. Measures are computed once on the pooled out-of-sample
+predictions, with percentile intervals from a cluster bootstrap over groups, paired across models
+(:mod:`tutormetrics.validity.predict_measures`).
+
+scikit-learn is imported only inside the fitting functions.
+
+Example:
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=60); y = (x + rng.normal(size=60) > 0).astype(float)
+    >>> frame = pl.DataFrame({"exchange_id": [str(i) for i in range(60)], "g": [str(i // 3) for i in range(60)],
+    ...                       "m1": x, "m2": rng.normal(size=60), "y": y})
+    >>> res = predict_frame(frame, targets=["y"], features=["m1", "m2"], group_col="g", options=PredictOptions(ci="none"))
+    >>> res.table.filter(pl.col("model") == "best_single")["selected"][0]
+    'm1;m1;m1;m1;m1'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.stats.bootstrap import single_threaded_blas
+from tutormetrics.validity import predict_measures as pm
+from tutormetrics.validity.folds import group_codes, group_folds
+
+Log = Callable[[str], None]
+
+MODELS: tuple[str, ...] = ("logistic", "ridge", "hgb")
+CLASS_WEIGHTS: tuple[str, ...] = ("none", "balanced")
+IMPORTANCE: tuple[str, ...] = ("none", "drop")
+CIS: tuple[str, ...] = ("percentile", "none")
+
+TABLE_COLUMNS: tuple[str, ...] = (
+    "target", "kind", "model", "measure", "estimate", "ci_low", "ci_high", "n", "n_groups", "folds",
+    "n_features", "selected", "reason",
+)  # fmt: skip
+MEASURES: dict[str, tuple[str, ...]] = {
+    "binary": ("rho", "auc", "macro_f1", "accuracy", "brier", "log_loss"),
+    "ordinal": ("rho", "macro_f1", "accuracy", "macro_f1_lenient", "accuracy_lenient", "auc_lenient", "log_loss"),
+    "continuous": ("rho", "pearson_r", "r2", "rmse"),
+}
+#: Measures that need level probabilities (not reported for ``judge`` or ``ridge`` on class targets).
+PROBABILITY_MEASURES = frozenset({"brier", "log_loss"})
+LABEL_MEASURES = frozenset({"macro_f1", "accuracy", "macro_f1_lenient", "accuracy_lenient"})
+
+#: Bootstrap elements (resamples × rows) per chunk.
+_CHUNK = 1 << 21
+
+
+def _quiet(_message: str) -> None:
+    """Default logger: silent."""
+
+
+@dataclass
+class PredictOptions:
+    """Options of ``predict`` (``predictive.md`` §1); one set of names and defaults for the CLI and the API."""
+
+    folds: int = 5
+    model: str = "logistic"
+    class_weight: str = "none"
+    importance: str = "none"
+    ci: str = "percentile"
+    n_resamples: int = 2000
+    confidence_level: float = 0.95
+    seed: int = 0
+    n_min: int = 10
+
+    def check(self) -> None:
+        for value, allowed, flag in (
+            (self.model, MODELS, "--model"),
+            (self.class_weight, CLASS_WEIGHTS, "--class-weight"),
+            (self.importance, IMPORTANCE, "--importance"),
+            (self.ci, CIS, "--ci"),
+        ):
+            if value not in allowed:
+                raise ConfigError(f"unknown {flag} {value!r}", hint=f"use one of {', '.join(allowed)}")
+        if self.folds < 2:
+            raise ConfigError(f"--folds must be at least 2, got {self.folds}")
+        if self.ci != "none" and self.n_resamples < 2:
+            raise ConfigError(f"--n-resamples must be at least 2, got {self.n_resamples}")
+        if not 0.0 < self.confidence_level < 1.0:
+            raise ConfigError(f"--confidence-level must lie in (0, 1), got {self.confidence_level}")
+        if self.n_min < 3:
+            raise ConfigError(f"--n-min must be at least 3, got {self.n_min}")
+
+
+@dataclass
+class PredictResult:
+    """``table`` (PRED, one row per target × model × measure) and ``predictions`` (OOS rows)."""
+
+    table: pl.DataFrame
+    predictions: pl.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------------
+# One fold
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _FoldOut:
+    score: np.ndarray
+    label: np.ndarray | None  # level codes
+    proba: np.ndarray | None  # (n_test, L)
+    codes: list[str]
+
+
+def _prepare(xtr: np.ndarray, xte: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Median-impute and standardise on the training rows; drop all-missing or constant columns.
+
+    Returns ``(train, test, n_dropped)``.
+    """
+    if xtr.shape[1] == 0:
+        return xtr, xte, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        med = np.nanmedian(xtr, axis=0)
+    keep = np.isfinite(med)
+    xtr, xte, med = xtr[:, keep], xte[:, keep], med[keep]
+    xtr = np.where(np.isfinite(xtr), xtr, med)
+    xte = np.where(np.isfinite(xte), xte, med)
+    mean = xtr.mean(axis=0)
+    sd = xtr.std(axis=0)
+    ok = np.ptp(xtr, axis=0) > 0
+    dropped = int((~keep).sum() + (~ok).sum())
+    xtr, xte, mean, sd = xtr[:, ok], xte[:, ok], mean[ok], sd[ok]
+    return (xtr - mean) / sd, (xte - mean) / sd, dropped
+
+
+def _balanced(codes: np.ndarray) -> np.ndarray:
+    """``wᵢ = n / (L · n_k)`` over the L levels present."""
+    present, inv, counts = np.unique(codes, return_inverse=True, return_counts=True)
+    return (codes.size / (present.size * counts))[inv]
+
+
+def _omp_limit() -> contextlib.AbstractContextManager[object]:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n = os.cpu_count() or 1
+    return threadpool_limits(limits=n, user_api="openmp")
+
+
+def _fit_fold(
+    xtr: np.ndarray, ytr: np.ndarray, xte: np.ndarray, kind: str, levels: np.ndarray, opts: PredictOptions
+) -> _FoldOut:
+    """Fit on the training rows (``ytr``: level codes for class targets, values for continuous) and predict."""
+    xtr, xte, dropped = _prepare(xtr, xte)
+    codes = ["constant_in_fold"] * dropped
+    n_te = xte.shape[0]
+    no_features = xtr.shape[1] == 0
+    if no_features:
+        codes.append("no_features_in_fold")
+    if kind == "continuous":
+        if no_features:
+            return _FoldOut(np.full(n_te, float(np.mean(ytr))), None, None, codes)
+        return _FoldOut(_regress(xtr, ytr, xte, opts.model), None, None, codes)
+    n_levels = levels.size
+    weights = _balanced(ytr) if opts.class_weight == "balanced" else np.ones(ytr.size)
+    present = np.unique(ytr)
+    if opts.model == "ridge":
+        values = levels[ytr]
+        if no_features:
+            pred = np.full(n_te, float(np.average(values, weights=weights)))
+        else:
+            from sklearn.linear_model import Ridge
+
+            pred = Ridge(alpha=1.0).fit(xtr, values, sample_weight=weights).predict(xte)
+        dist = np.abs(pred[:, None] - levels[None, :])
+        # nearest level; a tie goes to the higher one (the last minimum)
+        label = n_levels - 1 - np.argmin(dist[:, ::-1], axis=1)
+        return _FoldOut(pred, label, None, codes)
+    proba = np.zeros((n_te, n_levels))
+    if present.size == 1:
+        codes.append("one_class_in_fold")
+        proba[:, present[0]] = 1.0
+    else:
+        if present.size < n_levels:
+            codes.append("class_missing_in_fold")
+        if no_features:
+            share = np.bincount(ytr, weights=weights, minlength=n_levels)
+            proba[:] = share / share.sum()
+        else:
+            p, converged = _classify(xtr, ytr, xte, opts)
+            proba[:, present] = p
+            if not converged:
+                codes.append("not_converged_in_fold")
+    label = np.argmax(proba, axis=1)  # the lower level on an exact tie
+    score = proba[:, -1] if kind == "binary" else proba @ levels
+    return _FoldOut(score, label, proba, codes)
+
+
+def _regress(xtr: np.ndarray, ytr: np.ndarray, xte: np.ndarray, model: str) -> np.ndarray:
+    if model == "hgb":
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        with _omp_limit():
+            return HistGradientBoostingRegressor(random_state=0, early_stopping=False).fit(xtr, ytr).predict(xte)
+    from sklearn.linear_model import Ridge
+
+    return Ridge(alpha=1.0).fit(xtr, ytr).predict(xte)
+
+
+def _classify(xtr: np.ndarray, ytr: np.ndarray, xte: np.ndarray, opts: PredictOptions) -> tuple[np.ndarray, bool]:
+    """Probabilities of the training classes (ascending) and whether the solver converged."""
+    cw = "balanced" if opts.class_weight == "balanced" else None
+    if opts.model == "hgb":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        with _omp_limit():
+            clf = HistGradientBoostingClassifier(random_state=0, early_stopping=False, class_weight=cw).fit(xtr, ytr)
+        return clf.predict_proba(xte), True
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    clf = LogisticRegression(C=1.0, l1_ratio=0.0, solver="newton-cholesky", tol=1e-8, max_iter=100, class_weight=cw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(xtr, ytr)
+    return clf.predict_proba(xte), bool(np.max(clf.n_iter_) < clf.max_iter)
+
+
+# --------------------------------------------------------------------------------------------------
+# Best single metric, chosen on the training rows
+# --------------------------------------------------------------------------------------------------
+
+
+def train_rho(x: np.ndarray, y: np.ndarray, ctrl: np.ndarray | None, n_min: int) -> np.ndarray:
+    """Spearman ρ (or partial ρ given ``ctrl``) of each column of ``x`` with ``y`` over complete pairs.
+
+    NaN where fewer than ``n_min`` pairs or a side is constant.
+
+    >>> x = np.array([[1.0, 4], [2, 3], [3, 2], [4, 1], [5, 5]])
+    >>> train_rho(x, np.array([1.0, 2, 3, 4, 5]), None, 3).round(2).tolist()
+    [1.0, 0.0]
+    """
+    from tutormetrics.stats.partial import partial_spearman
+
+    n, p = x.shape
+    out = np.full(p, np.nan)
+    if ctrl is not None:
+        base = np.all(np.isfinite(ctrl), axis=1)
+        for j in range(p):
+            m = base & np.isfinite(x[:, j])
+            if m.sum() >= n_min and np.ptp(x[m, j]) > 0 and np.ptp(y[m]) > 0:
+                out[j] = partial_spearman(x[m, j], y[m], ctrl[m])[0]
+        return out
+    fin = np.isfinite(x)
+    full = fin.all(axis=0)
+    if full.any() and n >= n_min and np.ptp(y) > 0:
+        r = stats.rankdata(x[:, full], axis=0)
+        r -= r.mean(axis=0)
+        ry = stats.rankdata(y)
+        ry -= ry.mean()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rho = (ry @ r) / np.sqrt((r * r).sum(axis=0) * (ry @ ry))
+        rho[np.ptp(x[:, full], axis=0) == 0] = np.nan
+        out[full] = rho
+    for j in np.flatnonzero(~full):
+        m = fin[:, j]
+        if m.sum() >= n_min and np.ptp(x[m, j]) > 0 and np.ptp(y[m]) > 0:
+            out[j] = stats.spearmanr(x[m, j], y[m]).statistic
+    return out
+
+
+def best_column(rho: np.ndarray) -> int:
+    """Index of the largest |ρ| (the first on a tie); −1 when none is defined."""
+    a = np.abs(rho)
+    if not np.any(np.isfinite(a)):
+        return -1
+    return int(np.argmax(np.where(np.isfinite(a), a, -1.0)))
+
+
+# --------------------------------------------------------------------------------------------------
+# One target
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    name: str
+    index: int
+    ids: np.ndarray
+    groups: np.ndarray  # labels as text
+    y: np.ndarray
+    x: np.ndarray  # features F
+    c: np.ndarray  # controls C
+    judge: np.ndarray | None
+
+
+@dataclass
+class _ModelOut:
+    name: str
+    n_features: int | None
+    score: np.ndarray
+    label: np.ndarray | None
+    proba: np.ndarray | None
+    fold: np.ndarray
+    codes: dict[str, int] = field(default_factory=dict)
+    selected: str = ""
+    rows: np.ndarray | None = None  # judge: the rows it covers
+
+
+def _model_specs(features: list[str], families: Mapping[str, str], n_ctrl: int, importance: str) -> list[tuple[str, Any]]:
+    specs: list[tuple[str, Any]] = [("all", list(range(len(features)))), ("best_single", "best")]
+    if n_ctrl:
+        specs.append(("control", []))
+    if importance == "drop":
+        fams = list(dict.fromkeys(families.get(f, f) for f in features))
+        for fam in fams:
+            specs.append((f"drop:{fam}", [j for j, f in enumerate(features) if families.get(f, f) != fam]))
+    return specs
+
+
+def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spec: Any, opts: PredictOptions) -> _ModelOut:
+    n = t.y.size
+    n_levels = levels.size
+    score = np.empty(n)
+    label = np.zeros(n, dtype=np.intp) if kind != "continuous" else None
+    proba = np.zeros((n, n_levels)) if kind != "continuous" and opts.model != "ridge" else None
+    yfit = np.searchsorted(levels, t.y) if kind != "continuous" else t.y
+    codes: dict[str, int] = {}
+    chosen: list[str] = []
+    for f in range(opts.folds):
+        te = folds == f
+        tr = ~te
+        if spec == "best":
+            rho = train_rho(t.x[tr], t.y[tr], t.c[tr] if t.c.shape[1] else None, opts.n_min)
+            j = best_column(rho)
+            if j < 0:
+                codes["no_candidate_in_fold"] = codes.get("no_candidate_in_fold", 0) + 1
+                cols: list[int] = []
+                chosen.append("")
+            else:
+                cols = [j]
+                chosen.append(str(j))
+        else:
+            cols = spec
+        xtr = np.concatenate([t.x[np.ix_(tr, cols)], t.c[tr]], axis=1)
+        xte = np.concatenate([t.x[np.ix_(te, cols)], t.c[te]], axis=1)
+        out = _fit_fold(xtr, yfit[tr], xte, kind, levels, opts)
+        score[te] = out.score
+        if label is not None and out.label is not None:
+            label[te] = out.label
+        if proba is not None and out.proba is not None:
+            proba[te] = out.proba
+        seen: set[str] = set()
+        for code in out.codes:
+            if code == "constant_in_fold":
+                codes[code] = codes.get(code, 0) + 1  # (fold, column) pairs
+            elif code not in seen:
+                seen.add(code)
+                codes[code] = codes.get(code, 0) + 1
+    return _ModelOut("", None, score, label, proba, folds, codes, ";".join(chosen))
+
+
+def _measure_fns(
+    kind: str, y: np.ndarray, levels: np.ndarray, m: _ModelOut, rows: np.ndarray, off_scale: bool = False,
+    shared: dict[str, Any] | None = None,
+) -> dict[str, Callable[[pm.Weights], np.ndarray]]:
+    """Closures ``Weights → values`` for each measure the model has, on the rows ``rows``.
+
+    ``shared`` holds the target's rank plan across models (so one resample block ranks it once).
+    """
+    yv = y[rows]
+    s = m.score[rows]
+    order = MEASURES[kind]
+    fns: dict[str, Callable[[pm.Weights], np.ndarray]] = {}
+    plan_s = pm._plan(s)
+    shared = {} if shared is None else shared
+    if "plan_y" not in shared:
+        shared["plan_y"] = pm._plan(yv)
+    plan_y = shared["plan_y"]
+    fns["rho"] = lambda w: pm.spearman(w, plan_s, plan_y)
+    if kind == "continuous":
+        fns["pearson_r"] = lambda w: pm.pearson(w, yv, s)
+        fns["r2"] = lambda w: pm.r2(w, yv, s)
+        fns["rmse"] = lambda w: pm.rmse(w, yv, s)
+        return fns
+    ycode = np.searchsorted(levels, yv)
+    n_levels = levels.size
+    top = n_levels - 1
+    proba = m.proba[rows] if m.proba is not None else None
+    nan = lambda w: np.full(w.counts.shape[0], np.nan)  # noqa: E731
+    if m.label is not None and not off_scale:
+        lab = m.label[rows]
+        exact = lambda w: pm.confusion(w, ycode, lab, n_levels)  # noqa: E731
+        lenient = lambda w: pm.confusion(w, (ycode > 0).astype(np.intp), (lab > 0).astype(np.intp), 2)  # noqa: E731
+        f1 = lambda w: pm.macro_f1_from(exact(w))  # noqa: E731
+        acc = lambda w: pm.accuracy_from(exact(w))  # noqa: E731
+        f1_len = lambda w: pm.macro_f1_from(lenient(w))  # noqa: E731
+        acc_len = lambda w: pm.accuracy_from(lenient(w))  # noqa: E731
+    else:
+        f1 = acc = f1_len = acc_len = nan
+    if kind == "binary":
+        fns["auc"] = lambda w: pm.auc(w, ycode == top, plan_s)
+        fns["macro_f1"], fns["accuracy"] = f1, acc
+        if proba is not None:
+            p_top = proba[:, top]
+            hit = (ycode == top).astype(np.float64)
+            fns["brier"] = lambda w: pm.weighted_mean(w, (p_top - hit) ** 2)
+    else:
+        fns["macro_f1"], fns["accuracy"] = f1, acc
+        fns["macro_f1_lenient"], fns["accuracy_lenient"] = f1_len, acc_len
+        plan_len = pm._plan(1.0 - proba[:, 0]) if proba is not None else plan_s
+        fns["auc_lenient"] = lambda w: pm.auc(w, ycode > 0, plan_len)
+    if proba is not None:
+        loss = -np.log(np.maximum(proba[np.arange(rows.size), ycode], pm.LOG_LOSS_FLOOR))
+        fns["log_loss"] = lambda w: pm.weighted_mean(w, loss)
+    return {k: fns[k] for k in order if k in fns}
+
+
+def _evaluate(
+    sets: list[tuple[str, dict[str, Callable[[pm.Weights], np.ndarray]]]],
+    group: np.ndarray,
+    rng: np.random.Generator | None,
+    n_resamples: int,
+) -> dict[str, dict[str, tuple[float, np.ndarray | None]]]:
+    """Estimate and bootstrap values of every measure of every model on one set of rows (paired draws)."""
+    n_groups = int(group.max()) + 1
+    ones = pm.Weights.ones(group)
+    out: dict[str, dict[str, tuple[float, np.ndarray | None]]] = {}
+    for name, fns in sets:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[name] = {k: (float(f(ones)[0]), None) for k, f in fns.items()}
+    if rng is None:
+        return out
+    draws: dict[tuple[str, str], list[np.ndarray]] = {(m, k): [] for m, fns in sets for k in fns}
+    step = max(1, min(n_resamples, _CHUNK // max(1, group.size)))
+    for start in range(0, n_resamples, step):
+        c = min(step, n_resamples - start)
+        w = pm.Weights.draws(rng.integers(0, n_groups, size=(c, n_groups)), group, n_groups)
+        for name, fns in sets:
+            for k, f in fns.items():
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    draws[(name, k)].append(f(w))
+    for name, fns in sets:
+        for k in fns:
+            out[name][k] = (out[name][k][0], np.concatenate(draws[(name, k)]))
+    return out
+
+
+def _interval(d: np.ndarray | None, level: float) -> tuple[float, float, int]:
+    """Percentile interval over the finite resamples, and how many were dropped."""
+    if d is None:
+        return float("nan"), float("nan"), 0
+    fin = d[np.isfinite(d)]
+    dropped = d.size - fin.size
+    if fin.size < 2:
+        return float("nan"), float("nan"), dropped
+    alpha = 1.0 - level
+    lo, hi = np.quantile(fin, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi), dropped
+
+
+def _model_codes(codes: Mapping[str, int]) -> list[str]:
+    """``{"constant_in_fold": 2}`` → ``["constant_in_fold_2"]``, alphabetical."""
+    return sorted(f"{key}_{v}" for key, v in codes.items() if v)
+
+
+def _kind(n_levels: int) -> str:
+    return "binary" if n_levels == 2 else "ordinal" if n_levels == 3 else "continuous"
+
+
+def _predict_target(
+    t: _Target, features: list[str], families: Mapping[str, str], opts: PredictOptions, log: Log
+) -> tuple[list[dict[str, Any]], list[pl.DataFrame]]:
+    n = t.y.size
+    levels = np.unique(t.y)
+    uniq, gcode = group_codes(t.groups)
+    n_groups = uniq.size
+    base = {"target": t.name, "folds": opts.folds}
+    target_codes: list[str] = []
+    if levels.size < 2:
+        target_codes.append("constant")
+    if n < opts.n_min:
+        target_codes.append("too_few")
+    if n_groups < opts.folds:
+        target_codes.append("too_few_groups")
+    kind = _kind(levels.size) if levels.size >= 2 else ""
+    if target_codes:
+        row = {**base, "kind": kind, "model": "all", "measure": None, "estimate": None, "ci_low": None, "ci_high": None,
+               "n": n, "n_groups": n_groups, "n_features": None, "selected": None, "reason": ";".join(target_codes)}  # fmt: skip
+        return [row], []
+    if kind != "continuous" and np.bincount(np.searchsorted(levels, t.y)).min() < opts.folds:
+        target_codes.append("class_lt_folds")
+    folds = group_folds(t.groups, opts.folds)
+    n_ctrl = t.c.shape[1]
+    models: list[_ModelOut] = []
+    for name, spec in _model_specs(features, families, n_ctrl, opts.importance):
+        with single_threaded_blas():  # small products: BLAS threads wait more than they work (16× on a busy 2-core box)
+            m = _cross_fit(t, folds, kind, levels, spec, opts)
+        m.name = name
+        if spec == "best":
+            m.n_features = 1 + n_ctrl
+            m.selected = ";".join(features[int(j)] if j else "" for j in m.selected.split(";"))
+        else:
+            m.n_features = len(spec) + n_ctrl
+        models.append(m)
+    all_rows = np.arange(n)
+    level = opts.confidence_level
+    rng = np.random.default_rng([opts.seed, t.index]) if opts.ci != "none" else None
+    shared: dict[str, Any] = {}
+    sets = [(m.name, _measure_fns(kind, t.y, levels, m, all_rows, shared=shared)) for m in models]
+    with single_threaded_blas():
+        results = _evaluate(sets, gcode, rng, opts.n_resamples)
+    judge_res = None
+    judge_rows = None
+    judge_codes: dict[str, int] = {}
+    off_scale = False
+    if t.judge is not None:
+        judge_rows = np.flatnonzero(np.isfinite(t.judge))
+        missing = n - judge_rows.size
+        if missing:
+            judge_codes["judge_missing"] = missing
+        jv = t.judge[judge_rows]
+        jm = _ModelOut("judge", None, t.judge.copy(), None, None, folds)
+        if kind != "continuous":
+            off_scale = not np.all(np.isin(jv, levels))
+            lab = np.zeros(n, dtype=np.intp)
+            if not off_scale:
+                lab[judge_rows] = np.searchsorted(levels, jv)
+            jm.label = lab
+        if judge_rows.size:
+            _, jg = group_codes(t.groups[judge_rows])
+            if judge_rows.size == n:
+                jrng = np.random.default_rng([opts.seed, t.index]) if rng is not None else None
+            else:
+                jrng = np.random.default_rng([opts.seed, t.index, 1]) if rng is not None else None
+            jshared: dict[str, Any] = {}
+            jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale, jshared)),
+                     ("all", _measure_fns(kind, t.y, levels, models[0], judge_rows, shared=jshared))]  # fmt: skip
+            with single_threaded_blas():
+                judge_res = _evaluate(jsets, jg, jrng, opts.n_resamples)
+    rows: list[dict[str, Any]] = []
+
+    def emit(model: str, measure: str, est: float, d: np.ndarray | None, nn: int, ng: int, nf: int | None,
+             sel: str, codes: list[str], measure_codes: Sequence[str] = ()) -> None:  # fmt: skip
+        lo, hi, dropped = _interval(d, level) if np.isfinite(est) else (float("nan"), float("nan"), 0)
+        extra = list(measure_codes)
+        if not np.isfinite(est):
+            extra.append("undefined")
+        if dropped and np.isfinite(est):
+            extra.append(f"ci_dropped_{dropped}")
+        rows.append({**base, "kind": kind, "model": model, "measure": measure, "estimate": est, "ci_low": lo,
+                     "ci_high": hi, "n": nn, "n_groups": ng, "n_features": nf, "selected": sel,
+                     "reason": ";".join([*target_codes, *codes, *extra])})  # fmt: skip
+
+    jcodes = [f"judge_missing_{judge_codes['judge_missing']}"] if judge_codes else []
+    n_j = 0 if judge_rows is None else judge_rows.size
+    g_j = 0 if judge_rows is None else np.unique(t.groups[judge_rows]).size
+    order = [m.name for m in models]
+    ordered = order[:2] + (["control"] if n_ctrl else []) + (["judge"] if t.judge is not None else []) + [
+        o for o in order if o.startswith("drop:")
+    ]
+    by_name = {m.name: m for m in models}
+    for name in ordered:
+        if name == "judge":
+            for measure in MEASURES[kind]:
+                if measure in PROBABILITY_MEASURES:
+                    continue
+                if judge_res is None:
+                    emit("judge", measure, float("nan"), None, 0, 0, None, "", jcodes)
+                    continue
+                est, d = judge_res["judge"][measure]
+                mc = ["judge_off_scale"] if off_scale and measure in LABEL_MEASURES else []
+                emit("judge", measure, est, d, n_j, g_j, None, "", jcodes, mc)
+            continue
+        m = by_name[name]
+        for measure, (est, d) in results[name].items():
+            emit(name, measure, est, d, n, n_groups, m.n_features, m.selected if name == "best_single" else "",
+                 _model_codes(m.codes))  # fmt: skip
+    diffs = [o for o in ordered if o not in ("all",)]
+    for other in diffs:
+        if other == "judge":
+            if judge_res is None:
+                continue
+            a, b = judge_res["all"], judge_res["judge"]
+            codes = sorted(_model_codes(by_name["all"].codes) + jcodes)
+            nn, ng = n_j, g_j
+        else:
+            a, b = results["all"], results[other]
+            codes = sorted(set(_model_codes(by_name["all"].codes)) | set(_model_codes(by_name[other].codes)))
+            nn, ng = n, n_groups
+        for measure in MEASURES[kind]:
+            if measure not in a or measure not in b:
+                continue
+            mc = ["judge_off_scale"] if other == "judge" and off_scale and measure in LABEL_MEASURES else []
+            est = a[measure][0] - b[measure][0]
+            d = None if a[measure][1] is None else a[measure][1] - b[measure][1]
+            emit(f"all-{other}", measure, est, d, nn, ng, None, "", codes, mc)
+    preds = _prediction_rows(t, models, levels, kind, folds)
+    return rows, preds
+
+
+def _prediction_rows(t: _Target, models: list[_ModelOut], levels: np.ndarray, kind: str, folds: np.ndarray) -> list[pl.DataFrame]:
+    out: list[pl.DataFrame] = []
+    n = t.y.size
+    for m in models:
+        cols: dict[str, Any] = {
+            "exchange_id": pl.Series(t.ids.astype(str), dtype=pl.String),
+            "group": pl.Series(t.groups.astype(str), dtype=pl.String),
+            "target": pl.Series([t.name] * n, dtype=pl.String),
+            "model": pl.Series([m.name] * n, dtype=pl.String),
+            "fold": pl.Series(folds.astype(np.int64)),
+            "y": pl.Series(t.y, dtype=pl.Float64),
+            "score": pl.Series(m.score, dtype=pl.Float64),
+            "label": pl.Series(levels[m.label] if m.label is not None else [None] * n, dtype=pl.Float64),
+        }
+        for k in range(3):
+            vals = m.proba[:, k] if m.proba is not None and k < levels.size else [None] * n
+            cols[f"p_{k}"] = pl.Series(vals, dtype=pl.Float64)
+        out.append(pl.DataFrame(cols))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Frame level
+# --------------------------------------------------------------------------------------------------
+
+
+def _numeric(frame: pl.DataFrame, cols: Sequence[str], role: str) -> np.ndarray:
+    out = np.empty((frame.height, len(cols)))
+    for j, col in enumerate(cols):
+        s = frame.get_column(col)
+        if not (s.dtype.is_numeric() or s.dtype == pl.Null):
+            raise InputSchemaError(f"{role} column {col!r} is {s.dtype}, not numeric", hint=f"pick numeric {role} columns")
+        out[:, j] = s.cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    return out
+
+
+def predict_frame(
+    frame: pl.DataFrame,
+    *,
+    targets: Sequence[str],
+    features: Sequence[str],
+    group_col: str,
+    controls: Sequence[str] = (),
+    judge_cols: Mapping[str, str] | None = None,
+    families: Mapping[str, str] | None = None,
+    id_col: str = "exchange_id",
+    options: PredictOptions | None = None,
+    log: Log = _quiet,
+) -> PredictResult:
+    """Grouped K-fold predictions of every target from ``features`` (+ ``controls``) of ``frame``.
+
+    ``frame`` holds the features, the controls, the group column, the target columns and any judge
+    columns (``judge_cols``: target → column). ``families`` maps a feature to its family for
+    ``importance="drop"`` (a feature not listed is its own family).
+    """
+    opts = options or PredictOptions()
+    opts.check()
+    features, controls = list(features), list(controls)
+    if not features:
+        raise InputSchemaError("no feature column", hint="pass --metrics-cols or a metrics table with numeric metric columns")
+    if group_col not in frame.columns:
+        raise InputSchemaError(f"the group column {group_col!r} is not in the metrics table",
+                               hint="carry it with `score --keep conversation_id`, or name it with --group-col")  # fmt: skip
+    groups_all = frame.get_column(group_col).cast(pl.String)
+    empty = groups_all.is_null() | (groups_all.str.strip_chars() == "")
+    if empty.any():
+        ids = frame.get_column(id_col).cast(pl.String).filter(empty).head(3).to_list() if id_col in frame.columns else []
+        raise InputSchemaError(f"{int(empty.sum()):,} row(s) have an empty group label in {group_col!r}"
+                               + (f", e.g. {', '.join(map(str, ids))}" if ids else ""),
+                               hint="every row needs its dialogue label; fix the join that produced the table")  # fmt: skip
+    groups_np = np.asarray(groups_all.to_list(), dtype=object)
+    x = _numeric(frame, features, "metric")
+    c = _numeric(frame, controls, "control") if controls else np.empty((frame.height, 0))
+    ids = np.asarray(frame.get_column(id_col).cast(pl.String).to_list() if id_col in frame.columns else range(frame.height), dtype=object)
+    judge_cols = dict(judge_cols or {})
+    rows: list[dict[str, Any]] = []
+    preds: list[pl.DataFrame] = []
+    for ti, name in enumerate(targets):
+        y = _numeric(frame, [name], "target")[:, 0]
+        sel = np.isfinite(y)
+        jcol = judge_cols.get(name)
+        judge = _numeric(frame, [jcol], "judge")[sel, 0] if jcol else None
+        t = _Target(name, ti, ids[sel], groups_np[sel], y[sel], x[sel], c[sel], judge)
+        log(f"      {name}: {int(sel.sum()):,} rows, {np.unique(t.groups.astype(str)).size:,} groups")
+        r, p = _predict_target(t, features, families or {}, opts, log)
+        rows.extend(r)
+        preds.extend(p)
+    return PredictResult(_table(rows), _pred_table(preds, id_col))
+
+
+def _table(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    schema = {
+        "target": pl.String, "kind": pl.String, "model": pl.String, "measure": pl.String, "estimate": pl.Float64,
+        "ci_low": pl.Float64, "ci_high": pl.Float64, "n": pl.Int64, "n_groups": pl.Int64, "folds": pl.Int64,
+        "n_features": pl.Int64, "selected": pl.String, "reason": pl.String,
+    }  # fmt: skip
+    return pl.DataFrame([{k: r.get(k) for k in TABLE_COLUMNS} for r in rows], schema=schema, orient="row")
+
+
+def _pred_table(parts: list[pl.DataFrame], id_col: str) -> pl.DataFrame:
+    schema = {
+        "exchange_id": pl.String, "group": pl.String, "target": pl.String, "model": pl.String, "fold": pl.Int64,
+        "y": pl.Float64, "score": pl.Float64, "label": pl.Float64, "p_0": pl.Float64, "p_1": pl.Float64, "p_2": pl.Float64,
+    }  # fmt: skip
+    table = pl.concat(parts, how="vertical") if parts else pl.DataFrame(schema=schema)
+    return table.rename({"exchange_id": id_col}) if id_col != "exchange_id" else table
