@@ -49,6 +49,7 @@ ensure_offline()  # before torch/transformers/huggingface_hub read their setting
 import torch  # noqa: E402
 
 from tutormetrics.encoders.artifacts import EncodedTexts
+from tutormetrics.encoders.common import EncoderCommon
 from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and default_model_path are re-exported
     EncoderConfig,
     default_model_path,
@@ -157,7 +158,7 @@ def _special_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
     return prefix, suffix
 
 
-class TextEncoder:
+class TextEncoder(EncoderCommon):
     """Lazy, offline sentence-transformers encoder producing :class:`EncodedTexts`.
 
     The constructor only stores the config; :meth:`load` (called by :meth:`encode`) loads the model
@@ -193,10 +194,7 @@ class TextEncoder:
         self._suffix: list[int] = []
         self._model_path: str | None = None
         self._segmentable = False
-        self.texts_encoded = 0
-        self.windows_encoded = 0
-        self.forward_calls = 0
-        self.texts_windowed = 0
+        self.reset_counters()
 
     def __repr__(self) -> str:
         return f"TextEncoder({self.config!r})"
@@ -314,18 +312,6 @@ class TextEncoder:
         return int(self._config_attr("hidden_size"))
 
     @property
-    def max_seq_length(self) -> int:
-        """Tokens per window including special tokens."""
-        self.load()
-        assert self._max_seq_length is not None
-        return self._max_seq_length
-
-    @property
-    def window_size(self) -> int:
-        """Content tokens per window: ``max_seq_length − 2`` for BERT-style models."""
-        return self.max_seq_length - len(self._prefix) - len(self._suffix)
-
-    @property
     def n_special_tokens(self) -> int:
         """Special tokens around every window (BERT: CLS and SEP = 2)."""
         self.load()
@@ -394,20 +380,6 @@ class TextEncoder:
         }
 
     # ----------------------------------------------------------------- encoding
-    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        """Word-piece ids of each text without special tokens and without truncation."""
-        ids, _ = self._pieces(texts, with_offsets=False)
-        return [x.tolist() if isinstance(x, np.ndarray) else list(x) for x in ids]
-
-    def tokenize_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[np.ndarray] | None]:
-        """Word-piece ids as :meth:`tokenize`, plus each piece's ``(start, end)`` character span in its text.
-
-        Spans come from a fast tokenizer's ``return_offsets_mapping``; with a slow tokenizer the second
-        value is ``None`` (span-based metrics such as coherence are then NaN).
-        """
-        ids, offsets = self._pieces(texts, with_offsets=True)
-        return [x.tolist() if isinstance(x, np.ndarray) else list(x) for x in ids], offsets
-
     def _pieces(self, texts: Sequence[str], with_offsets: bool) -> tuple[list[Any], list[np.ndarray] | None]:
         """Ids (lists, or int64 arrays for texts over :data:`~tutormetrics.encoders.pieces.SEGMENT_CHARS`
         characters, tokenised in segments when the tokenizer allows it) and, if asked and the tokenizer is
@@ -503,10 +475,7 @@ class TextEncoder:
         encoded = sink.combine(len(unique), L, d, n_special, truncated)
         if offsets is not None:  # spans of the content pieces that were encoded (all, or the first window)
             encoded.token_offsets = [o[: int(k)] for o, k in zip(offsets, encoded.n_content_tokens, strict=True)]
-        self.texts_encoded += int(np.sum(n_win > 0))
-        self.windows_encoded += n_windows_total
-        self.forward_calls += n_batches
-        self.texts_windowed += encoded.n_windowed + encoded.n_truncated
+        self.count(n_win, n_windows_total, n_batches, encoded)
         if len(unique) != len(texts) or len(texts) == 0:
             encoded = encoded.subset(inverse)
         return encoded

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
+from tutormetrics.encoders.common import EncoderCommon
 from tutormetrics.encoders.config import EncoderConfig
 from tutormetrics.encoders.onnx_store import ExportInfo, require_export
 from tutormetrics.encoders.windows import (
@@ -59,7 +60,7 @@ def cpu_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-class OnnxTextEncoder:
+class OnnxTextEncoder(EncoderCommon):
     """Lazy ONNX Runtime encoder producing :class:`EncodedTexts`, with :class:`~tutormetrics.encoders.hf.TextEncoder`'s
     interface (``load``, ``encode``, ``tokenize``, ``describe``, ``with_options``, the counters)."""
 
@@ -81,10 +82,7 @@ class OnnxTextEncoder:
         self._export: ExportInfo | None = None
         self._max_seq_length: int | None = None
         self._threads = 0
-        self.texts_encoded = 0
-        self.windows_encoded = 0
-        self.forward_calls = 0
-        self.texts_windowed = 0
+        self.reset_counters()
 
     def __repr__(self) -> str:
         return f"OnnxTextEncoder({self.config!r})"
@@ -161,17 +159,6 @@ class OnnxTextEncoder:
         return int(self._meta["hidden_size"])
 
     @property
-    def max_seq_length(self) -> int:
-        """Tokens per window including special tokens."""
-        self.load()
-        assert self._max_seq_length is not None
-        return self._max_seq_length
-
-    @property
-    def window_size(self) -> int:
-        return self.max_seq_length - self.n_special_tokens
-
-    @property
     def n_special_tokens(self) -> int:
         return len(self._meta["prefix"]) + len(self._meta["suffix"])
 
@@ -230,16 +217,6 @@ class OnnxTextEncoder:
              if self.config.quantize == "int8" else {})
 
     # ----------------------------------------------------------------- encoding
-    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        """Word-piece ids of each text without special tokens and without truncation."""
-        ids, _ = self._pieces(texts, with_offsets=False)
-        return [x.tolist() if isinstance(x, np.ndarray) else list(x) for x in ids]
-
-    def tokenize_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[np.ndarray] | None]:
-        """Word-piece ids and each piece's ``(start, end)`` character span."""
-        ids, offsets = self._pieces(texts, with_offsets=True)
-        return [x.tolist() if isinstance(x, np.ndarray) else list(x) for x in ids], offsets
-
     def _pieces(self, texts: Sequence[str], with_offsets: bool) -> tuple[list[Any], list[np.ndarray] | None]:
         self.load()
         return word_pieces(self._word_pieces, texts, with_offsets, bool(self._meta.get("segmentable")))
@@ -295,10 +272,7 @@ class OnnxTextEncoder:
         encoded = sink.combine(len(unique), L, d, n_special, truncated)
         if offsets is not None:
             encoded.token_offsets = [o[: int(k)] for o, k in zip(offsets, encoded.n_content_tokens, strict=True)]
-        self.texts_encoded += int(np.sum(n_win > 0))
-        self.windows_encoded += len(win.text)
-        self.forward_calls += len(bounds)
-        self.texts_windowed += encoded.n_windowed + encoded.n_truncated
+        self.count(n_win, len(win.text), len(bounds), encoded)
         if len(unique) != len(texts) or len(texts) == 0:
             encoded = encoded.subset(inverse)
         return encoded

@@ -185,8 +185,8 @@ def manifest_path(table: str | Path) -> Path:
     return table.with_name(table.name + MANIFEST_SUFFIX)
 
 
-def read_manifest_columns(path: str | Path) -> list[ColumnDescription] | None:
-    """The descriptions in a manifest (or in the manifest of the table ``path``); ``None`` when it has none."""
+def _read_manifest(path: str | Path) -> dict[str, Any] | None:
+    """The manifest of a table (or the manifest file itself) as a dict; ``None`` when absent or unreadable."""
     path = Path(path)
     if not path.name.endswith(MANIFEST_SUFFIX):
         path = manifest_path(path)
@@ -194,8 +194,14 @@ def read_manifest_columns(path: str | Path) -> list[ColumnDescription] | None:
         data = json.loads(path.read_text(encoding="utf8"))
     except (OSError, ValueError):
         return None
-    entries = data.get(MANIFEST_KEY) if isinstance(data, dict) else None
-    if entries is None and isinstance(data, dict) and isinstance(data.get(ROLES_KEY), list):
+    return data if isinstance(data, dict) else None
+
+
+def read_manifest_columns(path: str | Path) -> list[ColumnDescription] | None:
+    """The descriptions in a manifest (or in the manifest of the table ``path``); ``None`` when it has none."""
+    data = _read_manifest(path) or {}
+    entries = data.get(MANIFEST_KEY)
+    if entries is None and isinstance(data.get(ROLES_KEY), list):
         entries = data[ROLES_KEY]  # a manifest of 0.1.0 main (descriptions under "columns")
     if not isinstance(entries, list):
         return None
@@ -207,14 +213,7 @@ def read_manifest_columns(path: str | Path) -> list[ColumnDescription] | None:
 
 def read_manifest_roles(path: str | Path) -> dict[str, list[str]] | None:
     """The column roles in a manifest (or in the manifest of the table ``path``); ``None`` when it has none."""
-    path = Path(path)
-    if not path.name.endswith(MANIFEST_SUFFIX):
-        path = manifest_path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf8"))
-    except (OSError, ValueError):
-        return None
-    roles = data.get(ROLES_KEY) if isinstance(data, dict) else None
+    roles = (_read_manifest(path) or {}).get(ROLES_KEY)
     if not isinstance(roles, dict):
         return None
     return {k: [str(c) for c in v] for k, v in roles.items() if isinstance(v, list)}
