@@ -235,10 +235,12 @@ def run_pipeline(
     restricts the metric columns of the first level; ``top`` strongest correlations are logged. The
     summary's ``warnings`` are the scoring run's (``run --strict`` exits 1 on them).
     """
-    from tutormetrics.psychometrics.ratings import read_theta, theta_to_targets
+    from tutormetrics.ids import IdKey, read_keyed
+    from tutormetrics.psychometrics.ratings import theta_to_targets
     from tutormetrics.validity.correlate import summarize_correlations
 
     vo = validate_options
+    key = score_options.id_key  # a composite exchange_id is built in every table with its parts (datasets.md §3.1)
     id_col = score_options.id_column
     thetas = [theta] if isinstance(theta, (str, Path)) else list(theta or [])
     check_outputs([exchanges, ratings, *thetas], [outdir / name for name in RUN_FILES])
@@ -248,7 +250,9 @@ def run_pipeline(
         raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
-    raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
+    # a dialogue's ratings are keyed by its TURNS or CONV ids ("<conversation>:<turn>", conversation_id)
+    ratings_key = key if dialogue is None else IdKey()
+    raw_ratings = read_keyed(ratings, ratings_key, id_columns=("exchange_id", "conversation_id", id_col), drop_parts=True)
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
     rated = clean_ratings(raw_ratings, vo, id_col, str(ratings), log)  # once: θ, agreement and targets share it
@@ -257,7 +261,7 @@ def run_pipeline(
     levels, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
 
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
-    theta_tables = [read_theta(path, id_col=id_col) for path in thetas]
+    theta_tables = [theta_to_targets(read_keyed(path, key, drop_parts=True), id_col=id_col) for path in thetas]
     log("[2/4] θ and agreement")
     frame, scored_cols, columns = levels[0][1:]
     frame_all = frame  # the first level (the loop below rebinds frame)

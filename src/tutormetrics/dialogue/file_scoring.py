@@ -110,7 +110,7 @@ def score_dialogue_file(
     # No text cache across chunks here: chunks hold whole conversations (their turns are encoded once within the
     # chunk), so every chunk is scored on its own and a resumed run reuses any verified chunk and scores the
     # others exactly as an uninterrupted run does (the byte-identical resume guarantee).
-    scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id", cache_mb=0), n_rows))
+    scorer = dialogue_scorer(build_scorer(replace(options, id_columns=["exchange_id"], cache_mb=0), n_rows))
     keep = [*options.keep_columns, *dialogue.tag_columns()]
     with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as stack:
         warnings.simplefilter("always")
