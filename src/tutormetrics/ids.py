@@ -27,7 +27,8 @@ import polars as pl
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import infer_format, read_table
 
-__all__ = ["COMPOSITE_ID", "IdKey", "check_part_types", "joined_ids", "with_key", "read_keyed"]
+__all__ = ["COMPOSITE_ID", "IdKey", "check_input_columns", "check_part_types", "input_key", "joined_ids", "with_key",
+           "read_keyed"]
 
 #: The column a composite id is written to.
 COMPOSITE_ID = "exchange_id"
@@ -154,6 +155,28 @@ def with_key(frame: pl.DataFrame, key: IdKey, source: str = "table", *, drop_par
         frame = frame.drop(COMPOSITE_ID)
     out = pl.concat([ids.to_frame(), frame], how="horizontal")
     return out.drop(key.parts) if drop_parts else out
+
+
+def check_input_columns(columns: Sequence[str], key: IdKey, source: str) -> None:
+    """The input ``score`` builds a composite id in has every part and no ``exchange_id`` of its own (exit 2)."""
+    if COMPOSITE_ID in columns:
+        raise InputSchemaError(
+            f"{source}: already has an {COMPOSITE_ID!r} column, and {key.label()} would build another",
+            hint=f"rename that column, or pass it as the only --id (--id {COMPOSITE_ID})",
+        )
+    missing = [p for p in key.parts if p not in columns]
+    if missing:
+        from tutormetrics.io import require_columns
+
+        require_columns(pl.DataFrame(schema=dict.fromkeys(columns, pl.String)), missing, source=source, option="--id")
+
+
+def input_key(frame: pl.DataFrame, key: IdKey, source: str) -> pl.DataFrame:
+    """An input table (``score``'s) with its composite ``exchange_id`` built first; unchanged for a plain id."""
+    if not key.composite:
+        return frame
+    check_input_columns(frame.columns, key, source)
+    return with_key(frame, key, source)
 
 
 def read_keyed(

@@ -302,6 +302,10 @@ DIALOGUE = _group(
     option("transcript_col", "--transcript-col", OStr, None, show_default=False,
            help="Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one "
            "conversation ending with its response (implies --dialogue)."),
+    option("history_col", "--history-col", OStr, None, show_default=False,
+           help="Column holding each row's history ('Tutor: ...'/'Student: ...' turns, parsed like --transcript-col): "
+           "score the row's --response as the next tutor turn after it, one output row per input row, keeping the id "
+           "(the context of --context is the prompt; not with --prompt, --dialogue or --transcript-col)."),
     option("other_role", "--other-role", str, "keep",
            help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
     option("turn_sep", "--turn-sep", OStr, None, show_default=False,

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.ids import COMPOSITE_ID, IdKey, check_part_types, joined_ids
+from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
 from tutormetrics.io import (
     infer_format,
     remove_stale_temporaries,
@@ -147,12 +147,7 @@ def kept_columns(options: ScoreOptions) -> list[str]:
 
 def _composite_input(lf: pl.LazyFrame, columns: list[str], key: IdKey, path: Path) -> pl.LazyFrame:
     """The input with ``exchange_id`` built from the parts (their types checked; an own ``exchange_id`` refused)."""
-    if COMPOSITE_ID in columns:
-        raise InputSchemaError(
-            f"{path}: already has an {COMPOSITE_ID!r} column, and {key.label()} would build another",
-            hint=f"rename that column, or pass it as the only --id ({'--id ' + COMPOSITE_ID})",
-        )
-    require_columns(pl.DataFrame(schema=dict.fromkeys(columns, pl.String)), list(key.parts), source=str(path), option="--id")
+    check_input_columns(columns, key, str(path))
     check_part_types(lf.collect_schema(), key, str(path))
     expr = pl.concat_str([pl.col(p).cast(pl.String) for p in key.parts], separator=key.sep).alias(COMPOSITE_ID)
     return lf.with_columns(expr)
