@@ -190,8 +190,10 @@ def test_history_col_on_cima_gives_the_spec_numbers(cima_exchanges, tmp_path):
     assert last["ctx_turns"] == 1
     assert last["jaccard_1"] == pytest.approx(0.045455, abs=1e-6)
     assert last["contain_prompt_in_resp"] == pytest.approx(0.2, abs=1e-6)
-    roles = json.loads((tmp_path / "h.csv.manifest.json").read_text())["columns"]
+    manifest = json.loads((tmp_path / "h.csv.manifest.json").read_text())
+    roles = manifest["columns"]
     assert roles["id"] == ["exchange_id"] and roles["structure"] == ["ctx_turns"] and "resp_questions" in roles["metrics"]
+    assert manifest["stats"]["n_exchanges"] == 245  # only each row's final turn is scored, not every tutor turn of it
 
 
 @pytest.mark.parametrize("context", ["full", "last", "2"])
@@ -201,7 +203,7 @@ def test_history_col_equals_the_final_turns_row_of_transcript_col(cima_exchanges
     h = _score(cima_exchanges, tmp_path / "h.csv", "--history-col", "prompt", "--keep", "response_index", "--context", context)
     turns = _score(cima_exchanges, tmp_path / "t.csv", "--transcript-col", "prompt", "--keep", "response_index", "--context", context)
     final = turns.group_by("conversation_id", maintain_order=True).last()
-    assert final["conversation_id"].to_list() == h["exchange_id"].to_list()
+    assert turns.height > h.height and final["conversation_id"].to_list() == h["exchange_id"].to_list()
     shared = [c for c in h.columns if c != "exchange_id"]
     assert set(shared) == set(turns.columns) - {"exchange_id", "conversation_id", "turn", "tutor_turn"}
     assert h.columns[1] == "response_index"
@@ -264,6 +266,10 @@ def test_history_col_unknown_labels_and_a_missing_column_are_exit_2(tmp_path, ca
     assert "neither tutor nor student roles: Cody (1)" in _error(capsys)
     assert main(["score", str(path), "--history-col", "nope", "-o", str(tmp_path / "h.csv")]) == 2
     assert "nope" in _error(capsys)
+    clash = tmp_path / "clash.csv"
+    pl.DataFrame({"exchange_id": ["a"], "prompt": ["Student: hi"], "response": ["Hello"], "resp_words": ["3"]}).write_csv(clash)
+    assert main(["score", str(clash), "--history-col", "prompt", "--keep", "resp_words", "-o", str(tmp_path / "h.csv")]) == 2
+    assert "'resp_words' is named like an output column" in _error(capsys)
 
 
 def test_run_accepts_history_col(cima_exchanges, tmp_path):

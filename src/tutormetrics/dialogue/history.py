@@ -151,11 +151,12 @@ def score_history_file(
     if options.id_column not in frame.columns:
         log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of history and response)")
     tags = dialogue.tag_columns()
-    clash = sorted({*kept, *tags} & {"ctx_turns"})
-    if clash:
-        raise InputSchemaError(f"{path}: --keep {clash[0]!r} clashes with the output column of the same name", hint="rename it")
     exchanges = final_exchanges(convs, context, [*kept, *tags])
     scorer = dialogue_scorer(build_scorer(replace(options, cache_mb=0), len(exchanges)))
+    clash = sorted({*kept, *tags} & {"ctx_turns", *scorer.columns()})
+    if clash:
+        raise InputSchemaError(f"{path}: the kept column {clash[0]!r} is named like an output column",
+                               hint="rename it in the input (or keep another column)")
     scorer.progress_unit = "responses"
     finish = history_rows(scorer)
     items = ((chunk.chunk(encoding), chunk) for chunk in _chunks(exchanges, scorer.chunk_size))
