@@ -243,6 +243,9 @@ def test_history_col_keeps_a_composite_id(tmp_path):
     h = _score(path, tmp_path / "h.csv", "--history-col", "prompt", "--id", "obs", "--id", "idx")
     assert h.columns[:4] == ["exchange_id", "obs", "idx", "ctx_turns"]
     assert h["exchange_id"].to_list() == ["4/65", "4/296"] and h["ctx_turns"].to_list() == [1, 2]
+    turns = _score(path, tmp_path / "t.csv", "--transcript-col", "prompt", "--id", "obs", "--id", "idx")
+    assert turns["conversation_id"].unique(maintain_order=True).to_list() == ["4/65", "4/296"]
+    assert turns["exchange_id"].to_list() == ["4/65:1", "4/296:0", "4/296:2"]
 
 
 @pytest.mark.parametrize(
