@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             [["exchanges scored", f"{n_rows:,}", f"{n_turns:,}"],
              [f"wall time (median of {args.runs})", f"{C.median(t_hist):.2f} s", f"{C.median(t_tr):.2f} s"]],
             ["", "--history-col prompt", "--transcript-col prompt"],
-        )  # fmt: skip
+        )
         + "\n\n`--history-col` scores one exchange per row (the response after its history); `--transcript-col` "
         "scores every tutor turn of every history as well, and its final rows equal `--history-col`'s "
         "(tests/integration/test_ids_history_cli.py).\n\n" + C.env_lines(res)

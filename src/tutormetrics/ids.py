@@ -27,8 +27,16 @@ import polars as pl
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import infer_format, read_table
 
-__all__ = ["COMPOSITE_ID", "IdKey", "check_input_columns", "check_part_types", "input_key", "joined_ids", "with_key",
-           "read_keyed"]
+__all__ = [
+    "COMPOSITE_ID",
+    "IdKey",
+    "check_input_columns",
+    "check_part_types",
+    "input_key",
+    "joined_ids",
+    "read_keyed",
+    "with_key",
+]
 
 #: The column a composite id is written to.
 COMPOSITE_ID = "exchange_id"

@@ -33,18 +33,38 @@ import polars as pl
 
 from tutormetrics.dialogue.context import Context, context_indices, parse_context
 from tutormetrics.dialogue.model import Conversation
-from tutormetrics.dialogue.readers import ReadOptions, _apply_other_role, transcript_conversations
+from tutormetrics.dialogue.readers import (
+    ReadOptions,
+    _apply_other_role,
+    transcript_conversations,
+)
 from tutormetrics.dialogue.score import dialogue_scorer
 from tutormetrics.dialogue.turns import Exchanges, check_context_encoding
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.chunk_run import ChunkRun
-from tutormetrics.engine.file_scoring import ScoreOptions, ScoreResult, build_scorer, kept_columns
-from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
+from tutormetrics.engine.file_scoring import (
+    ScoreOptions,
+    ScoreResult,
+    build_scorer,
+    kept_columns,
+)
+from tutormetrics.engine.run_summary import (
+    log_summary,
+    run_key,
+    run_manifest,
+    write_run_manifest,
+)
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import input_key
-from tutormetrics.io import infer_format, read_table, remove_stale_temporaries, require_columns, write_table
+from tutormetrics.io import (
+    infer_format,
+    read_table,
+    remove_stale_temporaries,
+    require_columns,
+    write_table,
+)
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles
 
 Log = Callable[[str], None]
