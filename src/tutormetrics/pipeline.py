@@ -221,6 +221,7 @@ def run_pipeline(
     top: int = 5,
     group_col: str | None = None,
     log: Log = _quiet,
+    history: Any = None,
 ) -> dict[str, Any]:
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
     (``run.json``).
@@ -232,13 +233,17 @@ def run_pipeline(
     conversation level is validated too (``conversations_correlations.csv``, ``conversations_heatmap.*``).
 
     ``theta`` may name several θ tables (the first is ``theta``, then ``theta2``, ...); ``metric_cols``
-    restricts the metric columns of the first level; ``top`` strongest correlations are logged. The
+    restricts the metric columns of the first level; ``top`` strongest correlations are logged. ``history`` (a
+    ``DialogueOptions`` with ``history_col``) scores each row's response after its history (``datasets.md`` §3.4)
+    into ``metrics.csv``, one row per exchange, validated like any exchange table. The
     summary's ``warnings`` are the scoring run's (``run --strict`` exits 1 on them).
     """
-    from tutormetrics.psychometrics.ratings import read_theta, theta_to_targets
+    from tutormetrics.ids import IdKey, read_keyed
+    from tutormetrics.psychometrics.ratings import theta_to_targets
     from tutormetrics.validity.correlate import summarize_correlations
 
     vo = validate_options
+    key = score_options.id_key  # a composite exchange_id is built in every table with its parts (datasets.md §3.1)
     id_col = score_options.id_column
     thetas = [theta] if isinstance(theta, (str, Path)) else list(theta or [])
     check_outputs([exchanges, ratings, *thetas], [outdir / name for name in RUN_FILES])
@@ -248,16 +253,18 @@ def run_pipeline(
         raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     outdir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
-    raw_ratings = read_table(ratings, id_columns=("exchange_id", "conversation_id", id_col))
+    # a dialogue's ratings are keyed by its TURNS or CONV ids ("<conversation>:<turn>", conversation_id)
+    ratings_key = key if dialogue is None else IdKey()
+    raw_ratings = read_keyed(ratings, ratings_key, id_columns=("exchange_id", "conversation_id", id_col), drop_parts=True)
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
     rated = clean_ratings(raw_ratings, vo, id_col, str(ratings), log)  # once: θ, agreement and targets share it
 
     log("[1/4] scoring")
-    levels, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log)
+    levels, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log, history)
 
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
-    theta_tables = [read_theta(path, id_col=id_col) for path in thetas]
+    theta_tables = [theta_to_targets(read_keyed(path, key, drop_parts=True), id_col=id_col) for path in thetas]
     log("[2/4] θ and agreement")
     frame, scored_cols, columns = levels[0][1:]
     frame_all = frame  # the first level (the loop below rebinds frame)
@@ -335,7 +342,8 @@ def _write_predictive(
 
 
 def _score_levels(
-    exchanges: Path, outdir: Path, score_options: ScoreOptions, dialogue: Any, id_col: str, files: dict[str, str], log: Log
+    exchanges: Path, outdir: Path, score_options: ScoreOptions, dialogue: Any, id_col: str, files: dict[str, str], log: Log,
+    history: Any = None,
 ) -> tuple[list[tuple[str, pl.DataFrame, list[str], list[ColumnDescription]]], list[str]]:
     """Score the input (local or Ray engine, as ``score`` does); return ``(file prefix, scored frame, metric
     columns, column descriptions)`` per level, and the scoring run's warnings.
@@ -352,6 +360,11 @@ def _score_levels(
         score = score_file
         if score_options.engine == "ray":
             from tutormetrics.engine.ray_engine import score_file_ray as score
+        if history is not None:  # each row's response after its history: one row per exchange
+            from tutormetrics.dialogue.history import score_history_file
+
+            def score(path: Path, out: Path, so: ScoreOptions, *, log: Log, keep_frame: bool) -> Any:
+                return score_history_file(path, out, so, history, log=log, keep_frame=keep_frame)
         scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True)
         files["metrics"] = str(metrics_path)
         described = [ColumnDescription.from_dict(d) for d in scored.manifest[MANIFEST_KEY]]

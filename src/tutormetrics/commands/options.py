@@ -170,8 +170,10 @@ OStrs = Optional[list[str]]
 #: The exchanges table and how to read it (``score``, ``run``).
 INPUT = _group(
     "Input", "score",
-    option("id", "--id", str, "exchange_id", field="id_column",
-           help="Id column; when absent, stable content ids are generated (and reported)."),
+    option("id", "--id", OStrs, None, field="id_columns", parse=lambda v: list(v or ["exchange_id"]), show_default=False,
+           help="Id column (default: exchange_id; when absent, stable content ids are generated and reported). Repeat "
+           "to build exchange_id from several columns, e.g. --id obs_id --id exchange_idx gives 4/65."),
+    option("id_sep", "--id-sep", str, "/", "Separator between the parts of a composite id (several --id)."),
     option("prompt", "--prompt", OStrs, None, field="prompt_columns", parse=lambda v: list(v or ["prompt"]), show_default=False,
            help="Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt "
            "error) as labelled sections."),
@@ -300,6 +302,10 @@ DIALOGUE = _group(
     option("transcript_col", "--transcript-col", OStr, None, show_default=False,
            help="Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one "
            "conversation ending with its response (implies --dialogue)."),
+    option("history_col", "--history-col", OStr, None, show_default=False,
+           help="Column holding each row's history ('Tutor: ...'/'Student: ...' turns, parsed like --transcript-col): "
+           "score the row's --response as the next tutor turn after it, one output row per input row, keeping the id "
+           "(the context of --context is the prompt; not with --prompt, --dialogue or --transcript-col)."),
     option("other_role", "--other-role", str, "keep",
            help="Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2)."),
     option("turn_sep", "--turn-sep", OStr, None, show_default=False,
@@ -363,7 +369,13 @@ VALIDITY = _group(
 
 #: The id column of ratings, θ and metrics tables (``validate``, ``theta``, ``agree``, ``summarize``;
 #: ``run`` and ``score`` take ``--id`` from :data:`INPUT`).
-TABLE_ID = _group("Ratings", None, option("id_col", "--id", str, "exchange_id", "Exchange id column in every table.", field=None))
+TABLE_ID = _group(
+    "Ratings", None,
+    option("id_col", "--id", OStrs, None, field=None, show_default=False,
+           help="Exchange id column in every table (default: exchange_id). Repeat to join on exchange_id built from "
+           "several columns (--id obs_id --id exchange_idx), in each table that has them."),
+    option("id_sep", "--id-sep", str, "/", "Separator between the parts of a composite id (several --id).", field=None),
+)
 
 #: The columns and scale of long ratings (``psychometrics/ratings.py``).
 RATINGS = _group(
@@ -389,7 +401,7 @@ GROUPS: dict[str, tuple[Option, ...]] = {
 #: those naming their own outputs and ``validate``'s ``--id``, which is ``score``'s there).
 SCORE = INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + CONVERSATIONS
 VALIDATE = TARGETS + TABLE_ID + RATINGS + VALIDITY
-RUN_EXCLUDES = ("output_format", "manifest", "conversations", "id_col")
+RUN_EXCLUDES = ("output_format", "manifest", "conversations", "id_col")  # run's --id/--id-sep are score's
 RUN = tuple(o for o in INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + TARGETS + RATINGS + VALIDITY if o.name not in RUN_EXCLUDES)
 #: The declared options of each command (a command's own options stay in its signature).
 def pick(options: Iterable[Option], *names: str) -> tuple[Option, ...]:
@@ -506,6 +518,22 @@ def strict_gate(strict: bool, warnings: list[str]) -> None:
     if strict and warnings:
         log(f"strict: {len(warnings)} warning(s); exiting with code 1 (results were written)")
         raise typer.Exit(1)
+
+
+def table_key(kwargs: dict[str, Any]) -> Any:
+    """The :class:`~tutormetrics.ids.IdKey` of a command's ``--id`` (repeatable) and ``--id-sep``; ``kwargs["id_col"]``
+    becomes the column every table is joined on (the one ``--id``, or ``exchange_id`` built from several).
+
+    >>> kw = {"id_col": ["obs_id", "exchange_idx"], "id_sep": "/"}
+    >>> table_key(kw).parts, kw["id_col"]
+    (('obs_id', 'exchange_idx'), 'exchange_id')
+    """
+    from tutormetrics.ids import IdKey
+
+    raw = kwargs.get("id_col")
+    key = IdKey.of([raw] if isinstance(raw, str) else raw, kwargs.get("id_sep", "/"))
+    kwargs["id_col"] = key.column
+    return key
 
 
 def by_name(*names: str, options: Iterable[Option] = ALL) -> tuple[Option, ...]:

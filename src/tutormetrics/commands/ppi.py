@@ -41,6 +41,9 @@ def ppi(
     """
     from tutormetrics.psychometrics.ppi_table import parse_lambda, ppi_table
 
+    from tutormetrics.ids import read_keyed
+
+    key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     confidence_level, id_col = kwargs["confidence_level"], kwargs["id_col"]
     rater_col, criterion_col, score_col = kwargs["rater_col"], kwargs["criterion_col"], kwargs["score_col"]
 
@@ -49,7 +52,7 @@ def ppi(
     lam_value = parse_lambda(lam)
     ids = ("exchange_id", "conversation_id", id_col)
     table = ppi_table(
-        read_table(judge_labels, id_columns=ids), read_table(human_labels, id_columns=ids), judge=judge,
+        read_keyed(judge_labels, key, id_columns=ids), read_keyed(human_labels, key, id_columns=ids), judge=judge,
         group_col=group_col, lam=lam_value, confidence_level=confidence_level, aggregate=aggregate, id_col=id_col,
         rater_col=rater_col, criterion_col=criterion_col, score_col=score_col, log=log,
     )  # fmt: skip

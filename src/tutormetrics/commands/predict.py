@@ -62,8 +62,10 @@ def predict(
 
         tutormetrics predict metrics.csv --ratings ratings.csv --group-col conversation_id -o pred.csv
     """
-    from tutormetrics.psychometrics.ratings import parse_levels, read_theta
+    from tutormetrics.ids import read_keyed
+    from tutormetrics.psychometrics.ratings import parse_levels, theta_to_targets
 
+    key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     ratings, theta, id_col, control = kwargs["ratings"], kwargs["theta"], kwargs["id_col"], kwargs["control"]
     confidence_level, seed, n_min = kwargs["confidence_level"], kwargs["seed"], kwargs["n_min"]
     rater_col, criterion_col, score_col = kwargs["rater_col"], kwargs["criterion_col"], kwargs["score_col"]
@@ -89,12 +91,13 @@ def predict(
         drop_out_of_scale=drop_out_of_scale,
     )  # fmt: skip
     ids = ("exchange_id", "conversation_id", id_col, group_col)
-    metrics_df = read_table(metrics, id_columns=ids)
+    metrics_df = read_keyed(metrics, key, id_columns=ids)
+    metrics_df = metrics_df.drop([p for p in key.id_parts if p != group_col and p in metrics_df.columns])  # ids, not features
     result = predict_study(
         metrics_df,
         group_col=group_col,
-        ratings=read_table(ratings, id_columns=ids) if ratings is not None else None,
-        theta=[read_theta(p, id_col=id_col) for p in theta or []],
+        ratings=read_keyed(ratings, key, id_columns=ids, drop_parts=True) if ratings is not None else None,
+        theta=[theta_to_targets(read_keyed(p, key, drop_parts=True), id_col=id_col) for p in theta or []],
         id_col=id_col,
         metrics_cols=split_list(metrics_cols),
         controls=split_list(control) or [],

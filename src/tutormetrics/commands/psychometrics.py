@@ -125,8 +125,10 @@ def theta(
     With ``--method nuts`` the sampler diagnostics are written to ``<output stem>_diagnostics.csv``
     next to the output and summarised on stderr.
     """
+    from tutormetrics.ids import read_keyed
     from tutormetrics.psychometrics.mfrm import fit_theta
 
+    key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     id_col = kwargs["id_col"]
     with _expected_errors():
         if model not in _MODELS:
@@ -153,12 +155,12 @@ def theta(
         nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
         ids = [id_col]
         ratings_df = _clean(
-            recoded(read_table(ratings, id_columns=ids), recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)),
+            recoded(read_keyed(ratings, key, id_columns=ids, drop_parts=True), recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)),
             str(ratings), kwargs,
         )  # fmt: skip
-        cov_df = read_table(covariates, id_columns=ids) if covariates else None
-        grp_df = read_table(groups, id_columns=ids) if groups else None
-        top_df = read_table(topics, id_columns=ids) if topics else None
+        cov_df = read_keyed(covariates, key, id_columns=ids, drop_parts=True) if covariates else None
+        grp_df = read_keyed(groups, key, id_columns=ids, drop_parts=True) if groups else None
+        top_df = read_keyed(topics, key, id_columns=ids, drop_parts=True) if topics else None
         covariate_col = split_list(covariate_col)
         if explanatory.specs:  # unknown terms fail before any sampling
             from tutormetrics.psychometrics.mfrm.bayes import model_specs
@@ -274,8 +276,10 @@ def agree(
     LLM judge against each human and the human majority, with leniency columns (mean difference, % of maximum,
     over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
     from tutormetrics.commands.studies import parse_codes
+    from tutormetrics.ids import read_keyed
     from tutormetrics.psychometrics.na_codes import drop_na_codes, negative_category_warnings
 
+    key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     id_col = kwargs["id_col"]
     judges = split_list(judge) or []
     with _expected_errors():
@@ -289,7 +293,7 @@ def agree(
         both = sorted(set(codes or []) & set(parse_recode(recode) or {}))
         if both:
             raise ConfigError(f"score {both[0]:g} is given to both --na and --recode", hint="a score is either not applicable or recoded")
-        raw = drop_na_codes(read_table(ratings, id_columns=[id_col]), codes, score_col=kwargs["score_col"],
+        raw = drop_na_codes(read_keyed(ratings, key, id_columns=[id_col], drop_parts=True), codes, score_col=kwargs["score_col"],
                             log=lambda m: typer.echo(m, err=True))  # fmt: skip
         frame = _clean(recoded(raw, recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)), str(ratings), kwargs)
         columns = frame.columns()

@@ -52,6 +52,16 @@ def run(
     from tutormetrics.pipeline import ValidateOptions, check_ratings_path, run_pipeline
 
     ratings, dialogue = kwargs["ratings"], kwargs["dialogue"] or kwargs["transcript_col"] is not None
+    history = None
+    if kwargs["history_col"] is not None:  # each row's response after its history (datasets.md §3.4)
+        from tutormetrics.dialogue.history import check_history_options
+        from tutormetrics.errors import ConfigError
+
+        check_history_options(transcript_col=kwargs["transcript_col"], prompt_given=kwargs["prompt"] is not None,
+                              dialogue=kwargs["dialogue"], conversations=None)  # fmt: skip
+        if kwargs["engine"] != "local":
+            raise ConfigError("--history-col runs on the local engine only", hint="drop --engine ray")
+        history = opt.from_kwargs(DialogueOptions, kwargs)
     if example and exchanges is not None and str(exchanges) == "fairness" and not exchanges.exists():
         from tutormetrics.commands.studies import run_fairness_example  # studies.md §9: no text scoring
 
@@ -81,6 +91,7 @@ def run(
         exchanges, ratings, output, score_options=score_options, validate_options=opt.from_kwargs(ValidateOptions, kwargs),
         theta=kwargs["theta"] or [], dialogue=opt.from_kwargs(DialogueOptions, kwargs) if dialogue else None,
         metric_cols=_checked_metric_cols(kwargs["metrics_cols"]), top=kwargs["top"], group_col=group_col, log=opt.log,
+        history=history,
     )  # fmt: skip
     opt.log(f"done: {output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")
     opt.strict_gate(kwargs["strict"], summary.get("warnings", []))

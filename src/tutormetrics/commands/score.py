@@ -31,6 +31,10 @@ def score(
 
     Dialogues: tutormetrics score turns.csv --dialogue -o turns_scored.csv --conversations conv.csv --context full
 
+    A response after its history: tutormetrics score exchanges.csv --history-col prompt -o h.csv
+
+    Composite ids: tutormetrics score uptake.csv --id obs_id --id exchange_idx --prompt student_text ...
+
     On Ray: tutormetrics score exchanges.parquet -o metrics.parquet --engine ray --num-actors 8 --gpus-per-actor 1
     """
     from tutormetrics.dialogue.file_scoring import DialogueOptions
@@ -44,6 +48,17 @@ def score(
     dialogue = kwargs["dialogue"] or kwargs["transcript_col"] is not None
     out = None if output == "-" else Path(output)
     check_outputs([input], [out, out and manifest_path(out), conversations, conversations and manifest_path(conversations)])
+    if kwargs["history_col"] is not None:  # each row's response after its history (datasets.md §3.4)
+        from tutormetrics.dialogue.history import check_history_options, score_history_file
+
+        check_history_options(transcript_col=kwargs["transcript_col"], prompt_given=kwargs["prompt"] is not None,
+                              dialogue=kwargs["dialogue"], conversations=conversations)  # fmt: skip
+        if engine != "local":
+            raise ConfigError("--history-col runs on the local engine only", hint="drop --engine ray")
+        result = score_history_file(Path(input), out, options, opt.from_kwargs(DialogueOptions, kwargs), log=opt.log)
+        _to_stdout(result.frame if out is None else None, options.csv_formula_guard)
+        opt.strict_gate(strict, result.manifest.get("warnings", []))
+        return
     if dialogue and engine != "local":
         raise ConfigError("--dialogue runs on the local engine only", hint="drop --engine ray")
     if dialogue:

@@ -54,6 +54,9 @@ def summarize(
 ) -> None:
     """Per-group n, mean, sd, median and bootstrap CI of the mean for every numeric metric (and rating); with
     --total a rubric total per row (--slot for type-specific criteria), its percent of --max and the groups' rank."""
+    from tutormetrics.ids import read_keyed
+
+    key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     id_col, rater_col, criterion_col, score_col = (kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col"))
     from tutormetrics.errors import ConfigError
     from tutormetrics.metrics.columns import describe_frame
@@ -73,10 +76,11 @@ def summarize(
         fmt = table_format(output, output_format)
         # csv may also be .parquet/.jsonl by extension; an unknown extension stops here, before the work
         kind = infer_format(output) if fmt == "csv" and output_format is None else "csv"
-        frame = read_table(metrics, id_columns=[id_col])
+        frame = read_keyed(metrics, key, id_columns=[id_col])
+        frame = frame.drop([p for p in key.id_parts if p != group_col and p in frame.columns])  # parts are ids, not metrics
         result = run_summary(
             frame,
-            read_table(ratings, id_columns=[id_col]) if ratings else None,
+            read_keyed(ratings, key, id_columns=[id_col], drop_parts=True) if ratings else None,
             group_col=group_col,
             id_col=id_col,
             rater_col=rater_col,

@@ -60,12 +60,14 @@ def validate(
     With --control COL the table holds the raw rows and then the partial rows (ρ with COL held fixed),
     marked in the `control` column; p_adj adjusts within each.
     """
+    from tutormetrics.ids import read_keyed
     from tutormetrics.pipeline import ValidateOptions, validate_metrics
-    from tutormetrics.psychometrics.ratings import read_theta
+    from tutormetrics.psychometrics.ratings import theta_to_targets
     from tutormetrics.validity.correlate import rho_matrix, split_by_control, summarize_correlations
 
     infer_format(output)  # fail on a bad output name before any work
     options = opt.from_kwargs(ValidateOptions, kwargs)
+    key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     ratings, theta, id_col, top, controls = kwargs["ratings"], kwargs["theta"], kwargs["id_col"], kwargs["top"], options.control
     if ratings is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
@@ -78,19 +80,20 @@ def validate(
     from tutormetrics.metrics.columns import check_named_columns, describe_frame, metric_names, read_manifest_roles
 
     cluster_col = options.cluster_col
-    metrics_df = read_table(metrics, id_columns=ID_COLUMNS + (id_col,) + ((cluster_col,) if cluster_col else ()))
+    metrics_df = read_keyed(metrics, key, id_columns=ID_COLUMNS + (id_col,) + ((cluster_col,) if cluster_col else ()))
     id_col = dialogue_id_column(metrics_df.columns, id_col)
     metric_cols = split_list(kwargs["metrics_cols"])
     roles = read_manifest_roles(metrics)
     check_named_columns(metric_cols, "--metrics-cols", roles)
     check_named_columns(controls, "--control", roles, what="control")
     if metric_cols is None:  # the manifest's metric columns (else the registry fallback)
-        described = describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col,) + ((cluster_col,) if cluster_col else ()), log=log)
+        described = describe_frame(metrics_df, source=metrics, exclude=ID_COLUMNS + (id_col, *key.id_parts) + ((cluster_col,) if cluster_col else ()),
+                                   log=log)
         metric_cols = metric_names(described) or None
     study = validate_metrics(
         metrics_df,
-        ratings=read_table(ratings, id_columns=ID_COLUMNS + (id_col,)) if ratings is not None else None,
-        theta=[read_theta(path, id_col=id_col) for path in theta or []],
+        ratings=read_keyed(ratings, key, id_columns=ID_COLUMNS + (id_col,), drop_parts=True) if ratings is not None else None,
+        theta=[theta_to_targets(read_keyed(path, key, drop_parts=True), id_col=id_col) for path in theta or []],
         options=options,
         id_col=id_col,
         metric_cols=metric_cols,

@@ -52,6 +52,7 @@ class DialogueOptions(DialogueColumns):
         return ReadOptions(
             **columns,
             id_col=score.id_column,
+            id_key=score.id_key,
             response_col=score.response_column,
             roles=Roles.of(self.tutor_roles, self.student_roles),
             other_role=self.other_role,
@@ -59,7 +60,7 @@ class DialogueOptions(DialogueColumns):
             input_format=score.input_format,
             encoding=score.encoding,
             turn_sep=self.turn_sep,
-            speakers=SpeakerMap.parse(self.speakers, allow_text=self.transcript_col is not None),
+            speakers=SpeakerMap.parse(self.speakers, allow_text=self.transcript_col is not None or self.history_col is not None),
             turn_tag=compile_turn_tag(self.turn_tag, score.keep_columns),
             response_required=self.response_required,
         )
@@ -110,7 +111,7 @@ def score_dialogue_file(
     # No text cache across chunks here: chunks hold whole conversations (their turns are encoded once within the
     # chunk), so every chunk is scored on its own and a resumed run reuses any verified chunk and scores the
     # others exactly as an uninterrupted run does (the byte-identical resume guarantee).
-    scorer = dialogue_scorer(build_scorer(replace(options, id_column="exchange_id", cache_mb=0), n_rows))
+    scorer = dialogue_scorer(build_scorer(replace(options, id_columns=["exchange_id"], cache_mb=0), n_rows))
     keep = [*options.keep_columns, *dialogue.tag_columns()]
     with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as stack:
         warnings.simplefilter("always")

@@ -26,6 +26,7 @@ from tutormetrics.dialogue.model import OTHER_ROLE_MODES, Conversation, Roles, T
 from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.transcript import UNKNOWN_LABELS_HINT, parse_transcript, unknown_labels_message
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.ids import IdKey, input_key
 from tutormetrics.io import infer_format, read_table, require_columns, stable_id
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
@@ -40,6 +41,8 @@ class DialogueColumns:
     role_col: str = "role"
     text_col: str = "text"
     transcript_col: str | None = None
+    #: ``--history-col``: each row's response after this history, one exchange per row (``datasets.md`` §3.4)
+    history_col: str | None = None
 
 
 @dataclass
@@ -58,6 +61,8 @@ class ReadOptions(DialogueColumns):
     turn_tag: re.Pattern[str] | None = None
     #: the response column was named explicitly (--response): a transcript table must then have it
     response_required: bool = False
+    #: ``--id`` (repeatable): a composite exchange_id is built in a transcript table (``datasets.md`` §3.1)
+    id_key: IdKey | None = None
 
     def __post_init__(self) -> None:
         if self.other_role not in OTHER_ROLE_MODES:
@@ -144,6 +149,8 @@ def read_conversations(path: str | Path, options: ReadOptions | None = None) -> 
     notes: list[str] = []
     if opts.transcript_col is not None:
         frame, form = read_table(path, kind, encoding=opts.encoding, string_columns=True), "transcript"
+        if opts.id_key is not None:
+            frame = input_key(frame, opts.id_key, str(path))
         convs = transcript_conversations(frame, opts, source=str(path))
         if opts.id_col not in frame.columns:
             notes.append(f"{path} has no {opts.id_col!r} column; generated stable content ids (sha1 of transcript and response)")

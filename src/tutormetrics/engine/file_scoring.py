@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
 from tutormetrics.io import (
     infer_format,
     remove_stale_temporaries,
@@ -47,7 +48,9 @@ Log = Callable[[str], None]
 class ScoreOptions:
     """Everything ``score`` can be told; the same names as the CLI options and the Python API."""
 
-    id_column: str = "exchange_id"
+    #: ``--id``: the id column, or (two or more) the parts ``exchange_id`` is built from (``datasets.md`` §3.1)
+    id_columns: list[str] = field(default_factory=lambda: ["exchange_id"])
+    id_sep: str = "/"  # ``--id-sep``: joins the parts of a composite id
     prompt_columns: list[str] = field(default_factory=lambda: ["prompt"])
     response_column: str = "response"
     metrics: str = "all"
@@ -86,6 +89,16 @@ class ScoreOptions:
     num_actors: int | None = None  # Ray actors, each holding one Scorer (None: one per GPU, else per 2 CPUs)
     gpus_per_actor: float = 0.0
 
+    @property
+    def id_key(self) -> IdKey:
+        """The ``--id`` columns and ``--id-sep`` (:class:`~tutormetrics.ids.IdKey`)."""
+        return IdKey.of(self.id_columns, self.id_sep)
+
+    @property
+    def id_column(self) -> str:
+        """The output's id column: the one ``--id``, or ``exchange_id`` built from several."""
+        return self.id_key.column
+
     def result_key(self) -> dict[str, Any]:
         """The options that can change the numbers (progress, manifest and resume cannot). Whether the text cache
         is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of the
@@ -119,6 +132,25 @@ class InputPlan:
     has_id: bool
     keep_rows: pl.Series | None  # row indices kept after --dedupe, or None for all
     n_dropped_duplicates: int
+    #: the output columns after the id: the parts of a composite id, then the ``--keep`` columns
+    kept: list[str] = field(default_factory=list)
+
+
+def kept_columns(options: ScoreOptions) -> list[str]:
+    """The columns copied after the id: a composite id's parts, then ``--keep`` (each once).
+
+    >>> kept_columns(ScoreOptions(id_columns=["obs_id", "exchange_idx"], keep_columns=["obs_id", "tutor"]))
+    ['obs_id', 'exchange_idx', 'tutor']
+    """
+    return list(dict.fromkeys([*options.id_key.id_parts, *options.keep_columns]))
+
+
+def _composite_input(lf: pl.LazyFrame, columns: list[str], key: IdKey, path: Path) -> pl.LazyFrame:
+    """The input with ``exchange_id`` built from the parts (their types checked; an own ``exchange_id`` refused)."""
+    check_input_columns(columns, key, str(path))
+    check_part_types(lf.collect_schema(), key, str(path))
+    expr = pl.concat_str([pl.col(p).cast(pl.String) for p in key.parts], separator=key.sep).alias(COMPOSITE_ID)
+    return lf.with_columns(expr)
 
 
 def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPlan]:
@@ -133,11 +165,16 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
     require_columns(probe, list(options.prompt_columns), source=str(path), option="--prompt")
     require_columns(probe, [options.response_column], source=str(path), option="--response")
     require_columns(probe, list(options.keep_columns), source=str(path), option="--keep")
-    has_id = options.id_column in columns
+    key = options.id_key
+    if key.composite:
+        lf = _composite_input(lf, columns, key, path)
+    has_id = key.composite or options.id_column in columns
     if not has_id and options.id_column != "exchange_id":
         require_columns(probe, [options.id_column], source=str(path), option="--id")
     try:
-        if has_id:
+        if key.composite:  # every part checked: empty, or containing the separator, names the row
+            ids = joined_ids(lf.select(key.parts).collect(), key, str(path))
+        elif has_id:
             ids = lf.select(pl.col(options.id_column).cast(pl.String)).collect().to_series()
         else:  # read the text columns too, so a malformed record fails here, not half-way through scoring
             ids = lf.select(pl.col(options.response_column).cast(pl.String).len()).collect().item()
@@ -166,7 +203,7 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
             first = ids.is_first_distinct()
             keep = first.arg_true()
             dropped = n_rows - len(keep)
-    return lf, InputPlan(n_rows, has_id, keep, dropped)
+    return lf, InputPlan(n_rows, has_id, keep, dropped, kept_columns(options))
 
 
 def _check_text_columns(schema: pl.Schema, columns: list[str], path: Path) -> None:
@@ -208,7 +245,7 @@ def iter_exchanges(
     id_cols = [options.id_column] if plan.has_id else []
     cols = list(dict.fromkeys([*options.prompt_columns, options.response_column, *id_cols]))
     frame = lf.select([pl.col(c).cast(pl.String) for c in cols] + [
-        pl.col(c).alias(f"__keep_{c}") for c in options.keep_columns
+        pl.col(c).alias(f"__keep_{c}") for c in plan.kept
     ])
     if plan.keep_rows is not None:
         frame = frame.with_row_index("__row").filter(pl.col("__row").is_in(plan.keep_rows.implode())).drop("__row")
@@ -243,8 +280,8 @@ def _batches(frame: pl.LazyFrame, size: int, source: str) -> Iterator[pl.DataFra
 def _columns(
     df: pl.DataFrame, plan: InputPlan, options: ScoreOptions, seen: dict[str, int], kept: deque[pl.DataFrame] | None
 ) -> tuple[list[str], list[str | None], list[str | None]]:
-    if kept is not None and options.keep_columns:
-        kept.append(df.select([pl.col(f"__keep_{c}").alias(c) for c in options.keep_columns]))
+    if kept is not None and plan.kept:
+        kept.append(df.select([pl.col(f"__keep_{c}").alias(c) for c in plan.kept]))
     prompts = join_prompt_columns(df, options.prompt_columns).to_list()
     responses = df.get_column(options.response_column).to_list()
     if plan.has_id:
@@ -333,7 +370,7 @@ def score_file(
     lf, plan, n_kept = open_input(path, output, options, log)
     scorer = build_scorer(options, n_kept)
     kept: deque[pl.DataFrame] = deque()
-    items = ((chunk, kept.popleft() if options.keep_columns else None)
+    items = ((chunk, kept.popleft() if plan.kept else None)
              for chunk in iter_exchanges(lf, plan, options, kept, source=str(path)))
     finish = _with_kept(options.id_column)
 

@@ -105,7 +105,7 @@ def stage_input(lf: pl.LazyFrame, plan: Any, options: ScoreOptions, folder: Path
             {ROW: list(range(start, start + len(ids))), options.id_column: ids, PROMPT: prompts, RESPONSE: responses},
             schema={ROW: pl.Int64, options.id_column: pl.String, PROMPT: pl.String, RESPONSE: pl.String},
         )
-        if options.keep_columns:
+        if plan.kept:  # a composite id's parts, then --keep
             extra = kept.popleft()
             table = pl.concat([table, extra.rename({c: f"__keep_{c}" for c in extra.columns})], how="horizontal")
         for rows in pack_blocks(prompts, options.chunk_size):
@@ -165,7 +165,7 @@ def score_file_ray(
         n_actors, cpus = _actors(ray, options)
         _quiet(ray, options.progress)
         log(f"ray: {n_blocks} blocks on {n_actors} actor(s) ({cpus:g} CPU, {options.gpus_per_actor:g} GPU each)")
-        keep = [f"__keep_{c}" for c in options.keep_columns]
+        keep = [f"__keep_{c}" for c in plan.kept]
         actor_options = replace(options, prompt_columns=[PROMPT], response_column=RESPONSE, keep_columns=[])
         ds = ray.data.read_parquet(str(staging / "in"), file_extensions=["parquet"]).map_batches(
             ScoreBatch,

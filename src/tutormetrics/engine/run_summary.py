@@ -93,8 +93,10 @@ def output_roles(output: Path, manifest: Mapping[str, Any], options: Any) -> dic
               "parquet": pl.scan_parquet, "jsonl": pl.scan_ndjson}[kind]  # fmt: skip
     columns = reader(output).collect_schema().names()
     described = [ColumnDescription.from_dict(d) for d in manifest.get(MANIFEST_KEY, [])]
-    return column_roles(columns, id_col=getattr(options, "id_column", "exchange_id"), descriptions=described,
-                        kept=list(getattr(options, "keep_columns", []) or []))  # fmt: skip
+    key = getattr(options, "id_key", None)
+    parts = key.id_parts if key is not None else []
+    return column_roles(columns, id_col=getattr(options, "id_column", "exchange_id"), descriptions=described, id_parts=parts,
+                        kept=[c for c in getattr(options, "keep_columns", []) or [] if c not in parts])  # fmt: skip
 
 
 def log_summary(log: Callable[[str], None], warnings: Sequence[str], notes: Sequence[str] = ()) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError, TutorMetricsError
+from tutormetrics.ids import IdKey, with_key
 from tutormetrics.io import join_prompt_columns, read_table, stable_id
 from tutormetrics.metrics.columns import NOT_METRICS, OTHER, ColumnDescription, columns_near, describe_frame, family_labels
 from tutormetrics.report.embed import compact
@@ -117,15 +118,24 @@ def _pick_metrics(candidates: list[Path], run: dict[str, Any]) -> Path | None:
     return max(candidates, key=lambda p: p.stat().st_size) if candidates else None
 
 
+def _id_key(options: dict[str, Any]) -> IdKey:
+    """The id of recorded score options: ``id_columns``/``id_sep`` (0.3), or the older ``id_column``."""
+    if "id_columns" in options:
+        return IdKey.of(options.get("id_columns"), options.get("id_sep") or "/")
+    return IdKey.of(options.get("id_column") or "exchange_id")
+
+
 def _exchange_texts(
     source: Path, ids: list[str], options: dict[str, Any], generated_ids: bool, notes: list[str]
 ) -> dict[str, tuple[str, str]]:
     """``{exchange_id: (prompt, response)}`` from the scored input, as ``score`` built them."""
-    id_col = options.get("id_column", "exchange_id")
+    key = _id_key(options)
+    id_col = key.column
     prompt_cols = list(options.get("prompt_columns") or ["prompt"])
     response_col = options.get("response_column", "response")
     try:
         df = read_table(source, options.get("input_format"), encoding=options.get("encoding", "utf8"), string_columns=True)
+        df = with_key(df, key, str(source))  # a composite exchange_id, as score built it
     except TutorMetricsError as exc:
         notes.append(f"prompts and responses not shown: {str(exc).splitlines()[0]}")
         return {}
@@ -292,7 +302,7 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     if not outdir.is_dir():
         raise InputSchemaError(f"{outdir}: not a folder", hint="pass the output folder of `tutormetrics run` (or of score/validate/theta/agree)")
     run = _read_json(outdir / "run.json")
-    id_col = (run.get("score_options") or {}).get("id_column", "exchange_id")
+    id_col = _id_key(run.get("score_options") or {}).column
     found = scan_folder(outdir, id_col)
     if not found:
         raise InputSchemaError(

@@ -1,0 +1,217 @@
+"""``score FILE --history-col H`` (``datasets.md`` §3.4): each row's ``--response`` scored as the next tutor turn
+after the turns of its history ``H``, keeping the row's id: the "rate the next tutor move" unit of MRBench, CIMA and
+Bridge.
+
+A row is read exactly as ``--transcript-col H`` reads it (the same transcript rules, ``--turn-sep``, ``--speaker``,
+``--turn-tag``, roles, unknown labels), but only its **final** tutor turn, the response, is scored: one exchange
+per row, whose prompt is the context of ``--context`` (texts joined with ``"\\n"``, no labels) and whose previous
+student turn feeds ``prev_student_jaccard_1``/``emb_prev_student_cos``. So the row equals the last TURNS row of
+``--transcript-col H`` on the same row, except for ``exchange_id``, ``conversation_id``, ``turn`` and ``tutor_turn``.
+
+Output columns: the id (named as in a plain ``score``; ``exchange_id`` for a composite id), the composite id's
+parts and the ``--keep`` columns, the ``--turn-tag`` columns, ``ctx_turns``, the metric columns, the dialogue
+columns, the diagnostics; one row per input row, in input order.
+
+Example:
+    >>> from tutormetrics.dialogue.model import Conversation
+    >>> c = Conversation.from_lists("e1", ["tutor", "student", "tutor"], ["What is 3 x 4?", "12", "Right. And 12 + 3?"])
+    >>> ex = final_exchanges([c])
+    >>> ex.ids, ex.prompts, ex.prev_student, ex.id_columns["ctx_turns"]
+    (['e1'], [['What is 3 x 4?', '12']], ['12'], [2])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tutormetrics.dialogue.context import Context, context_indices, parse_context
+from tutormetrics.dialogue.model import Conversation
+from tutormetrics.dialogue.readers import (
+    ReadOptions,
+    _apply_other_role,
+    transcript_conversations,
+)
+from tutormetrics.dialogue.score import dialogue_scorer
+from tutormetrics.dialogue.turns import Exchanges, check_context_encoding
+from tutormetrics.engine.checkpoint import Checkpoint
+from tutormetrics.engine.chunk_run import ChunkRun
+from tutormetrics.engine.file_scoring import (
+    ScoreOptions,
+    ScoreResult,
+    build_scorer,
+    kept_columns,
+)
+from tutormetrics.engine.run_summary import (
+    log_summary,
+    run_key,
+    run_manifest,
+    write_run_manifest,
+)
+from tutormetrics.engine.run_warnings import run_notes
+from tutormetrics.engine.scorer import Scorer
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.ids import input_key
+from tutormetrics.io import (
+    infer_format,
+    read_table,
+    remove_stale_temporaries,
+    require_columns,
+    write_table,
+)
+from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles
+
+Log = Callable[[str], None]
+
+__all__ = ["check_history_options", "final_exchanges", "history_conversations", "score_history_file"]
+
+
+def check_history_options(*, transcript_col: str | None, prompt_given: bool, dialogue: bool, conversations: Any) -> None:
+    """``--history-col`` is its own input form: with ``--transcript-col``, ``--prompt``, ``--dialogue`` or
+    ``--conversations`` it is exit 2 (``datasets.md`` §3.4)."""
+    clashes = [flag for flag, on in (("--transcript-col", transcript_col is not None), ("--prompt", prompt_given),
+                                     ("--dialogue", dialogue), ("--conversations", conversations is not None)) if on]  # fmt: skip
+    if clashes:
+        raise ConfigError(
+            f"--history-col cannot be combined with {', '.join(clashes)}",
+            hint="--history-col scores each row's response after its history (the context is the prompt); "
+            "--transcript-col scores every tutor turn of the history",
+        )
+
+
+def history_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = "input") -> tuple[list[Conversation], list[str]]:
+    """Each row as the conversation ``--transcript-col`` reads (its history's turns, then the response as the final
+    tutor turn), with the unknown-role rule applied; and the warnings."""
+    assert opts.history_col is not None
+    require_columns(frame, [opts.history_col], source=source, option="--history-col")
+    require_columns(frame, [opts.response_col], source=source, option="--response")
+    as_transcript = replace(opts, transcript_col=opts.history_col, history_col=None, response_required=True)
+    convs = transcript_conversations(frame, as_transcript, source=source)
+    found = _apply_other_role(convs, "history", as_transcript, source)
+    return found.conversations, found.warnings
+
+
+def final_exchanges(conversations: Sequence[Conversation], context: Context = "full", keep_columns: Sequence[str] = ()) -> Exchanges:
+    """One exchange per conversation: its final turn (the response) after the context of ``context``, the most
+    recent earlier student turn as ``prev_student``; the id is the conversation's (the row's)."""
+    out = Exchanges(keep={c: [] for c in keep_columns})
+    for conv in conversations:
+        i = len(conv.turns) - 1
+        final = conv.turns[i]
+        ctx = context_indices(conv.turns, i, context)
+        prev = next((t.text for t in reversed(conv.turns[:i]) if t.kind == "student"), None)
+        out.ids.append(conv.conversation_id)
+        out.prompts.append([conv.turns[j].text for j in ctx])
+        out.responses.append(final.text)
+        out.prev_student.append(prev)
+        tutor_turns = sum(t.kind == "tutor" for t in conv.turns)
+        for col, value in (("conversation_id", conv.conversation_id), ("turn", final.turn), ("tutor_turn", tutor_turns),
+                           ("ctx_turns", len(ctx))):  # fmt: skip
+            out.id_columns[col].append(value)
+        for col in keep_columns:
+            out.keep[col].append(final.keep.get(col))
+    return out
+
+
+def _chunks(exchanges: Exchanges, size: int) -> Iterator[Exchanges]:
+    for start in range(0, len(exchanges), size):
+        end = start + size
+        yield Exchanges(
+            ids=exchanges.ids[start:end], prompts=exchanges.prompts[start:end], responses=exchanges.responses[start:end],
+            prev_student=exchanges.prev_student[start:end],
+            id_columns={c: v[start:end] for c, v in exchanges.id_columns.items()},
+            keep={c: v[start:end] for c, v in exchanges.keep.items()},
+        )  # fmt: skip
+
+
+def history_rows(scorer: Scorer) -> Callable[[pl.DataFrame, Exchanges], pl.DataFrame]:
+    """The output rows of a scored chunk: the id, the kept and tag columns, ``ctx_turns``, then the scores."""
+
+    def finish(frame: pl.DataFrame, b: Exchanges) -> pl.DataFrame:
+        extra = pl.DataFrame({**{c: pl.Series(v, strict=False) for c, v in b.keep.items()},
+                              "ctx_turns": pl.Series(b.id_columns["ctx_turns"], dtype=pl.Int64)})  # fmt: skip
+        return pl.concat([frame.select(scorer.id_column), extra, frame.drop(scorer.id_column)], how="horizontal")
+
+    return finish
+
+
+def score_history_file(
+    path: Path,
+    output: Path | None,
+    options: ScoreOptions,
+    dialogue: Any,
+    *,
+    log: Log = lambda _m: None,
+    keep_frame: bool = False,
+) -> ScoreResult:
+    """Score each row's response after its history (``dialogue``: a
+    :class:`~tutormetrics.dialogue.file_scoring.DialogueOptions` with ``history_col``) into ``output`` (atomically,
+    checkpointed like ``score``) plus its manifest; the frame is returned with ``output=None`` or ``keep_frame``."""
+    context = parse_context(dialogue.context)
+    encoding = check_context_encoding(dialogue.context_encoding)
+    if output is not None:
+        infer_format(output, options.output_format)
+    read = dialogue.read_options(options)
+    frame = read_table(path, options.input_format, encoding=options.encoding, string_columns=True)
+    frame = input_key(frame, options.id_key, str(path))
+    if options.dedupe and options.id_column in frame.columns:
+        first = frame.get_column(options.id_column).is_first_distinct()
+        if not first.all():
+            log(f"note: --dedupe dropped {int((~first).sum())} rows whose id appeared earlier")
+            frame = frame.filter(first)
+    kept = kept_columns(options)
+    read = replace(read, id_col=options.id_column, keep_columns=kept)
+    convs, found_warnings = history_conversations(frame, read, source=str(path))
+    if options.id_column not in frame.columns:
+        log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of history and response)")
+    tags = dialogue.tag_columns()
+    exchanges = final_exchanges(convs, context, [*kept, *tags])
+    scorer = dialogue_scorer(build_scorer(replace(options, cache_mb=0), len(exchanges)))
+    clash = sorted({*kept, *tags} & {"ctx_turns", *scorer.columns()})
+    if clash:
+        raise InputSchemaError(f"{path}: the kept column {clash[0]!r} is named like an output column",
+                               hint="rename it in the input (or keep another column)")
+    scorer.progress_unit = "responses"
+    finish = history_rows(scorer)
+    items = ((chunk.chunk(encoding), chunk) for chunk in _chunks(exchanges, scorer.chunk_size))
+    with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as stack:
+        warnings.simplefilter("always")
+        checkpoint = None
+        if output is not None:
+            key = run_key(path, scorer, options=options.result_key(), dialogue=asdict(dialogue), form="history")
+            checkpoint = stack.enter_context(Checkpoint(output, key))
+            checkpoint.open(options.resume, log)
+            remove_stale_temporaries(output)
+        run = ChunkRun(scorer, total=len(exchanges), caught=caught, checkpoint=checkpoint, finish=finish)
+        if checkpoint is None:
+            frames = [f for _, f in run.frames(items)]
+        else:
+            frames = [pl.read_parquet(p) for p in run.save_all(items)]
+        scored = pl.concat(frames)
+        if output is not None and checkpoint is not None:
+            write_table(scored, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
+            checkpoint.remove()
+        all_warnings = list(found_warnings) + run.run_warnings()
+    notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
+    log_summary(log, all_warnings, notes)
+    described = scorer.column_descriptions(level="turn")
+    manifest = run_manifest(
+        scorer, source=path, options=options, warnings=all_warnings, nan_reasons=nan_reasons,
+        dialogue=asdict(dialogue) | {"form": "history"}, n_rows=scored.height,
+        generated_ids=options.id_column not in frame.columns,
+    )  # fmt: skip
+    manifest[MANIFEST_KEY] = [d.to_dict() for d in described]
+    parts = options.id_key.id_parts
+    manifest[ROLES_KEY] = column_roles(scored.columns, id_col=options.id_column, descriptions=described, id_parts=parts,
+                                       kept=[c for c in kept if c not in parts], tags=tags)  # fmt: skip
+    if output is not None:
+        write_run_manifest(output, manifest, options)
+        log(f"scored {scored.height:,} responses after their histories -> {output}")
+    keep = output is None or keep_frame
+    return ScoreResult(scored if keep else None, manifest, output, scored.height, run.n_reused, scorer.column_families())
