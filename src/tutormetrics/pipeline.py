@@ -28,7 +28,7 @@ import polars as pl
 from tutormetrics import __version__
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import check_outputs, read_table, write_table, write_text_atomic
+from tutormetrics.io import check_outputs, write_table, write_text_atomic
 from tutormetrics.psychometrics.ratings import Ratings
 
 if TYPE_CHECKING:  # pragma: no cover

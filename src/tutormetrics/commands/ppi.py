@@ -15,7 +15,7 @@ import typer
 
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log
-from tutormetrics.io import check_outputs, infer_format, read_table, write_table
+from tutormetrics.io import check_outputs, infer_format, write_table
 
 __all__ = ["register", "ppi"]
 

@@ -16,7 +16,7 @@ import typer
 
 from tutormetrics.commands import options as opt
 from tutormetrics.errors import TutorMetricsError
-from tutormetrics.io import check_outputs, infer_format, read_table, write_table
+from tutormetrics.io import check_outputs, infer_format, write_table
 
 __all__ = ["register"]
 
