@@ -18,8 +18,8 @@ Example:
     ...                      "_score": [0.0, 1.0, 1.0]})
     >>> slot_labels(long)["_rater"].to_list()
     ['slot1', 'slot2', 'slot1']
-    >>> slot_warning(long)
-    "warning: ratings: raters s1, s2 fill slots in order (c: 1 unit has 1 rating): if they are anonymous, pass --raters exchangeable"
+    >>> print(slot_warning(long))
+    warning: ratings: raters s1, s2 fill slots in order (c: 1 unit has 1 rating): if they are anonymous, pass --raters exchangeable
 """
 
 from __future__ import annotations
@@ -180,8 +180,8 @@ def mixed_scale_warning(ratings: Ratings) -> str | None:
 
     >>> raw = pl.DataFrame({"exchange_id": ["a", "a", "b", "b"], "rater": ["gold"] * 4, "criterion": ["x", "y"] * 2,
     ...                     "score": [0, 1, 1, 5]})
-    >>> mixed_scale_warning(Ratings.clean(raw, levels=None))[:52]
-    "warning: θ: one rater ('gold') and criteria on differ"
+    >>> print(mixed_scale_warning(Ratings.clean(raw))[:70])
+    warning: θ: one rater ('gold') and criteria on different scales (x: 0, 1
     """
     long = ratings.long
     if long is None or ratings.exchangeable:
