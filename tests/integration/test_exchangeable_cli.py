@@ -189,3 +189,19 @@ def test_one_rater_mixed_scales_warns_and_strict_exits_1(tmp_path, capsys):
     # theta says it too
     assert main(["theta", str(ratings), "-o", str(tmp_path / "t.csv")]) == 0
     assert "warning: θ: one rater ('r1')" in capsys.readouterr().err
+
+
+def test_mathdial_one_rater_warning_is_the_spec_message(tmp_path, capsys):
+    """datasets.md §5 / §9.6: `convert mathdial`'s sample ratings (rater 'gold', a 0/0.5/1 and two 1-5 criteria)."""
+    raw = PUBLIC / "mathdial" / "test_first40.csv"
+    if not raw.exists():
+        pytest.skip("../shared/data/public not available")
+    out = tmp_path / "md"
+    assert main(["convert", "mathdial", str(raw), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["theta", str(out / "ratings.csv"), "--id", "conversation_id", "-o", str(tmp_path / "t.csv")]) == 0
+    assert (
+        "warning: θ: one rater ('gold') and criteria on different scales (self_correctness: 0, 0.5, 1; "
+        "self_typical_confusion, self_typical_interactions: 1-5): θ pools them as one trait; fit θ on one scale, or "
+        "pass --no-estimate-theta"
+    ) in capsys.readouterr().err.splitlines()
