@@ -189,6 +189,9 @@ def test_one_rater_mixed_scales_warns_and_strict_exits_1(tmp_path, capsys):
     # theta says it too
     assert main(["theta", str(ratings), "-o", str(tmp_path / "t.csv")]) == 0
     assert "warning: θ: one rater ('r1')" in capsys.readouterr().err
+    assert main(["theta", str(ratings), "-o", str(tmp_path / "t2.csv"), "--strict"]) == 1
+    assert (tmp_path / "t2.csv").exists()  # results written, then exit 1
+    assert main(["theta", str(ratings), "-o", str(tmp_path / "t3.csv"), "--strict", "--levels", "0,1,2,3,4,5"]) == 0
 
 
 def test_mathdial_one_rater_warning_is_the_spec_message(tmp_path, capsys):

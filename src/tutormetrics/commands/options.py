@@ -420,7 +420,7 @@ def pick(options: Iterable[Option], *names: str) -> tuple[Option, ...]:
 _RATING_COLUMNS = tuple(o for o in RATINGS if o.name.endswith("_col"))
 
 COMMANDS: dict[str, tuple[Option, ...]] = {
-    "score": SCORE, "validate": VALIDATE, "run": RUN, "theta": TABLE_ID + RATINGS + RATERS, "agree": TABLE_ID + RATINGS + RATERS,
+    "score": SCORE, "validate": VALIDATE, "run": RUN, "theta": TABLE_ID + RATINGS + RATERS + GATE, "agree": TABLE_ID + RATINGS + RATERS,
     "summarize": TABLE_ID + _RATING_COLUMNS,  # no scale check there
     # predict has its own --ci (cluster percentile or none) and --n-resamples; the rest is validate's
     "predict": TABLE_ID + RATINGS + pick(TARGETS, "ratings", "theta", "targets_from", "metrics_cols", "control")

@@ -259,9 +259,11 @@ def theta(
             typer.echo(f"dropped criteria with a single observed score: {', '.join(result.dropped_criteria)}", err=True)
         if not result.converged:
             if method == "nuts":
-                typer.echo("warning: NUTS diagnostics miss the thresholds; increase --draws/--tune before using the estimates", err=True)
+                warned.append("warning: NUTS diagnostics miss the thresholds; increase --draws/--tune before using the estimates")
             else:
-                typer.echo(f"warning: optimiser did not converge ({result.message})", err=True)  # type: ignore[union-attr]
+                warned.append(f"warning: optimiser did not converge ({result.message})")  # type: ignore[union-attr]
+            typer.echo(warned[-1], err=True)
+        opt.strict_gate(kwargs["strict"], warned)  # the θ warnings above and datasets.md §5's
 
 
 def agree(
