@@ -382,8 +382,9 @@ def _agree_exchangeable(frame: Ratings, output: Path, columns: dict[str, str], c
     table = agreement_table(frame, **columns, **common, exchangeable=True)
     _write(table, output)
     flagged = table.filter(pl.col("reason").str.contains("one_rater|too_few|constant"))["criterion"].to_list()
+    most = table["n_raters"].max()
     typer.echo(
-        f"agreement: {table.height} criteria, up to {table['n_raters'].max()} ratings per unit; raters exchangeable "
+        f"agreement: {table.height} criteria, up to {most} rating{'' if most == 1 else 's'} per unit; raters exchangeable "
         "(anonymous slots): the two-rater columns are empty"
         + (f"; see reason for {', '.join(flagged)}" if flagged else ""),
         err=True,
