@@ -73,6 +73,8 @@ class ValidateOptions:
     id_type: str = "str"
     levels: list[float] | None = None
     drop_out_of_scale: bool = False
+    #: ``"exchangeable"``: the rater labels are anonymous slots (``datasets.md`` §5); ``None``: raters are people.
+    raters: str | None = None
     estimate_theta: bool = True
     #: Metrics columns held fixed for the partial rows (``richness.md`` §1); empty = raw only.
     control: list[str] = field(default_factory=list)
@@ -106,6 +108,7 @@ class StudyResult:
     theta_fit: Any | None = None  # MFRMResult when θ was estimated here
     long_ratings: bool = False
     ratings: Ratings | None = None  # the ratings the targets came from, cleaned once
+    warnings: list[str] = field(default_factory=list)  # θ's (datasets.md §5): slot-like raters, one rater on mixed scales
 
 
 def validate_metrics(
@@ -142,6 +145,7 @@ def validate_metrics(
     tables: list[pl.DataFrame] = []
     names: list[str] = []
     fit = None
+    warned: list[str] = []
     if rated is not None:
         tables.append(rated.targets(vo.aggregate, vo.targets_from, log=log))  # type: ignore[arg-type]
         names.append("ratings")
@@ -151,7 +155,12 @@ def validate_metrics(
     if rated is not None and not theta and vo.estimate_theta:
         if rated.is_long:
             log("no θ given: estimating θ from the ratings with a many-facet Rasch model (MML, EAP)")
-            theta_targets, fit = estimate_theta_targets(rated)
+            from tutormetrics.psychometrics.exchangeable import theta_ratings
+
+            fitted, notes, warned = theta_ratings(rated)
+            for line in [*notes, *warned]:
+                log(line)
+            theta_targets, fit = estimate_theta_targets(fitted)
             tables.append(theta_targets)
             names.append("theta")
             log(f"      {fit.summary()}")
@@ -168,7 +177,7 @@ def validate_metrics(
         cluster_col=vo.cluster_col,
         **vo.spearman_options(),
     )
-    return StudyResult(result, fit, rated is not None and rated.is_long, rated)
+    return StudyResult(result, fit, rated is not None and rated.is_long, rated, warned)
 
 
 def clean_ratings(ratings: pl.DataFrame | Ratings, vo: ValidateOptions, id_col: str, source: str, log: Log = _quiet) -> Ratings:
@@ -179,6 +188,7 @@ def clean_ratings(ratings: pl.DataFrame | Ratings, vo: ValidateOptions, id_col: 
     return Ratings.clean(
         ratings, id_col=id_col, rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col,
         levels=vo.levels, drop_out_of_scale=vo.drop_out_of_scale, source=source, log=log,
+        exchangeable=vo.raters == "exchangeable",
     )  # fmt: skip
 
 
@@ -279,9 +289,18 @@ def run_pipeline(
         write_table(fit.theta_table(), outdir / "theta.csv")
         write_table(fit.facets_table(), outdir / "facets.csv")
         files.update(theta=str(outdir / "theta.csv"), facets=str(outdir / "facets.csv"))
-        summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged}
+        summary["theta"] = {"source": "mfrm", "reliability": fit.reliability, "converged": fit.converged,
+                            "raters": "exchangeable" if rated.exchangeable else len(fit.raters), "warnings": study.warnings}  # fmt: skip
         theta_tables = [theta_to_targets(fit.theta_table(), id_col=id_col)]
+    warned = [*warned, *study.warnings]
     agreement = _agreement(rated)
+    if agreement is not None and not rated.exchangeable and study.theta_fit is None:
+        from tutormetrics.psychometrics.exchangeable import slot_warning  # θ's step said it already
+
+        slot = slot_warning(rated.long) if rated.long is not None else None
+        if slot:
+            log(slot)
+            warned.append(slot)
     if agreement is not None:
         write_table(agreement, outdir / "agreement.csv")
         files["agreement"] = str(outdir / "agreement.csv")
@@ -407,11 +426,11 @@ def _write_level(
 
 def _agreement(ratings: Ratings) -> pl.DataFrame | None:
     """Rater agreement per criterion when the ratings (a cleaned ``Ratings``) are long with two or more raters."""
-    if not ratings.is_long or ratings.n_raters < 2:
+    if not ratings.is_long or (ratings.n_raters < 2 and not ratings.exchangeable):
         return None
     from tutormetrics.psychometrics.agreement import agreement_table
 
-    return agreement_table(ratings, **ratings.columns())
+    return agreement_table(ratings, **ratings.columns(), exchangeable=ratings.exchangeable)
 
 
 def _heatmaps(

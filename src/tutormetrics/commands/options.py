@@ -156,6 +156,14 @@ def parse_progress_every(value: float) -> float:
     return float(value)
 
 
+def parse_raters(value: str | None) -> str | None:
+    """``--raters`` of ``theta``, ``validate`` and ``run``: ``None`` or ``exchangeable`` (``agree`` also takes
+    a pair ``A,B`` and reads the value itself)."""
+    from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE, check_raters_mode
+
+    return EXCHANGEABLE if check_raters_mode(value, "") else None
+
+
 def _list_or_none(values: list[str] | None) -> list[str] | None:
     return list(values) if values else None
 
@@ -389,20 +397,28 @@ RATINGS = _group(
            help="Drop scores off the scale (counted) instead of stopping."),
 )
 
+#: ``--raters exchangeable``: anonymous rater slots (``datasets.md`` §5; ``theta``, ``agree``, ``validate``, ``run``).
+RATERS = _group(
+    "Ratings", "validate",
+    option("raters", "--raters", OStr, None, parse=parse_raters, show_default=False,
+           help="exchangeable: the rater labels are anonymous slots, not people (e.g. uptake's slot1-3): θ has no "
+           "rater facet and agree keeps only the many-rater columns."),
+)
+
 # fmt: on
 
 #: Every group, in the order ``--help`` and the CLI reference show them.
 GROUPS: dict[str, tuple[Option, ...]] = {
     "input": INPUT, "scoring": SCORING, "encoder": ENCODER, "engine": ENGINE, "output": OUTPUT + GATE,
-    "dialogue": DIALOGUE + CONVERSATIONS, "targets": TARGETS, "validity": VALIDITY, "ratings": TABLE_ID + RATINGS,
+    "dialogue": DIALOGUE + CONVERSATIONS, "targets": TARGETS, "validity": VALIDITY, "ratings": TABLE_ID + RATINGS + RATERS,
 }
 
 #: The options each command takes from the declarations (``run``: all of ``score`` and ``validate`` but
 #: those naming their own outputs and ``validate``'s ``--id``, which is ``score``'s there).
 SCORE = INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + CONVERSATIONS
-VALIDATE = TARGETS + TABLE_ID + RATINGS + VALIDITY
+VALIDATE = TARGETS + TABLE_ID + RATINGS + RATERS + VALIDITY
 RUN_EXCLUDES = ("output_format", "manifest", "conversations", "id_col")  # run's --id/--id-sep are score's
-RUN = tuple(o for o in INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + TARGETS + RATINGS + VALIDITY if o.name not in RUN_EXCLUDES)
+RUN = tuple(o for o in INPUT + SCORING + ENCODER + ENGINE + OUTPUT + GATE + DIALOGUE + TARGETS + RATINGS + RATERS + VALIDITY if o.name not in RUN_EXCLUDES)
 #: The declared options of each command (a command's own options stay in its signature).
 def pick(options: Iterable[Option], *names: str) -> tuple[Option, ...]:
     """The declarations ``names`` of a group (a command that takes part of it), in the group's order."""
@@ -416,7 +432,7 @@ def pick(options: Iterable[Option], *names: str) -> tuple[Option, ...]:
 _RATING_COLUMNS = tuple(o for o in RATINGS if o.name.endswith("_col"))
 
 COMMANDS: dict[str, tuple[Option, ...]] = {
-    "score": SCORE, "validate": VALIDATE, "run": RUN, "theta": TABLE_ID + RATINGS, "agree": TABLE_ID + RATINGS,
+    "score": SCORE, "validate": VALIDATE, "run": RUN, "theta": TABLE_ID + RATINGS + RATERS + GATE, "agree": TABLE_ID + RATINGS + RATERS,
     "summarize": TABLE_ID + _RATING_COLUMNS,  # no scale check there
     # predict has its own --ci (cluster percentile or none) and --n-resamples; the rest is validate's
     "predict": TABLE_ID + RATINGS + pick(TARGETS, "ratings", "theta", "targets_from", "metrics_cols", "control")

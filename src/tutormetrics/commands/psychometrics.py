@@ -32,6 +32,14 @@ __all__ = ["register"]
 
 _MODELS = {"auto": "auto", "binary": "binary", "partial-credit": "partial_credit", "partial_credit": "partial_credit"}
 _ADJUST = ("holm", "bonferroni", "bh", "by", "none")
+#: ``agree --raters`` also names the pair of the two-rater columns.
+AGREE_OVERRIDES = {
+    "raters": {
+        "help": "'A,B': the two raters of the two-rater columns (default: the first two); or exchangeable: the labels are "
+        "anonymous slots (e.g. uptake's slot1-3), so only the many-rater columns are filled (reason exchangeable_raters; "
+        "the rater column may be absent; with --judge the reference is the human majority only).",
+    }
+}
 
 
 def _write(table: pl.DataFrame, path: Path) -> None:
@@ -49,16 +57,24 @@ def _expected_errors() -> Iterator[None]:
         raise typer.Exit(code=exc.exit_code) from None
 
 
-def _clean(frame: pl.DataFrame, source: str, kwargs: dict[str, Any]) -> Ratings:
-    """The long ratings of ``theta``/``agree`` (all four columns needed) cleaned and scale-checked once
-    (``--levels``, ``--drop-out-of-scale``); the fit and the agreement tables take the value as it is."""
-    names = [kwargs[k] for k in ("id_col", "rater_col", "criterion_col", "score_col")]
-    require_columns(frame, names, source="ratings")
+def _clean(frame: pl.DataFrame, source: str, kwargs: dict[str, Any], exchangeable: bool = False) -> Ratings:
+    """The long ratings of ``theta``/``agree`` (all four columns needed; the rater column may be absent with
+    ``--raters exchangeable``) cleaned and scale-checked once (``--levels``, ``--drop-out-of-scale``); the fit
+    and the agreement tables take the value as it is."""
+    keys = ("id_col", "criterion_col", "score_col") if exchangeable else ("id_col", "rater_col", "criterion_col", "score_col")
+    require_columns(frame, [kwargs[k] for k in keys], source="ratings")
     return Ratings.clean(
         frame, id_col=kwargs["id_col"], rater_col=kwargs["rater_col"], criterion_col=kwargs["criterion_col"],
         score_col=kwargs["score_col"], levels=opt.parse_levels(kwargs["levels"]), drop_out_of_scale=kwargs["drop_out_of_scale"],
-        source=source, log=lambda m: typer.echo(m, err=True),
+        source=source, log=lambda m: typer.echo(m, err=True), exchangeable=exchangeable,
     )  # fmt: skip
+
+
+def _is_exchangeable(raters: str | None) -> bool:
+    """``--raters exchangeable`` (``datasets.md`` §5)."""
+    from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE
+
+    return raters is not None and raters.strip() == EXCHANGEABLE
 
 
 def recoded(frame: pl.DataFrame, recode: list[str] | None, *, score_col: str, id_col: str, source: str) -> pl.DataFrame:
@@ -126,11 +142,13 @@ def theta(
     next to the output and summarised on stderr.
     """
     from tutormetrics.ids import read_keyed
+    from tutormetrics.psychometrics.exchangeable import check_raters_mode, theta_ratings
     from tutormetrics.psychometrics.mfrm import fit_theta
 
     key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     id_col = kwargs["id_col"]
     with _expected_errors():
+        exchangeable = check_raters_mode(kwargs["raters"], "theta")
         if model not in _MODELS:
             raise ConfigError(f"unknown --model {model!r}", hint="use auto, binary or partial-credit")
         if method not in ("mml", "nuts"):
@@ -154,10 +172,13 @@ def theta(
             raise ConfigError("--group-col needs --groups")
         nuts = {"draws": draws, "tune": tune, "chains": chains, "sampler": sampler, "seed": seed} if method == "nuts" else {}
         ids = [id_col]
-        ratings_df = _clean(
+        cleaned = _clean(
             recoded(read_keyed(ratings, key, id_columns=ids, drop_parts=True), recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)),
-            str(ratings), kwargs,
+            str(ratings), kwargs, exchangeable,
         )  # fmt: skip
+        ratings_df, notes, warned = theta_ratings(cleaned)  # one rater label with --raters exchangeable (s ≡ 0)
+        for line in [*notes, *warned]:
+            typer.echo(line, err=True)
         cov_df = read_keyed(covariates, key, id_columns=ids, drop_parts=True) if covariates else None
         grp_df = read_keyed(groups, key, id_columns=ids, drop_parts=True) if groups else None
         top_df = read_keyed(topics, key, id_columns=ids, drop_parts=True) if topics else None
@@ -230,8 +251,9 @@ def theta(
             )
         typer.echo(
             f"MFRM {result.model}: {result.n_obs} observations, {result.n_items} exchanges, "
-            f"{len(result.criteria)} criteria, {len(result.raters)} raters"
-            + (" (rater facet dropped)" if len(result.raters) == 1 else "")
+            f"{len(result.criteria)} criteria, "
+            + ("raters exchangeable (no rater facet)" if exchangeable else f"{len(result.raters)} raters")
+            + (" (rater facet dropped)" if len(result.raters) == 1 and not exchangeable else "")
             + f"; EAP reliability {result.reliability:.3f}; converged {result.converged}",
             err=True,
         )
@@ -239,9 +261,11 @@ def theta(
             typer.echo(f"dropped criteria with a single observed score: {', '.join(result.dropped_criteria)}", err=True)
         if not result.converged:
             if method == "nuts":
-                typer.echo("warning: NUTS diagnostics miss the thresholds; increase --draws/--tune before using the estimates", err=True)
+                warned.append("warning: NUTS diagnostics miss the thresholds; increase --draws/--tune before using the estimates")
             else:
-                typer.echo(f"warning: optimiser did not converge ({result.message})", err=True)  # type: ignore[union-attr]
+                warned.append(f"warning: optimiser did not converge ({result.message})")  # type: ignore[union-attr]
+            typer.echo(warned[-1], err=True)
+        opt.strict_gate(kwargs["strict"], warned)  # the θ warnings above and datasets.md §5's
 
 
 def agree(
@@ -258,7 +282,6 @@ def agree(
     n_boot: opt.OldNResamples = None,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")] = 10,
-    raters: Annotated[Optional[str], typer.Option("--raters", help="The two raters of the two-rater columns, 'A,B' (default: the first two).")] = None,
     na: Annotated[
         Optional[list[str]], typer.Option("--na", help="Scores meaning 'not applicable' (e.g. -1): those ratings are missing, dropped and counted.")
     ] = None,
@@ -280,13 +303,19 @@ def agree(
     from tutormetrics.psychometrics.na_codes import drop_na_codes, negative_category_warnings
 
     key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
-    id_col = kwargs["id_col"]
+    id_col, raters = kwargs["id_col"], kwargs["raters"]
     judges = split_list(judge) or []
+    exchangeable = _is_exchangeable(raters)
     with _expected_errors():
         if confusion and not judge:
             raise ConfigError("--confusion needs --judge")
-        if judge and raters:
-            raise ConfigError("--raters and --judge cannot be combined", hint="--judge compares the judge with every human")
+        if judge and raters and not exchangeable:
+            raise ConfigError("--raters A,B and --judge cannot be combined", hint="--judge compares the judge with every human")
+        if exchangeable and per_rater:
+            raise ConfigError(
+                "--per-rater needs named raters, but --raters exchangeable says the labels are anonymous slots",
+                hint="drop --per-rater, or drop --raters exchangeable if the labels are people",
+            )
         check_outputs([ratings], [output, confusion, per_rater])
         common = {"n_resamples": opt.renamed(n_resamples, n_boot, "--n-boot", "--n-resamples"), "seed": seed, "n_min": n_min}
         codes = parse_codes(na)
@@ -295,8 +324,15 @@ def agree(
             raise ConfigError(f"score {both[0]:g} is given to both --na and --recode", hint="a score is either not applicable or recoded")
         raw = drop_na_codes(read_keyed(ratings, key, id_columns=[id_col], drop_parts=True), codes, score_col=kwargs["score_col"],
                             log=lambda m: typer.echo(m, err=True))  # fmt: skip
-        frame = _clean(recoded(raw, recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)), str(ratings), kwargs)
+        frame = _clean(recoded(raw, recode, score_col=kwargs["score_col"], id_col=id_col, source=str(ratings)), str(ratings), kwargs,
+                       exchangeable)  # fmt: skip
         columns = frame.columns()
+        if not exchangeable and frame.long is not None:
+            from tutormetrics.psychometrics.exchangeable import slot_warning
+
+            slot = slot_warning(frame.long, exclude=judges)
+            if slot:
+                typer.echo(slot, err=True)
         if kwargs["levels"] is None:
             for line in negative_category_warnings(frame.frame, criterion_col=kwargs["criterion_col"], score_col=kwargs["score_col"]):
                 typer.echo(line, err=True)
@@ -309,7 +345,10 @@ def agree(
             _write(per, per_rater)
             typer.echo(f"per-rater endorsement: {per.height} rows -> {per_rater}", err=True)
         if judges:
-            _agree_judge(frame, judges, output, confusion, columns, {**common, "levels": opt.parse_levels(kwargs["levels"])})
+            _agree_judge(frame, judges, output, confusion, columns,
+                         {**common, "levels": opt.parse_levels(kwargs["levels"]), "exchangeable": exchangeable})  # fmt: skip
+        elif exchangeable:
+            _agree_exchangeable(frame, output, columns, common)
         else:
             _agree_raters(frame, _parse_pair(raters), output, columns, common)
 
@@ -319,7 +358,7 @@ def _parse_pair(raters: str | None) -> tuple[str, str] | None:
         return None
     parts = [r.strip() for r in raters.split(",") if r.strip()]
     if len(parts) != 2:
-        raise ConfigError(f"--raters needs two names, got {raters!r}", hint="e.g. --raters alice,bob")
+        raise ConfigError(f"--raters needs two names, got {raters!r}", hint="e.g. --raters alice,bob, or --raters exchangeable for anonymous slots")
     return parts[0], parts[1]
 
 
@@ -335,6 +374,22 @@ def _agree_raters(
     typer.echo(
         f"agreement: {table.height} criteria, up to {table['n_raters'].max()} raters; two-rater columns: "
         + (f"{rater_a} vs {rater_b}" if rater_b is not None else "none (one rater)")
+        + (f"; see reason for {', '.join(flagged)}" if flagged else ""),
+        err=True,
+    )
+
+
+def _agree_exchangeable(frame: Ratings, output: Path, columns: dict[str, str], common: dict[str, int]) -> None:
+    """``agree --raters exchangeable``: the many-rater columns only (``datasets.md`` §5)."""
+    from tutormetrics.psychometrics.agreement import agreement_table
+
+    table = agreement_table(frame, **columns, **common, exchangeable=True)
+    _write(table, output)
+    flagged = table.filter(pl.col("reason").str.contains("one_rater|too_few|constant"))["criterion"].to_list()
+    most = table["n_raters"].max()
+    typer.echo(
+        f"agreement: {table.height} criteria, up to {most} rating{'' if most == 1 else 's'} per unit; raters exchangeable "
+        "(anonymous slots): the two-rater columns are empty"
         + (f"; see reason for {', '.join(flagged)}" if flagged else ""),
         err=True,
     )
@@ -520,5 +575,5 @@ def _read_directions(path: Path) -> dict[str, str]:
 def register(app: typer.Typer) -> None:
     """Add the ``theta``, ``agree`` and ``compare`` commands to ``app``."""
     opt.command(app, "theta", theta, opt.COMMANDS["theta"])
-    opt.command(app, "agree", agree, opt.COMMANDS["agree"])
+    opt.command(app, "agree", agree, opt.COMMANDS["agree"], overrides=AGREE_OVERRIDES)
     app.command("compare")(compare)

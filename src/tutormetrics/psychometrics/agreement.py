@@ -34,7 +34,7 @@ from tutormetrics.psychometrics.multirater_agreement import (
     unit_counts,
 )
 from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, contingency_table, pair_statistics
-from tutormetrics.psychometrics.ratings import RatingsLike, cleaned_long, ratings_table
+from tutormetrics.psychometrics.ratings import Ratings, RatingsLike, cleaned_long, ratings_table
 from tutormetrics.stats.bootstrap import percentile_ci
 
 __all__ = ["agreement_table", "clean_ratings", "join_reasons", "split_criteria"]
@@ -66,12 +66,17 @@ class _Criterion(NamedTuple):
 
 
 def clean_ratings(
-    ratings: RatingsLike, *, id_col: str, rater_col: str, criterion_col: str, score_col: str
+    ratings: RatingsLike, *, id_col: str, rater_col: str, criterion_col: str, score_col: str, exchangeable: bool = False
 ) -> pl.DataFrame:
     """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings` (a
     :class:`~tutormetrics.psychometrics.ratings.Ratings` is not cleaned again), missing scores dropped:
-    columns ``_id, _rater, _crit, _score``."""
-    require_columns(ratings_table(ratings), [id_col, rater_col, criterion_col, score_col], source="ratings")
+    columns ``_id, _rater, _crit, _score``. ``exchangeable`` (``datasets.md`` §5): the rater column may be
+    absent and a label may repeat within a unit (``_rater`` is then missing or not unique per unit)."""
+    if exchangeable and not isinstance(ratings, Ratings):
+        ratings = Ratings.clean(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col,
+                                score_col=score_col, exchangeable=True)  # fmt: skip
+    needed = [id_col, criterion_col, score_col] if exchangeable else [id_col, rater_col, criterion_col, score_col]
+    require_columns(ratings_table(ratings), needed, source="ratings")
     long = cleaned_long(
         ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col
     )
@@ -218,6 +223,11 @@ def _schema(stats_cols: list[str]) -> dict[str, Any]:
     return schema
 
 
+def _two_rater_keys(stats_cols: list[str]) -> set[str]:
+    """The value and CI columns of the two-rater block."""
+    return {*stats_cols, *(f"{k}_ci_{s}" for k in stats_cols for s in ("low", "high"))}
+
+
 def join_reasons(codes: list[str]) -> str:
     """Reason codes joined by ``;``, empty ones dropped and repeats kept once.
 
@@ -240,6 +250,7 @@ def agreement_table(
     seed: int = 0,
     confidence_level: float = 0.95,
     n_min: int = 10,
+    exchangeable: bool = False,
 ) -> pl.DataFrame:
     """Agreement per criterion among any number of raters, then the two-rater block (``raters.md`` §2).
 
@@ -254,6 +265,11 @@ def agreement_table(
     per criterion. Reasons: ``one_rater``, ``too_few`` (fewer than ``n_min`` units with two ratings),
     ``constant``, ``fleiss_<u>_of_<v>_units_with_<m>_ratings``, ``first_two_of_<k>_raters``.
 
+    ``exchangeable`` (``--raters exchangeable``, ``datasets.md`` §5): the labels are anonymous slots; the
+    many-rater columns (which depend only on each unit's multiset of scores) are computed as usual with
+    ``n_raters`` = the most ratings on one unit, every two-rater column and ``rater_a``, ``rater_b`` are
+    empty and the reason has ``exchangeable_raters``.
+
     Example:
         >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["a", "b"] * 2,
         ...                    "criterion": ["c"] * 4, "score": [1, 1, 0, 1]})
@@ -263,9 +279,17 @@ def agreement_table(
     """
     if not 0 < confidence_level < 1:
         raise ConfigError("confidence_level must be in (0, 1)")
-    long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
-    all_raters = sorted(long["_rater"].unique().to_list())
-    pair, note = _pick_pair(all_raters, raters)
+    long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col,
+                         exchangeable=exchangeable)  # fmt: skip
+    if exchangeable:
+        if raters is not None:
+            raise ConfigError("raters=(A, B) and exchangeable cannot be combined", hint="anonymous slots have no pair to compare")
+        from tutormetrics.psychometrics.exchangeable import REASON, slot_labels
+
+        long = slot_labels(long)
+        pair, note = (None, None), REASON
+    else:
+        pair, note = _pick_pair(sorted(long["_rater"].unique().to_list()), raters)
     criteria = split_criteria(long)
     any_ordinal = any(c.values.size > 2 for c in criteria)
     stats_cols = _BASE + (_ORDINAL if any_ordinal else [])
@@ -273,8 +297,11 @@ def agreement_table(
     rows = []
     for crit in criteria:
         multi, reasons = multirater_row(crit, **opts)
-        two, two_reasons = two_rater_row(crit, pair, stats_cols, **opts)
-        if "one_rater" in reasons:
+        if exchangeable:  # no pair of people to compare: the whole block is empty
+            two, two_reasons = {"n": None, **{k: None for k in _schema(stats_cols) if k in _two_rater_keys(stats_cols)}}, []
+        else:
+            two, two_reasons = two_rater_row(crit, pair, stats_cols, **opts)
+        if "one_rater" in reasons and not exchangeable:
             two = {**two, **_nan_stats([k for k in two if k != "n"])}
             two_reasons = []
         rows.append(

@@ -185,6 +185,7 @@ def judge_table(
     confidence_level: float = 0.95,
     n_min: int = 10,
     levels: Sequence[float] | None = None,
+    exchangeable: bool = False,
 ) -> JudgeResult:
     """Each judge (``judge``: one name or several, ``studies.md`` §7) against each human rater and the
     human majority, per criterion; every rater not named as a judge is a human. Rows come judge by
@@ -197,6 +198,8 @@ def judge_table(
     ``no_discordant``, ``stuart_maxwell_singular``). Confusion columns: ``judge, criterion,
     reference, reference_score, judge_score, count`` (every Q×Q cell). Categories are the criterion's distinct
     scores over all raters, judge included; a score only the judge uses is reported in ``notes``.
+    ``exchangeable`` (``datasets.md`` §5): the human labels are anonymous slots, so the only reference is
+    ``majority`` (the judge stays named and rates a unit once).
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["h", "llm"] * 2,
@@ -205,7 +208,14 @@ def judge_table(
         [0.5, 0.5]
     """
     judges = [judge] if isinstance(judge, str) else list(judge)
-    long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
+    long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col,
+                         exchangeable=exchangeable)  # fmt: skip
+    if exchangeable:
+        from tutormetrics.psychometrics.exchangeable import slot_labels
+
+        if "_rater" not in long.columns:
+            raise InputSchemaError(f"ratings: no rater column {rater_col!r}, so the judge cannot be found", hint="name it with --rater")
+        long = slot_labels(long, keep=judges)
     humans = _check_raters(sorted(long["_rater"].unique().to_list()), judges)
     boot = {"n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level}
     rows: list[dict[str, Any]] = []
@@ -223,7 +233,7 @@ def judge_table(
                 who = "the judge" if len(judges) == 1 else f"the judge {jname}"
                 notes.append(f"{crit.name}: {who} uses score(s) {', '.join(f'{v:g}' for v in judge_only)} that no human used")
             maj, tied = majority_codes(counts)
-            refs = [(h, by_rater[h], []) for h in humans]
+            refs = [] if exchangeable else [(h, by_rater[h], []) for h in humans]
             n_ties = int((tied & (by_rater[jname] >= 0)).sum())
             refs.append((MAJORITY, maj, [f"majority_ties_{n_ties}"] if n_ties else []))
             scale = np.asarray(levels if levels else crit.values, dtype=float)

@@ -84,12 +84,14 @@ def clean_long_ratings(
     criterion_col: str = "criterion",
     score_col: str = "score",
     source: str = "ratings",
+    repeats: bool = False,
 ) -> pl.DataFrame:
     """The one cleaner of long ratings: columns ``_id, _rater, _crit, _score`` (``_rater`` only when
     ``rater_col`` is in the table), scores as Float64 with NaN/blank → null.
 
     Raises :class:`InputSchemaError` on a missing column, an empty id, rater or criterion, a non-numeric
-    score (naming the row), or a repeated (id, rater, criterion) row. Missing scores (null, NaN, blank,
+    score (naming the row), or a repeated (id, rater, criterion) row (allowed with ``repeats``: anonymous
+    rater slots, ``--raters exchangeable``, where each row is one rating). Missing scores (null, NaN, blank,
     ``NA``) stay as null: targets keep an id whose scores are all missing; the MFRM and agreement drop them.
 
     Example:
@@ -115,6 +117,8 @@ def clean_long_ratings(
             )
         cols["_rater"] = rater
     long = pl.DataFrame(cols)
+    if repeats:
+        return long
     keys = ["_id", "_rater", "_crit"] if has_rater else ["_id", "_crit"]
     dup = _first_duplicate(long, keys)
     if dup is not None:
@@ -567,7 +571,9 @@ class Ratings:
 
     ``frame`` is the table as given less the rows dropped off the scale; ``long`` (long ratings only) its
     cleaned form with columns ``_id, [_rater], _crit, _score`` (:func:`clean_long_ratings`: scores Float64,
-    missing → null); ``levels`` the scale of each criterion; ``dropped`` what was dropped and why. Functions
+    missing → null); ``levels`` the scale of each criterion; ``dropped`` what was dropped and why;
+    ``exchangeable`` that the rater labels are anonymous slots (``datasets.md`` §5: each row is one rating, a
+    label may repeat within a unit, the rater column may be absent). Functions
     that take a ratings frame (:func:`~tutormetrics.psychometrics.mfrm.fit_mfrm`,
     :func:`~tutormetrics.psychometrics.agreement.agreement_table`, :func:`rating_variables`) take a
     ``Ratings`` too, with its own column names: ``fit_mfrm(r, **r.columns())``.
@@ -589,6 +595,7 @@ class Ratings:
     levels: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
     source: str = "ratings"
+    exchangeable: bool = False
 
     @classmethod
     def clean(
@@ -603,20 +610,22 @@ class Ratings:
         drop_out_of_scale: bool = False,
         source: str = "ratings",
         log: Callable[[str], None] = lambda _m: None,
+        exchangeable: bool = False,
     ) -> Ratings:
         """Long ratings (a criterion and a score column) cleaned and checked against their scale
-        (:func:`check_scale`); wide ones kept as they are (each target column is parsed when it is made)."""
+        (:func:`check_scale`); wide ones kept as they are (each target column is parsed when it is made).
+        ``exchangeable``: the rater labels are anonymous slots (a label may repeat within a unit)."""
         names = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         if not is_long_ratings(frame, criterion_col=criterion_col, score_col=score_col):
-            return cls(frame, None, **names, source=source)
-        long = clean_long_ratings(frame, **names, source=source)
+            return cls(frame, None, **names, source=source, exchangeable=exchangeable)
+        long = clean_long_ratings(frame, **names, source=source, repeats=exchangeable)
         keep, scales, dropped = scale_filter(
             long.get_column("_crit"), long.get_column("_score"), long.get_column("_id"),
             levels=levels, drop=drop_out_of_scale, source=source, log=log,
         )  # fmt: skip
         if keep is not None:
             frame, long = frame.filter(keep), long.filter(keep)
-        return cls(frame, long, **names, levels=scales, dropped=dropped, source=source)
+        return cls(frame, long, **names, levels=scales, dropped=dropped, source=source, exchangeable=exchangeable)
 
     @property
     def is_long(self) -> bool:
@@ -656,6 +665,11 @@ class Ratings:
                     hint=f"available criteria: {', '.join(sorted(str(c) for c in present if c is not None))}",
                 )
             long = long.filter(pl.col("_crit").is_in(wanted))
+        if aggregate == "per_rater" and self.exchangeable:
+            raise ConfigError(
+                "--aggregate per_rater needs named raters, but --raters exchangeable says the labels are anonymous slots",
+                hint="use --aggregate mean (or min/max), or drop --raters exchangeable",
+            )
         if aggregate == "per_rater" and "_rater" not in long.columns:
             raise ConfigError(
                 f"aggregate='per_rater' needs a rater column, but {self.rater_col!r} is not in the ratings",
