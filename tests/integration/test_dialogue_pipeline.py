@@ -126,3 +126,35 @@ def test_validate_and_compare_accept_turns_and_conv(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     metrics = set(pl.read_csv(tmp_path / "cmp.csv")["metric"])
     assert "resp_questions" in metrics and not {"turn", "tutor_turn", "ctx_turns"} & metrics
+
+
+def test_run_dialogue_turn_ratings_note_nesting(tmp_path, capsys):
+    """Ratings keyed by exchange_id validate the turns (as before), with the nesting note (datasets.md §6)."""
+    paths = dialogue_example_paths()
+    long = pl.read_csv(paths["dialogues"], infer_schema=False).filter(pl.col("role") == "tutor")
+    ids = (long["conversation_id"] + ":" + long["turn"]).to_list()
+    rt = tmp_path / "turn_ratings.csv"
+    pl.DataFrame({"exchange_id": ids, "rater": ["a"] * len(ids), "criterion": ["helpful"] * len(ids),
+                  "score": [i % 3 for i in range(len(ids))]}).write_csv(rt)  # fmt: skip
+    out = tmp_path / "o"
+    code = main(["run", str(paths["dialogues"]), "--dialogue", "--ratings", str(rt), "-m", "lexical", "-o", str(out),
+                 "--n-resamples", "99", "--no-progress", "--no-estimate-theta"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "note: turns are nested in conversations; --cluster-col conversation_id gives intervals over conversations" in err
+    corr = pl.read_csv(out / "correlations.csv")
+    assert corr["n"].max() == 30 and corr["p"].is_not_null().any() and "inherited_rating" not in set(corr["reason"])
+    assert json.loads((out / "run.json").read_text())["level"] == "turn"
+
+
+def test_validate_cluster_must_hold_each_rated_id(tmp_path, capsys):
+    """validate with repeated rating ids and a cluster column that splits a conversation: exit 2."""
+    paths = dialogue_example_paths()
+    turns = tmp_path / "turns.csv"
+    assert main(["score", str(paths["dialogues"]), "--dialogue", "-o", str(turns), "-m", "lexical", "--no-progress"]) == 0
+    frame = pl.read_csv(turns, infer_schema=False)
+    frame.with_columns(pl.col("tutor_turn").alias("block")).write_csv(tmp_path / "t2.csv")
+    code = main(["validate", str(tmp_path / "t2.csv"), "--ratings", str(paths["ratings"]), "--id", "conversation_id",
+                 "--cluster-col", "block", "-o", str(tmp_path / "c.csv"), "--n-resamples", "99"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "lie in several clusters" in err and "Traceback" not in err
