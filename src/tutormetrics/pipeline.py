@@ -365,8 +365,9 @@ def _score_levels(
 
     The descriptions are the manifest's (``columns``); the metric columns are the described ones (aliases
     too: the heatmap draws them once, but a cell's seeded permutation p depends on its index). Exchanges give one
-    level. A dialogue gives the turn level and, when the ratings are keyed by conversation, the
-    conversation level (the §5 measures and the ``mean_*`` of the turn metrics).
+    level. A dialogue gives the turn level, or, when the ratings are keyed by conversation, the
+    conversation level (the §5 measures and the ``mean_*`` of the turn metrics) first and the turns
+    (prefix ``turns_``) second; :func:`_dialogue_levels` decides which are validated.
     """
     from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, metric_names
 
