@@ -286,7 +286,7 @@ def run_pipeline(
     frame_all = frame  # the first level (the loop below rebinds frame)
     study = validate_metrics(
         frame, ratings=rated, theta=theta_tables, options=first_vo, id_col=id_col,
-        metric_cols=list(metric_cols) if metric_cols else scored_cols, ratings_source=str(ratings), log=log,
+        metric_cols=_level_metric_cols(metric_cols, frame, summary) or scored_cols, ratings_source=str(ratings), log=log,
     )  # fmt: skip
     if thetas:
         summary["theta"] = {"source": ", ".join(map(str, thetas))}
@@ -310,7 +310,7 @@ def run_pipeline(
         log(f"      {prefix.rstrip('_')} level (each turn inherits its conversation's rating; intervals over {vo.cluster_col})")
         level = validate_metrics(
             frame, ratings=rated, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
-            metric_cols=level_cols, ratings_source=str(ratings), log=log,
+            metric_cols=[c for c in metric_cols or () if c in frame.columns] or level_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
         _write_level(level.validity, prefix, vo, level_columns, outdir, files, log)
     if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
@@ -392,6 +392,20 @@ def _score_levels(
         conv_columns = conversation_columns(turn_columns)
         levels = [("", result.conversations, metric_names(conv_columns), conv_columns), ("turns_", *levels[0][1:])]
     return levels, list(result.manifest.get("warnings", []))
+
+
+def _level_metric_cols(metric_cols: Sequence[str] | None, frame: pl.DataFrame, summary: dict[str, Any]) -> list[str] | None:
+    """``--metrics-cols`` for the first level: at the conversation level a turn metric ``X`` names ``mean_X``.
+
+    >>> _level_metric_cols(["resp_words", "talk_ratio"], pl.DataFrame({"mean_resp_words": [1.0], "talk_ratio": [2.0]}),
+    ...                    {"level": "conversation"})
+    ['mean_resp_words', 'talk_ratio']
+    """
+    if not metric_cols:
+        return None
+    if summary.get("level") != "conversation":
+        return list(metric_cols)
+    return [c if c in frame.columns or f"mean_{c}" not in frame.columns else f"mean_{c}" for c in metric_cols]
 
 
 def _dialogue_levels(levels: list[Any], id_col: str, vo: ValidateOptions, log: Log) -> tuple[list[Any], ValidateOptions, dict[str, Any]]:

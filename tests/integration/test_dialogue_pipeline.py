@@ -158,3 +158,13 @@ def test_validate_cluster_must_hold_each_rated_id(tmp_path, capsys):
                  "--cluster-col", "block", "-o", str(tmp_path / "c.csv"), "--n-resamples", "99"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and "lie in several clusters" in err and "Traceback" not in err
+
+
+def test_run_dialogue_metrics_cols_at_both_levels(tmp_path, capsys):
+    """--metrics-cols with turn names: mean_<name> at the conversation level, <name> at the turn level."""
+    out = tmp_path / "o"
+    assert main(["run", "--example", "dialogue", "-m", "lexical", "--metrics-cols", "resp_questions,talk_ratio",
+                 "--cluster-col", "conversation_id", "--n-resamples", "99", "--no-estimate-theta", "--no-progress",
+                 "-o", str(out)]) == 0, capsys.readouterr().err  # fmt: skip
+    assert set(pl.read_csv(out / "correlations.csv")["metric"]) == {"mean_resp_questions", "talk_ratio"}
+    assert set(pl.read_csv(out / "turns_correlations.csv")["metric"]) == {"resp_questions"}
