@@ -41,8 +41,9 @@ RUN_FILES = (
     "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
     "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
     "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html", "turns.csv", "turns.csv.manifest.json",
-    "conversations.csv", "conversations.csv.manifest.json", "conversations_correlations.csv", "conversations_rho_matrix.csv",
-    "predictive.csv",
+    "conversations.csv", "conversations.csv.manifest.json", "turns_correlations.csv", "turns_rho_matrix.csv",
+    "turns_rho_matrix_partial.csv", "turns_heatmap.png", "turns_heatmap.pdf", "turns_heatmap_partial.png",
+    "turns_heatmap_partial.pdf", "predictive.csv",
 )
 
 
@@ -166,6 +167,7 @@ def validate_metrics(
             log(f"      {fit.summary()}")
         else:
             log("θ: not estimated (the ratings are wide; the MFRM needs long ratings)")
+    inherited = _inherited_targets(metrics, tables, id_col, vo)
     result = correlate_with_targets(
         metrics,
         tables,
@@ -177,7 +179,23 @@ def validate_metrics(
         cluster_col=vo.cluster_col,
         **vo.spearman_options(),
     )
+    if inherited:  # one rating over several rows: ρ and the cluster interval, no p (datasets.md §6)
+        from tutormetrics.validity.level import mark_inherited
+
+        result = replace(result, table=mark_inherited(result.table))
     return StudyResult(result, fit, rated is not None and rated.is_long, rated, warned)
+
+
+def _inherited_targets(metrics: pl.DataFrame, tables: Sequence[pl.DataFrame], id_col: str, vo: ValidateOptions) -> bool:
+    """Whether several metric rows share a target id (then they inherit it); exit 2 without ``--cluster-col``."""
+    from tutormetrics.validity.join import _id_series
+    from tutormetrics.validity.level import check_shared_ids
+
+    if id_col not in metrics.columns:
+        return False
+    ids = {v for t in tables if id_col in t.columns for v in _id_series(t, id_col, vo.id_type, "targets").to_list() if v is not None}
+    keyed = metrics.with_columns(_id_series(metrics, id_col, vo.id_type, "metrics").alias(id_col))
+    return check_shared_ids(keyed, id_col, ids, vo.cluster_col)
 
 
 def clean_ratings(ratings: pl.DataFrame | Ratings, vo: ValidateOptions, id_col: str, source: str, log: Log = _quiet) -> Ratings:
@@ -238,9 +256,10 @@ def run_pipeline(
 
     With ``dialogue`` (a :class:`tutormetrics.dialogue.file_scoring.DialogueOptions`) the input holds
     conversations: scoring writes ``turns.csv`` and ``conversations.csv``; the ratings are keyed by
-    ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
-    level is always validated (``correlations.csv``, ``heatmap.*``); with conversation-keyed ratings the
-    conversation level is validated too (``conversations_correlations.csv``, ``conversations_heatmap.*``).
+    ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn: the turns are validated) or by
+    ``conversation_id`` (``datasets.md`` §6): then ``correlations.csv``, ``heatmap.*`` and the headline are
+    the conversation level (CONV), and the turn level (``turns_correlations.csv``, ``turns_heatmap.*``:
+    ratings inherited, intervals over clusters, no p) is written only with ``--cluster-col``.
 
     ``theta`` may name several θ tables (the first is ``theta``, then ``theta2``, ...); ``metric_cols``
     restricts the metric columns of the first level; ``top`` strongest correlations are logged. ``history`` (a
@@ -274,13 +293,17 @@ def run_pipeline(
     levels, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log, history)
 
     summary: dict[str, Any] = {"tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings)}
+    first_vo = vo
+    if dialogue is not None:  # the level of validation (datasets.md §6)
+        levels, first_vo, level_summary = _dialogue_levels(levels, id_col, vo, log)
+        summary.update(level_summary)
     theta_tables = [theta_to_targets(read_keyed(path, key, drop_parts=True), id_col=id_col) for path in thetas]
     log("[2/4] θ and agreement")
     frame, scored_cols, columns = levels[0][1:]
     frame_all = frame  # the first level (the loop below rebinds frame)
     study = validate_metrics(
-        frame, ratings=rated, theta=theta_tables, options=vo, id_col=id_col,
-        metric_cols=list(metric_cols) if metric_cols else scored_cols, ratings_source=str(ratings), log=log,
+        frame, ratings=rated, theta=theta_tables, options=first_vo, id_col=id_col,
+        metric_cols=_level_metric_cols(metric_cols, frame, summary) or scored_cols, ratings_source=str(ratings), log=log,
     )  # fmt: skip
     if thetas:
         summary["theta"] = {"source": ", ".join(map(str, thetas))}
@@ -309,11 +332,11 @@ def run_pipeline(
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
     log("[4/4] writing the tables and drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
     _write_level(result, "", vo, columns, outdir, files, log)
-    for prefix, frame, level_cols, level_columns in levels[1:]:  # the conversation level of a dialogue run
-        log(f"      {prefix.rstrip('_')} level")
+    for prefix, frame, level_cols, level_columns in levels[1:]:  # the turn level of conversation ratings
+        log(f"      {prefix.rstrip('_')} level (each turn inherits its conversation's rating; intervals over {vo.cluster_col})")
         level = validate_metrics(
             frame, ratings=rated, theta=theta_tables, options=replace(vo, estimate_theta=False), id_col=id_col,
-            metric_cols=level_cols, ratings_source=str(ratings), log=log,
+            metric_cols=[c for c in metric_cols or () if c in frame.columns] or level_cols, ratings_source=str(ratings), log=log,
         )  # fmt: skip
         _write_level(level.validity, prefix, vo, level_columns, outdir, files, log)
     if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
@@ -369,8 +392,9 @@ def _score_levels(
 
     The descriptions are the manifest's (``columns``); the metric columns are the described ones (aliases
     too: the heatmap draws them once, but a cell's seeded permutation p depends on its index). Exchanges give one
-    level. A dialogue gives the turn level and, when the ratings are keyed by conversation, the
-    conversation level (the §5 measures and the ``mean_*`` of the turn metrics).
+    level. A dialogue gives the turn level, or, when the ratings are keyed by conversation, the
+    conversation level (the §5 measures and the ``mean_*`` of the turn metrics) first and the turns
+    (prefix ``turns_``) second; :func:`_dialogue_levels` decides which are validated.
     """
     from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, metric_names
 
@@ -398,8 +422,54 @@ def _score_levels(
     levels = [("", result.turns, metric_names(turn_columns), turn_columns)]
     if id_col == "conversation_id" and result.conversations is not None:
         conv_columns = conversation_columns(turn_columns)
-        levels.append(("conversations_", result.conversations, metric_names(conv_columns), conv_columns))
+        levels = [("", result.conversations, metric_names(conv_columns), conv_columns), ("turns_", *levels[0][1:])]
     return levels, list(result.manifest.get("warnings", []))
+
+
+def _level_metric_cols(metric_cols: Sequence[str] | None, frame: pl.DataFrame, summary: dict[str, Any]) -> list[str] | None:
+    """``--metrics-cols`` for the first level: at the conversation level a turn metric ``X`` names ``mean_X``.
+
+    >>> _level_metric_cols(["resp_words", "talk_ratio"], pl.DataFrame({"mean_resp_words": [1.0], "talk_ratio": [2.0]}),
+    ...                    {"level": "conversation"})
+    ['mean_resp_words', 'talk_ratio']
+    """
+    if not metric_cols:
+        return None
+    if summary.get("level") != "conversation":
+        return list(metric_cols)
+    return [c if c in frame.columns or f"mean_{c}" not in frame.columns else f"mean_{c}" for c in metric_cols]
+
+
+def _dialogue_levels(levels: list[Any], id_col: str, vo: ValidateOptions, log: Log) -> tuple[list[Any], ValidateOptions, dict[str, Any]]:
+    """Which levels a dialogue run validates, the options of the first, and what ``run.json`` records.
+
+    Conversation-keyed ratings: the CONV table first (``correlations.csv``, the headline); the turns
+    (``turns_*``, ratings inherited, no p) only with ``--cluster-col``: ``conversation_id``, or a column
+    that holds each conversation whole (the CONV rows then resample it too). Turn-keyed ratings: the turns.
+    """
+    if id_col != "conversation_id":
+        if vo.cluster_col is None:
+            log("note: turns are nested in conversations; --cluster-col conversation_id gives intervals over conversations")
+        return levels, vo, {"level": "turn"}
+    conv, turns = levels[0][1], levels[1][1]
+    n = conv.height
+    if vo.cluster_col is None:
+        log(f"validating conversations (ratings keyed by conversation_id: {n:,} conversations); "
+            "the turn level needs --cluster-col conversation_id")  # fmt: skip
+        return levels[:1], vo, {"level": "conversation", "n_conversations": n}
+    log(f"validating conversations (ratings keyed by conversation_id: {n:,} conversations); the turn level "
+        f"(turns_correlations.csv) with intervals over {vo.cluster_col} and no p (inherited ratings)")  # fmt: skip
+    summary = {"level": "conversation", "n_conversations": n, "turn_level": "turns_correlations.csv"}
+    if vo.cluster_col == "conversation_id":  # one CONV row per cluster: the row bootstrap
+        return levels, replace(vo, cluster_col=None), summary
+    from tutormetrics.io import require_columns
+    from tutormetrics.validity.level import check_nested
+
+    require_columns(turns, [vo.cluster_col], source="turns", option="--cluster-col")
+    check_nested(turns, "conversation_id", vo.cluster_col)
+    labels = turns.select(pl.col("conversation_id").cast(pl.String), pl.col(vo.cluster_col).cast(pl.String)).unique()
+    conv = conv.with_columns(pl.col("conversation_id").cast(pl.String)).join(labels, on="conversation_id", how="left", maintain_order="left")
+    return [("", conv, *levels[0][2:]), *levels[1:]], vo, summary
 
 
 def _write_level(

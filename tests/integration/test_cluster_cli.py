@@ -51,7 +51,10 @@ def test_run_dialogue_example_with_clusters(tmp_path):
     out = tmp_path / "demo"
     assert main(["run", "--example", "dialogue", "--metrics", "lexical", "--cluster-col", "conversation_id",
                  "--n-resamples", "199", "--no-estimate-theta", "-o", str(out)]) == 0  # fmt: skip
-    t = pl.read_csv(out / "correlations.csv")
+    # conversation ratings: correlations.csv is the CONV level (one row per cluster); the turn level with
+    # cluster intervals is turns_correlations.csv (datasets.md §6; was: correlations.csv at the turn level)
+    assert "n_clusters" not in pl.read_csv(out / "correlations.csv").columns
+    t = pl.read_csv(out / "turns_correlations.csv")
     assert "n_clusters" in t.columns
     assert set(t["ci_method"].fill_null("")) <= {"cluster_bca", "cluster_percentile", "none", ""}
     assert "cluster_bca" in set(t["ci_method"])

@@ -20,21 +20,68 @@ def test_bundled_dialogue_example_is_consistent():
 
 
 def test_run_example_dialogue_lexical(tmp_path, capsys):
+    """datasets.md §6, §9.6: conversation ratings are validated per conversation (was: turns, n = 30)."""
     out = tmp_path / "demo"
     code = main(["run", "--example", "dialogue", "-o", str(out), "-m", "lexical", "--n-resamples", "99", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "30 of 30 metric rows matched ratings" in err and "12 of 12 metric rows matched ratings" in err
-    for name in ("turns.csv", "conversations.csv", "theta.csv", "correlations.csv", "heatmap.png",
-                 "conversations_correlations.csv", "conversations_heatmap.png", "run.json"):  # fmt: skip
+    assert "validating conversations (ratings keyed by conversation_id: 12 conversations); the turn level needs " \
+        "--cluster-col conversation_id" in err
+    assert "12 of 12 metric rows matched ratings" in err and "30 of 30 metric rows" not in err
+    for name in ("turns.csv", "conversations.csv", "theta.csv", "correlations.csv", "heatmap.png", "run.json"):
         assert (out / name).stat().st_size > 0, name
-    conv = pl.read_csv(out / "conversations_correlations.csv")
-    assert {"talk_ratio", "tutor_question_rate", "mean_jaccard_1"} <= set(conv["metric"])
+    assert not list(out.glob("conversations_*")) and not list(out.glob("turns_*"))
+    conv = pl.read_csv(out / "correlations.csv")
+    assert {"talk_ratio", "tutor_question_rate", "mean_jaccard_1", "mean_resp_questions"} <= set(conv["metric"])
     assert set(conv["target"]) == {"guidance", "accuracy", "encouragement", "theta"}
-    assert (conv.filter(pl.col("metric") == "talk_ratio")["n"] == 12).all()
-    turns = pl.read_csv(out / "correlations.csv")
-    assert not {"turn", "tutor_turn", "ctx_turns"} & set(turns["metric"])
-    assert "turns" in json.loads((out / "run.json").read_text())["files"]
+    assert conv["n"].max() <= 12 and (conv.filter(pl.col("metric") == "talk_ratio")["n"] == 12).all()
+    assert not {"turn", "tutor_turn", "ctx_turns", "resp_questions"} & set(conv["metric"])
+    cell = conv.filter((pl.col("metric") == "mean_resp_questions") & (pl.col("target") == "guidance")).row(0, named=True)
+    assert cell["rho"] == pytest.approx(0.8066458372638314, abs=1e-12)  # the notes' conversation-level ρ = .81
+    headline = err[err.rindex("cells defined"):]
+    assert "n = 12" in headline and "n = 30" not in headline
+    run = json.loads((out / "run.json").read_text())
+    assert run["level"] == "conversation" and run["n_conversations"] == 12 and "turns" in run["files"]
+    assert not any(k.startswith("conversations_") for k in run["files"])
+
+
+def test_run_example_dialogue_turn_level_needs_clusters(tmp_path, capsys):
+    """The turn level of conversation ratings: inherited ratings, cluster intervals, no p, never the headline."""
+    out = tmp_path / "demo"
+    code = main(["run", "--example", "dialogue", "-o", str(out), "-m", "lexical", "--n-resamples", "199",
+                 "--no-progress", "--cluster-col", "conversation_id"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    conv, turns = pl.read_csv(out / "correlations.csv"), pl.read_csv(out / "turns_correlations.csv")
+    assert conv["n"].max() <= 12 and "n_clusters" not in conv.columns  # one CONV row per cluster: row bootstrap
+    assert turns["n"].max() == 30 and (turns["n_clusters"].drop_nulls() <= 12).all() and turns["n_clusters"].max() == 12
+    assert turns["p"].is_null().all() and turns["p_adj"].is_null().all() and (turns["stars"].fill_null("") == "").all()
+    assert all("inherited_rating" in r for r in turns["reason"])
+    assert "cluster_bca" in set(turns["ci_method"]) and "resp_questions" in set(turns["metric"])
+    for name in ("turns_rho_matrix.csv", "turns_heatmap.png", "turns_heatmap.pdf"):
+        assert (out / name).stat().st_size > 0, name
+    headline = err[err.rindex("cells defined"):]
+    assert "n = 30" not in headline and "no p" not in headline
+    assert json.loads((out / "run.json").read_text())["turn_level"] == "turns_correlations.csv"
+
+
+def test_run_dialogue_another_cluster_must_hold_conversations(tmp_path, capsys):
+    """--cluster-col other than conversation_id: exit 2 unless each conversation lies in one cluster."""
+    paths = dialogue_example_paths()
+    long = pl.read_csv(paths["dialogues"], infer_schema=False)
+    convs = sorted(set(long["conversation_id"]))
+    good = long.with_columns(pl.col("conversation_id").replace({c: f"s{i % 4}" for i, c in enumerate(convs)}).alias("school"))
+    good.write_csv(tmp_path / "good.csv")
+    good.with_columns(pl.col("turn").alias("school")).write_csv(tmp_path / "bad.csv")
+    base = ["-m", "lexical", "--n-resamples", "99", "--no-progress", "--cluster-col", "school", "--keep", "school",
+            "--ratings", str(paths["ratings"]), "--dialogue", "--min-clusters", "2"]  # fmt: skip
+    assert main(["run", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "o1"), *base]) == 2
+    assert "lie in several clusters" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "good.csv"), "-o", str(tmp_path / "o2"), *base]) == 0, capsys.readouterr().err
+    conv = pl.read_csv(tmp_path / "o2" / "correlations.csv")
+    turns = pl.read_csv(tmp_path / "o2" / "turns_correlations.csv")
+    assert conv["n"].max() <= 12 and conv["n_clusters"].max() == 4 and turns["n_clusters"].max() == 4
+    assert turns["p"].is_null().all()
 
 
 @pytest.mark.model
@@ -55,6 +102,16 @@ def test_validate_and_compare_accept_turns_and_conv(tmp_path, capsys):
     code = main(["validate", str(conv), "--ratings", str(paths["ratings"]), "-o", str(tmp_path / "c.csv"), "--n-resamples", "99"])
     err = capsys.readouterr().err
     assert code == 0 and "joining on conversation_id" in err and "12 of 12 metric rows matched ratings" in err
+    # TURNS against conversation ratings: several metric rows per rating id (datasets.md §6)
+    args = ["validate", str(turns), "--ratings", str(paths["ratings"]), "--id", "conversation_id", "--n-resamples", "99"]
+    assert main([*args, "-o", str(tmp_path / "tc.csv")]) == 2 and not (tmp_path / "tc.csv").exists()
+    err = capsys.readouterr().err
+    assert "error: validate: 30 metric rows share 12 ids of the ratings ('conversation_id'): a conversation's rating " \
+        "would be spread over its turns" in err and "hint: validate the CONV table" in err and "Traceback" not in err
+    assert main([*args, "-o", str(tmp_path / "tc.csv"), "--cluster-col", "conversation_id"]) == 0
+    tc = pl.read_csv(tmp_path / "tc.csv")
+    assert tc["p"].is_null().all() and tc["p_adj"].is_null().all() and (tc["n_clusters"].max() == 12)
+    assert all("inherited_rating" in r for r in tc["reason"]) and "no p" in capsys.readouterr().err
     # turn-level ratings keyed by exchange_id "<conversation>:<turn>"; ids stay text
     ids = pl.read_csv(turns, infer_schema=False)["exchange_id"]
     rt = tmp_path / "turn_ratings.csv"
@@ -69,3 +126,45 @@ def test_validate_and_compare_accept_turns_and_conv(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     metrics = set(pl.read_csv(tmp_path / "cmp.csv")["metric"])
     assert "resp_questions" in metrics and not {"turn", "tutor_turn", "ctx_turns"} & metrics
+
+
+def test_run_dialogue_turn_ratings_note_nesting(tmp_path, capsys):
+    """Ratings keyed by exchange_id validate the turns (as before), with the nesting note (datasets.md §6)."""
+    paths = dialogue_example_paths()
+    long = pl.read_csv(paths["dialogues"], infer_schema=False).filter(pl.col("role") == "tutor")
+    ids = (long["conversation_id"] + ":" + long["turn"]).to_list()
+    rt = tmp_path / "turn_ratings.csv"
+    pl.DataFrame({"exchange_id": ids, "rater": ["a"] * len(ids), "criterion": ["helpful"] * len(ids),
+                  "score": [i % 3 for i in range(len(ids))]}).write_csv(rt)  # fmt: skip
+    out = tmp_path / "o"
+    code = main(["run", str(paths["dialogues"]), "--dialogue", "--ratings", str(rt), "-m", "lexical", "-o", str(out),
+                 "--n-resamples", "99", "--no-progress", "--no-estimate-theta"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "note: turns are nested in conversations; --cluster-col conversation_id gives intervals over conversations" in err
+    corr = pl.read_csv(out / "correlations.csv")
+    assert corr["n"].max() == 30 and corr["p"].is_not_null().any() and "inherited_rating" not in set(corr["reason"])
+    assert json.loads((out / "run.json").read_text())["level"] == "turn"
+
+
+def test_validate_cluster_must_hold_each_rated_id(tmp_path, capsys):
+    """validate with repeated rating ids and a cluster column that splits a conversation: exit 2."""
+    paths = dialogue_example_paths()
+    turns = tmp_path / "turns.csv"
+    assert main(["score", str(paths["dialogues"]), "--dialogue", "-o", str(turns), "-m", "lexical", "--no-progress"]) == 0
+    frame = pl.read_csv(turns, infer_schema=False)
+    frame.with_columns(pl.col("tutor_turn").alias("block")).write_csv(tmp_path / "t2.csv")
+    code = main(["validate", str(tmp_path / "t2.csv"), "--ratings", str(paths["ratings"]), "--id", "conversation_id",
+                 "--cluster-col", "block", "-o", str(tmp_path / "c.csv"), "--n-resamples", "99"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "lie in several clusters" in err and "Traceback" not in err
+
+
+def test_run_dialogue_metrics_cols_at_both_levels(tmp_path, capsys):
+    """--metrics-cols with turn names: mean_<name> at the conversation level, <name> at the turn level."""
+    out = tmp_path / "o"
+    assert main(["run", "--example", "dialogue", "-m", "lexical", "--metrics-cols", "resp_questions,talk_ratio",
+                 "--cluster-col", "conversation_id", "--n-resamples", "99", "--no-estimate-theta", "--no-progress",
+                 "-o", str(out)]) == 0, capsys.readouterr().err  # fmt: skip
+    assert set(pl.read_csv(out / "correlations.csv")["metric"]) == {"mean_resp_questions", "talk_ratio"}
+    assert set(pl.read_csv(out / "turns_correlations.csv")["metric"]) == {"resp_questions"}

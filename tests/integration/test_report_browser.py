@@ -236,3 +236,21 @@ def test_partial_folders_render(tmp_path, files):
         if expected == "heatmap":
             labels = browser.evaluate("Array.from(document.querySelectorAll('.hm .cell')).map(c => c.getAttribute('aria-label'))")
             assert len(labels) == 4 and "resp_words × a: undefined (too_few), n = 3" in labels  # 2 × 2 grid, one cell absent
+
+
+def test_conversation_level_banner(tmp_path):
+    """run --example dialogue: the report says it validated 12 conversations, not 30 exchanges (datasets.md §6)."""
+    from tutormetrics.cli import main
+
+    out = tmp_path / "demo"
+    assert main(["run", "--example", "dialogue", "-m", "lexical", "--n-resamples", "99", "--no-progress",
+                 "--no-estimate-theta", "-o", str(out)]) == 0  # fmt: skip
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate((out / "report.html").as_uri())
+        assert browser.console_errors() == []
+        subtitle = browser.evaluate("document.getElementById('subtitle').textContent")
+        assert subtitle.startswith("12 conversations (validated per conversation) · 30 tutor turns"), subtitle
+        notes = browser.evaluate("Array.from(document.querySelectorAll('#provenance p.note')).map(p => p.textContent)")
+        assert notes and notes[0].startswith("Validated per conversation"), notes
+        kpis = browser.evaluate("Array.from(document.querySelectorAll('#provenance .kpis li')).map(li => li.textContent)")
+        assert kpis[:2] == ["12conversations validated", "30tutor turns"], kpis

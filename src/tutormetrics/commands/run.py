@@ -43,8 +43,9 @@ def run(
 
     Example: tutormetrics run --example -o demo-out
 
-    Dialogues (turns.csv, conversations.csv; ratings keyed by exchange_id "<conversation>:<turn>" or by
-    conversation_id): tutormetrics run --example dialogue -o demo-dialogue
+    Dialogues (turns.csv, conversations.csv; ratings keyed by exchange_id "<conversation>:<turn>" validate the
+    turns, ratings keyed by conversation_id the conversations; the turn level of those only with
+    --cluster-col conversation_id, no p): tutormetrics run --example dialogue -o demo-dialogue
     """
     from tutormetrics.dialogue.file_scoring import DialogueOptions
     from tutormetrics.engine.file_scoring import ScoreOptions

@@ -326,6 +326,9 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
             correlations.append({"file": path.name, "control": "", "table": table_payload(df)})
     correlations.sort(key=lambda c: (c["control"] != "", c["file"] != "correlations.csv"))
     data["correlations"] = correlations
+    level = level_banner(run)
+    if level:
+        notes.insert(0, level)
 
     for kind in ("agreement", "judge", "facets", "summary", "comparisons", "conversations", "predictive"):
         if kind in found:
@@ -382,6 +385,24 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     elif "theta" in found:
         data["theta_only"] = table_payload(read_table(found["theta"][0]))
     return data
+
+
+def level_banner(run: dict[str, Any]) -> str | None:
+    """The level a dialogue run validated, in words (``datasets.md`` §6), from ``run.json``.
+
+    >>> level_banner({"level": "conversation", "n_conversations": 12})[:60]
+    'Validated per conversation: the ratings are keyed by convers'
+    """
+    if run.get("level") != "conversation":
+        return None
+    n = run.get("n_conversations")
+    text = (f"Validated per conversation: the ratings are keyed by conversation_id, so correlations.csv and the heatmap "
+            f"relate the conversation measures (counts, rates, mean_* of the turn metrics) to the ratings of "
+            f"{n if n is not None else 'the'} conversations (n ≤ conversations).")  # fmt: skip
+    if run.get("turn_level"):
+        return text + (f" {run['turn_level']} is the turn level: each turn inherits its conversation's rating, the "
+                       "intervals resample conversations and there is no p (reason inherited_rating).")  # fmt: skip
+    return text + " The turn level needs --cluster-col conversation_id (intervals over conversations, no p)."
 
 
 def _theta(paths: list[Path], id_col: str, ids: list[str]) -> dict[str, list[Any]]:

@@ -701,10 +701,9 @@ def _summarize_one(table: pl.DataFrame, top: int) -> str:
         ci = ""
         if row["ci_low"] is not None and np.isfinite(row["ci_low"]):
             ci = f" [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
-        lines.append(
-            f"  {row['metric']} ~ {row['target']}: ρ = {_fmt(row['rho'])}{ci}, n = {row['n']:,}, "
-            f"p_adj = {row['p_adj']:.2g} {row['stars']}".rstrip()
-        )
+        p_adj = row["p_adj"]  # empty for inherited ratings (datasets.md §6)
+        p_text = f"p_adj = {p_adj:.2g} {row['stars']}" if p_adj is not None and np.isfinite(p_adj) else "no p"
+        lines.append(f"  {row['metric']} ~ {row['target']}: ρ = {_fmt(row['rho'])}{ci}, n = {row['n']:,}, {p_text}".rstrip())
     return "\n".join(lines)
 
 

@@ -280,16 +280,19 @@
       targets = unique(targets); metrics = unique(metrics);
     }
     var theta = run.theta || {};
+    var perConv = run.level === "conversation", unit = D.dialogues || run.level ? "tutor turns" : "exchanges";
     s.appendChild(kpis([
-      nEx !== null ? [String(nEx), "exchanges"] : null,
+      perConv && isNum(run.n_conversations) ? [String(run.n_conversations), "conversations validated"] : null,
+      nEx !== null ? [String(nEx), unit] : null,
       metrics.length ? [String(metrics.length), "metrics"] : null,
       targets.length ? [String(targets.length), "targets"] : null,
       nCells ? [nSig + " / " + nCells, "cells with p_adj < .05"] : null,
       isNum(theta.reliability) ? [theta.reliability.toFixed(3), "θ EAP reliability"] : null,
-      D.dialogues ? [String(D.dialogues.length), "conversations"] : null
+      D.dialogues && !perConv ? [String(D.dialogues.length), "conversations"] : null
     ]));
     var sub = document.getElementById("subtitle");
-    sub.textContent = [nEx !== null ? nEx + " exchanges" : null, metrics.length ? metrics.length + " metrics" : null,
+    sub.textContent = [perConv && isNum(run.n_conversations) ? run.n_conversations + " conversations (validated per conversation)" : null,
+      nEx !== null ? nEx + " " + unit : null, metrics.length ? metrics.length + " metrics" : null,
       targets.length ? targets.length + " targets" : null, run.tutormetrics ? "tutormetrics " + run.tutormetrics : (man.tutormetrics ? "tutormetrics " + man.tutormetrics : null)]
       .filter(Boolean).join(" · ");
     (D.notes || []).forEach(function (n) { s.appendChild(el("p", { cls: "note", text: n })); });
