@@ -122,3 +122,51 @@ def test_os_errors_are_one_plain_message(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: no space left on device (") and "Errno" not in err
     assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def lexical_study(tmp_path_factory):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    out = tmp_path_factory.mktemp("study") / "out"
+    result = CliRunner().invoke(app, ["run", "--example", "-o", str(out), "--metrics", "lexical"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.mark.parametrize("name", ["metrics.csv", "run.json", "correlations.csv"])
+def test_report_never_overwrites_its_inputs(lexical_study, name):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    before = (lexical_study / name).read_bytes()
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "-o", str(lexical_study / name)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert (lexical_study / name).read_bytes() == before
+
+
+def test_report_never_overwrites_the_recorded_exchanges(lexical_study, tmp_path):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    run = json.loads((lexical_study / "run.json").read_text())
+    exchanges = Path(run["exchanges"])
+    copy = tmp_path / "exchanges.html"
+    copy.write_bytes(exchanges.read_bytes())
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "--exchanges", str(copy), "-o", str(copy)])
+    assert result.exit_code == 2 and "never overwrites an input" in result.output
+
+
+def test_report_dash_writes_stdout_not_a_file_named_dash(lexical_study, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "-o", "-"])
+    assert result.exit_code == 0 and result.stdout.lstrip().lower().startswith("<!doctype html")
+    assert not (tmp_path / "-").exists()
