@@ -56,7 +56,7 @@ def read_table(
     """
     path = Path(path)
     kind = infer_format(path, fmt)
-    _check_file(path)
+    _check_file(path, kind)
     try:
         if kind == "csv":
             separator = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -253,7 +253,7 @@ def scan_table(
     """Open a table lazily for chunked reading; CSV columns are read as text (no type guessing)."""
     path = Path(path)
     kind = infer_format(path, fmt)
-    _check_file(path)
+    _check_file(path, kind)
     if kind == "csv":
         separator = "\t" if path.suffix.lower() == ".tsv" else ","
         if _is_utf8(encoding):
@@ -349,13 +349,33 @@ def _is_utf8(encoding: str) -> bool:
     return encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8lossy")
 
 
-def _check_file(path: Path) -> None:
+#: Magic bytes of compressed or archive files that are not tables.
+_COMPRESSED = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"\xfd7zXZ": "xz", b"BZh": "bzip2", b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+def _check_file(path: Path, kind: str | None = None) -> None:
+    """A readable regular file with content: a pipe, a compressed file or CR-only line endings get their own message."""
+    import stat
+
     if not path.exists():
         raise InputSchemaError(f"{path}: file not found")
     if path.is_dir():
         raise InputSchemaError(f"{path}: is a directory, expected a file")
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        what = "a pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise InputSchemaError(f"{path}: is {what}; tables are read from files",
+                               hint="write the data to a file first (e.g. ... > exchanges.csv) and pass that")
     if path.stat().st_size == 0:
         raise InputSchemaError(f"{path}: file is empty", hint="the file needs a header row and at least one data row")
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    for magic, name in _COMPRESSED.items():
+        if head.startswith(magic) and kind != "parquet":
+            raise InputSchemaError(f"{path}: is a {name}-compressed file, not a table", hint=f"decompress it first (e.g. with {name} -d or unzip)")
+    if kind == "csv" and b"\r" in head and b"\n" not in head:
+        raise InputSchemaError(f"{path}: uses CR-only line endings (classic Mac), which CSV readers take as one line",
+                               hint="convert the line endings to LF or CRLF (e.g. tr '\\r' '\\n' < in.csv > out.csv)")
 
 
 def _check_utf8(path: Path, chunk: int = 1 << 20) -> None:

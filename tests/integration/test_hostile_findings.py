@@ -170,3 +170,20 @@ def test_report_dash_writes_stdout_not_a_file_named_dash(lexical_study, tmp_path
     result = CliRunner().invoke(app, ["report", str(lexical_study), "-o", "-"])
     assert result.exit_code == 0 and result.stdout.lstrip().lower().startswith("<!doctype html")
     assert not (tmp_path / "-").exists()
+
+
+def test_fifo_gzip_and_cr_only_inputs_get_their_own_message(tmp_path):
+    import gzip
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputSchemaError, match="is a pipe"):
+        read_table(fifo)
+    packed = tmp_path / "e.csv"
+    packed.write_bytes(gzip.compress(b"exchange_id,prompt,response\n1,a,b\n"))
+    with pytest.raises(InputSchemaError, match="gzip-compressed"):
+        read_table(packed)
+    old_mac = tmp_path / "m.csv"
+    old_mac.write_bytes(b"exchange_id,prompt,response\r1,a,b\r2,c,d\r")
+    with pytest.raises(InputSchemaError, match="CR-only line endings"):
+        scan_table(old_mac)
