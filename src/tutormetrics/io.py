@@ -202,6 +202,60 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+@contextmanager
+def output_lock(outputs: Sequence[str | os.PathLike[str] | None]) -> Iterator[None]:
+    """Hold one lock per output (a file, or a folder like ``run``'s) for the whole command, so two tutormetrics
+    processes never write one output: the second stops at once (exit 2) naming the first.
+
+    The lock is ``flock`` on a hidden ``.<name>.lock`` beside the output (inside it for a folder), removed when the
+    command ends; the kernel releases it when a process dies, so a killed run never blocks the next one.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "corr.csv"
+        >>> with output_lock([out]):
+        ...     (out.parent / ".corr.csv.lock").exists()
+        True
+    """
+    import fcntl
+
+    held: list[tuple[int, Path]] = []
+    try:
+        for out in dict.fromkeys(Path(p) for p in outputs if p is not None and str(p) != "-"):
+            lock = (out / ".tutormetrics.lock") if out.is_dir() else out.parent / f".{out.name}.lock"
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            while True:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666 & ~_umask())
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    owner = os.pread(fd, 200, 0).decode("utf8", "replace").strip() or "another process"
+                    os.close(fd)
+                    raise InputSchemaError(
+                        f"{out} is being written by another tutormetrics command ({owner})",
+                        hint="wait for it to finish, or stop it; two commands must not write one output",
+                    ) from None
+                # the lock file may have been removed by its previous holder between our open and flock: retry
+                try:
+                    same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    break
+                os.close(fd)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+            held.append((fd, lock))
+        yield
+    finally:
+        for fd, lock in reversed(held):
+            try:
+                lock.unlink()
+            except OSError:
+                pass
+            os.close(fd)
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through :func:`atomic_output`: readers see the old file or the new one."""
     path = Path(path)

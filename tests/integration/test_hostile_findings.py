@@ -187,3 +187,28 @@ def test_fifo_gzip_and_cr_only_inputs_get_their_own_message(tmp_path):
     old_mac.write_bytes(b"exchange_id,prompt,response\r1,a,b\r2,c,d\r")
     with pytest.raises(InputSchemaError, match="CR-only line endings"):
         scan_table(old_mac)
+
+
+def test_one_lock_per_output(tmp_path):
+    from tutormetrics.io import output_lock
+
+    out = tmp_path / "corr.csv"
+    code = (
+        "import sys, time; from tutormetrics.io import output_lock\n"
+        f"with output_lock([{str(out)!r}]):\n    print('held', flush=True); time.sleep(30)\n"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(InputSchemaError, match=rf"being written by another tutormetrics command \(pid {proc.pid}\)"):
+            with output_lock([out]):
+                pass
+    finally:
+        proc.kill()
+        proc.wait()
+    with output_lock([out, tmp_path]):  # a killed holder never blocks the next command; folders lock inside
+        assert (tmp_path / ".tutormetrics.lock").exists()
+    assert not (tmp_path / ".corr.csv.lock").exists()
