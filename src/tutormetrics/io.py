@@ -177,7 +177,14 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        yield tmp
+        try:
+            yield tmp
+        except Exception as exc:  # polars and matplotlib report a full disk in their own words
+            if "No space left on device" in str(exc) and not isinstance(exc, OSError):
+                import errno
+
+                raise OSError(errno.ENOSPC, "No space left on device", str(path)) from exc
+            raise
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
@@ -246,6 +253,13 @@ def output_lock(outputs: Sequence[str | os.PathLike[str] | None]) -> Iterator[No
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
             held.append((fd, lock))
+            # under the lock no one else writes this output: leftovers of a killed write can go
+            if out.is_dir():
+                for tmp in out.glob(".*.tmp"):
+                    if tmp.is_file() and not tmp.is_symlink():
+                        tmp.unlink()
+            else:
+                remove_stale_temporaries(out)
         yield
     finally:
         for fd, lock in reversed(held):
@@ -427,9 +441,30 @@ def _check_file(path: Path, kind: str | None = None) -> None:
     for magic, name in _COMPRESSED.items():
         if head.startswith(magic) and kind != "parquet":
             raise InputSchemaError(f"{path}: is a {name}-compressed file, not a table", hint=f"decompress it first (e.g. with {name} -d or unzip)")
+    if kind == "csv":
+        _check_header(path, head)
     if kind == "csv" and b"\r" in head and b"\n" not in head:
         raise InputSchemaError(f"{path}: uses CR-only line endings (classic Mac), which CSV readers take as one line",
                                hint="convert the line endings to LF or CRLF (e.g. tr '\\r' '\\n' < in.csv > out.csv)")
+
+
+def _check_header(path: Path, head: bytes) -> None:
+    """A CSV header that names one column twice is an error (polars would silently rename the second)."""
+    import csv
+    import io as _io
+    from collections import Counter
+
+    text = head.decode("utf8", errors="replace")
+    try:
+        header = next(csv.reader(_io.StringIO(text, newline=""), delimiter=csv_separator(path)))
+    except (StopIteration, csv.Error):
+        return
+    twice = [name for name, n in Counter(header).items() if n > 1 and name]
+    if twice:
+        raise InputSchemaError(
+            f"{path}: the header names {', '.join(map(repr, twice))} more than once",
+            hint="give every column its own name; tutormetrics never guesses which of two equal columns you mean",
+        )
 
 
 def _check_utf8(path: Path, chunk: int = 1 << 20) -> None:

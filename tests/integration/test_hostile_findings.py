@@ -212,3 +212,15 @@ def test_one_lock_per_output(tmp_path):
     with output_lock([out, tmp_path]):  # a killed holder never blocks the next command; folders lock inside
         assert (tmp_path / ".tutormetrics.lock").exists()
     assert not (tmp_path / ".corr.csv.lock").exists()
+
+
+def test_dollar_signs_in_names_are_drawn_literally(tmp_path):
+    from tutormetrics.validity.heatmap import plot_heatmap
+
+    table = pl.DataFrame({
+        "metric": ["resp_words", "ttr"], "target": [r"$\foo$", r"$\foo$"], "family": ["length", "diversity"],
+        "rho": [0.3, -0.2], "p": [0.01, 0.2], "p_adj": [0.02, 0.3], "stars": ["*", ""], "n": [40, 40],
+    })
+    fig = plot_heatmap(table, output=tmp_path / "h.png")  # mathtext on: ValueError (unknown symbol \foo)
+    assert (tmp_path / "h.png").stat().st_size > 0
+    assert any(r"$\foo$" in t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels())

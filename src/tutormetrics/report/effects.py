@@ -27,6 +27,7 @@ from matplotlib.patches import Rectangle
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns, save_figure
+from tutormetrics.plotting import literal_text
 
 __all__ = ["FIGURE_FORMATS", "effect_matrix", "plot_effect_matrix"]
 
@@ -64,6 +65,7 @@ def effect_matrix(table: pl.DataFrame) -> tuple[list[str], list[str], np.ndarray
     return metrics, contrasts, r, excl
 
 
+@literal_text
 def plot_effect_matrix(table: pl.DataFrame, output: str | os.PathLike[str] | None = None, *, dpi: int = 200) -> Figure:
     """Draw the effect matrix (and save it as .png/.svg/.pdf when ``output`` is given)."""
     out = Path(output) if output is not None else None
