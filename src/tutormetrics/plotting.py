@@ -5,12 +5,13 @@ called ``$\\foo$`` would crash the heatmap and a ``$5 tip`` would lose its dolla
 runs under :func:`literal_text`.
 
 Example:
+    >>> import io
     >>> from matplotlib.figure import Figure
     >>> @literal_text
     ... def draw():
     ...     fig = Figure()
     ...     fig.text(0.5, 0.5, r"$\\foo$ and $5")
-    ...     fig.canvas.draw()  # would raise ValueError (unknown symbol) with mathtext on
+    ...     fig.savefig(io.BytesIO(), format="png")  # would raise ValueError (unknown symbol) with mathtext on
     ...     return fig
     >>> draw().texts[0].get_text()
     '$\\\\foo$ and $5'
