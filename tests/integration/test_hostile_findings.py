@@ -122,3 +122,105 @@ def test_os_errors_are_one_plain_message(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: no space left on device (") and "Errno" not in err
     assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def lexical_study(tmp_path_factory):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    out = tmp_path_factory.mktemp("study") / "out"
+    result = CliRunner().invoke(app, ["run", "--example", "-o", str(out), "--metrics", "lexical"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.mark.parametrize("name", ["metrics.csv", "run.json", "correlations.csv"])
+def test_report_never_overwrites_its_inputs(lexical_study, name):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    before = (lexical_study / name).read_bytes()
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "-o", str(lexical_study / name)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert (lexical_study / name).read_bytes() == before
+
+
+def test_report_never_overwrites_the_recorded_exchanges(lexical_study, tmp_path):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    run = json.loads((lexical_study / "run.json").read_text())
+    exchanges = Path(run["exchanges"])
+    copy = tmp_path / "exchanges.html"
+    copy.write_bytes(exchanges.read_bytes())
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "--exchanges", str(copy), "-o", str(copy)])
+    assert result.exit_code == 2 and "never overwrites an input" in result.output
+
+
+def test_report_dash_writes_stdout_not_a_file_named_dash(lexical_study, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "-o", "-"])
+    assert result.exit_code == 0 and result.stdout.lstrip().lower().startswith("<!doctype html")
+    assert not (tmp_path / "-").exists()
+
+
+def test_fifo_gzip_and_cr_only_inputs_get_their_own_message(tmp_path):
+    import gzip
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputSchemaError, match="is a pipe"):
+        read_table(fifo)
+    packed = tmp_path / "e.csv"
+    packed.write_bytes(gzip.compress(b"exchange_id,prompt,response\n1,a,b\n"))
+    with pytest.raises(InputSchemaError, match="gzip-compressed"):
+        read_table(packed)
+    old_mac = tmp_path / "m.csv"
+    old_mac.write_bytes(b"exchange_id,prompt,response\r1,a,b\r2,c,d\r")
+    with pytest.raises(InputSchemaError, match="CR-only line endings"):
+        scan_table(old_mac)
+
+
+def test_one_lock_per_output(tmp_path):
+    from tutormetrics.io import output_lock
+
+    out = tmp_path / "corr.csv"
+    code = (
+        "import sys, time; from tutormetrics.io import output_lock\n"
+        f"with output_lock([{str(out)!r}]):\n    print('held', flush=True); time.sleep(30)\n"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(InputSchemaError, match=rf"being written by another tutormetrics command \(pid {proc.pid}\)"):
+            with output_lock([out]):
+                pass
+    finally:
+        proc.kill()
+        proc.wait()
+    with output_lock([out, tmp_path]):  # a killed holder never blocks the next command; folders lock inside
+        assert (tmp_path / ".tutormetrics.lock").exists()
+    assert not (tmp_path / ".corr.csv.lock").exists()
+
+
+def test_dollar_signs_in_names_are_drawn_literally(tmp_path):
+    from tutormetrics.validity.heatmap import plot_heatmap
+
+    table = pl.DataFrame({
+        "metric": ["resp_words", "ttr"], "target": [r"$\foo$", r"$\foo$"], "family": ["length", "diversity"],
+        "rho": [0.3, -0.2], "p": [0.01, 0.2], "p_adj": [0.02, 0.3], "stars": ["*", ""], "n": [40, 40],
+    })
+    fig = plot_heatmap(table, output=tmp_path / "h.png")  # mathtext on: ValueError (unknown symbol \foo)
+    assert (tmp_path / "h.png").stat().st_size > 0
+    assert any(r"$\foo$" in t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels())

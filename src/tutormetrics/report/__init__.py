@@ -12,7 +12,7 @@ from pathlib import Path
 from tutormetrics.report.collect import MAX_EXCHANGES, collect_study
 from tutormetrics.report.html import render_html
 
-__all__ = ["build_report", "collect_study", "facets_figure", "render_html", "write_report"]
+__all__ = ["build_report", "collect_study", "facets_figure", "render_html", "report_inputs", "write_report"]
 
 
 def __getattr__(name: str):  # matplotlib only when the facets figure is asked for
@@ -21,6 +21,24 @@ def __getattr__(name: str):  # matplotlib only when the facets figure is asked f
 
         return facets_figure
     raise AttributeError(name)
+
+
+def report_inputs(outdir: str | Path, exchanges: str | Path | None = None) -> list[Path]:
+    """Every file a report of ``outdir`` may read: the folder's files (but its own ``report.html``), the scored input
+    and ratings recorded in ``run.json``, and ``exchanges`` — the files ``report -o`` must never overwrite."""
+    import json
+
+    folder = Path(outdir)
+    found = [p for p in folder.iterdir() if p.is_file() and p.name != "report.html"] if folder.is_dir() else []
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        run = {}
+    recorded = [run.get(key) for key in ("exchanges", "ratings", "theta")] if isinstance(run, dict) else []
+    found += [Path(v) for v in recorded if isinstance(v, str) and v]
+    if exchanges is not None:
+        found.append(Path(exchanges))
+    return found
 
 
 def build_report(outdir: str | Path, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES) -> str:
