@@ -36,14 +36,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Log = Callable[[str], None]
 
-#: Every file ``run`` may write into its folder (checked against the inputs before any work).
-RUN_FILES = (
-    "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
-    "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
-    "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html", "turns.csv", "turns.csv.manifest.json",
-    "conversations.csv", "conversations.csv.manifest.json", "conversations_correlations.csv", "conversations_rho_matrix.csv",
-    "predictive.csv",
-)
+def run_files(formats: Sequence[str] = ("png", "pdf")) -> tuple[str, ...]:
+    """Every file ``run`` may write into its folder (checked against the inputs before any work): the scored
+    tables, θ, agreement, and per level (exchanges or turns; ``conversations_`` of a dialogue) the correlation
+    table, the ρ matrices and the heatmaps (raw and ``_partial``) in each figure format.
+
+    >>> [n for n in run_files() if n.startswith("conversations_heatmap")]
+    ['conversations_heatmap.png', 'conversations_heatmap.pdf', 'conversations_heatmap_partial.png', 'conversations_heatmap_partial.pdf']
+    """
+    fixed = ["metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv", "turns.csv",
+             "turns.csv.manifest.json", "conversations.csv", "conversations.csv.manifest.json", "predictive.csv"]  # fmt: skip
+    levels = [
+        name
+        for prefix in ("", "conversations_")
+        for name in (f"{prefix}correlations.csv", f"{prefix}rho_matrix.csv", f"{prefix}rho_matrix_partial.csv",
+                     *(f"{prefix}heatmap{kind}.{fmt}" for kind in ("", "_partial") for fmt in formats))  # fmt: skip
+    ]
+    return (*fixed, *levels, "run.json", "report.html")
+
+
+#: The files of :func:`run_files` with the default figure formats.
+RUN_FILES = run_files()
 
 
 def _quiet(_message: str) -> None:
@@ -241,7 +254,7 @@ def run_pipeline(
     vo = validate_options
     id_col = score_options.id_column
     thetas = [theta] if isinstance(theta, (str, Path)) else list(theta or [])
-    check_outputs([exchanges, ratings, *thetas], [outdir / name for name in RUN_FILES])
+    check_outputs([exchanges, ratings, *thetas], [outdir / name for name in run_files(vo.figure_formats)])
     if score_options.engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {score_options.engine!r}", hint="use --engine local or --engine ray")
     if dialogue is not None and score_options.engine != "local":

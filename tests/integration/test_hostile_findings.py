@@ -224,3 +224,114 @@ def test_dollar_signs_in_names_are_drawn_literally(tmp_path):
     fig = plot_heatmap(table, output=tmp_path / "h.png")  # mathtext on: ValueError (unknown symbol \foo)
     assert (tmp_path / "h.png").stat().st_size > 0
     assert any(r"$\foo$" in t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels())
+
+
+# --- issue 28, second round: locks for every command, run resumes, report from run.json -------------------
+
+
+def _hold_lock(paths: list[Path]):
+    """A subprocess holding ``output_lock(paths)`` until killed (the first of two commands)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import time; from tutormetrics.io import output_lock\n"
+        f"with output_lock({[str(p) for p in paths]!r}):\n    print('held', flush=True); time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+@pytest.mark.parametrize("command", ["validate", "score"])
+def test_validate_and_score_writing_one_output_the_second_stops(tmp_path, example_dir, capsys, command):
+    from tutormetrics import cli
+
+    out = tmp_path / "m.csv"
+    holder = _hold_lock([out])  # e.g. a `score -o m.csv` still running
+    try:
+        args = {
+            "validate": ["validate", str(example_dir / "exchanges.csv"), "--ratings", str(example_dir / "ratings.csv"), "-o", str(out)],
+            "score": ["score", str(example_dir / "exchanges.csv"), "--metrics", "lexical", "-o", str(out)],
+        }[command]
+        code = cli.main(args)
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"being written by another tutormetrics command (pid {holder.pid})" in err
+    assert not out.exists()
+
+
+def test_two_runs_into_one_folder_the_second_stops(tmp_path, capsys):
+    from tutormetrics import cli
+
+    folder = tmp_path / "study"  # not there yet: the first run creates it and locks inside it
+    from tutormetrics.commands.options import output_paths
+
+    output_paths(["output/"], {"output": folder})
+    holder = _hold_lock([folder])
+    try:
+        code = cli.main(["run", "--example", "-o", str(folder), "--metrics", "lexical"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 2
+    assert f"being written by another tutormetrics command (pid {holder.pid})" in capsys.readouterr().err
+    assert not (folder / "metrics.csv").exists()
+
+
+def test_every_command_that_writes_takes_the_output_lock():
+    """Each registered command names its outputs (the lock is taken in `options.command`, for all of them)."""
+    from tutormetrics import cli
+
+    read_only = {"metrics"}
+    commands = [(c.name, c.callback) for c in cli.app.registered_commands]
+    commands += [(f"{g.name} {c.name}", c.callback) for g in cli.app.registered_groups for c in g.typer_instance.registered_commands]
+    names = {name for name, _ in commands}
+    assert {"score", "validate", "heatmap", "theta", "agree", "summarize", "compare", "aggregate", "variability",
+            "predict", "ppi", "report", "convert", "run", "encoder export"} <= names  # fmt: skip
+    unlocked = [name for name, fn in commands if name not in read_only and not getattr(fn, "outputs", None)]
+    assert unlocked == []
+
+
+def test_report_waits_for_no_run_writing_its_folder(tmp_path, capsys):
+    from tutormetrics import cli
+
+    (tmp_path / "metrics.csv").write_text("exchange_id,resp_words\na,1\n")
+    holder = _hold_lock([tmp_path])
+    try:
+        code = cli.main(["report", str(tmp_path)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 2 and not (tmp_path / "report.html").exists()
+    assert "being written by another tutormetrics command" in capsys.readouterr().err
+
+
+def test_a_killed_run_leaves_no_report_temporary(tmp_path, capsys):
+    """A kill during the report write leaves `.report.html.*.tmp`; the next command on the folder removes it."""
+    from tutormetrics import cli
+
+    folder = tmp_path / "study"
+    folder.mkdir()
+    stale = folder / ".report.html.x1y2z3.tmp"
+    stale.write_text("<html>half")
+    code = cli.main(["run", "--example", "-o", str(folder), "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile"])
+    assert code == 0, capsys.readouterr().err
+    assert not stale.exists()
+    assert not list(folder.glob(".*.tmp")) and not list(folder.glob(".*.lock"))
+
+
+def test_the_run_overwrite_guard_lists_every_file_a_dialogue_run_writes(tmp_path, capsys):
+    from tutormetrics import cli
+    from tutormetrics.pipeline import RUN_FILES
+
+    folder = tmp_path / "dlg"
+    code = cli.main(["run", "--example", "dialogue", "-o", str(folder), "--metrics", "lexical",
+                     "--n-resamples", "100", "--ci", "percentile", "--n-permutations", "100"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    written = {p.name for p in folder.iterdir()}
+    assert {"conversations_heatmap.png", "conversations_heatmap.pdf"} <= written
+    assert written - set(RUN_FILES) == set()

@@ -13,13 +13,20 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log
 
 __all__ = ["register", "report"]
 
 
 def register(app: typer.Typer) -> None:
-    app.command("report")(report)
+    opt.command(app, "report", report, outputs=_outputs)
+
+
+def _outputs(kwargs: dict) -> list[Path | None]:
+    """The page, and the folder it reads (no report of a folder a `run` is writing)."""
+    outdir, output = kwargs["outdir"], kwargs["output"]
+    return [outdir if outdir.is_dir() else None, output if output is not None else outdir / "report.html"]
 
 
 def report(
