@@ -27,10 +27,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional, Union
@@ -442,9 +443,9 @@ def from_kwargs(cls: type, kwargs: Mapping[str, Any], options: Iterable[Option] 
 Outputs = Union[Sequence[str], Callable[[Mapping[str, Any]], Sequence[Any]]]
 
 
-def output_paths(outputs: Outputs, kwargs: Mapping[str, Any]) -> list[Path]:
+def output_paths(outputs: Outputs, kwargs: Mapping[str, Any], created: list[Path] | None = None) -> list[Path]:
     """The outputs of one call: each named parameter's value (unset and ``-`` left out); a folder output is
-    created first, so every run into it locks the same ``.tutormetrics.lock`` inside it.
+    created first (and added to ``created``), so every run into it locks the same ``.tutormetrics.lock`` inside it.
 
     >>> output_paths(["output", "facets"], {"output": Path("t.csv"), "facets": None})
     [PosixPath('t.csv')]
@@ -458,9 +459,28 @@ def output_paths(outputs: Outputs, kwargs: Mapping[str, Any]) -> list[Path]:
             continue
         path = Path(value)
         if spec.endswith("/") and not path.exists():
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(parents=True)
+            if created is not None:
+                created.append(path)
         paths.append(path)
     return paths
+
+
+@contextlib.contextmanager
+def locked_outputs(outputs: Outputs, kwargs: Mapping[str, Any]) -> Iterator[None]:
+    """Hold :func:`~tutormetrics.io.output_lock` of the call's outputs; a folder created for it and still empty
+    when the command fails (bad input: exit 2 before any work) is removed again."""
+    from tutormetrics.io import output_lock
+
+    created: list[Path] = []
+    try:
+        with output_lock(output_paths(outputs, kwargs, created)):
+            yield
+    except BaseException:
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+        raise
 
 
 def command(
@@ -484,9 +504,7 @@ def command(
     declared = [o.parameter(**(overrides or {}).get(o.name, {})) for o in options if o.name not in taken]
 
     def wrapper(**kwargs: Any) -> Any:
-        from tutormetrics.io import output_lock
-
-        with output_lock(output_paths(outputs, kwargs)):
+        with locked_outputs(outputs, kwargs):
             return fn(**kwargs)
 
     wrapper.outputs = outputs  # type: ignore[attr-defined]  # tests check every writing command names its outputs
