@@ -238,6 +238,10 @@ def run_pipeline(
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
     (``run.json``).
 
+    Resumable: the scoring step's verified checkpoint (``metrics.csv.partial/``, ``turns.csv.partial/``) is kept
+    until the whole run has finished, so rerunning the same command after a failure in a later step reuses every
+    scored chunk (same run key) and redoes only the later steps, byte-identical to an uninterrupted run.
+
     With ``dialogue`` (a :class:`tutormetrics.dialogue.file_scoring.DialogueOptions`) the input holds
     conversations: scoring writes ``turns.csv`` and ``conversations.csv``; the ratings are keyed by
     ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn) or by ``conversation_id``. The turn
@@ -322,6 +326,10 @@ def run_pipeline(
     from tutormetrics.report import write_report
 
     write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
+    from tutormetrics.engine.checkpoint import remove_checkpoint
+
+    for scored in ("metrics.csv", "turns.csv"):  # kept until here: a rerun after a failed later step reuses them
+        remove_checkpoint(outdir / scored)
     return summary
 
 
@@ -365,7 +373,8 @@ def _score_levels(
         score = score_file
         if score_options.engine == "ray":
             from tutormetrics.engine.ray_engine import score_file_ray as score
-        scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True)
+        resumable = {"keep_checkpoint": True} if score_options.engine == "local" else {}
+        scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True, **resumable)
         files["metrics"] = str(metrics_path)
         described = [ColumnDescription.from_dict(d) for d in scored.manifest[MANIFEST_KEY]]
         return [("", scored.frame, metric_names(described), described)], list(scored.manifest.get("warnings", []))
@@ -373,7 +382,8 @@ def _score_levels(
     from tutormetrics.dialogue.summary import conversation_columns
 
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
-    result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)
+    result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log,
+                                 keep_checkpoint=True)
     files.update(turns=str(turns_path), conversations=str(conv_path))
     turn_columns = [ColumnDescription.from_dict(d) for d in result.manifest[MANIFEST_KEY]]
     levels = [("", result.turns, metric_names(turn_columns), turn_columns)]

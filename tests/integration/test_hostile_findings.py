@@ -335,3 +335,47 @@ def test_the_run_overwrite_guard_lists_every_file_a_dialogue_run_writes(tmp_path
     written = {p.name for p in folder.iterdir()}
     assert {"conversations_heatmap.png", "conversations_heatmap.pdf"} <= written
     assert written - set(RUN_FILES) == set()
+
+
+@pytest.mark.parametrize("dialogue", [False, True])
+def test_run_resumes_after_a_later_step_failed_without_rescoring(tmp_path, capsys, monkeypatch, dialogue):
+    """A failure past scoring (here: the heatmap) keeps the verified scoring; the rerun scores nothing again and
+    writes the same tables as an uninterrupted run."""
+    from tutormetrics import cli
+    from tutormetrics.engine.scorer import Scorer
+    from tutormetrics.validity import heatmap
+
+    calls = {"n": 0}
+    score_chunk = Scorer.score_chunk
+
+    def counting(self, chunk):
+        calls["n"] += 1
+        return score_chunk(self, chunk)
+
+    monkeypatch.setattr(Scorer, "score_chunk", counting)
+    example = ["--example", "dialogue"] if dialogue else ["--example"]
+    args = [*example, "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile", "--n-permutations", "100", "--chunk-size", "16"]
+    assert cli.main(["run", *args, "-o", str(tmp_path / "whole")]) == 0
+    whole_calls, calls["n"] = calls["n"], 0
+    assert whole_calls >= 2
+
+    plot = heatmap.plot_heatmap
+
+    def full_disk(*a, **k):
+        raise OSError(28, "No space left on device", "heatmap.png")
+
+    monkeypatch.setattr(heatmap, "plot_heatmap", full_disk)
+    out = tmp_path / "again"
+    assert cli.main(["run", *args, "-o", str(out)]) == 2
+    assert calls["n"] == whole_calls  # the first try scored everything, then failed
+    scored = "turns.csv" if dialogue else "metrics.csv"
+    assert (out / f"{scored}.partial").is_dir()
+    monkeypatch.setattr(heatmap, "plot_heatmap", plot)
+    calls["n"] = 0
+    capsys.readouterr()
+    assert cli.main(["run", *args, "-o", str(out)]) == 0
+    assert calls["n"] == 0, "the rerun scored again"
+    assert "resuming:" in capsys.readouterr().err
+    assert not (out / f"{scored}.partial").exists()  # removed once the run finished
+    for name in (scored, "correlations.csv", "rho_matrix.csv", "theta.csv", "agreement.csv"):
+        assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
