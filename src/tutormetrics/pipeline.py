@@ -310,6 +310,10 @@ def run_pipeline(
     if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
         log(f"      predictive validity, grouped by {group_col}")
         files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, vo, columns, outdir, log))
+    from tutormetrics.report.provenance import input_hashes, record_hashes
+
+    written = [Path(p).name for p in files.values()]
+    written += [f"{n}.manifest.json" for n in written if (outdir / f"{n}.manifest.json").is_file()]
     files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
@@ -319,13 +323,17 @@ def run_pipeline(
         score_options=asdict(score_options),
         validate_options=asdict(vo),
         warnings=warned,
+        # the report shows only these files, while their bytes are these (tutormetrics.report.provenance)
+        file_sha256=record_hashes(outdir, written),
+        input_sha256=input_hashes(exchanges=exchanges, ratings=ratings, theta=thetas or None),
     )
     write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))
     if top:
         log(summarize_correlations(result.table, top=top))
     from tutormetrics.report import write_report
 
-    write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
+    # `tutormetrics report OUTDIR` rebuilds it; files of an earlier run (a facets.csv when θ is now given) are left out
+    write_report(outdir, on_stale=lambda line: log(f"note: report: {line}"))
     from tutormetrics.engine.checkpoint import remove_checkpoint
 
     for scored in ("metrics.csv", "turns.csv"):  # kept until here: a rerun after a failed later step reuses them

@@ -379,3 +379,106 @@ def test_run_resumes_after_a_later_step_failed_without_rescoring(tmp_path, capsy
     assert not (out / f"{scored}.partial").exists()  # removed once the run finished
     for name in (scored, "correlations.csv", "rho_matrix.csv", "theta.csv", "agreement.csv"):
         assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory, example_dir):
+    """One `run` of a copy of the bundled example (its inputs may be edited by a test: copy the folder first)."""
+    import shutil
+
+    from tutormetrics import cli
+
+    root = tmp_path_factory.mktemp("reported")
+    for name in ("exchanges.csv", "ratings.csv"):
+        shutil.copy(example_dir / name, root / name)
+    out = root / "study"
+    code = cli.main(["run", str(root / "exchanges.csv"), "--ratings", str(root / "ratings.csv"), "--prompt", "query", "--prompt", "code",
+                     "-o", str(out), "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile"])  # fmt: skip
+    assert code == 0
+    return root
+
+
+def _copy_run(run_folder, tmp_path) -> tuple[Path, Path]:
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(run_folder, root)
+    run = json.loads((root / "study" / "run.json").read_text())  # the copy's run.json names the original inputs
+    run["exchanges"], run["ratings"] = str(root / "exchanges.csv"), str(root / "ratings.csv")
+    (root / "study" / "run.json").write_text(json.dumps(run))
+    return root, root / "study"
+
+
+def _page_data(page: str) -> dict:
+    import re
+
+    return json.loads(re.search(r'<script type="application/json" id="tm-data">(.*?)</script>', page, re.S).group(1))
+
+
+def test_run_records_the_hash_of_every_file_and_input(run_folder):
+    from tutormetrics.io import file_sha256
+
+    study = run_folder / "study"
+    run = json.loads((study / "run.json").read_text())
+    assert set(run["file_sha256"]) >= {"metrics.csv", "metrics.csv.manifest.json", "correlations.csv", "theta.csv", "agreement.csv"}
+    assert all(run["file_sha256"][n] == file_sha256(study / n) for n in run["file_sha256"])
+    assert run["input_sha256"]["exchanges"] == file_sha256(run_folder / "exchanges.csv")
+
+
+def test_report_leaves_out_tables_run_json_does_not_list(run_folder, tmp_path, capsys):
+    from tutormetrics import cli
+    from tutormetrics.report import collect_study
+
+    _, study = _copy_run(run_folder, tmp_path)
+    # an earlier run's agreement table with another name, and a facets table with made-up numbers
+    pl.DataFrame({"criterion": ["stale_criterion"], "n": [3], "kappa": [0.99]}).write_csv(study / "agreement_old.csv")
+    data = collect_study(study)
+    assert [t["file"] for t in data["agreement"]] == ["agreement.csv"]
+    assert any("agreement_old.csv is not listed in run.json" in line for line in data["stale"])
+    assert cli.main(["report", str(study)]) == 0
+    assert "agreement_old.csv is not listed in run.json" in capsys.readouterr().err
+    page = (study / "report.html").read_text()
+    assert "stale_criterion" not in page
+    assert any("agreement_old.csv" in line for line in _page_data(page)["stale"])
+
+
+def test_report_leaves_out_a_table_changed_since_the_run(run_folder, tmp_path, capsys):
+    from tutormetrics.report import collect_study
+
+    _, study = _copy_run(run_folder, tmp_path)
+    corr = pl.read_csv(study / "correlations.csv").with_columns(pl.lit(0.999).alias("rho"))
+    corr.write_csv(study / "correlations.csv")
+    data = collect_study(study)
+    assert data["correlations"] == []
+    assert any("correlations.csv changed since `run` wrote it" in line for line in data["stale"])
+
+
+def test_report_shows_the_input_text_only_while_its_hash_matches(run_folder, tmp_path):
+    from tutormetrics.report import collect_study
+
+    root, study = _copy_run(run_folder, tmp_path)
+    assert "texts" in collect_study(study)["exchanges"]  # unchanged input: texts shown
+    ex = pl.read_csv(root / "exchanges.csv")
+    ex.with_columns(pl.lit("EDITED AFTER SCORING").alias("response")).write_csv(root / "exchanges.csv")
+    ratings = pl.read_csv(root / "ratings.csv")
+    ratings.with_columns(pl.lit(1).alias("score")).write_csv(root / "ratings.csv")
+    data = collect_study(study)
+    assert "texts" not in data["exchanges"]
+    assert not data["exchanges"].get("ratings")
+    assert any("is not the input that was scored" in line for line in data["stale"])
+    assert any("ratings per exchange not shown" in line for line in data["stale"])
+
+
+def test_a_run_after_an_earlier_run_marks_its_leftovers(tmp_path, example_dir, capsys):
+    """θ estimated first (theta.csv, facets.csv), then given: the first run's facets.csv is left out of the report."""
+    from tutormetrics import cli
+
+    out = tmp_path / "study"
+    base = ["run", "--example", "-o", str(out), "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile"]
+    assert cli.main(base) == 0
+    assert (out / "facets.csv").exists()
+    capsys.readouterr()
+    assert cli.main([*base, "--theta", str(example_dir / "theta.csv")]) == 0
+    assert "facets.csv is not listed in run.json" in capsys.readouterr().err
+    data = _page_data((out / "report.html").read_text())
+    assert "facets" not in data and any("facets.csv" in line for line in data["stale"])

@@ -63,3 +63,25 @@ def test_prototype_named_ids_keep_their_values(page):
     for name in ("constructor", "__proto__", "toString"):
         assert name in text
     assert "function Object()" not in text and "[object Object]" not in text
+
+
+def test_the_stale_banner_is_shown_first(tmp_path):
+    """Parts run.json does not vouch for are named in a banner at the top of the page."""
+    if CHROMIUM is None:
+        pytest.skip("Chromium not installed (apt-get install -y chromium)")
+    from tutormetrics.report.provenance import record_hashes
+
+    pl.DataFrame({"metric": ["resp_words"], "target": ["accuracy"], "n": [30], "rho": [0.4], "p": [0.01], "p_adj": [0.01],
+                  "stars": ["*"]}).write_csv(tmp_path / "correlations.csv")  # fmt: skip
+    (tmp_path / "run.json").write_text(json.dumps({"file_sha256": record_hashes(tmp_path, ["correlations.csv"])}))
+    pl.DataFrame({"criterion": ["old"], "n": [3], "kappa": [0.9]}).write_csv(tmp_path / "agreement.csv")
+    path = write_report(tmp_path)
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate(path.as_uri())
+        assert browser.console_errors() == []
+        first = browser.evaluate("document.getElementById('main').firstElementChild.id")
+        banner = browser.evaluate("document.getElementById('stale').innerText")
+        sections = browser.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
+    assert first == "stale"
+    assert "agreement.csv is not listed in run.json" in banner
+    assert "agreement" not in sections

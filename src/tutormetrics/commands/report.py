@@ -60,14 +60,19 @@ def report(
         if not outdir.is_dir():
             raise InputSchemaError(f"report: {outdir} is not a folder", hint="pass the -o folder of `tutormetrics run`")
         if output is not None and str(output) == "-":  # the page on stdout
-            sys.stdout.write(build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges))
+            sys.stdout.write(build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges, on_stale=_stale))
             return
         target = output if output is not None else outdir / "report.html"
         if target.suffix.lower() not in (".html", ".htm"):
             raise InputSchemaError(f"report: {target} is not an .html file", hint="the report is one HTML page: name it e.g. study.html")
         check_outputs(report_inputs(outdir, exchanges), [target])
-        path = write_report(outdir, target, exchanges=exchanges, max_exchanges=max_exchanges)
+        path = write_report(outdir, target, exchanges=exchanges, max_exchanges=max_exchanges, on_stale=_stale)
     except TutorMetricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=exc.exit_code) from None
     log(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
+
+
+def _stale(line: str) -> None:
+    """A part the report left out (the page's banner says it too)."""
+    log(f"warning: report: {line}")

@@ -7,6 +7,7 @@ shown as text), per-group paper tables (Markdown, LaTeX; :mod:`.tables`) and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from tutormetrics.report.collect import MAX_EXCHANGES, collect_study
@@ -41,18 +42,26 @@ def report_inputs(outdir: str | Path, exchanges: str | Path | None = None) -> li
     return found
 
 
-def build_report(outdir: str | Path, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES) -> str:
-    """The report page (HTML text) for a study output folder."""
+def build_report(
+    outdir: str | Path, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES,
+    on_stale: Callable[[str], None] | None = None,
+) -> str:
+    """The report page (HTML text) for a study output folder; ``on_stale`` gets each line of the page's stale banner
+    (parts left out because ``run.json`` does not vouch for them: :mod:`tutormetrics.report.provenance`)."""
     data = collect_study(Path(outdir), exchanges=Path(exchanges) if exchanges else None, max_exchanges=max_exchanges)
+    for line in data.get("stale") or []:
+        if on_stale is not None:
+            on_stale(line)
     return render_html(data)
 
 
 def write_report(
-    outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES
+    outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES,
+    on_stale: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path."""
     from tutormetrics.io import write_text_atomic
 
     target = Path(output) if output is not None else Path(outdir) / "report.html"
-    page = build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges)
+    page = build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges, on_stale=on_stale)
     return write_text_atomic(target, page)

@@ -852,7 +852,15 @@
     });
   }
 
-  var steps = [provenance, heatmap, agreement, thetaSection, groups, predictive, drilldown, dialogues];
+  function staleBanner() {  // parts left out because run.json does not vouch for them (report/provenance.py)
+    if (!D.stale || !D.stale.length) return;
+    var b = el("div", { cls: "note stale", id: "stale", role: "alert" },
+      el("strong", { text: "Left out: " + D.stale.length + " part(s) of this folder are stale or not from this run." }),
+      el("ul", null, D.stale.map(function (line) { return el("li", { text: line }); })));
+    main.insertBefore(b, main.firstChild);
+  }
+
+  var steps = [provenance, heatmap, agreement, thetaSection, groups, predictive, drilldown, dialogues, staleBanner];
   steps.forEach(function (f) {
     try { f(); } catch (err) {
       main.appendChild(el("p", { cls: "note", text: "A part of this report could not be drawn: " + (err && err.message) }));
