@@ -325,6 +325,7 @@ def run_pipeline(
         warnings=warned,
         # the report shows only these files, while their bytes are these (tutormetrics.report.provenance)
         file_sha256=record_hashes(outdir, written),
+        run_files=list(run_files(vo.figure_formats)),  # a file of these names that this run did not write is stale
         input_sha256=input_hashes(exchanges=exchanges, ratings=ratings, theta=thetas or None),
     )
     write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))

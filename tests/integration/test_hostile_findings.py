@@ -425,21 +425,26 @@ def test_run_records_the_hash_of_every_file_and_input(run_folder):
     assert run["input_sha256"]["exchanges"] == file_sha256(run_folder / "exchanges.csv")
 
 
-def test_report_leaves_out_tables_run_json_does_not_list(run_folder, tmp_path, capsys):
+def test_report_leaves_out_an_earlier_runs_tables(run_folder, tmp_path, capsys):
     from tutormetrics import cli
     from tutormetrics.report import collect_study
 
     _, study = _copy_run(run_folder, tmp_path)
-    # an earlier run's agreement table with another name, and a facets table with made-up numbers
-    pl.DataFrame({"criterion": ["stale_criterion"], "n": [3], "kappa": [0.99]}).write_csv(study / "agreement_old.csv")
+    # left by an earlier dialogue run into the same folder (a name run writes, not listed by this run.json)
+    pl.DataFrame({"metric": ["resp_words"], "target": ["stale_criterion"], "n": [12], "rho": [0.99]}).write_csv(
+        study / "conversations_correlations.csv")
+    # written there by another command: shown, with a note
+    pl.DataFrame({"group": ["a"], "variable": ["resp_words"], "mean": [3.0]}).write_csv(study / "by_tutor.csv")
     data = collect_study(study)
-    assert [t["file"] for t in data["agreement"]] == ["agreement.csv"]
-    assert any("agreement_old.csv is not listed in run.json" in line for line in data["stale"])
+    assert [c["file"] for c in data["correlations"]] == ["correlations.csv"]
+    assert any("conversations_correlations.csv was written by an earlier run" in line for line in data["stale"])
+    assert [t["file"] for t in data["summary"]] == ["by_tutor.csv"]
+    assert any("by_tutor.csv" in note and "does not vouch" in note for note in data["notes"])
     assert cli.main(["report", str(study)]) == 0
-    assert "agreement_old.csv is not listed in run.json" in capsys.readouterr().err
+    assert "conversations_correlations.csv was written by an earlier run" in capsys.readouterr().err
     page = (study / "report.html").read_text()
     assert "stale_criterion" not in page
-    assert any("agreement_old.csv" in line for line in _page_data(page)["stale"])
+    assert any("conversations_correlations.csv" in line for line in _page_data(page)["stale"])
 
 
 def test_report_leaves_out_a_table_changed_since_the_run(run_folder, tmp_path, capsys):
@@ -479,6 +484,6 @@ def test_a_run_after_an_earlier_run_marks_its_leftovers(tmp_path, example_dir, c
     assert (out / "facets.csv").exists()
     capsys.readouterr()
     assert cli.main([*base, "--theta", str(example_dir / "theta.csv")]) == 0
-    assert "facets.csv is not listed in run.json" in capsys.readouterr().err
+    assert "facets.csv was written by an earlier run" in capsys.readouterr().err
     data = _page_data((out / "report.html").read_text())
     assert "facets" not in data and any("facets.csv" in line for line in data["stale"])

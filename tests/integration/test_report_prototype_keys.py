@@ -73,7 +73,8 @@ def test_the_stale_banner_is_shown_first(tmp_path):
 
     pl.DataFrame({"metric": ["resp_words"], "target": ["accuracy"], "n": [30], "rho": [0.4], "p": [0.01], "p_adj": [0.01],
                   "stars": ["*"]}).write_csv(tmp_path / "correlations.csv")  # fmt: skip
-    (tmp_path / "run.json").write_text(json.dumps({"file_sha256": record_hashes(tmp_path, ["correlations.csv"])}))
+    run = {"file_sha256": record_hashes(tmp_path, ["correlations.csv"]), "run_files": ["correlations.csv", "agreement.csv"]}
+    (tmp_path / "run.json").write_text(json.dumps(run))
     pl.DataFrame({"criterion": ["old"], "n": [3], "kappa": [0.9]}).write_csv(tmp_path / "agreement.csv")
     path = write_report(tmp_path)
     with Chromium(CHROMIUM) as browser:
@@ -83,5 +84,5 @@ def test_the_stale_banner_is_shown_first(tmp_path):
         banner = browser.evaluate("document.getElementById('stale').innerText")
         sections = browser.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
     assert first == "stale"
-    assert "agreement.csv is not listed in run.json" in banner
+    assert "agreement.csv was written by an earlier run" in banner
     assert "agreement" not in sections

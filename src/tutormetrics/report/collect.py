@@ -306,6 +306,8 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
             hint="run `tutormetrics run ... -o OUTDIR` first, or write those tables into OUTDIR",
         )
     notes: list[str] = []
+    if check.unlisted:
+        notes.append(f"not written by this run (run.json does not vouch for them): {', '.join(check.unlisted)}")
     data: dict[str, Any] = {"title": f"tutormetrics report: {outdir.resolve().name}", "run": run, "notes": notes,
                             "stale": check.stale}  # fmt: skip
 

@@ -1,21 +1,23 @@
 """Which files of a ``run`` folder the report may show: those ``run.json`` lists, with the SHA-256 ``run`` recorded
 for each (``file_sha256``) and for its inputs (``input_sha256``).
 
-A listed file whose bytes changed since, a listed file that is gone, and a table in the folder that ``run.json``
-does not list (left by an earlier run, or written by another command) are *stale*: the report leaves them out
-and says so in a banner and on stderr. The scored input and the ratings are shown only while their hash still
-matches. A folder without ``run.json`` hashes (``validate``/``theta`` outputs, or an older tutormetrics) is read as
-it is, every table by its columns.
+A listed file whose bytes changed since, a listed file that is gone, and a file that ``run`` writes (``run_files``
+in ``run.json``: its overwrite guard) but this run did not (left by an earlier run: a ``facets.csv`` when θ is now
+given) are *stale*: the report leaves them out and says so in a banner and on stderr. Other tables in the folder
+(a ``summarize`` or ``compare`` table written there) are shown, with a note that ``run.json`` does not vouch for
+them. The scored input and the ratings are shown only while their hash still matches. A folder without
+``run.json`` hashes (``validate``/``theta`` outputs, or an older tutormetrics) is read as it is, every table by its
+columns.
 
 Example:
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "correlations.csv").write_text("metric,target,rho\\nx,y,0.5\\n")
-    >>> run = {"file_sha256": record_hashes(folder, ["correlations.csv"])}
+    >>> run = {"file_sha256": record_hashes(folder, ["correlations.csv"]), "run_files": ["correlations.csv", "theta.csv"]}
     >>> _ = (folder / "theta.csv").write_text("exchange_id,theta,theta_sd\\na,0,1\\n")
     >>> check = check_folder(folder, run)
     >>> sorted(check.allowed), check.stale
-    (['correlations.csv'], ['theta.csv is not listed in run.json (left by an earlier run or written by another command): not shown'])
+    (['correlations.csv'], ['theta.csv was written by an earlier run (run.json does not list it): not shown'])
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def record_hashes(outdir: Path, names: Iterable[str]) -> dict[str, str]:
 
 
 def input_hashes(**paths: Path | str | Iterable[Path | str] | None) -> dict[str, Any]:
-    """The SHA-256 of each input (a list for several, ``None`` for none): ``input_hashes(ratings="r.csv")``."""
+    """The SHA-256 of each input (a list for several; ``None`` values left out): ``input_hashes(ratings="r.csv")``."""
     out: dict[str, Any] = {}
     for key, value in paths.items():
         if value is None:
@@ -52,17 +54,18 @@ def input_hashes(**paths: Path | str | Iterable[Path | str] | None) -> dict[str,
 @dataclass
 class FolderCheck:
     """What the report may read: ``allowed`` file names (``None``: every table, the folder has no hashes), the
-    ``stale`` lines for the banner, and the recorded input hashes."""
+    ``stale`` lines for the banner, the recorded input hashes and the ``unlisted`` tables shown with a note."""
 
     allowed: set[str] | None
     stale: list[str] = field(default_factory=list)
     inputs: Mapping[str, Any] = field(default_factory=dict)
+    unlisted: list[str] = field(default_factory=list)
 
     def may_read(self, path: Path) -> bool:
         return self.allowed is None or path.name in self.allowed
 
     def input_matches(self, key: str, path: Path) -> bool | None:
-        """Whether ``path`` still has the recorded hash of input ``key`` (``None``: nothing recorded)."""
+        """Whether ``path`` still has the recorded hash of input ``key`` (``None``: nothing recorded, or no file)."""
         recorded = self.inputs.get(key)
         if not isinstance(recorded, str) or not path.is_file():
             return None
@@ -73,7 +76,7 @@ class FolderCheck:
 
 
 def check_folder(outdir: Path, run: Mapping[str, Any]) -> FolderCheck:
-    """Compare the folder with ``run.json``'s ``file_sha256`` (see the module docstring)."""
+    """Compare the folder with ``run.json``'s ``file_sha256`` and ``run_files`` (see the module docstring)."""
     hashes = run.get("file_sha256")
     inputs = run.get("input_sha256") if isinstance(run.get("input_sha256"), dict) else {}
     if not isinstance(hashes, dict):
@@ -90,7 +93,14 @@ def check_folder(outdir: Path, run: Mapping[str, Any]) -> FolderCheck:
             stale.append(f"{name} changed since `run` wrote it (its SHA-256 differs from run.json): not shown")
         else:
             allowed.add(str(name))
+    own = set(run.get("run_files") or ())
+    unlisted: list[str] = []
     for path in sorted(outdir.iterdir()):
-        if path.is_file() and not path.name.startswith(".") and path.suffix.lower() in TABLE_SUFFIXES and path.name not in hashes:
-            stale.append(f"{path.name} is not listed in run.json (left by an earlier run or written by another command): not shown")
-    return FolderCheck(allowed, stale, inputs)
+        if not path.is_file() or path.name.startswith(".") or path.suffix.lower() not in TABLE_SUFFIXES or path.name in hashes:
+            continue
+        if path.name in own:
+            stale.append(f"{path.name} was written by an earlier run (run.json does not list it): not shown")
+        else:
+            allowed.add(path.name)
+            unlisted.append(path.name)
+    return FolderCheck(allowed, stale, inputs, unlisted)
