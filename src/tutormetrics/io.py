@@ -56,7 +56,7 @@ def read_table(
     """
     path = Path(path)
     kind = infer_format(path, fmt)
-    _check_file(path)
+    _check_file(path, kind)
     try:
         if kind == "csv":
             separator = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -177,7 +177,14 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        yield tmp
+        try:
+            yield tmp
+        except Exception as exc:  # polars and matplotlib report a full disk in their own words
+            if "No space left on device" in str(exc) and not isinstance(exc, OSError):
+                import errno
+
+                raise OSError(errno.ENOSPC, "No space left on device", str(path)) from exc
+            raise
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
@@ -200,6 +207,67 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+@contextmanager
+def output_lock(outputs: Sequence[str | os.PathLike[str] | None]) -> Iterator[None]:
+    """Hold one lock per output (a file, or a folder like ``run``'s) for the whole command, so two tutormetrics
+    processes never write one output: the second stops at once (exit 2) naming the first.
+
+    The lock is ``flock`` on a hidden ``.<name>.lock`` beside the output (inside it for a folder), removed when the
+    command ends; the kernel releases it when a process dies, so a killed run never blocks the next one.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "corr.csv"
+        >>> with output_lock([out]):
+        ...     (out.parent / ".corr.csv.lock").exists()
+        True
+    """
+    import fcntl
+
+    held: list[tuple[int, Path]] = []
+    try:
+        for out in dict.fromkeys(Path(p) for p in outputs if p is not None and str(p) != "-"):
+            lock = (out / ".tutormetrics.lock") if out.is_dir() else out.parent / f".{out.name}.lock"
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            while True:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666 & ~_umask())
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    owner = os.pread(fd, 200, 0).decode("utf8", "replace").strip() or "another process"
+                    os.close(fd)
+                    raise InputSchemaError(
+                        f"{out} is being written by another tutormetrics command ({owner})",
+                        hint="wait for it to finish, or stop it; two commands must not write one output",
+                    ) from None
+                # the lock file may have been removed by its previous holder between our open and flock: retry
+                try:
+                    same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    break
+                os.close(fd)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+            held.append((fd, lock))
+            # under the lock no one else writes this output: leftovers of a killed write can go
+            if out.is_dir():
+                for tmp in out.glob(".*.tmp"):
+                    if tmp.is_file() and not tmp.is_symlink():
+                        tmp.unlink()
+            else:
+                remove_stale_temporaries(out)
+        yield
+    finally:
+        for fd, lock in reversed(held):
+            try:
+                lock.unlink()
+            except OSError:
+                pass
+            os.close(fd)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
@@ -253,7 +321,7 @@ def scan_table(
     """Open a table lazily for chunked reading; CSV columns are read as text (no type guessing)."""
     path = Path(path)
     kind = infer_format(path, fmt)
-    _check_file(path)
+    _check_file(path, kind)
     if kind == "csv":
         separator = "\t" if path.suffix.lower() == ".tsv" else ","
         if _is_utf8(encoding):
@@ -349,13 +417,54 @@ def _is_utf8(encoding: str) -> bool:
     return encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8lossy")
 
 
-def _check_file(path: Path) -> None:
+#: Magic bytes of compressed or archive files that are not tables.
+_COMPRESSED = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"\xfd7zXZ": "xz", b"BZh": "bzip2", b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+def _check_file(path: Path, kind: str | None = None) -> None:
+    """A readable regular file with content: a pipe, a compressed file or CR-only line endings get their own message."""
+    import stat
+
     if not path.exists():
         raise InputSchemaError(f"{path}: file not found")
     if path.is_dir():
         raise InputSchemaError(f"{path}: is a directory, expected a file")
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        what = "a pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise InputSchemaError(f"{path}: is {what}; tables are read from files",
+                               hint="write the data to a file first (e.g. ... > exchanges.csv) and pass that")
     if path.stat().st_size == 0:
         raise InputSchemaError(f"{path}: file is empty", hint="the file needs a header row and at least one data row")
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    for magic, name in _COMPRESSED.items():
+        if head.startswith(magic) and kind != "parquet":
+            raise InputSchemaError(f"{path}: is a {name}-compressed file, not a table", hint=f"decompress it first (e.g. with {name} -d or unzip)")
+    if kind == "csv":
+        _check_header(path, head)
+    if kind == "csv" and b"\r" in head and b"\n" not in head:
+        raise InputSchemaError(f"{path}: uses CR-only line endings (classic Mac), which CSV readers take as one line",
+                               hint="convert the line endings to LF or CRLF (e.g. tr '\\r' '\\n' < in.csv > out.csv)")
+
+
+def _check_header(path: Path, head: bytes) -> None:
+    """A CSV header that names one column twice is an error (polars would silently rename the second)."""
+    import csv
+    import io as _io
+    from collections import Counter
+
+    text = head.decode("utf8", errors="replace")
+    try:
+        header = next(csv.reader(_io.StringIO(text, newline=""), delimiter=csv_separator(path)))
+    except (StopIteration, csv.Error):
+        return
+    twice = [name for name, n in Counter(header).items() if n > 1 and name]
+    if twice:
+        raise InputSchemaError(
+            f"{path}: the header names {', '.join(map(repr, twice))} more than once",
+            hint="give every column its own name; tutormetrics never guesses which of two equal columns you mean",
+        )
 
 
 def _check_utf8(path: Path, chunk: int = 1 << 20) -> None:

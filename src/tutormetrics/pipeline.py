@@ -36,15 +36,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Log = Callable[[str], None]
 
-#: Every file ``run`` may write into its folder (checked against the inputs before any work).
-RUN_FILES = (
-    "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv",
-    "correlations.csv", "rho_matrix.csv", "rho_matrix_partial.csv", "heatmap.png", "heatmap.pdf",
-    "heatmap_partial.png", "heatmap_partial.pdf", "run.json", "report.html", "turns.csv", "turns.csv.manifest.json",
-    "conversations.csv", "conversations.csv.manifest.json", "turns_correlations.csv", "turns_rho_matrix.csv",
-    "turns_rho_matrix_partial.csv", "turns_heatmap.png", "turns_heatmap.pdf", "turns_heatmap_partial.png",
-    "turns_heatmap_partial.pdf", "predictive.csv",
-)
+def run_files(formats: Sequence[str] = ("png", "pdf")) -> tuple[str, ...]:
+    """Every file ``run`` may write into its folder (checked against the inputs before any work): the scored
+    tables, θ, agreement, and per level (exchanges or turns; ``conversations_`` of a dialogue) the correlation
+    table, the ρ matrices and the heatmaps (raw and ``_partial``) in each figure format.
+
+    >>> [n for n in run_files() if n.startswith("turns_heatmap")]
+    ['turns_heatmap.png', 'turns_heatmap.pdf', 'turns_heatmap_partial.png', 'turns_heatmap_partial.pdf']
+    """
+    fixed = ["metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv", "turns.csv",
+             "turns.csv.manifest.json", "conversations.csv", "conversations.csv.manifest.json", "predictive.csv"]  # fmt: skip
+    levels = [
+        name
+        for prefix in ("", "conversations_", "turns_")
+        for name in (f"{prefix}correlations.csv", f"{prefix}rho_matrix.csv", f"{prefix}rho_matrix_partial.csv",
+                     *(f"{prefix}heatmap{kind}.{fmt}" for kind in ("", "_partial") for fmt in formats))  # fmt: skip
+    ]
+    return (*fixed, *levels, "run.json", "report.html")
+
+
+#: The files of :func:`run_files` with the default figure formats.
+RUN_FILES = run_files()
 
 
 def _quiet(_message: str) -> None:
@@ -254,6 +266,10 @@ def run_pipeline(
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
     (``run.json``).
 
+    Resumable: the scoring step's verified checkpoint (``metrics.csv.partial/``, ``turns.csv.partial/``) is kept
+    until the whole run has finished, so rerunning the same command after a failure in a later step reuses every
+    scored chunk (same run key) and redoes only the later steps, byte-identical to an uninterrupted run.
+
     With ``dialogue`` (a :class:`tutormetrics.dialogue.file_scoring.DialogueOptions`) the input holds
     conversations: scoring writes ``turns.csv`` and ``conversations.csv``; the ratings are keyed by
     ``exchange_id`` (``"{conversation_id}:{turn}"``, one tutor turn: the turns are validated) or by
@@ -275,7 +291,7 @@ def run_pipeline(
     key = score_options.id_key  # a composite exchange_id is built in every table with its parts (datasets.md §3.1)
     id_col = score_options.id_column
     thetas = [theta] if isinstance(theta, (str, Path)) else list(theta or [])
-    check_outputs([exchanges, ratings, *thetas], [outdir / name for name in RUN_FILES])
+    check_outputs([exchanges, ratings, *thetas], [outdir / name for name in run_files(vo.figure_formats)])
     if score_options.engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {score_options.engine!r}", hint="use --engine local or --engine ray")
     if dialogue is not None and score_options.engine != "local":
@@ -342,6 +358,10 @@ def run_pipeline(
     if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
         log(f"      predictive validity, grouped by {group_col}")
         files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, vo, columns, outdir, log))
+    from tutormetrics.report.provenance import input_hashes, record_hashes
+
+    written = [Path(p).name for p in files.values()]
+    written += [f"{n}.manifest.json" for n in written if (outdir / f"{n}.manifest.json").is_file()]
     files["report"] = str(outdir / "report.html")  # written last, from the files above
     summary.update(
         files=files,
@@ -351,13 +371,22 @@ def run_pipeline(
         score_options=asdict(score_options),
         validate_options=asdict(vo),
         warnings=warned,
+        # the report shows only these files, while their bytes are these (tutormetrics.report.provenance)
+        file_sha256=record_hashes(outdir, written),
+        run_files=list(run_files(vo.figure_formats)),  # a file of these names that this run did not write is stale
+        input_sha256=input_hashes(exchanges=exchanges, ratings=ratings, theta=thetas or None),
     )
     write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))
     if top:
         log(summarize_correlations(result.table, top=top))
     from tutormetrics.report import write_report
 
-    write_report(outdir)  # `tutormetrics report OUTDIR` rebuilds it
+    # `tutormetrics report OUTDIR` rebuilds it; files of an earlier run (a facets.csv when θ is now given) are left out
+    write_report(outdir, on_stale=lambda line: log(f"note: report: {line}"))
+    from tutormetrics.engine.checkpoint import remove_checkpoint
+
+    for scored in ("metrics.csv", "turns.csv"):  # kept until here: a rerun after a failed later step reuses them
+        remove_checkpoint(outdir / scored)
     return summary
 
 
@@ -403,12 +432,15 @@ def _score_levels(
         score = score_file
         if score_options.engine == "ray":
             from tutormetrics.engine.ray_engine import score_file_ray as score
+        resumable = {"keep_checkpoint": True} if score_options.engine == "local" else {}
         if history is not None:  # each row's response after its history: one row per exchange
             from tutormetrics.dialogue.history import score_history_file
 
+            resumable = {}
+
             def score(path: Path, out: Path, so: ScoreOptions, *, log: Log, keep_frame: bool) -> Any:
                 return score_history_file(path, out, so, history, log=log, keep_frame=keep_frame)
-        scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True)
+        scored = score(exchanges, metrics_path, score_options, log=log, keep_frame=True, **resumable)
         files["metrics"] = str(metrics_path)
         described = [ColumnDescription.from_dict(d) for d in scored.manifest[MANIFEST_KEY]]
         return [("", scored.frame, metric_names(described), described)], list(scored.manifest.get("warnings", []))
@@ -416,7 +448,8 @@ def _score_levels(
     from tutormetrics.dialogue.summary import conversation_columns
 
     turns_path, conv_path = outdir / "turns.csv", outdir / "conversations.csv"
-    result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log)
+    result = score_dialogue_file(exchanges, turns_path, score_options, dialogue, conversations_output=conv_path, log=log,
+                                 keep_checkpoint=True)
     files.update(turns=str(turns_path), conversations=str(conv_path))
     turn_columns = [ColumnDescription.from_dict(d) for d in result.manifest[MANIFEST_KEY]]
     levels = [("", result.turns, metric_names(turn_columns), turn_columns)]

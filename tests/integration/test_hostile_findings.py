@@ -122,3 +122,368 @@ def test_os_errors_are_one_plain_message(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: no space left on device (") and "Errno" not in err
     assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def lexical_study(tmp_path_factory):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    out = tmp_path_factory.mktemp("study") / "out"
+    result = CliRunner().invoke(app, ["run", "--example", "-o", str(out), "--metrics", "lexical"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.mark.parametrize("name", ["metrics.csv", "run.json", "correlations.csv"])
+def test_report_never_overwrites_its_inputs(lexical_study, name):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    before = (lexical_study / name).read_bytes()
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "-o", str(lexical_study / name)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert (lexical_study / name).read_bytes() == before
+
+
+def test_report_never_overwrites_the_recorded_exchanges(lexical_study, tmp_path):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    run = json.loads((lexical_study / "run.json").read_text())
+    exchanges = Path(run["exchanges"])
+    copy = tmp_path / "exchanges.html"
+    copy.write_bytes(exchanges.read_bytes())
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "--exchanges", str(copy), "-o", str(copy)])
+    assert result.exit_code == 2 and "never overwrites an input" in result.output
+
+
+def test_report_dash_writes_stdout_not_a_file_named_dash(lexical_study, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from tutormetrics.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(lexical_study), "-o", "-"])
+    assert result.exit_code == 0 and result.stdout.lstrip().lower().startswith("<!doctype html")
+    assert not (tmp_path / "-").exists()
+
+
+def test_fifo_gzip_and_cr_only_inputs_get_their_own_message(tmp_path):
+    import gzip
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputSchemaError, match="is a pipe"):
+        read_table(fifo)
+    packed = tmp_path / "e.csv"
+    packed.write_bytes(gzip.compress(b"exchange_id,prompt,response\n1,a,b\n"))
+    with pytest.raises(InputSchemaError, match="gzip-compressed"):
+        read_table(packed)
+    old_mac = tmp_path / "m.csv"
+    old_mac.write_bytes(b"exchange_id,prompt,response\r1,a,b\r2,c,d\r")
+    with pytest.raises(InputSchemaError, match="CR-only line endings"):
+        scan_table(old_mac)
+
+
+def test_one_lock_per_output(tmp_path):
+    from tutormetrics.io import output_lock
+
+    out = tmp_path / "corr.csv"
+    code = (
+        "import sys, time; from tutormetrics.io import output_lock\n"
+        f"with output_lock([{str(out)!r}]):\n    print('held', flush=True); time.sleep(30)\n"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(InputSchemaError, match=rf"being written by another tutormetrics command \(pid {proc.pid}\)"):
+            with output_lock([out]):
+                pass
+    finally:
+        proc.kill()
+        proc.wait()
+    with output_lock([out, tmp_path]):  # a killed holder never blocks the next command; folders lock inside
+        assert (tmp_path / ".tutormetrics.lock").exists()
+    assert not (tmp_path / ".corr.csv.lock").exists()
+
+
+def test_dollar_signs_in_names_are_drawn_literally(tmp_path):
+    from tutormetrics.validity.heatmap import plot_heatmap
+
+    table = pl.DataFrame({
+        "metric": ["resp_words", "ttr"], "target": [r"$\foo$", r"$\foo$"], "family": ["length", "diversity"],
+        "rho": [0.3, -0.2], "p": [0.01, 0.2], "p_adj": [0.02, 0.3], "stars": ["*", ""], "n": [40, 40],
+    })
+    fig = plot_heatmap(table, output=tmp_path / "h.png")  # mathtext on: ValueError (unknown symbol \foo)
+    assert (tmp_path / "h.png").stat().st_size > 0
+    assert any(r"$\foo$" in t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels())
+
+
+# --- issue 28, second round: locks for every command, run resumes, report from run.json -------------------
+
+
+def _hold_lock(paths: list[Path]):
+    """A subprocess holding ``output_lock(paths)`` until killed (the first of two commands)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import time; from tutormetrics.io import output_lock\n"
+        f"with output_lock({[str(p) for p in paths]!r}):\n    print('held', flush=True); time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+@pytest.mark.parametrize("command", ["validate", "score"])
+def test_validate_and_score_writing_one_output_the_second_stops(tmp_path, example_dir, capsys, command):
+    from tutormetrics import cli
+
+    out = tmp_path / "m.csv"
+    holder = _hold_lock([out])  # e.g. a `score -o m.csv` still running
+    try:
+        args = {
+            "validate": ["validate", str(example_dir / "exchanges.csv"), "--ratings", str(example_dir / "ratings.csv"), "-o", str(out)],
+            "score": ["score", str(example_dir / "exchanges.csv"), "--metrics", "lexical", "-o", str(out)],
+        }[command]
+        code = cli.main(args)
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"being written by another tutormetrics command (pid {holder.pid})" in err
+    assert not out.exists()
+
+
+def test_two_runs_into_one_folder_the_second_stops(tmp_path, capsys):
+    from tutormetrics import cli
+
+    folder = tmp_path / "study"  # not there yet: the first run creates it and locks inside it
+    from tutormetrics.commands.options import output_paths
+
+    output_paths(["output/"], {"output": folder})
+    holder = _hold_lock([folder])
+    try:
+        code = cli.main(["run", "--example", "-o", str(folder), "--metrics", "lexical"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 2
+    assert f"being written by another tutormetrics command (pid {holder.pid})" in capsys.readouterr().err
+    assert not (folder / "metrics.csv").exists()
+
+
+def test_every_command_that_writes_takes_the_output_lock():
+    """Each registered command names its outputs (the lock is taken in `options.command`, for all of them)."""
+    from tutormetrics import cli
+
+    read_only = {"metrics"}
+    commands = [(c.name, c.callback) for c in cli.app.registered_commands]
+    commands += [(f"{g.name} {c.name}", c.callback) for g in cli.app.registered_groups for c in g.typer_instance.registered_commands]
+    names = {name for name, _ in commands}
+    assert {"score", "validate", "heatmap", "theta", "agree", "summarize", "compare", "aggregate", "variability",
+            "predict", "ppi", "report", "convert", "run", "encoder export"} <= names  # fmt: skip
+    unlocked = [name for name, fn in commands if name not in read_only and not getattr(fn, "outputs", None)]
+    assert unlocked == []
+
+
+def test_report_waits_for_no_run_writing_its_folder(tmp_path, capsys):
+    from tutormetrics import cli
+
+    (tmp_path / "metrics.csv").write_text("exchange_id,resp_words\na,1\n")
+    holder = _hold_lock([tmp_path])
+    try:
+        code = cli.main(["report", str(tmp_path)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 2 and not (tmp_path / "report.html").exists()
+    assert "being written by another tutormetrics command" in capsys.readouterr().err
+
+
+def test_a_killed_run_leaves_no_report_temporary(tmp_path, capsys):
+    """A kill during the report write leaves `.report.html.*.tmp`; the next command on the folder removes it."""
+    from tutormetrics import cli
+
+    folder = tmp_path / "study"
+    folder.mkdir()
+    stale = folder / ".report.html.x1y2z3.tmp"
+    stale.write_text("<html>half")
+    code = cli.main(["run", "--example", "-o", str(folder), "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile"])
+    assert code == 0, capsys.readouterr().err
+    assert not stale.exists()
+    assert not list(folder.glob(".*.tmp")) and not list(folder.glob(".*.lock"))
+
+
+def test_the_run_overwrite_guard_lists_every_file_a_dialogue_run_writes(tmp_path, capsys):
+    from tutormetrics import cli
+    from tutormetrics.pipeline import RUN_FILES
+
+    folder = tmp_path / "dlg"
+    code = cli.main(["run", "--example", "dialogue", "-o", str(folder), "--metrics", "lexical", "--cluster-col",
+                     "conversation_id", "--n-resamples", "100", "--ci", "percentile", "--n-permutations", "100"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    written = {p.name for p in folder.iterdir()}
+    assert {"turns_heatmap.png", "turns_heatmap.pdf", "conversations.csv"} <= written  # the turn level (datasets.md §6)
+    assert written - set(RUN_FILES) == set()
+
+
+@pytest.mark.parametrize("dialogue", [False, True])
+def test_run_resumes_after_a_later_step_failed_without_rescoring(tmp_path, capsys, monkeypatch, dialogue):
+    """A failure past scoring (here: the heatmap) keeps the verified scoring; the rerun scores nothing again and
+    writes the same tables as an uninterrupted run."""
+    from tutormetrics import cli
+    from tutormetrics.engine.scorer import Scorer
+    from tutormetrics.validity import heatmap
+
+    calls = {"n": 0}
+    score_chunk = Scorer.score_chunk
+
+    def counting(self, chunk):
+        calls["n"] += 1
+        return score_chunk(self, chunk)
+
+    monkeypatch.setattr(Scorer, "score_chunk", counting)
+    example = ["--example", "dialogue"] if dialogue else ["--example"]
+    args = [*example, "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile", "--n-permutations", "100", "--chunk-size", "16"]
+    assert cli.main(["run", *args, "-o", str(tmp_path / "whole")]) == 0
+    whole_calls, calls["n"] = calls["n"], 0
+    assert whole_calls >= 2
+
+    plot = heatmap.plot_heatmap
+
+    def full_disk(*a, **k):
+        raise OSError(28, "No space left on device", "heatmap.png")
+
+    monkeypatch.setattr(heatmap, "plot_heatmap", full_disk)
+    out = tmp_path / "again"
+    assert cli.main(["run", *args, "-o", str(out)]) == 2
+    assert calls["n"] == whole_calls  # the first try scored everything, then failed
+    scored = "turns.csv" if dialogue else "metrics.csv"
+    assert (out / f"{scored}.partial").is_dir()
+    monkeypatch.setattr(heatmap, "plot_heatmap", plot)
+    calls["n"] = 0
+    capsys.readouterr()
+    assert cli.main(["run", *args, "-o", str(out)]) == 0
+    assert calls["n"] == 0, "the rerun scored again"
+    assert "resuming:" in capsys.readouterr().err
+    assert not (out / f"{scored}.partial").exists()  # removed once the run finished
+    for name in (scored, "correlations.csv", "rho_matrix.csv", "theta.csv", "agreement.csv"):
+        assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory, example_dir):
+    """One `run` of a copy of the bundled example (its inputs may be edited by a test: copy the folder first)."""
+    import shutil
+
+    from tutormetrics import cli
+
+    root = tmp_path_factory.mktemp("reported")
+    for name in ("exchanges.csv", "ratings.csv"):
+        shutil.copy(example_dir / name, root / name)
+    out = root / "study"
+    code = cli.main(["run", str(root / "exchanges.csv"), "--ratings", str(root / "ratings.csv"), "--prompt", "query", "--prompt", "code",
+                     "-o", str(out), "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile"])  # fmt: skip
+    assert code == 0
+    return root
+
+
+def _copy_run(run_folder, tmp_path) -> tuple[Path, Path]:
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(run_folder, root)
+    run = json.loads((root / "study" / "run.json").read_text())  # the copy's run.json names the original inputs
+    run["exchanges"], run["ratings"] = str(root / "exchanges.csv"), str(root / "ratings.csv")
+    (root / "study" / "run.json").write_text(json.dumps(run))
+    return root, root / "study"
+
+
+def _page_data(page: str) -> dict:
+    import re
+
+    return json.loads(re.search(r'<script type="application/json" id="tm-data">(.*?)</script>', page, re.S).group(1))
+
+
+def test_run_records_the_hash_of_every_file_and_input(run_folder):
+    from tutormetrics.io import file_sha256
+
+    study = run_folder / "study"
+    run = json.loads((study / "run.json").read_text())
+    assert set(run["file_sha256"]) >= {"metrics.csv", "metrics.csv.manifest.json", "correlations.csv", "theta.csv", "agreement.csv"}
+    assert all(run["file_sha256"][n] == file_sha256(study / n) for n in run["file_sha256"])
+    assert run["input_sha256"]["exchanges"] == file_sha256(run_folder / "exchanges.csv")
+
+
+def test_report_leaves_out_an_earlier_runs_tables(run_folder, tmp_path, capsys):
+    from tutormetrics import cli
+    from tutormetrics.report import collect_study
+
+    _, study = _copy_run(run_folder, tmp_path)
+    # left by an earlier dialogue run into the same folder (a name run writes, not listed by this run.json)
+    pl.DataFrame({"metric": ["resp_words"], "target": ["stale_criterion"], "n": [12], "rho": [0.99]}).write_csv(
+        study / "conversations_correlations.csv")
+    # written there by another command: shown, with a note
+    pl.DataFrame({"group": ["a"], "variable": ["resp_words"], "mean": [3.0]}).write_csv(study / "by_tutor.csv")
+    data = collect_study(study)
+    assert [c["file"] for c in data["correlations"]] == ["correlations.csv"]
+    assert any("conversations_correlations.csv was written by an earlier run" in line for line in data["stale"])
+    assert [t["file"] for t in data["summary"]] == ["by_tutor.csv"]
+    assert any("by_tutor.csv" in note and "does not vouch" in note for note in data["notes"])
+    assert cli.main(["report", str(study)]) == 0
+    assert "conversations_correlations.csv was written by an earlier run" in capsys.readouterr().err
+    page = (study / "report.html").read_text()
+    assert "stale_criterion" not in page
+    assert any("conversations_correlations.csv" in line for line in _page_data(page)["stale"])
+
+
+def test_report_leaves_out_a_table_changed_since_the_run(run_folder, tmp_path, capsys):
+    from tutormetrics.report import collect_study
+
+    _, study = _copy_run(run_folder, tmp_path)
+    corr = pl.read_csv(study / "correlations.csv").with_columns(pl.lit(0.999).alias("rho"))
+    corr.write_csv(study / "correlations.csv")
+    data = collect_study(study)
+    assert data["correlations"] == []
+    assert any("correlations.csv changed since `run` wrote it" in line for line in data["stale"])
+
+
+def test_report_shows_the_input_text_only_while_its_hash_matches(run_folder, tmp_path):
+    from tutormetrics.report import collect_study
+
+    root, study = _copy_run(run_folder, tmp_path)
+    assert "texts" in collect_study(study)["exchanges"]  # unchanged input: texts shown
+    ex = pl.read_csv(root / "exchanges.csv")
+    ex.with_columns(pl.lit("EDITED AFTER SCORING").alias("response")).write_csv(root / "exchanges.csv")
+    ratings = pl.read_csv(root / "ratings.csv")
+    ratings.with_columns(pl.lit(1).alias("score")).write_csv(root / "ratings.csv")
+    data = collect_study(study)
+    assert "texts" not in data["exchanges"]
+    assert not data["exchanges"].get("ratings")
+    assert any("is not the input that was scored" in line for line in data["stale"])
+    assert any("ratings per exchange not shown" in line for line in data["stale"])
+
+
+def test_a_run_after_an_earlier_run_marks_its_leftovers(tmp_path, example_dir, capsys):
+    """θ estimated first (theta.csv, facets.csv), then given: the first run's facets.csv is left out of the report."""
+    from tutormetrics import cli
+
+    out = tmp_path / "study"
+    base = ["run", "--example", "-o", str(out), "--metrics", "lexical", "--n-resamples", "100", "--ci", "percentile"]
+    assert cli.main(base) == 0
+    assert (out / "facets.csv").exists()
+    capsys.readouterr()
+    assert cli.main([*base, "--theta", str(example_dir / "theta.csv")]) == 0
+    assert "facets.csv was written by an earlier run" in capsys.readouterr().err
+    data = _page_data((out / "report.html").read_text())
+    assert "facets" not in data and any("facets.csv" in line for line in data["stale"])

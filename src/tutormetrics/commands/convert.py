@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands import options as opt
 from tutormetrics.errors import ConfigError, InputSchemaError, TutorMetricsError
 
 __all__ = ["register"]
@@ -64,4 +65,4 @@ def convert(
 
 def register(app: typer.Typer) -> None:
     """Add the ``convert`` command to ``app``."""
-    app.command("convert")(convert)
+    opt.command(app, "convert", convert, outputs=("output/",))

@@ -16,7 +16,17 @@ def register(app: typer.Typer) -> None:
     app.add_typer(encoder_app, name="encoder")
 
 
-@encoder_app.command("export")
+def _export_folder(kwargs: dict) -> list[Path]:
+    """The export store ``encoder export`` writes into (created, then locked for the command)."""
+    from tutormetrics.encoders.config import default_model_path
+    from tutormetrics.encoders.onnx_store import export_dir_for
+
+    path = kwargs["path"]
+    store = export_dir_for(path if path is not None else default_model_path(), root=kwargs["store"]).parent
+    store.mkdir(parents=True, exist_ok=True)
+    return [store]
+
+
 def export(
     path: Annotated[
         Optional[Path],
@@ -64,3 +74,6 @@ def export(
         worst = max(drift["max_abs"].items(), key=lambda kv: kv[1] if kv[1] == kv[1] else -1)
         opt.log(f"export: int8 drift: largest max |Δ| {worst[1]:.2e} ({worst[0]}); recorded in {drift_file}")
     typer.echo(str(folder))
+
+
+opt.command(encoder_app, "export", export, outputs=_export_folder)

@@ -27,13 +27,14 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, Union
 
 import typer
 
@@ -465,23 +466,76 @@ def from_kwargs(cls: type, kwargs: Mapping[str, Any], options: Iterable[Option] 
     return cls(**(values | fields))
 
 
+#: What a command writes: names of its parameters that hold output files (``"output/"``: an output folder), or a
+#: function of its keyword arguments that returns the output paths (``report``: its page and the folder it reads).
+Outputs = Union[Sequence[str], Callable[[Mapping[str, Any]], Sequence[Any]]]
+
+
+def output_paths(outputs: Outputs, kwargs: Mapping[str, Any], created: list[Path] | None = None) -> list[Path]:
+    """The outputs of one call: each named parameter's value (unset and ``-`` left out); a folder output is
+    created first (and added to ``created``), so every run into it locks the same ``.tutormetrics.lock`` inside it.
+
+    >>> output_paths(["output", "facets"], {"output": Path("t.csv"), "facets": None})
+    [PosixPath('t.csv')]
+    """
+    if callable(outputs):
+        return [Path(p) for p in outputs(kwargs) if p is not None and str(p) != "-"]
+    paths = []
+    for spec in outputs:
+        value = kwargs.get(spec.rstrip("/"))
+        if value is None or str(value) == "-":
+            continue
+        path = Path(value)
+        if spec.endswith("/") and not path.exists():
+            path.mkdir(parents=True)
+            if created is not None:
+                created.append(path)
+        paths.append(path)
+    return paths
+
+
+@contextlib.contextmanager
+def locked_outputs(outputs: Outputs, kwargs: Mapping[str, Any]) -> Iterator[None]:
+    """Hold :func:`~tutormetrics.io.output_lock` of the call's outputs; a folder created for it and still empty
+    when the command fails (bad input: exit 2 before any work) is removed again."""
+    from tutormetrics.io import output_lock
+
+    created: list[Path] = []
+    try:
+        with output_lock(output_paths(outputs, kwargs, created)):
+            yield
+    except BaseException:
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+        raise
+
+
 def command(
     app: typer.Typer,
     name: str,
     fn: Callable[..., Any],
-    options: Sequence[Option],
+    options: Sequence[Option] = (),
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    outputs: Outputs = (),
 ) -> None:
     """Register ``fn`` as ``tutormetrics NAME``: its own parameters (arguments, command-only options),
     then every declared option of ``options`` as a keyword it receives in ``**kwargs``. ``overrides``
     changes one option's ``default`` or ``help`` for this command (``validate --estimate-theta`` is off).
+
+    The command runs under one :func:`~tutormetrics.io.output_lock` of its ``outputs`` (see :func:`output_paths`):
+    a second command writing one of them stops at once (exit 2) naming the first.
     """
     own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
     taken = {p.name for p in own}
     declared = [o.parameter(**(overrides or {}).get(o.name, {})) for o in options if o.name not in taken]
 
     def wrapper(**kwargs: Any) -> Any:
-        return fn(**kwargs)
+        with locked_outputs(outputs, kwargs):
+            return fn(**kwargs)
+
+    wrapper.outputs = outputs  # type: ignore[attr-defined]  # tests check every writing command names its outputs
 
     wrapper.__name__, wrapper.__qualname__, wrapper.__doc__, wrapper.__module__ = fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__
     wrapper.__signature__ = inspect.Signature(own + declared)  # type: ignore[attr-defined]

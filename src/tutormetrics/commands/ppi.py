@@ -66,4 +66,4 @@ def ppi(
 
 def register(app: typer.Typer) -> None:
     """Add the ``ppi`` command to ``app``."""
-    opt.command(app, "ppi", ppi, opt.COMMANDS["ppi"])
+    opt.command(app, "ppi", ppi, opt.COMMANDS["ppi"], outputs=("output",))

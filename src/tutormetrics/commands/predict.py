@@ -157,4 +157,4 @@ def _num(v: float | None, signed: bool = False) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add the ``predict`` command to ``app``."""
-    opt.command(app, "predict", predict, opt.COMMANDS["predict"])
+    opt.command(app, "predict", predict, opt.COMMANDS["predict"], outputs=("output", "predictions"))

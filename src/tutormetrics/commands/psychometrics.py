@@ -574,6 +574,6 @@ def _read_directions(path: Path) -> dict[str, str]:
 
 def register(app: typer.Typer) -> None:
     """Add the ``theta``, ``agree`` and ``compare`` commands to ``app``."""
-    opt.command(app, "theta", theta, opt.COMMANDS["theta"])
-    opt.command(app, "agree", agree, opt.COMMANDS["agree"], overrides=AGREE_OVERRIDES)
-    app.command("compare")(compare)
+    opt.command(app, "theta", theta, opt.COMMANDS["theta"], outputs=("output", "facets", "effects", "facets_plot"))
+    opt.command(app, "agree", agree, opt.COMMANDS["agree"], overrides=AGREE_OVERRIDES, outputs=("output", "confusion", "per_rater"))
+    opt.command(app, "compare", compare, outputs=("output", "figure", "summary"))

@@ -13,13 +13,22 @@ from typing import Annotated, Optional
 
 import typer
 
+from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log
 
 __all__ = ["register", "report"]
 
 
 def register(app: typer.Typer) -> None:
-    app.command("report")(report)
+    opt.command(app, "report", report, outputs=_outputs)
+
+
+def _outputs(kwargs: dict) -> list[Path | None]:
+    """The page, and the folder it reads (no report of a folder a `run` is writing)."""
+    outdir, output = kwargs["outdir"], kwargs["output"]
+    if not outdir.is_dir():  # nothing to lock: the command says the folder is missing (no folder is created)
+        return []
+    return [outdir, output if output is not None else outdir / "report.html"]
 
 
 def report(
@@ -43,7 +52,29 @@ def report(
 
     Example: tutormetrics report demo-out -o demo-out/report.html
     """
-    from tutormetrics.report import write_report
+    import sys
 
-    path = write_report(outdir, output, exchanges=exchanges, max_exchanges=max_exchanges)
+    from tutormetrics.errors import InputSchemaError, TutorMetricsError
+    from tutormetrics.io import check_outputs
+    from tutormetrics.report import build_report, report_inputs, write_report
+
+    try:
+        if not outdir.is_dir():
+            raise InputSchemaError(f"report: {outdir} is not a folder", hint="pass the -o folder of `tutormetrics run`")
+        if output is not None and str(output) == "-":  # the page on stdout
+            sys.stdout.write(build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges, on_stale=_stale))
+            return
+        target = output if output is not None else outdir / "report.html"
+        if target.suffix.lower() not in (".html", ".htm"):
+            raise InputSchemaError(f"report: {target} is not an .html file", hint="the report is one HTML page: name it e.g. study.html")
+        check_outputs(report_inputs(outdir, exchanges), [target])
+        path = write_report(outdir, target, exchanges=exchanges, max_exchanges=max_exchanges, on_stale=_stale)
+    except TutorMetricsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=exc.exit_code) from None
     log(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
+
+
+def _stale(line: str) -> None:
+    """A part the report left out (the page's banner says it too)."""
+    log(f"warning: report: {line}")

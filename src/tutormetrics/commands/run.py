@@ -16,7 +16,7 @@ from tutormetrics.commands import options as opt
 
 
 def register(app: typer.Typer) -> None:
-    opt.command(app, "run", run, opt.COMMANDS["run"])
+    opt.command(app, "run", run, opt.COMMANDS["run"], outputs=("output/",))
 
 
 def run(

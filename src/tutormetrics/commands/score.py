@@ -12,7 +12,7 @@ from tutormetrics.commands import options as opt
 
 
 def register(app: typer.Typer) -> None:
-    opt.command(app, "score", score, opt.COMMANDS["score"])
+    opt.command(app, "score", score, opt.COMMANDS["score"], outputs=("output", "conversations"))
     app.command("metrics")(list_metrics_command)
 
 

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
 from tutormetrics.io import check_outputs, read_table, write_table
@@ -137,5 +138,5 @@ def run_fairness_example(output: Path, *, n_resamples: int = 2000, seed: int = 0
 
 def register(app: typer.Typer) -> None:
     """Add the ``aggregate`` and ``variability`` commands to ``app``."""
-    app.command("aggregate")(aggregate)
-    app.command("variability")(variability)
+    opt.command(app, "aggregate", aggregate, outputs=("output",))
+    opt.command(app, "variability", variability, outputs=("output",))

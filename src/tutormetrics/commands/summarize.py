@@ -122,4 +122,4 @@ def summarize(
 
 def register(app: typer.Typer) -> None:
     """Add the ``summarize`` command to ``app``."""
-    opt.command(app, "summarize", summarize, opt.COMMANDS["summarize"])
+    opt.command(app, "summarize", summarize, opt.COMMANDS["summarize"], outputs=("output", "totals_out"))

@@ -196,5 +196,5 @@ def heatmap(
 
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` and ``heatmap`` commands to ``app``."""
-    opt.command(app, "validate", validate, opt.COMMANDS["validate"], overrides=VALIDATE_OVERRIDES)
-    app.command("heatmap")(heatmap)
+    opt.command(app, "validate", validate, opt.COMMANDS["validate"], overrides=VALIDATE_OVERRIDES, outputs=("output",))
+    opt.command(app, "heatmap", heatmap, outputs=("output",))

@@ -87,10 +87,12 @@ def score_dialogue_file(
     *,
     conversations_output: Path | None = None,
     log: Log = lambda _m: None,
+    keep_checkpoint: bool = False,
 ) -> DialogueResult:
     """Score every tutor turn of ``path`` into ``output`` (TURNS) and, if asked, ``conversations_output`` (CONV).
 
-    TURNS and CONV are returned in memory as well (with ``output=None`` TURNS is not checkpointed).
+    TURNS and CONV are returned in memory as well (with ``output=None`` TURNS is not checkpointed);
+    ``keep_checkpoint`` as in :func:`tutormetrics.engine.file_scoring.score_file`.
     """
     context = parse_context(dialogue.context)
     encoding = check_context_encoding(dialogue.context_encoding)
@@ -127,7 +129,8 @@ def score_dialogue_file(
         )
         if output is not None and checkpoint is not None:
             _write(turns, output, options)
-            checkpoint.remove()
+            if not keep_checkpoint:
+                checkpoint.remove()
         all_warnings = list(found.warnings) + run.run_warnings()
     notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
     log_summary(log, all_warnings, notes)

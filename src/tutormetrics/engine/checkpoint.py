@@ -231,3 +231,10 @@ class Checkpoint:
                 shutil.rmtree(child, ignore_errors=True)
             else:
                 child.unlink()
+
+
+def remove_checkpoint(output: Path) -> None:
+    """Delete the kept checkpoint ``<output>.partial/`` of a finished output (``score_file(keep_checkpoint=True)``)."""
+    folder = output.with_name(output.name + ".partial")
+    if folder.is_dir() and not folder.is_symlink():
+        shutil.rmtree(folder, ignore_errors=True)

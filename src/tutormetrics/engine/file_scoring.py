@@ -356,11 +356,15 @@ def score_file(
     *,
     log: Log = lambda _m: None,
     keep_frame: bool = False,
+    keep_checkpoint: bool = False,
 ) -> ScoreResult:
     """Score every exchange of ``path`` and write ``output`` (atomically) plus ``output.manifest.json``.
 
     With ``output=None`` the scored frame is returned in memory (no checkpointing); with ``keep_frame``
     it is returned as well as written (read from the verified chunk checkpoints, not from ``output``).
+    ``keep_checkpoint`` leaves the verified chunks in ``<output>.partial/`` after the output is written, so a
+    rerun of the same command reuses every chunk (``run`` resumes after its scoring step this way and removes
+    them when the whole run has finished: :func:`~tutormetrics.engine.checkpoint.remove_checkpoint`).
     """
     if options.engine != "local":  # the Ray engine sits above this module (it reuses the reader and the options)
         raise ConfigError(
@@ -388,7 +392,8 @@ def score_file(
                 parts = run.save_all(items)
                 _assemble(parts, output, options, scorer)
                 frame = _read_parts(parts, scorer) if keep_frame else None
-                checkpoint.remove()
+                if not keep_checkpoint:
+                    checkpoint.remove()
         all_warnings = run.run_warnings()
     notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
     log_summary(log, all_warnings, notes)

@@ -7,12 +7,13 @@ shown as text), per-group paper tables (Markdown, LaTeX; :mod:`.tables`) and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from tutormetrics.report.collect import MAX_EXCHANGES, collect_study
 from tutormetrics.report.html import render_html
 
-__all__ = ["build_report", "collect_study", "facets_figure", "render_html", "write_report"]
+__all__ = ["build_report", "collect_study", "facets_figure", "render_html", "report_inputs", "write_report"]
 
 
 def __getattr__(name: str):  # matplotlib only when the facets figure is asked for
@@ -23,18 +24,44 @@ def __getattr__(name: str):  # matplotlib only when the facets figure is asked f
     raise AttributeError(name)
 
 
-def build_report(outdir: str | Path, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES) -> str:
-    """The report page (HTML text) for a study output folder."""
+def report_inputs(outdir: str | Path, exchanges: str | Path | None = None) -> list[Path]:
+    """Every file a report of ``outdir`` may read: the folder's files (but its own ``report.html``), the scored input
+    and ratings recorded in ``run.json``, and ``exchanges`` — the files ``report -o`` must never overwrite."""
+    import json
+
+    folder = Path(outdir)
+    found = [p for p in folder.iterdir() if p.is_file() and p.name != "report.html"] if folder.is_dir() else []
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        run = {}
+    recorded = [run.get(key) for key in ("exchanges", "ratings", "theta")] if isinstance(run, dict) else []
+    found += [Path(v) for v in recorded if isinstance(v, str) and v]
+    if exchanges is not None:
+        found.append(Path(exchanges))
+    return found
+
+
+def build_report(
+    outdir: str | Path, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES,
+    on_stale: Callable[[str], None] | None = None,
+) -> str:
+    """The report page (HTML text) for a study output folder; ``on_stale`` gets each line of the page's stale banner
+    (parts left out because ``run.json`` does not vouch for them: :mod:`tutormetrics.report.provenance`)."""
     data = collect_study(Path(outdir), exchanges=Path(exchanges) if exchanges else None, max_exchanges=max_exchanges)
+    for line in data.get("stale") or []:
+        if on_stale is not None:
+            on_stale(line)
     return render_html(data)
 
 
 def write_report(
-    outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES
+    outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES,
+    on_stale: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path."""
     from tutormetrics.io import write_text_atomic
 
     target = Path(output) if output is not None else Path(outdir) / "report.html"
-    page = build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges)
+    page = build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges, on_stale=on_stale)
     return write_text_atomic(target, page)

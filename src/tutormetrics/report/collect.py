@@ -75,11 +75,14 @@ def _header(path: Path) -> list[str]:
     return pl.scan_ndjson(path, n_rows=1).collect_schema().names()
 
 
-def scan_folder(outdir: Path, id_col: str = "exchange_id") -> dict[str, list[Path]]:
-    """Tables in ``outdir`` grouped by kind (see :func:`classify`), each list sorted by file name."""
+def scan_folder(outdir: Path, id_col: str = "exchange_id", allowed: set[str] | None = None) -> dict[str, list[Path]]:
+    """Tables in ``outdir`` grouped by kind (see :func:`classify`), each list sorted by file name; with ``allowed``
+    only those file names (the verified files of ``run.json``: :mod:`tutormetrics.report.provenance`)."""
     found: dict[str, list[Path]] = {}
     for path in sorted(outdir.iterdir()):
         if not path.is_file() or path.suffix.lower() not in _TABLE_SUFFIXES or path.name.startswith("."):
+            continue
+        if allowed is not None and path.name not in allowed:
             continue
         try:
             kind = classify(_header(path), id_col)
@@ -303,14 +306,20 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
         raise InputSchemaError(f"{outdir}: not a folder", hint="pass the output folder of `tutormetrics run` (or of score/validate/theta/agree)")
     run = _read_json(outdir / "run.json")
     id_col = _id_key(run.get("score_options") or {}).column
-    found = scan_folder(outdir, id_col)
+    from tutormetrics.report.provenance import check_folder
+
+    check = check_folder(outdir, run)
+    found = scan_folder(outdir, id_col, check.allowed)
     if not found:
         raise InputSchemaError(
             f"{outdir}: no table the report can show (metrics, correlations, agreement, theta, facets, summary, comparisons)",
             hint="run `tutormetrics run ... -o OUTDIR` first, or write those tables into OUTDIR",
         )
     notes: list[str] = []
-    data: dict[str, Any] = {"title": f"tutormetrics report: {outdir.resolve().name}", "run": run, "notes": notes}
+    if check.unlisted:
+        notes.append(f"not written by this run (run.json does not vouch for them): {', '.join(check.unlisted)}")
+    data: dict[str, Any] = {"title": f"tutormetrics report: {outdir.resolve().name}", "run": run, "notes": notes,
+                            "stale": check.stale}  # fmt: skip
 
     from tutormetrics.validity.heatmap import star_legend
 
@@ -349,7 +358,8 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     data["aliases"] = {d.name: d.alias_of for d in rows if d.alias_of}
     data["rho_limit"] = RHO_LIMIT
     if metrics_path is not None:
-        manifest = _read_json(metrics_path.with_name(metrics_path.name + ".manifest.json"))
+        manifest_file = metrics_path.with_name(metrics_path.name + ".manifest.json")
+        manifest = _read_json(manifest_file) if check.may_read(manifest_file) else {}
         data["manifest"] = manifest
         data["metrics_file"] = metrics_path.name
         metrics = _read_keyed(metrics_path, id_col)
@@ -366,13 +376,21 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
         theta = _theta(found.get("theta", []), id_col, ex["ids"])
         if theta:
             ex["theta"] = theta
-        ex["ratings"] = _ratings(run, ex["ids"], id_col, notes)
+        ratings_path = run.get("ratings")
+        if ratings_path and check.input_matches("ratings", Path(ratings_path)) is False:
+            check.stale.append(f"ratings per exchange not shown: {ratings_path} changed since it was rated in this run "
+                               "(its SHA-256 differs from run.json)")  # fmt: skip
+        else:
+            ex["ratings"] = _ratings(run, ex["ids"], id_col, notes)
         source = exchanges or _source(run, manifest)
         is_dialogue = "tutor_turn" in metrics.columns and "conversation_id" in metrics.columns
         if source is None:
             notes.append("prompts and responses not shown: the scored input is not recorded (pass --exchanges)")
         elif not source.is_file():
             notes.append(f"prompts and responses not shown: {source} not found (pass --exchanges)")
+        elif check.input_matches("exchanges", source) is False:
+            check.stale.append(f"prompts and responses not shown: {source} is not the input that was scored (its SHA-256 "
+                               "differs from run.json); pass --exchanges with the scored file")  # fmt: skip
         elif is_dialogue:
             data["dialogues"] = _dialogues(source, manifest.get("options") or {}, notes)
             by_id = {t["exchange_id"]: t["text"] for d in data["dialogues"] for t in d["turns"]}

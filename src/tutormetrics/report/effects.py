@@ -31,6 +31,7 @@ from matplotlib.patches import Rectangle
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns, save_figure
+from tutormetrics.plotting import literal_text
 
 __all__ = ["FIGURE_FORMATS", "effect_matrix", "plot_effect_matrix"]
 
@@ -101,6 +102,7 @@ def _interval_words(table: pl.DataFrame) -> str:
     return f"Bonferroni-adjusted CI ({100 * min(levels):.4g}-{100 * max(levels):.4g}% per family)"
 
 
+@literal_text
 def plot_effect_matrix(table: pl.DataFrame, output: str | os.PathLike[str] | None = None, *, dpi: int = 200) -> Figure:
     """Draw the effect matrix (and save it as .png/.svg/.pdf when ``output`` is given)."""
     out = Path(output) if output is not None else None

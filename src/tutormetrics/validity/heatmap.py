@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns, save_figure
 from tutormetrics.metrics.columns import OTHER, ColumnDescription, aliases, describe_table, family_labels
+from tutormetrics.plotting import literal_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -436,6 +437,7 @@ def _draw_title_and_note(fig: Figure, lay: _Layout, title: str | None) -> None:
                  color="#333333", transform=fig.dpi_scale_trans, linespacing=1.3)
 
 
+@literal_text
 def plot_heatmap(
     table: pl.DataFrame,
     output: str | Path | None = None,
@@ -525,6 +527,7 @@ def partial_rows(table: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     return table.filter(ctrl == values[0]), note
 
 
+@literal_text
 def plot_compare_control(
     table: pl.DataFrame,
     output: str | Path | None = None,

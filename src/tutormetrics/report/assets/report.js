@@ -3,7 +3,12 @@
 (function () {
   "use strict";
   var SVGNS = "http://www.w3.org/2000/svg";
-  var D = JSON.parse(document.getElementById("tm-data").textContent);
+  // Every object of the data has no prototype, and every lookup table below is dict(): a criterion, metric or id
+  // named "constructor", "toString" or "__proto__" is a key like any other, never an inherited property.
+  function dict() { return Object.create(null); }
+  var D = JSON.parse(document.getElementById("tm-data").textContent, function (k, v) {
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? Object.assign(dict(), v) : v;
+  });
   var main = document.getElementById("main");
   var nav = document.getElementById("nav");
   var tip = document.getElementById("tip");
@@ -62,7 +67,7 @@
     var i = col(table, name);
     return function (row) { return i < 0 ? null : row[i]; };
   }
-  function unique(list) { var seen = {}, out = []; list.forEach(function (x) { if (!seen[x]) { seen[x] = 1; out.push(x); } }); return out; }
+  function unique(list) { var seen = dict(), out = []; list.forEach(function (x) { if (!seen[x]) { seen[x] = 1; out.push(x); } }); return out; }
   function section(id, title, lead) {
     var s = el("section", { cls: "card", id: id, "aria-labelledby": id + "-h" },
       el("h2", { id: id + "-h", text: title }), lead ? el("p", { cls: "lead", text: lead }) : null);
@@ -118,13 +123,13 @@
   var CI_PAIRS = [["rho", "ci_low", "ci_high"], ["mean", "ci_low", "ci_high"], ["r_rb", "ci_low", "ci_high"],
     ["estimate", "lower", "upper"], ["theta", "theta_low", "theta_high"]];
   function columnSpecs(table) {
-    var cols = table.columns, used = {}, specs = [];
-    var pairs = {};
+    var cols = table.columns, used = dict(), specs = [];
+    var pairs = dict();
     cols.forEach(function (c) {
       if (col(table, c + "_ci_low") >= 0 && col(table, c + "_ci_high") >= 0) pairs[c] = [c + "_ci_low", c + "_ci_high"];
     });
     CI_PAIRS.forEach(function (p) { if (col(table, p[0]) >= 0 && col(table, p[1]) >= 0 && col(table, p[2]) >= 0 && !pairs[p[0]]) pairs[p[0]] = [p[1], p[2]]; });
-    var claimed = {};
+    var claimed = dict();
     Object.keys(pairs).forEach(function (k) { claimed[pairs[k][0]] = claimed[pairs[k][1]] = 1; });
     cols.forEach(function (c) {
       if (claimed[c] || used[c]) return;
@@ -162,7 +167,7 @@
     th.setAttribute("aria-sort", "none");
   }
   function dataTable(table, opts) {
-    opts = opts || {};
+    opts = opts || dict();
     var specs = columnSpecs(table);
     var box = el("div", { cls: "tablebox", tabindex: "0", role: "region", "aria-label": opts.caption || "table" });
     var t = el("table", { cls: "t" });
@@ -213,7 +218,7 @@
   }
   var SERIES_COLOURS = ["#1f5fa8", "#c2410c", "#15803d", "#7c3aed"];
   function forest(items, seriesNames, opts) {
-    opts = opts || {};
+    opts = opts || dict();
     var vals = [];
     items.forEach(function (it) { it.series.forEach(function (s) { [s.est, s.lo, s.hi].forEach(function (v) { if (isNum(v)) vals.push(v); }); }); });
     if (!vals.length) return el("p", { cls: "na", text: "No estimates to plot." });
@@ -266,7 +271,7 @@
   function fmtTick(t) { return Math.abs(t) >= 10 || Number.isInteger(t) ? String(t).replace("-", "−") : String(+t.toFixed(2)).replace("-", "−"); }
 
   /* ---------- sections ---------- */
-  var run = D.run || {}, man = D.manifest || {}, EX = D.exchanges || null;
+  var run = D.run || dict(), man = D.manifest || dict(), EX = D.exchanges || null;
   var corrs = D.correlations || [];
   var nEx = EX ? EX.ids.length : (man.n_rows || null);
 
@@ -279,7 +284,7 @@
       main0.table.rows.forEach(function (r) { nCells++; if (isNum(pa(r)) && pa(r) < 0.05) nSig++; targets.push(tg(r)); metrics.push(mg(r)); });
       targets = unique(targets); metrics = unique(metrics);
     }
-    var theta = run.theta || {};
+    var theta = run.theta || dict();
     var perConv = run.level === "conversation", unit = D.dialogues || run.level ? "tutor turns" : "exchanges";
     s.appendChild(kpis([
       perConv && isNum(run.n_conversations) ? [String(run.n_conversations), "conversations validated"] : null,
@@ -298,8 +303,8 @@
     (D.notes || []).forEach(function (n) { s.appendChild(el("p", { cls: "note", text: n })); });
     (man.warnings || []).forEach(function (n) { s.appendChild(el("p", { cls: "note", text: "Scoring warning: " + n })); });
     var grid = el("div", { cls: "cols" });
-    var enc = man.encoder || {}, vers = Object.assign({ tutormetrics: run.tutormetrics || man.tutormetrics, python: man.python, polars: man.polars, numpy: man.numpy }, enc.versions || {});
-    var readab = (man.metrics || {}).readability || {};
+    var enc = man.encoder || dict(), vers = Object.assign({ tutormetrics: run.tutormetrics || man.tutormetrics, python: man.python, polars: man.polars, numpy: man.numpy }, enc.versions || dict());
+    var readab = (man.metrics || dict()).readability || dict();
     if (readab.syllable_backend) vers["syllable backend"] = readab.syllable_backend;
     Object.keys(vers).forEach(function (k) { if (vers[k] === undefined) delete vers[k]; });
     grid.appendChild(el("div", null, el("h3", { text: "Versions" }), dl(vers)));
@@ -308,7 +313,7 @@
     Object.keys(inputs).forEach(function (k) { if (!inputs[k]) delete inputs[k]; });
     if (theta.source === "mfrm") inputs["θ converged"] = String(theta.converged);
     grid.appendChild(el("div", null, el("h3", { text: "Inputs" }), dl(inputs)));
-    var counts = Object.assign({}, man.stats || {});
+    var counts = Object.assign({}, man.stats || dict());
     delete counts.nan_counts; delete counts.nan_reasons;  // shown as a table below
     if (man.n_rows !== undefined) counts.n_rows = man.n_rows;
     if (man.dropped_duplicates !== undefined) counts.dropped_duplicates = man.dropped_duplicates;
@@ -334,9 +339,9 @@
       "Each cell is Spearman's ρ between a metric and a rubric criterion or θ. Stars: " + (D.star_legend || "* p_adj < .05, ** p_adj < .01, *** p_adj < .001.") + " Hover or focus a cell (arrow keys move) for ρ, its confidence interval, n, p, p_adj and any reason it is undefined.");
     var controls = el("div", { cls: "controls" });
     var which = 0;
-    var families = {};
-    function famOf(m) { return (D.families || {})[m] || (EX && EX.families && EX.families[m]) || "other"; }
-    var ALIAS = D.aliases || {};
+    var families = dict();
+    function famOf(m) { return (D.families || dict())[m] || (EX && EX.families && EX.families[m]) || "other"; }
+    var ALIAS = D.aliases || dict();
     corrs.forEach(function (c) { var mg = getter(c.table, "metric"); c.table.rows.forEach(function (r) { families[famOf(mg(r))] = 1; }); });
     var famSel = el("select", { id: "hm-family" }, el("option", { value: "", text: "all families" }), Object.keys(families).map(function (f) { return el("option", { value: f, text: f }); }));
     controls.appendChild(el("label", { "for": "hm-family" }, "Family", famSel));
@@ -366,9 +371,9 @@
     function draw() {
       var c = corrs[which], T = c.table;
       var G = {}; ["metric", "target", "n", "rho", "ci_low", "ci_high", "p", "p_adj", "stars", "reason", "adjust"].forEach(function (k) { G[k] = getter(T, k); });
-      var cells = {}, metrics = [], targets = [], inTable = {};
+      var cells = dict(), metrics = [], targets = [], inTable = dict();
       T.rows.forEach(function (r) { inTable[G.metric(r)] = 1; });
-      var aliasesOf = {};
+      var aliasesOf = dict();
       T.rows.forEach(function (r) {
         var m = G.metric(r), t = G.target(r);
         if (ALIAS[m] && inTable[ALIAS[m]]) { aliasesOf[ALIAS[m]] = unique((aliasesOf[ALIAS[m]] || []).concat([m])); return; }  // one row per quantity
@@ -492,7 +497,7 @@
     var facets = D.facets ? D.facets[0].table : null;
     if ((!th || !th.length) && !facets) return;
     var s = section("theta", "θ: many-facet Rasch model", "EAP estimates of each exchange's latent quality θ (logits), criterion difficulties and rater severities with 94% intervals, and a Wright map that puts them on one scale.");
-    var rel = (run.theta || {}).reliability;
+    var rel = (run.theta || dict()).reliability;
     if (th && th.length) {
       var mean = th.reduce(function (a, b) { return a + b; }, 0) / th.length;
       var sd = Math.sqrt(th.reduce(function (a, b) { return a + (b - mean) * (b - mean); }, 0) / Math.max(1, th.length - 1));
@@ -642,7 +647,7 @@
     if (!EX) return;
     var n = EX.ids.length, hasText = !!EX.texts;
     var s = section("exchanges", "Every exchange", "One row per exchange. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its prompt, response, ratings, θ and every metric value.");
-    var vals = EX.values || {}, fields = EX.fields || {};
+    var vals = EX.values || dict(), fields = EX.fields || dict();
     var flags = EX.flags || [];
     var fieldNames = Object.keys(fields).filter(function (f) { return flags.indexOf(f) < 0 && fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);
     var metricNames = Object.keys(vals).filter(function (m) { return EX.families[m] !== "diagnostic"; });
@@ -659,7 +664,7 @@
     var count = el("span", { cls: "count", "aria-live": "polite", id: "dd-count" });
     s.appendChild(el("div", { cls: "controls" }, el("label", { "for": "dd-search" }, "Search", search), el("label", { "for": "dd-metric" }, "Metric column", pick), count));
     var thetaV = EX.theta && EX.theta.theta;
-    var ratingNames = Object.keys(EX.ratings || {});
+    var ratingNames = Object.keys(EX.ratings || dict());
     var cols = [{ label: "exchange", key: function (i) { return EX.ids[i]; }, show: function (i) { return EX.ids[i]; } }];
     fieldNames.forEach(function (f) { cols.push({ label: f, key: function (i) { return fields[f][i]; }, show: function (i) { return fmt(fields[f][i]); } }); });
     if (hasText) cols.push({ label: "response", key: function (i) { return text(EX.response[i]); }, show: function (i) { return text(EX.response[i]).slice(0, 120); }, cls: "prev" });
@@ -689,7 +694,7 @@
     table.appendChild(el("div", { role: "rowgroup" }, head));
     var body = el("div", { role: "rowgroup", cls: "dd-body" });
     table.appendChild(body);
-    var rows = new Array(n), details = {};
+    var rows = new Array(n), details = dict();
     var frag = document.createDocumentFragment();
     for (var i = 0; i < n; i++) {
       var tr = el("div", { cls: "tm-row", role: "row", "data-i": i });
@@ -793,7 +798,7 @@
     var ds = D.dialogues;
     if (!ds || !ds.length) return;
     var s = section("dialogues", "Dialogues turn by turn", "Each conversation in order; tutor turns carry their scores (the context of a tutor turn is every earlier turn unless the run chose otherwise).");
-    var index = {};
+    var index = dict();
     if (EX) EX.ids.forEach(function (id, i) { index[id] = i; });
     var show = ["resp_words", "emb_mean_cos", "prev_student_jaccard_1", "emb_prev_student_cos", "jaccard_1"].filter(function (m) { return EX && EX.values[m]; });
     ds.forEach(function (d, k) {
@@ -850,7 +855,15 @@
     });
   }
 
-  var steps = [provenance, heatmap, agreement, thetaSection, groups, predictive, drilldown, dialogues];
+  function staleBanner() {  // parts left out because run.json does not vouch for them (report/provenance.py)
+    if (!D.stale || !D.stale.length) return;
+    var b = el("div", { cls: "note stale", id: "stale", role: "alert" },
+      el("strong", { text: "Left out: " + D.stale.length + " part(s) of this folder are stale or not from this run." }),
+      el("ul", null, D.stale.map(function (line) { return el("li", { text: line }); })));
+    main.insertBefore(b, main.firstChild);
+  }
+
+  var steps = [provenance, heatmap, agreement, thetaSection, groups, predictive, drilldown, dialogues, staleBanner];
   steps.forEach(function (f) {
     try { f(); } catch (err) {
       main.appendChild(el("p", { cls: "note", text: "A part of this report could not be drawn: " + (err && err.message) }));
