@@ -51,20 +51,21 @@ def simulate(exchanges: int, raters: int, criteria: int, per_exchange: int, seed
     }).unique(["exchange_id", "rater", "criterion"], keep="first", maintain_order=True)  # fmt: skip
 
 
-def run_theta(ratings: Path, out: Path, src: str | None) -> tuple[float, float, int, str]:
-    """(wall s, peak RSS GiB, exit code, last stderr line) of one ``theta`` child process."""
+def run_theta(ratings: Path, out: Path, src: str | None) -> tuple[float, float, float, int, str]:
+    """(wall s, CPU s, peak RSS GiB, exit code, last stderr line) of one ``theta`` child process."""
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
     cmd = [sys.executable, "-m", "tutormetrics", "theta", str(ratings), "-o", str(out / "theta.csv"),
            "--facets", str(out / "facets.csv")]  # fmt: skip
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest child so far
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # ru_maxrss: the largest child so far
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    return wall, max(peak_kib, before) / 2**20, proc.returncode, lines[-1] if lines else ""
+    return wall, cpu, after.ru_maxrss / 2**20, proc.returncode, lines[-1] if lines else ""
 
 
 def main() -> int:
@@ -88,20 +89,22 @@ def main() -> int:
             df.write_csv(ratings)
             for run in range(args.runs):
                 load = C.load_average()
-                wall, gib, code, last = run_theta(ratings, Path(tmp), args.src)
-                print(f"  {n_raters} raters run {run + 1}: {wall:.1f} s, {gib:.2f} GiB, exit {code} (load {load})", file=sys.stderr)
-                result["cases"].append({"raters": n_raters, "ratings": df.height, "wall_s": wall, "peak_gib": gib,
-                                        "exit": code, "load": load, "summary": last})  # fmt: skip
+                wall, cpu, gib, code, last = run_theta(ratings, Path(tmp), args.src)
+                print(f"  {n_raters} raters run {run + 1}: {wall:.1f} s, CPU {cpu:.1f} s, {gib:.2f} GiB, exit {code} "
+                      f"(load {load})", file=sys.stderr)  # fmt: skip
+                result["cases"].append({"raters": n_raters, "ratings": df.height, "wall_s": wall, "cpu_s": cpu,
+                                        "peak_gib": gib, "exit": code, "load": load, "summary": last})  # fmt: skip
             case = [c for c in result["cases"] if c["raters"] == n_raters]
             rows.append([f"{n_raters:,}", f"{df.height:,}", f"{C.median([c['wall_s'] for c in case]):.1f}",
-                         f"{max(c['peak_gib'] for c in case):.2f}", case[-1]["exit"], case[-1]["load"]])  # fmt: skip
+                         f"{C.median([c['cpu_s'] for c in case]):.1f}", f"{max(c['peak_gib'] for c in case):.2f}",
+                         case[-1]["exit"], case[-1]["load"]])  # fmt: skip
     body = "\n".join([
         "## 19. θ with many raters (`bench_theta_raters.py`, issue 28)", "",
         f"{args.exchanges:,} exchanges × {args.criteria} binary criteria, {args.per_exchange} raters per exchange; "
         "`tutormetrics theta R -o T --facets F` in a fresh process (facet SEs included). Peak memory: the child's "
         "ru_maxrss (a running maximum over the children, so cases run smallest first).",
         "Goal: 20k raters ≤ 2 GiB and ≤ 60 s.", "",
-        C.md_table(rows, ["raters", "ratings", "wall s (median)", "peak GiB", "exit", "load before"]), "",
+        C.md_table(rows, ["raters", "ratings", "wall s (median)", "CPU s (user+sys)", "peak GiB", "exit", "load before"]), "",
         C.env_lines(result),
     ])  # fmt: skip
     return C.publish(args, result, body)

@@ -559,8 +559,16 @@ def fit_mfrm(
     if many:
         from tutormetrics.psychometrics.mfrm.rater_se import rater_se
 
-        se_r = rater_se(opt.x, design, t, logw) if compute_se else np.full(design.n_raters, np.nan)
+        se_r = rater_se(_rater_information(opt.x, design, t, logw)) if compute_se else np.full(design.n_raters, np.nan)
     return _mml_result(prep, opt, t, logw, cov_free, amap, labels, id_col=id_col, n_nodes=n_nodes, keep=keep, rater_se=se_r)
+
+
+def _rater_information(x: np.ndarray, d: Design, t: np.ndarray, logw: np.ndarray) -> np.ndarray:
+    """The diagonal of the observed information of the rater severities at ``x`` (:mod:`.rater_se`)."""
+    from tutormetrics.psychometrics.mfrm.rater_se import rater_information
+
+    _f, _g, pi, _ll = _neg_log_posterior(x, d, t, logw, want_grad=False)
+    return rater_information(d, _cell_terms(x, d, t)[2], pi)
 
 
 def _free_without_raters(d: Design) -> np.ndarray:
