@@ -235,16 +235,16 @@ def test_a_kill_inside_the_encode_ahead_window_loses_at_most_one_chunks_encoding
 
     monkeypatch.setattr(TextCache, "__init__", init)
     out = tmp_path / "m.csv"
-    if kill == "window_piece":  # killed while the window is encoded: before its first chunk is saved
-        real, calls = Checkpoint.save_window_piece, {"n": 0}
+    if kill == "window_piece":  # killed once 24 texts are encoded: inside the window, before its first chunk is saved
+        real_encode = TextCache.encode
 
-        def save_piece(self, *args, **kwargs):
-            if calls["n"] == 3:
+        def encode(self, *args, **kwargs):
+            out = real_encode(self, *args, **kwargs)
+            if self.counts.texts_encoded >= 24:
                 raise KeyboardInterrupt
-            calls["n"] += 1
-            return real(self, *args, **kwargs)
+            return out
 
-        monkeypatch.setattr(Checkpoint, "save_window_piece", save_piece)
+        monkeypatch.setattr(TextCache, "encode", encode)
     else:  # killed after 2 chunks
         _interrupt_after(monkeypatch, 2)
     with pytest.raises(KeyboardInterrupt):
