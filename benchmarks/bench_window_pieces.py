@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 
 def main() -> int:
@@ -67,9 +67,9 @@ def main() -> int:
                      runs[-1]["encoded"]])  # fmt: skip
     body = "\n".join([
         "## 20. The encode-ahead window in pieces (`bench_window_pieces.py`, issue 28)", "",
-        f"{args.rows} MRBench rows, `score -m all` with checkpoints, real MiniLM on CPU, {args.runs} alternating runs. "
-        "Pieces: the window's texts encoded and checkpointed about one chunk at a time (a kill loses at most one "
-        "piece); one pass: the behaviour before (a kill before the window's first chunk loses the whole window).", "",
+        (f"{args.rows} MRBench rows, `score -m all` with checkpoints, real MiniLM on CPU, {args.runs} alternating runs. "
+         "Pieces: the window's texts encoded and checkpointed about one chunk at a time (a kill loses at most one "
+         "piece); one pass: the behaviour before (a kill before the window's first chunk loses the whole window)."), "",
         C.md_table(rows, ["window", "chunk size", "median CPU s", "CPU / chunk 2048", "median wall s", "texts encoded"]), "",
         C.env_lines(result),
     ])  # fmt: skip

@@ -10,7 +10,13 @@ import polars as pl
 import pytest
 
 from tutormetrics.psychometrics.mfrm import design, fit_mfrm, mml, simulate_mfrm
-from tutormetrics.psychometrics.mfrm.design import SIGMA_S, HelmertMap, prepare_ratings, quadrature, zero_sum_basis
+from tutormetrics.psychometrics.mfrm.design import (
+    SIGMA_S,
+    HelmertMap,
+    prepare_ratings,
+    quadrature,
+    zero_sum_basis,
+)
 
 
 @pytest.mark.parametrize("k", [2, 3, 17, 1000])

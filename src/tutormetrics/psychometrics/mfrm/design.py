@@ -22,7 +22,13 @@ from scipy.special import logsumexp
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
-from tutormetrics.psychometrics.ratings import Ratings, RatingsLike, cleaned_long, ratings_table, scale_filter
+from tutormetrics.psychometrics.ratings import (
+    Ratings,
+    RatingsLike,
+    cleaned_long,
+    ratings_table,
+    scale_filter,
+)
 
 #: Half-width multiplier of a central 94% normal interval (``norm.ppf(0.97)``).
 Z94 = 1.880793608151251
