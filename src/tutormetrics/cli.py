@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         if debug:
             raise
-        print("error: out of memory; lower --batch-size or --chunk-size", file=sys.stderr)
+        print(f"error: out of memory\n  hint: {memory_hint(args)}", file=sys.stderr)
         return _finish(EXIT_ERROR, argv)
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         if debug:
@@ -99,6 +99,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the full traceback", file=sys.stderr)
         return _finish(EXIT_ERROR, argv)
     return _finish(EXIT_OK, argv)
+
+
+#: What lowers the memory of each command, in its own options (``commands/options.py``); others get the default.
+_MEMORY_HINTS = {
+    "score": "lower --batch-size or --chunk-size (or --cache-mb)",
+    "run": "lower --batch-size or --chunk-size (or --cache-mb)",
+    "theta": "fit fewer ratings at a time (e.g. one criterion or a subset of raters per file), or leave out --effects",
+}
+
+
+def memory_hint(args: Sequence[str]) -> str:
+    """The hint after ``out of memory``: only options the command given in ``args`` has.
+
+    Example:
+        >>> memory_hint(["theta", "r.csv", "-o", "t.csv"]).startswith("fit fewer ratings")
+        True
+    """
+    command = next((a for a in args if not a.startswith("-")), "")
+    return _MEMORY_HINTS.get(command, "free some memory or give a smaller input")
 
 
 def _os_error(exc: OSError) -> str:

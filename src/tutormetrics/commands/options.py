@@ -79,6 +79,10 @@ class Option:
 
 _SAME = "<name>"
 
+#: Every ``--seed`` (numpy's seeds are 0 … 2**32−1): ``typer.Option(..., **SEED_RANGE)`` gives one plain
+#: "not in the range" message instead of numpy's own text.
+SEED_RANGE: dict[str, int] = {"min": 0, "max": 2**32 - 1}
+
 
 def option(
     name: str, flags: str | tuple[str, ...], type: Any, default: Any, help: str = "", *,
@@ -361,7 +365,7 @@ VALIDITY = _group(
     option("ci", "--ci", str, "bca", "Confidence interval: bca, percentile, fisher or none."),
     option("n_resamples", "--n-resamples", int, 9999, "Bootstrap resamples.", min=2),
     option("confidence_level", "--confidence-level", float, 0.95, "CI level.", min=0.5, max=0.999),
-    option("seed", "--seed", int, 0, "Seed for bootstrap and permutation draws."),
+    option("seed", "--seed", int, 0, "Seed for bootstrap and permutation draws (0 to 2**32-1).", **SEED_RANGE),
     option("permutation", "--permutation", str, "auto", "auto (permutation p when n < 50), always or never."),
     option("n_permutations", "--n-permutations", int, 9999, "Permutations for a permutation p.", min=1),
     option("stars_on", "--stars-on", str, "p_adj", "Column the stars refer to: p_adj or p."),

@@ -105,7 +105,7 @@ def theta(
     tune: Annotated[int, typer.Option("--tune", min=0, help="nuts: warm-up iterations per chain.")] = 1000,
     chains: Annotated[int, typer.Option("--chains", min=1, help="nuts: number of chains.")] = 4,
     sampler: Annotated[str, typer.Option("--sampler", help="nuts: nutpie or pymc.")] = "nutpie",
-    seed: Annotated[int, typer.Option("--seed", help="nuts: random seed.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", **opt.SEED_RANGE, help="nuts: random seed.")] = 0,
     compare_models_path: Annotated[
         Optional[Path],
         typer.Option("--compare-models", help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates, --topics and/or --groups)."),
@@ -280,7 +280,7 @@ def agree(
     ] = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples of units for the CIs.")] = 2000,
     n_boot: opt.OldNResamples = None,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", **opt.SEED_RANGE, help="Bootstrap seed.")] = 0,
     n_min: Annotated[int, typer.Option("--n-min", min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")] = 10,
     na: Annotated[
         Optional[list[str]], typer.Option("--na", help="Scores meaning 'not applicable' (e.g. -1): those ratings are missing, dropped and counted.")
@@ -442,7 +442,7 @@ def compare(
     ] = 15,
     min_pairs: opt.OldMinPairs = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the r_rb CI.")] = 9999,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutation p.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", **opt.SEED_RANGE, help="Seed for bootstrap and permutation p.")] = 0,
     # studies.md §2-§3 (issue 24): analysis subsets, families, directions and the bias summary
     strata: Annotated[
         Optional[list[str]], typer.Option("--strata", help="Split the rows by the crossed values of these columns (repeat or comma-separate), e.g. model,domain.")

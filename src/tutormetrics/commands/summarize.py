@@ -34,7 +34,7 @@ def summarize(
         Optional[str], typer.Option("--output-format", help="csv, md or tex (default: from the extension of -o).")
     ] = None,
     n_resamples: Annotated[int, typer.Option("--n-resamples", min=0, help="Bootstrap resamples for the CI of the mean.")] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", **opt.SEED_RANGE, help="Bootstrap seed.")] = 0,
     # studies.md §5 (issue 24): rubric totals; the paper table's variables
     total: Annotated[
         Optional[str], typer.Option("--total", help="NAME=t1+t2+...: per-row total of columns, slots or criteria (summarised last, with pct_of_max and rank).")

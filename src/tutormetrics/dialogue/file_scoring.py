@@ -25,6 +25,7 @@ from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
+from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.io import infer_format, remove_stale_temporaries, write_table, write_text_atomic
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
@@ -119,7 +120,7 @@ def score_dialogue_file(
         warnings.simplefilter("always")
         checkpoint = None
         if output is not None:
-            key = run_key(path, scorer, options=options.result_key(), dialogue=asdict(dialogue))
+            key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)), dialogue=asdict(dialogue))
             checkpoint = stack.enter_context(Checkpoint(output, key))
             checkpoint.open(options.resume, log)
             remove_stale_temporaries(output)

@@ -10,6 +10,9 @@ ledger (``chunks.json``) with each chunk's row count, first and last id, SHA-256
   reports exactly what an uninterrupted one does (``--strict`` included). With the text cache on, each chunk's
   cache lookups and new encoder results sit beside it (``cache-NNNNNN.npz``, SHA-256 in the ledger, verified like
   the chunk; :mod:`tutormetrics.engine.text_cache`), so a resumed run rebuilds the cache instead of re-encoding.
+  A window of small chunks encoded ahead (:meth:`Scorer.prefetch`) is saved piece by piece as it goes
+  (``window-SSSSSS-KKK.npz``, SHA-256 in the ledger's ``window``) until its first chunk is saved, so a kill
+  loses at most one piece's encoding work (about one chunk's), not the whole window's.
 
 Every file in the folder is written through a fresh temporary file and ``os.replace``.
 
@@ -55,6 +58,8 @@ class Checkpoint:
         self.dir = output.with_name(output.name + ".partial")
         self.key = key
         self.ledger: dict[int, dict[str, Any]] = {}
+        #: the window being encoded ahead: ``{"start": chunk index, "pieces": [SHA-256 of piece 0, 1, ...]}``
+        self.window: dict[str, Any] = {}
         self._fd: int | None = None
 
     # -- locking ---------------------------------------------------------------------------------
@@ -130,9 +135,11 @@ class Checkpoint:
                 self.ledger[index] = entry
             else:
                 bad.append(name)
+        self.window = self._verified_window(ledger.get("window") if isinstance(ledger, dict) else None)
         known = {self.path(i).name for i in self.ledger}
         known |= {self.cache_path(i).name for i, e in self.ledger.items() if e.get("cache_sha256") is not None}
-        for stray in [*self.dir.glob("chunk-*"), *self.dir.glob("cache-*")]:
+        known |= {self.window_path(self.window["start"], k).name for k in range(len(self.window.get("pieces", [])))}
+        for stray in [*self.dir.glob("chunk-*"), *self.dir.glob("cache-*"), *self.dir.glob("window-*")]:
             if stray.name not in known:
                 stray.unlink()
         if bad:
@@ -157,6 +164,53 @@ class Checkpoint:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
             self._write_ledger()
+
+    # -- the window encoded ahead, piece by piece ---------------------------------------------------
+    def window_path(self, start: int, piece: int) -> Path:
+        """Piece ``piece`` of the cache lookups of the window that starts at chunk ``start``."""
+        return self.dir / f"window-{start:06d}-{piece:03d}.npz"
+
+    def window_piece(self, start: int, piece: int) -> Path | None:
+        """The verified file of that piece, or ``None`` (not saved, or saved for another window)."""
+        if self.window.get("start") != start or piece >= len(self.window.get("pieces", [])):
+            return None
+        return self.window_path(start, piece)
+
+    def save_window_piece(self, start: int, piece: int, write: Callable[[Path], None]) -> None:
+        """Write piece ``piece`` of window ``start`` atomically and record its SHA-256 (a new window first
+        drops the pieces of the previous one)."""
+        if self.window.get("start") != start:
+            self.drop_window()
+            self.window = {"start": start, "pieces": []}
+        pieces = self.window["pieces"][:piece]
+        target = self.window_path(start, piece)
+        self._write_atomic(target, write)
+        self.window["pieces"] = [*pieces, file_sha256(target)]
+        self._write_ledger()
+
+    def drop_window(self) -> None:
+        """Forget the window's pieces (its first chunk's cache delta now holds them)."""
+        if not self.window:
+            return
+        for k in range(len(self.window.get("pieces", []))):
+            with contextlib.suppress(FileNotFoundError):
+                self.window_path(self.window["start"], k).unlink()
+        self.window = {}
+        self._write_ledger()
+
+    def _verified_window(self, window: Any) -> dict[str, Any]:
+        """The pieces of a saved window whose files match their SHA-256, up to the first that does not."""
+        try:
+            start, shas = int(window["start"]), list(window["pieces"])
+        except (TypeError, KeyError, ValueError):
+            return {}
+        kept: list[str] = []
+        for k, sha in enumerate(shas):
+            path = self.window_path(start, k)
+            if not (path.is_file() and not path.is_symlink() and file_sha256(path) == sha):
+                break
+            kept.append(sha)
+        return {"start": start, "pieces": kept} if kept else {}
 
     def path(self, index: int) -> Path:
         return self.dir / f"chunk-{index:06d}.parquet"
@@ -220,10 +274,14 @@ class Checkpoint:
 
     def _write_ledger(self) -> None:
         chunks = {str(i): self.ledger[i] for i in sorted(self.ledger)}
-        write_text_atomic(self.dir / _LEDGER, json.dumps({"key": self.key, "chunks": chunks}, default=str))
+        state: dict[str, Any] = {"key": self.key, "chunks": chunks}
+        if self.window:
+            state["window"] = self.window
+        write_text_atomic(self.dir / _LEDGER, json.dumps(state, default=str))
 
     def _clear(self) -> None:
         self.ledger.clear()
+        self.window = {}
         for child in self.dir.iterdir():
             if child.name == _OWNER:
                 continue

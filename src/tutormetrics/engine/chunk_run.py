@@ -74,6 +74,8 @@ class ChunkRun:
         for index, frame in self.frames(items):
             stats, warned = self._stats.get(index, {}), self._warnings.get(index, [])
             checkpoint.save(index, frame, self.scorer.id_column, stats, warned, self._cache_writer(index))
+            if checkpoint.window.get("start") == index:  # its cache delta now holds the window's pieces
+                checkpoint.drop_window()
         return checkpoint.parts(self.n_chunks)
 
     def frames(self, items: Iterator[Item]) -> Iterator[tuple[int, pl.DataFrame]]:
@@ -91,7 +93,9 @@ class ChunkRun:
             while window := list(islice(numbered, ahead)):
                 marked = [(i, it, self.checkpoint is not None and self.checkpoint.reusable(i, it[0][0])) for i, it in window]
                 if ahead > 1 and not marked[0][2]:
-                    scorer.prefetch([it[0] for _, it, _ in marked])
+                    start = marked[0][0]
+                    pieces = None if self.checkpoint is None else _WindowPieces(self.checkpoint, start)
+                    scorer.prefetch([it[0] for _, it, _ in marked], pieces)
                 yield from marked
 
         def fresh() -> Iterator[tuple[Any, ...]]:
@@ -160,3 +164,21 @@ class ChunkRun:
         from tutormetrics.engine.text_cache import save_delta
 
         return lambda path: save_delta(path, delta)
+
+
+class _WindowPieces:
+    """The checkpointed pieces of the window that starts at chunk ``start`` (what :meth:`Scorer.prefetch` takes)."""
+
+    def __init__(self, checkpoint: Checkpoint, start: int) -> None:
+        self.checkpoint, self.start = checkpoint, start
+
+    def load(self, piece: int) -> list[Any] | None:
+        from tutormetrics.engine.text_cache import load_delta
+
+        path = self.checkpoint.window_piece(self.start, piece)
+        return None if path is None else load_delta(path)
+
+    def save(self, piece: int, ops: list[Any]) -> None:
+        from tutormetrics.engine.text_cache import save_delta
+
+        self.checkpoint.save_window_piece(self.start, piece, lambda path: save_delta(path, ops))

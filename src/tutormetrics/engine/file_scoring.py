@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from tutormetrics.io import (
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
+from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.engine.scorer import Scorer
 
@@ -99,16 +100,17 @@ class ScoreOptions:
         """The output's id column: the one ``--id``, or ``exchange_id`` built from several."""
         return self.id_key.column
 
-    def result_key(self) -> dict[str, Any]:
+    def result_key(self, resolved: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The options that can change the numbers (progress, manifest and resume cannot). Whether the text cache
         is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of the
         key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
-        byte-identical encoder columns)."""
+        byte-identical encoder columns). ``resolved`` (:func:`tutormetrics.engine.resolved.resolved_settings`)
+        replaces ``auto`` by what ran: ``syllables``, ``backend``, ``device``, ``dtype``."""
         skip = {"progress", "progress_every", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
                 "engine", "ray_address", "num_actors", "gpus_per_actor",
                 "backend", "quantize"}  # the encoder fingerprint covers the resolved backend and quantisation
         key = {k: v for k, v in asdict(self).items() if k not in skip}
-        return key | {"text_cache": self.cache_mb != 0}
+        return key | {"text_cache": self.cache_mb != 0} | dict(resolved or {})
 
 
 @dataclass
@@ -385,7 +387,8 @@ def score_file(
             frames = [frame for _, frame in run.frames(items)]
             frame: pl.DataFrame | None = pl.concat(frames) if frames else scorer.empty_frame()
         else:
-            with Checkpoint(output, run_key(path, scorer, options=options.result_key())) as checkpoint:
+            key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)))
+            with Checkpoint(output, key) as checkpoint:
                 checkpoint.open(options.resume, log)
                 remove_stale_temporaries(output)
                 run = ChunkRun(scorer, total=n_kept, caught=caught, checkpoint=checkpoint, finish=finish)

@@ -33,10 +33,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def run_key(path: Path, scorer: Scorer, **parts: Any) -> str:
     """SHA-256 of the input's SHA-256 and, as sorted JSON, ``parts`` (e.g. ``options=ScoreOptions.result_key()``),
-    the families' parameters, the encoder fingerprint (``None`` without an encoder family) and the version."""
+    the resolved settings (:func:`~tutormetrics.engine.resolved.resolved_settings`: never ``auto``), the
+    families' parameters, the encoder fingerprint (``None`` without an encoder family) and the version."""
+    from tutormetrics.engine.resolved import resolved_settings
+
     meta = {
         "input_sha256": file_sha256(path),
         **parts,
+        "resolved": resolved_settings(scorer),
         "params": {f.name: f.get_params() for f in scorer.families},
         "encoder": scorer.encoder_config.fingerprint() if scorer.needs_encoder else None,
         "version": __version__,
@@ -59,9 +63,12 @@ def run_manifest(
 ) -> dict[str, Any]:
     """``scorer.manifest(stats)`` | ``input`` | ``fields`` (the engine's own, in order) | ``options`` (a dataclass,
     as a dict) | ``warnings`` | ``nan_reasons`` (| ``columns``, a description per output column, when given)."""
+    from tutormetrics.engine.resolved import resolved_settings
+
     manifest = scorer.manifest(stats, load_encoder=load_encoder) | {"input": str(source), **fields}
     manifest |= {
         "options": dataclasses.asdict(options) if dataclasses.is_dataclass(options) else options,
+        "resolved": resolved_settings(scorer),  # what ``auto`` options became on this machine
         "warnings": list(warnings),
         "nan_reasons": dict(nan_reasons or {}),
     }

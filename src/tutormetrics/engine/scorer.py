@@ -455,8 +455,22 @@ class Scorer:
             return 1
         return -(-self.ENCODE_AHEAD_ROWS // self.chunk_size)
 
-    def prefetch(self, chunks: Sequence[tuple[Any, ...]]) -> None:
-        """Encode the texts of ``chunks`` (``(ids, prompts, responses[, aux])``) into the text cache in one pass."""
+    @property
+    def prefetch_piece(self) -> int:
+        """Texts per piece of a window's encoder pass: ``chunk_size`` rounded up to whole forward batches.
+
+        A window is encoded piece by piece, longest texts first, and each piece's results can be checkpointed
+        (:meth:`prefetch` ``pieces``), so a kill loses at most one piece — about one chunk's encoding work —
+        while the batches stay as full as one pass over the window (benchmarks/RESULTS.md §10).
+        """
+        batch = max(int(getattr(self.encoder_config, "batch_size", 32) or 32), 1)
+        return -(-max(self.chunk_size, batch) // batch) * batch
+
+    def prefetch(self, chunks: Sequence[tuple[Any, ...]], pieces: Any = None) -> None:
+        """Encode the texts of ``chunks`` (``(ids, prompts, responses[, aux])``) into the text cache, in pieces of
+        :attr:`prefetch_piece` texts, longest first. ``pieces`` (the file scorer's checkpoint of this window):
+        ``pieces.load(k)`` gives piece k's cache lookups saved by an interrupted run (replayed, not encoded
+        again) or ``None``; ``pieces.save(k, ops)`` keeps those of a piece just encoded."""
         if self.text_cache is None:
             return
         atoms: dict[str, None] = {}
@@ -472,7 +486,19 @@ class Scorer:
             atoms.update(dict.fromkeys(normalize(r) for r in responses))
             for values in (aux or {}).values():
                 atoms.update(dict.fromkeys(normalize(v) for v in values if v is not None))
-        self._encode_atoms(list(atoms))
+        ordered = sorted(atoms, key=len, reverse=True)  # stable: ties keep their first-seen order
+        size = self.prefetch_piece
+        for k, start in enumerate(range(0, len(ordered), size)):
+            saved = pieces.load(k) if pieces is not None else None
+            if saved is not None:  # encoded by an interrupted run: rebuild the cache state it left
+                self.text_cache.replay(saved)
+                if self.record_cache_ops:
+                    self._cache_ops.extend(saved)
+                continue
+            before = len(self._cache_ops)
+            self._encode_atoms(ordered[start : start + size])
+            if pieces is not None and self.record_cache_ops:
+                pieces.save(k, self._cache_ops[before:])
 
     def take_cache_ops(self) -> list[Any]:
         """The text-cache lookups since the last call (what a chunk's checkpoint keeps), and forget them."""

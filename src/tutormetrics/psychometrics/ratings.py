@@ -437,28 +437,57 @@ def inferred_levels(scores: Sequence[float]) -> list[float]:
     """The scale a criterion's ratings show: its distinct values, less the rare ones that lie off the
     scale of the common ones (a single 7 or -1 among 0/1 scores is a typo, not a new category).
 
-    A value is rare when fewer than 3 ratings and fewer than 5% of them hold it. A rare value is off the
-    scale when it is more than one step (the smallest gap between the values) beyond the range of the
-    common values, or negative while every common value is not.
+    A value is rare when fewer than 3 ratings and fewer than 5% of them hold it. With two or more common
+    values (step = the smallest gap between them) a rare value is a category only when it lies on their
+    lattice, at most one step beyond their range, is not a float artefact of a common value and is not
+    negative while they are not — a 0 below 0.5/1 or a 2 above 0/1 (then :func:`rare_categories` names it
+    and the rows are noted: the criterion becomes partial credit openly, never silently); a 0.5 or a
+    1.0000000001 among 0/1 scores is off the scale (issue 28). With one common value a rare value is off
+    the scale when it is more than one step beyond it, or negative while it is not.
 
     Example:
         >>> inferred_levels([0, 1] * 20 + [7]), inferred_levels([0, 1] * 20 + [-1])
         ([0.0, 1.0], [0.0, 1.0])
+        >>> inferred_levels([0, 1] * 20 + [0.5]), inferred_levels([0, 1] * 20 + [1.0000000001])
+        ([0.0, 1.0], [0.0, 1.0])
         >>> inferred_levels([1] * 40 + [0, 0]), inferred_levels([0, 1, 2] * 20 + [2])
         ([0.0, 1.0], [0.0, 1.0, 2.0])
     """
+    return _scale_parts(scores)[0]
+
+
+def rare_categories(scores: Sequence[float]) -> list[float]:
+    """The rare values :func:`inferred_levels` keeps as categories (each is noted with its rows).
+
+    Example:
+        >>> rare_categories([0, 1] * 20 + [2]), rare_categories([0, 1] * 20 + [0.5])
+        ([2.0], [])
+    """
+    return _scale_parts(scores)[1]
+
+
+def _scale_parts(scores: Sequence[float]) -> tuple[list[float], list[float]]:
+    """``(levels, rare values kept among them)``: the rule of :func:`inferred_levels`."""
     values, counts = np.unique(np.asarray(scores, dtype=float), return_counts=True)
     if values.size < 2:
-        return [float(v) for v in values]
+        return [float(v) for v in values], []
     rare = (counts < RARE_COUNT) & (counts < RARE_SHARE * counts.sum())
     common = values[~rare]
     if common.size == 0:
-        return [float(v) for v in values]
+        return [float(v) for v in values], []
     basis = common if common.size > 1 else values
     step = float(np.diff(basis).min()) if basis.size > 1 else 1.0
     beyond = np.maximum(common.min() - values, values - common.max())
-    off = rare & ((beyond > step + 1e-12) | ((values < 0) & (common.min() >= 0)))
-    return [float(v) for v in values[~off]]
+    negative = (values < 0) & (common.min() >= 0)
+    if common.size > 1:
+        k = np.rint((values - common.min()) / step)
+        on_lattice = np.abs(common.min() + k * step - values) <= 1e-9 * step
+        artefact = np.isin(common.min() + k * step, common) & ~np.isin(values, common)
+        off = rare & ~(on_lattice & ~artefact & (beyond <= step + 1e-12) & ~negative)
+    else:
+        off = rare & ((beyond > step + 1e-12) | negative)
+    kept_rare = rare & ~off & ~np.isin(values, common)
+    return [float(v) for v in values[~off]], [float(v) for v in values[kept_rare]]
 
 
 def check_scale(
@@ -507,27 +536,38 @@ def scale_filter(
     log: Callable[[str], None] = lambda _m: None,
 ) -> tuple[pl.Series | None, dict[str, tuple[float, ...]], tuple[str, ...]]:
     """The scale check of :func:`check_scale` on parsed scores: ``(rows to keep or None when all are on the
-    scale, scale per criterion, notes on what was dropped)``; off-scale scores raise unless ``drop``."""
+    scale, scale per criterion, notes on rare categories kept and on what was dropped)``; off-scale scores
+    raise unless ``drop``."""
     frame = pl.DataFrame({"__crit": criterion, "__score": score}).with_row_index("__row")
     if ids is not None:
         frame = frame.with_columns(ids.alias("__id"))
     scales: dict[str, tuple[float, ...]] = {}
     offending: list[tuple[int, object, str, float, list[float]]] = []
+    notes: list[str] = []
     for (crit,), sub in frame.filter(pl.col("__score").is_not_null()).group_by("__crit", maintain_order=True):
         scale = sorted(float(v) for v in levels) if levels is not None else inferred_levels(sub["__score"].to_list())
         scales[str(crit)] = tuple(scale)
         off = sub.filter(~pl.col("__score").is_in(scale))
         if off.height and levels is None:
             log(f"note: {source}: criterion {crit!r}: scale inferred as {_levels_text(scale)}")
+        rare = rare_categories(sub["__score"].to_list()) if levels is None else []
+        if rare:  # a category only a few ratings use: the model changes, so say so (counted, rows named)
+            held = sub.filter(pl.col("__score").is_in(rare))
+            note = (f"{source}: criterion {crit!r}: {held.height} rare score(s) add a category, scale "
+                    f"{_levels_text(scale)}: " + _offending_text([(r["__row"], r.get("__id"), str(crit), r["__score"], scale)
+                                                                 for r in held.head(3).iter_rows(named=True)])
+                    + "; --levels without them refuses them, with --drop-out-of-scale drops them")  # fmt: skip
+            log(f"note: {note}")
+            notes.append(note)
         for row in off.iter_rows(named=True):
             offending.append((row["__row"], row.get("__id"), str(crit), row["__score"], scale))
     if not offending:
-        return None, scales, ()
+        return None, scales, tuple(notes)
     if drop:
         rows = {o[0] for o in offending}
         note = f"{source}: dropped {len(rows)} rating(s) off the scale (--drop-out-of-scale), e.g. " + _offending_text(offending[:3])
         log(f"note: {note}")
-        return ~frame.get_column("__row").is_in(list(rows)), scales, (note,)
+        return ~frame.get_column("__row").is_in(list(rows)), scales, (*notes, note)
     raise InputSchemaError(
         f"{source}: {len(offending)} score(s) off the scale: " + _offending_text(offending[:5]),
         hint="fix them, declare the scale with --levels (e.g. --levels 0,1,2), or drop them with --drop-out-of-scale",

@@ -39,7 +39,7 @@ def test_run_key_is_the_input_sha256_and_what_changes_numbers(tmp_path):
     key = run_key(src, scorer, options=options.result_key())
     from tutormetrics import __version__
 
-    meta = {"input_sha256": file_sha256(src), "options": options.result_key(),
+    meta = {"input_sha256": file_sha256(src), "options": options.result_key(), "resolved": {},  # nothing `auto` ran
             "params": {f.name: f.get_params() for f in scorer.families}, "encoder": None, "version": __version__}
     assert key == hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
     assert run_key(src, scorer, options=ScoreOptions(metrics="length", progress=True).result_key()) == key  # not a number

@@ -22,7 +22,13 @@ from scipy.special import logsumexp
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
-from tutormetrics.psychometrics.ratings import RatingsLike, cleaned_long, ratings_table
+from tutormetrics.psychometrics.ratings import (
+    Ratings,
+    RatingsLike,
+    cleaned_long,
+    ratings_table,
+    scale_filter,
+)
 
 #: Half-width multiplier of a central 94% normal interval (``norm.ppf(0.97)``).
 Z94 = 1.880793608151251
@@ -62,6 +68,69 @@ def zero_sum_basis(k: int) -> np.ndarray:
         q[row - 1, :row] = 1.0 / math.sqrt(row * (row + 1))
         q[row - 1, row] = -row / math.sqrt(row * (row + 1))
     return q
+
+
+#: Up to this many levels a zero-sum facet uses the dense Helmert matrix (today's numbers bit for bit); above
+#: it, :class:`HelmertMap` applies the same map in O(k) memory and time, and the rater facet's SEs come from
+#: the diagonal of the observed information (:func:`tutormetrics.psychometrics.mfrm.rater_se`).
+DENSE_BASIS_MAX = 256
+
+
+class DenseZeroSum:
+    """:func:`zero_sum_basis` as a matrix: ``expand(z) = Qᵀz`` (k), ``reduce(v) = Qv`` (k−1)."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.q = zero_sum_basis(k)
+
+    def expand(self, z: np.ndarray) -> np.ndarray:
+        return self.q.T @ z
+
+    def reduce(self, v: np.ndarray) -> np.ndarray:
+        return self.q @ v
+
+    def dense(self) -> np.ndarray:
+        return self.q
+
+
+class HelmertMap(DenseZeroSum):
+    """The Helmert map of :func:`zero_sum_basis` without the (k−1)×k matrix, O(k):
+    ``(Qv)_{r−1} = (Σ_{c<r} v_c − r·v_r)/√(r(r+1))`` and ``(Qᵀz)_c = Σ_{r>c} a_{r−1} − c·a_{c−1}`` with
+    ``a_{r−1} = z_{r−1}/√(r(r+1))`` (r = 1 … k−1).
+
+    Example:
+        >>> h, q = HelmertMap(5), zero_sum_basis(5)
+        >>> z, v = np.arange(4.0), np.arange(5.0) ** 2
+        >>> bool(np.allclose(h.expand(z), q.T @ z) and np.allclose(h.reduce(v), q @ v))
+        True
+    """
+
+    def __init__(self, k: int) -> None:
+        if k < 1:
+            raise ValueError("k must be >= 1")
+        self.k = k
+        r = np.arange(1, k, dtype=float)
+        self._norm = 1.0 / np.sqrt(r * (r + 1.0))
+        self._r = r
+
+    def expand(self, z: np.ndarray) -> np.ndarray:
+        a = np.asarray(z, dtype=float) * self._norm
+        x = np.zeros(self.k)
+        x[:-1] = np.cumsum(a[::-1])[::-1]
+        x[1:] -= self._r * a
+        return x
+
+    def reduce(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        return self._norm * (np.cumsum(v)[:-1] - self._r * v[1:])
+
+    def dense(self) -> np.ndarray:
+        return zero_sum_basis(self.k)
+
+
+def zero_sum_map(k: int) -> DenseZeroSum:
+    """The map of a zero-sum facet with ``k`` levels: dense up to :data:`DENSE_BASIS_MAX`, O(k) above."""
+    return DenseZeroSum(k) if k <= DENSE_BASIS_MAX else HelmertMap(k)
 
 
 def quadrature(n_nodes: int = 21) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +179,7 @@ class Design:
     counts_cell: sparse.csr_matrix  # (I, n_cells)
     cell_cat_total: np.ndarray  # (n_cells, M+1) counts over exchanges
     n_obs: int
-    q_rater: np.ndarray
+    q_rater: DenseZeroSum  # zero_sum_map(R): expand(z) = Qᵀz, reduce(v) = Qv
     q_group: np.ndarray
     q_steps: tuple[np.ndarray, ...]  # per criterion, Q_{M_j}
     # unique exact patterns (effects.md §2.3), in sorted order, with their multiplicities
@@ -199,7 +268,7 @@ def build_design(
         counts_cell=counts_cell,
         cell_cat_total=cell_cat_total,
         n_obs=int(item.shape[0]),
-        q_rater=zero_sum_basis(max(n_raters, 1)),
+        q_rater=zero_sum_map(max(n_raters, 1)),
         q_group=zero_sum_basis(max(n_groups, 1)),
         q_steps=tuple(zero_sum_basis(max(int(m), 1)) for m in n_steps),
         n_topics=n_topics,
@@ -397,6 +466,9 @@ def prepare_ratings(
     )
     if df.height == 0:
         raise InputSchemaError("ratings: no non-missing scores")
+    if not isinstance(ratings, Ratings):  # a Ratings was checked when it was cleaned (--levels, --drop-out-of-scale)
+        scale_filter(df[criterion_col].cast(pl.String), df[score_col], df[id_col],  # off the scale: an error
+                     log=lambda m: warnings.warn(m.removeprefix("note: "), stacklevel=4))  # a rare category: noted
     shown = [str(c) for c in df[criterion_col].cast(pl.String).unique(maintain_order=True).to_list()]
     df = df.sort(
         [pl.col(id_col).cast(pl.String), pl.col(criterion_col).cast(pl.String), pl.col(rater_col).cast(pl.String)]

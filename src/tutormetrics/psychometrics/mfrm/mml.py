@@ -55,6 +55,7 @@ from scipy.special import expit
 from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.mfrm.design import (
     ABSENT_CATEGORY,
+    DENSE_BASIS_MAX,
     REFERENCE_POINT,
     covariate_reference,
     reference_text,
@@ -109,7 +110,7 @@ def _split(x: np.ndarray, d: Design) -> dict[str, np.ndarray]:
 
 def _unpack(x: np.ndarray, d: Design) -> _Params:
     parts = _split(x, d)
-    s = d.q_rater.T @ parts["zs"] if d.n_raters > 1 else np.zeros(max(d.n_raters, 1))
+    s = d.q_rater.expand(parts["zs"]) if d.n_raters > 1 else np.zeros(max(d.n_raters, 1))
     gamma = parts["gamma"].reshape(d.n_crit, d.n_cov)
     k = max(d.n_groups, 1)
     if d.n_groups > 1:
@@ -197,7 +198,7 @@ def _neg_log_posterior(
     g_c = obs_sum - np.einsum("kq,kq->k", expected, weight)  # d loglik / d c_k
     grads: list[np.ndarray] = [-np.bincount(d.cell_j, g_c, minlength=d.n_crit)]
     if d.n_raters > 1:
-        grads.append(d.q_rater @ -np.bincount(d.cell_r, g_c, minlength=d.n_raters))
+        grads.append(d.q_rater.reduce(-np.bincount(d.cell_r, g_c, minlength=d.n_raters)))
     if d.n_cov:
         gg = np.stack(
             [np.bincount(d.cell_j, g_c * d.cell_v[:, c], minlength=d.n_crit) for c in range(d.n_cov)], axis=1
@@ -228,8 +229,9 @@ def _neg_log_posterior(
     return f, -g / d.n_obs, pi, loglik
 
 
-def _natural_map(d: Design) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
-    """Linear map A (natural × free) and labels (facet, level-kind, index) of the natural vector."""
+def _natural_map(d: Design, raters: bool = True) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+    """Linear map A (natural × free) and labels (facet, level-kind, index) of the natural vector; without
+    ``raters`` the rater rows are left out (many raters: their SEs come from :mod:`.rater_se`)."""
     sizes = d.sizes()
     n_free = sum(sizes.values())
     blocks: list[np.ndarray] = []
@@ -244,8 +246,8 @@ def _natural_map(d: Design) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
     blocks.append(block(np.eye(d.n_crit), offset))
     labels += [("criterion", str(j), "") for j in range(d.n_crit)]
     offset += sizes["b"]
-    if d.n_raters > 1:
-        blocks.append(block(d.q_rater.T, offset))
+    if d.n_raters > 1 and raters:
+        blocks.append(block(d.q_rater.dense().T, offset))
         labels += [("rater", str(r), "") for r in range(d.n_raters)]
     offset += sizes["zs"]
     if d.n_cov:
@@ -322,6 +324,9 @@ class MFRMResult:
     free_x: np.ndarray = field(default_factory=lambda: np.zeros(0))
     free_covariance: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     natural_map: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    #: above DENSE_BASIS_MAX raters: each rater's SE from the diagonal of the information (:mod:`.rater_se`);
+    #: then ``free_x``, ``free_covariance``, ``natural_map`` and ``covariance`` leave the raters out
+    rater_se: np.ndarray | None = None
 
     @property
     def reliability(self) -> float:
@@ -383,7 +388,7 @@ class MFRMResult:
             add("criterion", crit, self.b[j], se, self.b[j] - Z94 * se, self.b[j] + Z94 * se)
         if len(self.raters) > 1:
             for r, name in enumerate(self.raters):
-                se = se_of(("rater", str(r), ""))
+                se = se_of(("rater", str(r), "")) if self.rater_se is None else float(self.rater_se[r])
                 add("rater", name, self.s[r], se, self.s[r] - Z94 * se, self.s[r] + Z94 * se)
         for c, cname in enumerate(self.covariate_names):
             ref = covariate_reference(cname, self.covariate_scales[c]) if self.covariate_scales else ""
@@ -541,12 +546,36 @@ def fit_mfrm(
     t, w = quadrature(n_nodes)
     logw = np.log(w)
     opt = _maximise_posterior(prep.design, t, logw, _start_values(prep), maxiter=maxiter)
-    amap, labels = _natural_map(prep.design)
-    if compute_se and opt.x.size:
-        cov_free = _free_covariance(opt.x, prep.design, t, logw)
+    design = prep.design
+    many = design.n_raters > DENSE_BASIS_MAX  # O(R) memory: raters apart (rater_se), the rest by the Hessian
+    amap, labels = _natural_map(design, raters=not many)
+    keep = _free_without_raters(design) if many else np.arange(opt.x.size)
+    amap = amap[:, keep]
+    if compute_se and keep.size:
+        cov_free = _free_covariance(opt.x, design, t, logw, keep)
     else:
-        cov_free = np.full((opt.x.size, opt.x.size), np.nan)
-    return _mml_result(prep, opt, t, logw, cov_free, amap, labels, id_col=id_col, n_nodes=n_nodes)
+        cov_free = np.full((keep.size, keep.size), np.nan)
+    se_r = None
+    if many:
+        from tutormetrics.psychometrics.mfrm.rater_se import rater_se
+
+        se_r = rater_se(_rater_information(opt.x, design, t, logw)) if compute_se else np.full(design.n_raters, np.nan)
+    return _mml_result(prep, opt, t, logw, cov_free, amap, labels, id_col=id_col, n_nodes=n_nodes, keep=keep, rater_se=se_r)
+
+
+def _rater_information(x: np.ndarray, d: Design, t: np.ndarray, logw: np.ndarray) -> np.ndarray:
+    """The diagonal of the observed information of the rater severities at ``x`` (:mod:`.rater_se`)."""
+    from tutormetrics.psychometrics.mfrm.rater_se import rater_information
+
+    _f, _g, pi, _ll = _neg_log_posterior(x, d, t, logw, want_grad=False)
+    return rater_information(d, _cell_terms(x, d, t)[2], pi)
+
+
+def _free_without_raters(d: Design) -> np.ndarray:
+    """Indices of the free vector outside the rater block (``zs``)."""
+    sizes = d.sizes()
+    n = sum(sizes.values())
+    return np.setdiff1d(np.arange(n), np.arange(sizes["b"], sizes["b"] + sizes["zs"]))
 
 
 def _check_fit_options(model: str, n_nodes: int) -> None:
@@ -584,17 +613,17 @@ def _maximise_posterior(
     )
 
 
-def _free_covariance(x: np.ndarray, design: Design, t: np.ndarray, logw: np.ndarray) -> np.ndarray:
-    """``H⁻¹`` with ``H`` the Hessian of the negative log posterior at the mode (free parameters);
-    all NaN (with a warning) when ``H`` is not positive definite."""
-    hess = _hessian(x, design, t, logw) * design.n_obs
+def _free_covariance(x: np.ndarray, design: Design, t: np.ndarray, logw: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``H⁻¹`` with ``H`` the Hessian of the negative log posterior at the mode over the free parameters
+    ``keep`` (the others held at the mode); all NaN (with a warning) when ``H`` is not positive definite."""
+    hess = _hessian(x, design, t, logw, keep) * design.n_obs
     try:
         cov_free = np.linalg.inv(hess)
         if np.any(np.diag(cov_free) < 0) or not np.all(np.isfinite(cov_free)):
             raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
         warnings.warn("MFRM Hessian is not positive definite; SEs are NaN", stacklevel=3)
-        cov_free = np.full((x.size, x.size), np.nan)
+        cov_free = np.full((keep.size, keep.size), np.nan)
     return cov_free
 
 
@@ -609,6 +638,8 @@ def _mml_result(
     *,
     id_col: str,
     n_nodes: int,
+    keep: np.ndarray | None = None,
+    rater_se: np.ndarray | None = None,
 ) -> MFRMResult:
     """The result at the mode: EAP ``θ = Σ_q π_q t_q`` and posterior SD once per θ-key (from its first
     pattern, copied to every member; ``effects.md`` §2.3), facet values in display order."""
@@ -658,22 +689,27 @@ def _mml_result(
         covariate_scales=prep.cov_scales,
         covariate_raw=prep.cov_raw,
         topic_matrix=prep.item_topic,
-        free_x=opt.x.copy(),
+        free_x=opt.x.copy() if keep is None else opt.x[keep].copy(),
         free_covariance=cov_free,
         natural_map=amap,
+        rater_se=rater_se,
     )
 
 
-def _hessian(x: np.ndarray, d: Design, t: np.ndarray, logw: np.ndarray, step: float = 1e-4) -> np.ndarray:
-    """Hessian of the scaled objective by central differences of the analytic gradient."""
-    n = x.size
+def _hessian(
+    x: np.ndarray, d: Design, t: np.ndarray, logw: np.ndarray, keep: np.ndarray | None = None, step: float = 1e-4
+) -> np.ndarray:
+    """Hessian of the scaled objective over the free parameters ``keep`` (default all) by central
+    differences of the analytic gradient: ``2·len(keep)`` gradients, a ``len(keep)²`` matrix."""
+    keep = np.arange(x.size) if keep is None else keep
+    n = keep.size
     h = np.empty((n, n))
-    for k in range(n):
-        e = np.zeros(n)
+    for col, k in enumerate(keep):
+        e = np.zeros(x.size)
         e[k] = step * max(1.0, abs(x[k]))
         gp = _neg_log_posterior(x + e, d, t, logw)[1]
         gm = _neg_log_posterior(x - e, d, t, logw)[1]
-        h[:, k] = (gp - gm) / (2 * e[k])
+        h[:, col] = (gp[keep] - gm[keep]) / (2 * e[k])
     return 0.5 * (h + h.T)
 
 
