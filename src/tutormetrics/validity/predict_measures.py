@@ -215,7 +215,7 @@ class SortedScore:
 
         ``S_l = Σ_{i: label l} wᵢ (2rᵢ − 1)``,   ``Σ_t W_t³``  (tie correction of the rank variance)
 
-    are exact integers. Fields: ``gpad`` (n + 1) group code per position after a leading pad (code G,
+    are exact integers (below 2⁵³ for N up to about 200,000 weighted rows). Fields: ``gpad`` (n + 1) group code per position after a leading pad (code G,
     weight 0); ``masks`` (n, L) label indicators in sorted order; ``label_rows`` (G, L) rows per group
     and label; ``singles`` (G,) rows per group not tied; ``tied`` positions in ties of ≥ 2 with their
     tie's padded bounds ``t_lo``/``t_hi``; ``tie_lo``/``tie_hi`` the bounds of each such tie.
@@ -276,7 +276,7 @@ class SortedScore:
 def rank_sums(w: Weights, sc: SortedScore) -> tuple[np.ndarray, np.ndarray]:
     """``S`` (c, L): ``Σ wᵢ (2rᵢ − 1)`` per label, and ``Σ_t W_t³`` (c,) over the score's tie groups.
 
-    One gather, one integer cumulative sum and one product over the fixed order per resample block:
+    Per resample, one gather of its group weights into the fixed order, one integer cumulative sum and one product:
     ``S_l = Σ_{k∈l} w_k (2cs_k − w_k)`` for untied positions (``cs`` through k), with ``cs[a−1] + cs[e]``
     in place of ``2cs_k − w_k`` inside a tie; every term is an integer below 2⁵³, so the sums are exact.
     Cached per block and order.
