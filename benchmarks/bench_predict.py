@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
              ("met" if r["cpu_s"] <= 120 else "missed") + f" ({r['cpu_s']:.0f} CPU s; wall {r['wall_s']:.0f} s on a shared machine)"]
             for label, r in runs.items()]  # fmt: skip
     body = (
-        f"## 15. `predict` at scale (`bench_predict.py`)\n\n{size}; goal ≤ 120 s on 2 cores. Synthetic 3-level criteria, "
+        f"## 18. `predict` at scale (`bench_predict.py`)\n\n{size}; goal ≤ 120 s on 2 cores. Synthetic 3-level criteria, "
         f"dialogues of 8 replies, 5% missing metric values; models `all` and `best_single` per criterion.\n\n"
         + C.md_table(rows, ["case", "wall s", "CPU s", "1-min load at start", "≤ 120 s"])
         + "\n\nThe machine is shared (2 cores, other jobs running), so the verdict reads process CPU time, an upper "

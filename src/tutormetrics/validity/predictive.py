@@ -376,23 +376,28 @@ def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spe
 
 def _measure_fns(
     kind: str, y: np.ndarray, levels: np.ndarray, m: _ModelOut, rows: np.ndarray, off_scale: bool = False,
-    shared: dict[str, Any] | None = None,
+    shared: dict[str, Any] | None = None, group: np.ndarray | None = None,
 ) -> dict[str, Callable[[pm.Weights], np.ndarray]]:
     """Closures ``Weights → values`` for each measure the model has, on the rows ``rows``.
 
-    ``shared`` holds the target's rank plan across models (so one resample block ranks it once).
+    ``group`` holds the group codes of ``rows`` (the weights' groups). Class targets: each score is
+    sorted once (:class:`~tutormetrics.validity.predict_measures.SortedScore`) and ρ and the AUCs of every
+    resample come from cumulative weights over that order; label and mean measures from sums by group.
+    ``shared`` holds the continuous target's rank plan across models (so one resample block ranks it once).
     """
     yv = y[rows]
     s = m.score[rows]
+    group = np.zeros(rows.size, dtype=np.intp) if group is None else group
+    n_groups = int(group.max()) + 1 if group.size else 0
     order = MEASURES[kind]
     fns: dict[str, Callable[[pm.Weights], np.ndarray]] = {}
-    plan_s = pm._plan(s)
     shared = {} if shared is None else shared
-    if "plan_y" not in shared:
-        shared["plan_y"] = pm._plan(yv)
-    plan_y = shared["plan_y"]
-    fns["rho"] = lambda w: pm.spearman(w, plan_s, plan_y)
     if kind == "continuous":
+        plan_s = pm._plan(s)
+        if "plan_y" not in shared:
+            shared["plan_y"] = pm._plan(yv)
+        plan_y = shared["plan_y"]
+        fns["rho"] = lambda w: pm.spearman(w, plan_s, plan_y)
         fns["pearson_r"] = lambda w: pm.pearson(w, yv, s)
         fns["r2"] = lambda w: pm.r2(w, yv, s)
         fns["rmse"] = lambda w: pm.rmse(w, yv, s)
@@ -400,12 +405,31 @@ def _measure_fns(
     ycode = np.searchsorted(levels, yv)
     n_levels = levels.size
     top = n_levels - 1
+    sorted_s = pm.SortedScore.of(s, group, ycode, n_levels)
+    fns["rho"] = lambda w: pm.spearman_sorted(w, sorted_s)
     proba = m.proba[rows] if m.proba is not None else None
     nan = lambda w: np.full(w.counts.shape[0], np.nan)  # noqa: E731
+    sizes = np.bincount(group, minlength=n_groups).astype(np.float64)[:, None]
+
+    def mean_of(values: np.ndarray) -> Callable[[pm.Weights], np.ndarray]:
+        table = pm.group_table(group, values, n_groups)
+
+        def fn(w: pm.Weights) -> np.ndarray:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return w.per_group(id(table), table)[:, 0] / w.per_group(id(sizes), sizes)[:, 0]
+
+        return fn
+
+    def confusion_of(truth: np.ndarray, pred: np.ndarray, n_lab: int) -> Callable[[pm.Weights], np.ndarray]:
+        onehot = np.zeros((truth.size, n_lab * n_lab))
+        onehot[np.arange(truth.size), truth.astype(np.intp) * n_lab + pred.astype(np.intp)] = 1.0
+        table = pm.group_table(group, onehot, n_groups)
+        return lambda w: w.per_group(id(table), table).reshape(-1, n_lab, n_lab)
+
     if m.label is not None and not off_scale:
         lab = m.label[rows]
-        exact = lambda w: pm.confusion(w, ycode, lab, n_levels)  # noqa: E731
-        lenient = lambda w: pm.confusion(w, (ycode > 0).astype(np.intp), (lab > 0).astype(np.intp), 2)  # noqa: E731
+        exact = confusion_of(ycode, lab, n_levels)
+        lenient = confusion_of((ycode > 0).astype(np.intp), (lab > 0).astype(np.intp), 2)
         f1 = lambda w: pm.macro_f1_from(exact(w))  # noqa: E731
         acc = lambda w: pm.accuracy_from(exact(w))  # noqa: E731
         f1_len = lambda w: pm.macro_f1_from(lenient(w))  # noqa: E731
@@ -413,20 +437,22 @@ def _measure_fns(
     else:
         f1 = acc = f1_len = acc_len = nan
     if kind == "binary":
-        fns["auc"] = lambda w: pm.auc(w, ycode == top, plan_s)
+        is_top = np.arange(n_levels) == top
+        fns["auc"] = lambda w: pm.auc_sorted(w, sorted_s, is_top)
         fns["macro_f1"], fns["accuracy"] = f1, acc
         if proba is not None:
             p_top = proba[:, top]
             hit = (ycode == top).astype(np.float64)
-            fns["brier"] = lambda w: pm.weighted_mean(w, (p_top - hit) ** 2)
+            fns["brier"] = mean_of((p_top - hit) ** 2)
     else:
         fns["macro_f1"], fns["accuracy"] = f1, acc
         fns["macro_f1_lenient"], fns["accuracy_lenient"] = f1_len, acc_len
-        plan_len = pm._plan(1.0 - proba[:, 0]) if proba is not None else plan_s
-        fns["auc_lenient"] = lambda w: pm.auc(w, ycode > 0, plan_len)
+        sorted_len = pm.SortedScore.of(1.0 - proba[:, 0], group, ycode, n_levels) if proba is not None else sorted_s
+        above = np.arange(n_levels) > 0
+        fns["auc_lenient"] = lambda w: pm.auc_sorted(w, sorted_len, above)
     if proba is not None:
         loss = -np.log(np.maximum(proba[np.arange(rows.size), ycode], pm.LOG_LOSS_FLOOR))
-        fns["log_loss"] = lambda w: pm.weighted_mean(w, loss)
+        fns["log_loss"] = mean_of(loss)
     return {k: fns[k] for k in order if k in fns}
 
 
@@ -521,7 +547,7 @@ def _predict_target(
     level = opts.confidence_level
     rng = np.random.default_rng([opts.seed, t.index]) if opts.ci != "none" else None
     shared: dict[str, Any] = {}
-    sets = [(m.name, _measure_fns(kind, t.y, levels, m, all_rows, shared=shared)) for m in models]
+    sets = [(m.name, _measure_fns(kind, t.y, levels, m, all_rows, shared=shared, group=gcode)) for m in models]
     with single_threaded_blas():
         results = _evaluate(sets, gcode, rng, opts.n_resamples)
     judge_res = None
@@ -548,8 +574,8 @@ def _predict_target(
             else:
                 jrng = np.random.default_rng([opts.seed, t.index, 1]) if rng is not None else None
             jshared: dict[str, Any] = {}
-            jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale, jshared)),
-                     ("all", _measure_fns(kind, t.y, levels, models[0], judge_rows, shared=jshared))]  # fmt: skip
+            jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale, jshared, jg)),
+                     ("all", _measure_fns(kind, t.y, levels, models[0], judge_rows, shared=jshared, group=jg))]  # fmt: skip
             with single_threaded_blas():
                 judge_res = _evaluate(jsets, jg, jrng, opts.n_resamples)
     rows: list[dict[str, Any]] = []
