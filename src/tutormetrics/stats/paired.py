@@ -368,7 +368,7 @@ def _wilcoxon_rows(
     matrix: np.ndarray, groups: list[Any], metric: str, *, n_min: int, desirable: str | None = None, **kwargs: Any
 ) -> list[dict[str, Any]]:
     """The k(k − 1)/2 pairwise Wilcoxon rows of one metric, with ``violation`` (CI excludes 0, n ≥ n_min)
-    and the paired means with their bootstrap CI (the intervals come from :func:`_fill_intervals`)."""
+    and the paired means; their intervals are filled by :func:`_fill_intervals` for the whole table."""
     rows = []
     test_kwargs = {**kwargs, "n_resamples": 0}
     for i, j in itertools.combinations(range(len(groups)), 2):
@@ -383,7 +383,6 @@ def _wilcoxon_rows(
                 "_xy": (matrix[:, i], matrix[:, j]),
             }
         )  # fmt: skip
-    _fill_intervals(rows, n_min=n_min, **kwargs)
     return rows
 
 
@@ -573,6 +572,8 @@ def compare_groups(
         raise ConfigError(f"unknown family {family!r}", hint="use metric, dimension or all")
     if adjust not in ADJUST_METHODS:
         raise ConfigError(f"unknown adjustment {adjust!r}", hint="use holm, bonferroni, bh, by or none")
+    if violation_ci not in ("unadjusted", "bonferroni"):
+        raise ConfigError(f"unknown violation interval {violation_ci!r}", hint="use unadjusted or bonferroni")
     directions = dict(directions or {})
     bad = sorted({v for v in directions.values() if v not in DIRECTIONS})
     if bad:
@@ -598,12 +599,12 @@ def compare_groups(
         subset = subset.filter(pl.col(group_col).is_in(sub_groups))
         _check_unique(subset, group_col, block_col, _describe(lead) if lead else "")
         done.append((lead, _compare_one(subset, metric_cols, sub_groups, group_col, block_col, wilcoxon_kwargs, directions), len(sub_groups)))
+    # every comparison of the table with the same n shares one stream of bootstrap draws
+    _fill_intervals([r for _, rows, _ in done for r in rows if r["test"] == "wilcoxon"], **wilcoxon_kwargs)
     if skipped:
         log(f"compare: {len(skipped)} subset(s) with fewer than two groups skipped: {', '.join(skipped)}")
     if not done:
         raise ConfigError(f"no analysis subset has two groups of {group_col!r} to compare", hint="check --groups, --strata and --dimension")
-    if violation_ci not in ("unadjusted", "bonferroni"):
-        raise ConfigError(f"unknown violation interval {violation_ci!r}", hint="use unadjusted or bonferroni")
     families = _adjust_rows([rows for _, rows, _ in done], adjust, family)
     if violation_ci == "bonferroni":
         _adjusted_intervals(families, **wilcoxon_kwargs)

@@ -9,8 +9,9 @@ and turned into integer weights ``w`` (how often each pair was drawn). Then, per
 * **r_rb**: the weights summed per (|d| tie group, sign) bucket of :func:`signed_ranks` — one sparse
   product ``S @ wᵀ`` with a 0/1 matrix S (buckets × pairs) — give T+ by one cumulative sum over the
   sorted buckets (:func:`rank_biserial_from_buckets`), exactly (integers) as ``rankdata`` would;
-* **mean(d)**: ``w @ d / n``, one matrix product for all comparisons (equal to scipy's ``np.mean`` of the
-  resampled values up to float rounding, ~1e-16 relative).
+* **mean(d)**: ``w @ d / n``, one matrix product for all comparisons, on d split into two whole-number
+  parts (:func:`_split_exact`) so the sums are exact and independent of the batch (equal to scipy's
+  ``np.mean`` of the resampled values up to float rounding, ~1e-16 relative).
 
 The BCa acceleration uses the O(n) jackknife of :func:`jackknife_rank_biserial`; the levels and the
 quantiles are scipy's (:func:`tutormetrics.stats.bootstrap.bca_levels`, :func:`scipy.stats.quantile`).
@@ -27,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -43,6 +45,7 @@ __all__ = ["bootstrap_paired", "paired_intervals", "rank_biserial_interval", "pe
 # Resampled weights per sparse product (c·n float32: 64 MiB) and drawn indices per draw (int64: 32 MiB).
 _WEIGHT_ELEMENTS = 1 << 24
 _DRAW_ELEMENTS = 1 << 22
+_MAX_STEP = 256
 # Bytes per comparison and pair held during one pass of :func:`paired_intervals` (ranks, sparse matrix, d).
 _PASS_BYTES = 1 << 29
 _BYTES_PER_PAIR = 40
@@ -65,6 +68,28 @@ def _bucket_matrix(sr: SignedRanks, dtype: type) -> sparse.csc_array:
     indptr = np.concatenate(([0], np.cumsum(nonzero)))
     data = np.ones(sr.n_nonzero, dtype=dtype)
     return sparse.csc_array((data, bucket[nonzero], indptr), shape=(sr.n_buckets, sr.n))
+
+
+def _split_exact(d: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[float, float]]:
+    """``d ≈ q1·hi + q2·lo`` with whole numbers |q1|, |q2| ≤ 2²⁶ and powers of two hi = 2^(e − 26),
+    lo = 2^(e − 52) (max|d| < 2^e): error ≤ max|d|·2⁻⁵². Resample sums ``Σ w·q`` are then exact whole
+    numbers (Σw = n, so below n·2²⁶ < 2⁵³), whatever order a matrix product adds them in: each
+    comparison's means do not depend on which other comparisons share the product.
+
+    Example:
+        >>> d = np.array([0.1, -3.0])
+        >>> (q1, q2), (hi, lo) = _split_exact(d)
+        >>> bool(np.all(np.abs(q1 * hi + q2 * lo - d) <= 3.0 * 2.0**-52)), bool(np.all(np.abs(q1) <= 2**26))
+        (True, True)
+    """
+    top = float(np.max(np.abs(d))) if d.size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        return (d.copy(), np.zeros_like(d)), (1.0, 0.0)
+    e = math.frexp(top)[1]  # top < 2**e
+    hi, lo = math.ldexp(1.0, e - 26), math.ldexp(1.0, e - 52)
+    q1 = np.trunc(d / hi)  # exact scaling by a power of two
+    q2 = np.round((d - q1 * hi) / lo)  # the remainder is exact; rounding drops bits below 2^(e − 53)
+    return (q1, q2), (hi, lo)
 
 
 def bootstrap_paired(
@@ -94,9 +119,15 @@ def bootstrap_paired(
     # float32 sums are exact below 2**24 pairs
     dtype = np.float32 if n < (1 << 24) else np.float64
     mats = {i: _bucket_matrix(ranked[i], dtype) for i in active}  # type: ignore[arg-type]
-    dmat = np.column_stack([means[i] for i in mean_idx]).astype(np.float64) if mean_idx else None
+    if mean_idx:
+        parts = [_split_exact(np.asarray(means[i], dtype=np.float64)) for i in mean_idx]
+        dmat = np.column_stack([q for q, _ in parts for q in q])  # (n, 2·n_means) whole numbers
+        scales = [sc for _, sc in parts]
+    else:
+        dmat = None
     rng = np.random.default_rng(seed)
-    step = int(max(1, min(n_resamples, _WEIGHT_ELEMENTS // max(1, n))))  # resamples per sparse product
+    # resamples per sparse product: longer rows gain nothing past a few hundred and cost memory per bucket
+    step = int(max(1, min(n_resamples, _MAX_STEP, _WEIGHT_ELEMENTS // max(1, n))))
     draw = int(max(1, min(step, _DRAW_ELEMENTS // max(1, n))))  # resamples per draw
     pool = ThreadPoolExecutor(_threads()) if len(active) > 1 else None
     try:
@@ -113,9 +144,10 @@ def bootstrap_paired(
                 if weights_t is not None:
                     weights_t[:, sub : sub + k] = counts.T
                 if dmat is not None:
-                    sums = counts.astype(np.float64) @ dmat  # (k, n_means)
+                    sums = counts.astype(np.float64) @ dmat  # exact: whole numbers below 2**53
                     for col, i in enumerate(mean_idx):
-                        m_out[i][start + sub : start + sub + k] = sums[:, col] / n  # type: ignore[index]
+                        hi, lo = scales[col]
+                        m_out[i][start + sub : start + sub + k] = (sums[:, 2 * col] * hi + sums[:, 2 * col + 1] * lo) / n  # type: ignore[index]
             if weights_t is None:
                 continue
 

@@ -91,7 +91,9 @@ def signed_ranks(d: np.ndarray) -> SignedRanks:
     nz = np.flatnonzero(d != 0)
     a = np.abs(d[nz])
     s = d[nz] > 0
-    order = np.lexsort((s, a))  # stable: positions ascending inside a bucket
+    # sort by (|d|, sign), positions ascending inside a bucket: the bits of a non-negative float sort
+    # like the float, so one stable integer sort of (bits << 1 | sign) does it (faster than lexsort)
+    order = np.argsort((a.view(np.uint64) << np.uint64(1)) | s.astype(np.uint64), kind="stable")
     a_s, s_s = a[order], s[order]
     k = a_s.size
     new_group = np.ones(k, dtype=bool)
