@@ -32,12 +32,12 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from scipy import sparse, stats
 
-from tutormetrics.stats.bootstrap import bca_levels
+from tutormetrics.stats.bootstrap import bca_levels, single_threaded_blas
 from tutormetrics.stats.signed_rank import SignedRanks, jackknife_rank_biserial, rank_biserial_from_buckets, signed_ranks
 
 __all__ = ["bootstrap_paired", "paired_intervals", "rank_biserial_interval", "percentile_interval", "signed_ranks"]
@@ -121,47 +121,48 @@ def bootstrap_paired(
     mats = {i: _bucket_matrix(ranked[i], dtype) for i in active}  # type: ignore[arg-type]
     if mean_idx:
         parts = [_split_exact(np.asarray(means[i], dtype=np.float64)) for i in mean_idx]
-        dmat = np.column_stack([q for q, _ in parts for q in q])  # (n, 2·n_means) whole numbers
+        dmat_t = np.vstack([q for q, _ in parts for q in q])  # (2·n_means, n) whole numbers
         scales = [sc for _, sc in parts]
     else:
-        dmat = None
+        dmat_t = None
     rng = np.random.default_rng(seed)
     # resamples per sparse product: longer rows gain nothing past a few hundred and cost memory per bucket
     step = int(max(1, min(n_resamples, _MAX_STEP, _WEIGHT_ELEMENTS // max(1, n))))
     draw = int(max(1, min(step, _DRAW_ELEMENTS // max(1, n))))  # resamples per draw
-    pool = ThreadPoolExecutor(_threads()) if len(active) > 1 else None
-    try:
-        for start in range(0, n_resamples, step):
-            c = min(step, n_resamples - start)
-            weights_t = np.empty((n, c), dtype=dtype) if active else None
-            for sub in range(0, c, draw):
-                k = min(draw, c - sub)
-                idx = rng.integers(0, n, (k, n))  # scipy.stats.bootstrap's stream, chunk by chunk
-                counts = np.empty((k, n), dtype=dtype)
-                for row, drawn in enumerate(idx):
-                    counts[row] = np.bincount(drawn, minlength=n)
-                del idx
-                if weights_t is not None:
-                    weights_t[:, sub : sub + k] = counts.T
-                if dmat is not None:
-                    sums = counts.astype(np.float64) @ dmat  # exact: whole numbers below 2**53
-                    for col, i in enumerate(mean_idx):
-                        hi, lo = scales[col]
-                        m_out[i][start + sub : start + sub + k] = (sums[:, 2 * col] * hi + sums[:, 2 * col + 1] * lo) / n  # type: ignore[index]
-            if weights_t is None:
-                continue
 
-            def one(i: int, weights_t: np.ndarray = weights_t, start: int = start, c: int = c) -> None:
-                r_out[i][start : start + c] = rank_biserial_from_buckets(ranked[i], mats[i] @ weights_t)  # type: ignore[arg-type,index]
+    def weights(start: int, c: int) -> np.ndarray | None:
+        """Draw resamples start … start + c − 1: the means directly, the weights (n, c) for r_rb."""
+        counts = np.empty((c, n), dtype=dtype)
+        for sub in range(0, c, draw):
+            k = min(draw, c - sub)
+            idx = rng.integers(0, n, (k, n))  # scipy.stats.bootstrap's stream, chunk by chunk
+            for row, drawn in enumerate(idx, start=sub):
+                counts[row] = np.bincount(drawn, minlength=n)
+            del idx
+            if dmat_t is not None:
+                # (2·n_means, k): this orientation runs 3x faster in OpenBLAS than counts @ dmat
+                sums = dmat_t @ counts[sub : sub + k].astype(np.float64).T  # exact: whole numbers below 2**53
+                for col, i in enumerate(mean_idx):
+                    hi, lo = scales[col]
+                    m_out[i][start + sub : start + sub + k] = (sums[2 * col] * hi + sums[2 * col + 1] * lo) / n  # type: ignore[index]
+        weights_t = np.ascontiguousarray(counts.T) if active else None
+        return weights_t
 
-            if pool is None:
-                for i in active:
-                    one(i)
-            else:
-                list(pool.map(one, active))
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    def one(i: int, weights_t: np.ndarray, start: int) -> None:
+        r_out[i][start : start + weights_t.shape[1]] = rank_biserial_from_buckets(ranked[i], mats[i] @ weights_t)  # type: ignore[arg-type,index]
+
+    starts = list(range(0, n_resamples, step))
+    # the sparse products (which release the GIL) of one chunk run in worker threads while this
+    # thread draws the next chunk; BLAS stays on one thread so the two do not oversubscribe the cores
+    with single_threaded_blas(), ThreadPoolExecutor(_threads()) as pool:
+        pending: list[Future[None]] = []
+        for start in starts:
+            weights_t = weights(start, min(step, n_resamples - start))
+            for fut in pending:
+                fut.result()
+            pending = [] if weights_t is None else [pool.submit(one, i, weights_t, start) for i in active]
+        for fut in pending:
+            fut.result()
     return r_out, m_out
 
 
