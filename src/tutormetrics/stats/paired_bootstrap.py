@@ -38,9 +38,14 @@ import numpy as np
 from scipy import sparse, stats
 
 from tutormetrics.stats.bootstrap import bca_levels, single_threaded_blas
-from tutormetrics.stats.signed_rank import SignedRanks, jackknife_rank_biserial, rank_biserial_from_buckets, signed_ranks
+from tutormetrics.stats.signed_rank import (
+    SignedRanks,
+    jackknife_rank_biserial,
+    rank_biserial_from_buckets,
+    signed_ranks,
+)
 
-__all__ = ["bootstrap_paired", "paired_intervals", "rank_biserial_interval", "percentile_interval", "signed_ranks"]
+__all__ = ["bootstrap_paired", "paired_intervals", "percentile_interval", "rank_biserial_interval", "signed_ranks"]
 
 # Resampled weights per sparse product (c·n float32: 64 MiB) and drawn indices per draw (int64: 32 MiB).
 _WEIGHT_ELEMENTS = 1 << 24

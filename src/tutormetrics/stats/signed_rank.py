@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-__all__ = ["SignedRanks", "signed_ranks", "rank_biserial_from_buckets", "wilcoxon_asymptotic_p", "jackknife_rank_biserial"]
+__all__ = ["SignedRanks", "jackknife_rank_biserial", "rank_biserial_from_buckets", "signed_ranks", "wilcoxon_asymptotic_p"]
 
 
 @dataclass(frozen=True)

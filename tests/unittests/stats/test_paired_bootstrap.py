@@ -10,9 +10,23 @@ import pytest
 from scipy import stats
 
 import tutormetrics.stats.paired_bootstrap as pb
-from tutormetrics.stats.paired import _bootstrap_ci, compare_groups, mean_diff_ci, paired_wilcoxon, rank_biserial
-from tutormetrics.stats.paired_bootstrap import bootstrap_paired, paired_intervals, rank_biserial_interval
-from tutormetrics.stats.signed_rank import jackknife_rank_biserial, signed_ranks, wilcoxon_asymptotic_p
+from tutormetrics.stats.paired import (
+    _bootstrap_ci,
+    compare_groups,
+    mean_diff_ci,
+    paired_wilcoxon,
+    rank_biserial,
+)
+from tutormetrics.stats.paired_bootstrap import (
+    bootstrap_paired,
+    paired_intervals,
+    rank_biserial_interval,
+)
+from tutormetrics.stats.signed_rank import (
+    jackknife_rank_biserial,
+    signed_ranks,
+    wilcoxon_asymptotic_p,
+)
 
 
 def _inputs() -> list[np.ndarray]:
@@ -32,7 +46,7 @@ def _inputs() -> list[np.ndarray]:
 def _scipy(d: np.ndarray, n_resamples: int, level: float, seed: int) -> tuple[float, float, bool]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kw = dict(n_resamples=n_resamples, confidence_level=level, vectorized=True, axis=-1)
+        kw = {"n_resamples": n_resamples, "confidence_level": level, "vectorized": True, "axis": -1}
         res = stats.bootstrap((d,), rank_biserial, method="BCa", rng=np.random.default_rng(seed), **kw)
         lo, hi = res.confidence_interval
         if np.isfinite(lo) and np.isfinite(hi):
