@@ -8,7 +8,12 @@ rank-biserial r with a bootstrap CI, Friedman with Kendall's W, the sign test, a
   ``PermutationMethod(n_resamples=9999)`` (seeded) is used instead.
 * ``r_rb = (T+ − T−)/(T+ + T−) = 4T+/(n(n+1)) − 1`` over the n non-zero differences; > 0 means x > y.
 * CI: BCa bootstrap of r_rb over pairs; percentile fallback (reason ``ci_percentile``) when BCa
-  degenerates (constant resampled statistic, e.g. all differences of one sign).
+  degenerates (constant resampled statistic, e.g. all differences of one sign). The resamples,
+  the interval and the fallback are ``scipy.stats.bootstrap``'s (same draws for the same seed and n),
+  computed by :mod:`tutormetrics.stats.paired_bootstrap` from weight sums over the once-sorted |d|;
+  ``compare`` shares the draws among all comparisons with the same n.
+* For n > 50 non-zero differences p is scipy's normal approximation, computed from the same sort
+  (:func:`tutormetrics.stats.signed_rank.wilcoxon_asymptotic_p`); below, scipy's exact or permutation test.
 
 Example:
     >>> d = [0.8, -0.3, 1.2, 2.1, -0.9, 0.4, 1.7, -1.4, 2.6, 0.6, 1.1, -0.2, 3.0, 0.5, 1.9]
@@ -31,6 +36,8 @@ from scipy import stats
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, AdjustMethod, adjust_pvalues, significance_stars
+from tutormetrics.stats.paired_bootstrap import bootstrap_paired, paired_intervals, percentile_interval, rank_biserial_interval
+from tutormetrics.stats.signed_rank import signed_ranks, wilcoxon_asymptotic_p
 
 __all__ = [
     "paired_wilcoxon",
@@ -122,11 +129,13 @@ def paired_wilcoxon(
         return _nan_result(n, n_nonzero, "too_few")
     if n_nonzero == 0:
         return _nan_result(n, n_nonzero, "constant")
-    has_ties = np.unique(np.abs(d)).size < n_nonzero
+    sr = signed_ranks(d)
+    has_ties = sr.has_ties
     p_method = "exact" if not has_ties and n_nonzero <= 50 else "asymptotic"
-    greater = stats.wilcoxon(d, zero_method="wilcox", alternative="greater", method="asymptotic")
-    t_plus = float(greater.statistic)
-    if has_ties and n_nonzero <= 50:
+    t_plus = sr.t_plus  # = stats.wilcoxon(d, alternative="greater").statistic
+    if n_nonzero > 50:
+        p = wilcoxon_asymptotic_p(sr)  # = stats.wilcoxon(d, method="auto").pvalue (normal above n = 50)
+    elif has_ties:
         # what stats.wilcoxon(method=PermutationMethod(9999)) computes (an exact enumeration when
         # 2**n <= 9999, i.e. n <= 13), with a vectorised T+ instead of a Python loop
         p = stats.permutation_test(
@@ -162,21 +171,16 @@ def paired_wilcoxon(
 
 
 def _bootstrap_ci(d: np.ndarray, n_resamples: int, confidence_level: float, seed: int) -> tuple[float, float, bool]:
-    """BCa interval of r_rb over pairs (zeros included, as resampled units); percentile fallback."""
-    kwargs = dict(
-        vectorized=True,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        axis=-1,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = stats.bootstrap((d,), rank_biserial, method="BCa", rng=np.random.default_rng(seed), **kwargs)
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if np.isfinite(lo) and np.isfinite(hi):
-            return lo, hi, False
-        res = stats.bootstrap((d,), rank_biserial, method="percentile", rng=np.random.default_rng(seed), **kwargs)
-    return float(res.confidence_interval.low), float(res.confidence_interval.high), True
+    """BCa interval of r_rb over pairs (zeros included, as resampled units); percentile fallback.
+
+    Equal to ``scipy.stats.bootstrap((d,), rank_biserial, method="BCa", rng=np.random.default_rng(seed))``
+    (then ``method="percentile"`` when BCa is not finite); NaN for fewer than two pairs.
+    """
+    if d.size < 2 or n_resamples <= 0:
+        return _NAN, _NAN, False
+    sr = signed_ranks(d)
+    (theta_b,), _ = bootstrap_paired([sr], [], d.size, n_resamples, seed)
+    return rank_biserial_interval(sr, theta_b, confidence_level)  # type: ignore[arg-type]
 
 
 def friedman(data: np.ndarray | Sequence[Sequence[float]]) -> dict[str, Any]:
@@ -314,8 +318,8 @@ def mean_diff_ci(
     """Paired means over the complete pairs and a percentile bootstrap CI of mean(x − y) (``studies.md`` §2.3).
 
     The n pairs are resampled with replacement exactly as ``scipy.stats.bootstrap((x − y,), np.mean,
-    method="percentile", rng=np.random.default_rng(seed))`` does (in batches of ⌊2²²/n⌋ resamples when
-    n·n_resamples > 2²², to bound memory); the CI is NaN when n < 2 or
+    method="percentile", rng=np.random.default_rng(seed))`` does (the same draws, taken in chunks; the
+    resample means as weighted sums, equal to scipy's to float rounding); the CI is NaN when n < 2 or
     ``n_resamples = 0``. Means are reported whatever n.
 
     Example:
@@ -335,15 +339,9 @@ def mean_diff_ci(
         if np.all(d == d[0]):
             out.update(diff_ci_low=float(d[0]), diff_ci_high=float(d[0]))
             return out
-        # memory: at most ~2**22 resampled values at once (scipy's default holds all n_resamples x n)
-        batch = None if n * n_resamples <= 1 << 22 else max(1, (1 << 22) // n)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = stats.bootstrap(
-                (d,), np.mean, method="percentile", n_resamples=n_resamples, confidence_level=confidence_level,
-                vectorized=True, axis=-1, rng=np.random.default_rng(seed), batch=batch,
-            )  # fmt: skip
-        out.update(diff_ci_low=float(res.confidence_interval.low), diff_ci_high=float(res.confidence_interval.high))
+        _, (theta_b,) = bootstrap_paired([], [d], n, n_resamples, seed)
+        lo, hi = percentile_interval(theta_b, confidence_level)  # type: ignore[arg-type]
+        out.update(diff_ci_low=lo, diff_ci_high=hi)
     return out
 
 
@@ -370,23 +368,49 @@ def _wilcoxon_rows(
     matrix: np.ndarray, groups: list[Any], metric: str, *, n_min: int, desirable: str | None = None, **kwargs: Any
 ) -> list[dict[str, Any]]:
     """The k(k − 1)/2 pairwise Wilcoxon rows of one metric, with ``violation`` (CI excludes 0, n ≥ n_min)
-    and the paired means with their bootstrap CI."""
+    and the paired means; their intervals are filled by :func:`_fill_intervals` for the whole table."""
     rows = []
-    boot = {k: kwargs[k] for k in ("n_resamples", "confidence_level", "seed") if k in kwargs}
+    test_kwargs = {**kwargs, "n_resamples": 0}
     for i, j in itertools.combinations(range(len(groups)), 2):
-        res = paired_wilcoxon(matrix[:, i], matrix[:, j], n_min=n_min, **kwargs)
-        excludes_zero = bool(res["ci_low"] > 0 or res["ci_high"] < 0)  # False for NaN
+        res = paired_wilcoxon(matrix[:, i], matrix[:, j], n_min=n_min, **test_kwargs)
         a, b = str(groups[i]), str(groups[j])
         rows.append(
             {
                 "metric": metric, "test": "wilcoxon", "group_a": a, "group_b": b, **res,
-                "k": None, "chi2": _NAN, "kendall_w": _NAN, "violation": excludes_zero and res["n"] >= n_min,
-                **mean_diff_ci(matrix[:, i], matrix[:, j], **boot), "favoured": _favoured(res["r_rb"], desirable, a, b),
+                "k": None, "chi2": _NAN, "kendall_w": _NAN, "violation": False,
+                **mean_diff_ci(matrix[:, i], matrix[:, j], n_resamples=0), "favoured": _favoured(res["r_rb"], desirable, a, b),
                 "ci_level": kwargs.get("confidence_level", 0.95) if kwargs.get("n_resamples", 1) > 0 else _NAN,
                 "_xy": (matrix[:, i], matrix[:, j]),
             }
         )  # fmt: skip
     return rows
+
+
+def _fill_intervals(
+    rows: list[dict[str, Any]], *, n_min: int, round_to: int = 10, n_resamples: int = 9999, confidence_level: float = 0.95, seed: int = 0
+) -> None:
+    """The r_rb interval (rows with n ≥ n_min and a non-zero difference) and the mean-difference interval
+    (n ≥ 2, not all differences equal) of Wilcoxon rows, all rows with the same n on one stream of draws;
+    then ``violation``. Same numbers as :func:`paired_wilcoxon` and :func:`mean_diff_ci` one row at a time."""
+    jobs: list[tuple[np.ndarray | None, np.ndarray | None]] = []
+    for r in rows:
+        x, y = r["_xy"]
+        mask = np.isfinite(x) & np.isfinite(y)
+        d = x[mask] - y[mask]
+        rank = np.round(d, round_to) if r["n"] >= n_min and r["n_nonzero"] else None
+        mean = d if d.size >= 2 and not np.all(d == d[0]) else None
+        if d.size >= 2 and mean is None and n_resamples > 0:  # every difference equal: a point interval
+            r.update(diff_ci_low=float(d[0]), diff_ci_high=float(d[0]))
+        jobs.append((rank, mean))
+    for r, (rank, mean, theta_b) in zip(rows, paired_intervals(jobs, n_resamples, confidence_level, seed)):
+        if rank is not None:
+            r.update(ci_low=rank[0], ci_high=rank[1], _theta_b=theta_b)
+            if rank[2]:
+                r["reason"] = ";".join([c for c in r["reason"].split(";") if c] + ["ci_percentile"])
+        if mean is not None:
+            r.update(diff_ci_low=mean[0], diff_ci_high=mean[1])
+        excludes_zero = bool(r["ci_low"] > 0 or r["ci_high"] < 0)  # False for NaN
+        r["violation"] = excludes_zero and r["n"] >= n_min
 
 
 def _adjust_family(fam: list[dict[str, Any]], adjust: str) -> None:
@@ -412,7 +436,10 @@ def _adjusted_intervals(families: list[list[dict[str, Any]]], *, n_min: int, rou
             x, y = r["_xy"]
             mask = np.isfinite(x) & np.isfinite(y)
             d_all = np.round(x[mask] - y[mask], round_to)
-            lo, hi, used_percentile = _bootstrap_ci(d_all, n_resamples, level, seed)
+            if r.get("_theta_b") is not None:  # the same resamples at another level
+                lo, hi, used_percentile = rank_biserial_interval(signed_ranks(d_all), r["_theta_b"], level)
+            else:
+                lo, hi, used_percentile = _bootstrap_ci(d_all, n_resamples, level, seed)
             reasons = [c for c in r["reason"].split(";") if c and c != "ci_percentile"] + (["ci_percentile"] if used_percentile else [])
             r.update(ci_low=lo, ci_high=hi, ci_level=level, reason=";".join(reasons), violation=bool(lo > 0 or hi < 0))
 
@@ -545,6 +572,8 @@ def compare_groups(
         raise ConfigError(f"unknown family {family!r}", hint="use metric, dimension or all")
     if adjust not in ADJUST_METHODS:
         raise ConfigError(f"unknown adjustment {adjust!r}", hint="use holm, bonferroni, bh, by or none")
+    if violation_ci not in ("unadjusted", "bonferroni"):
+        raise ConfigError(f"unknown violation interval {violation_ci!r}", hint="use unadjusted or bonferroni")
     directions = dict(directions or {})
     bad = sorted({v for v in directions.values() if v not in DIRECTIONS})
     if bad:
@@ -570,12 +599,12 @@ def compare_groups(
         subset = subset.filter(pl.col(group_col).is_in(sub_groups))
         _check_unique(subset, group_col, block_col, _describe(lead) if lead else "")
         done.append((lead, _compare_one(subset, metric_cols, sub_groups, group_col, block_col, wilcoxon_kwargs, directions), len(sub_groups)))
+    # every comparison of the table with the same n shares one stream of bootstrap draws
+    _fill_intervals([r for _, rows, _ in done for r in rows if r["test"] == "wilcoxon"], **wilcoxon_kwargs)
     if skipped:
         log(f"compare: {len(skipped)} subset(s) with fewer than two groups skipped: {', '.join(skipped)}")
     if not done:
         raise ConfigError(f"no analysis subset has two groups of {group_col!r} to compare", hint="check --groups, --strata and --dimension")
-    if violation_ci not in ("unadjusted", "bonferroni"):
-        raise ConfigError(f"unknown violation interval {violation_ci!r}", hint="use unadjusted or bonferroni")
     families = _adjust_rows([rows for _, rows, _ in done], adjust, family)
     if violation_ci == "bonferroni":
         _adjusted_intervals(families, **wilcoxon_kwargs)
