@@ -301,6 +301,8 @@ def run_pipeline(
     # a dialogue's ratings are keyed by its TURNS or CONV ids ("<conversation>:<turn>", conversation_id)
     ratings_key = key if dialogue is None else IdKey()
     raw_ratings = read_keyed(ratings, ratings_key, id_columns=("exchange_id", "conversation_id", id_col), drop_parts=True)
+    if raw_ratings.height == 0 and not thetas:  # a release without ratings (Bridge): the scores and the report only
+        return _score_and_report(exchanges, ratings, outdir, score_options, dialogue, id_col, files, log, history, vo)
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
     rated = clean_ratings(raw_ratings, vo, id_col, str(ratings), log)  # once: θ, agreement and targets share it
@@ -386,6 +388,38 @@ def run_pipeline(
     from tutormetrics.engine.checkpoint import remove_checkpoint
 
     for scored in ("metrics.csv", "turns.csv"):  # kept until here: a rerun after a failed later step reuses them
+        remove_checkpoint(outdir / scored)
+    return summary
+
+
+def _score_and_report(
+    exchanges: Path, ratings: Path, outdir: Path, score_options: ScoreOptions, dialogue: Any, id_col: str,
+    files: dict[str, str], log: Log, history: Any, vo: ValidateOptions,
+) -> dict[str, Any]:
+    """``run`` with a ratings table that has a header and no rows (Bridge ships none): score, then write run.json and
+    the report of the scores; nothing is validated (run.json ``"validated": false``), and stderr says so."""
+    log(f"note: {ratings} holds no ratings: scoring and the report only, nothing to validate "
+        "(compare groups with `tutormetrics compare --group-col ... --block-col ...`)")
+    log("[1/2] scoring")
+    _, warned = _score_levels(exchanges, outdir, score_options, dialogue, id_col, files, log, history)
+    log("[2/2] writing the report")
+    from tutormetrics.report.provenance import input_hashes, record_hashes
+
+    written = [Path(p).name for p in files.values()]
+    written += [f"{n}.manifest.json" for n in written if (outdir / f"{n}.manifest.json").is_file()]
+    files["report"] = str(outdir / "report.html")
+    summary: dict[str, Any] = {
+        "tutormetrics": __version__, "exchanges": str(exchanges), "ratings": str(ratings), "validated": False,
+        "files": files, "score_options": asdict(score_options), "validate_options": asdict(vo), "warnings": warned,
+        "file_sha256": record_hashes(outdir, written), "run_files": list(run_files(vo.figure_formats)),
+        "input_sha256": input_hashes(exchanges=exchanges, ratings=ratings, theta=None),
+    }  # fmt: skip
+    write_text_atomic(outdir / "run.json", json.dumps(summary, indent=2, default=str))
+    from tutormetrics.engine.checkpoint import remove_checkpoint
+    from tutormetrics.report import write_report
+
+    write_report(outdir, on_stale=lambda line: log(f"note: report: {line}"))
+    for scored in ("metrics.csv", "turns.csv"):
         remove_checkpoint(outdir / scored)
     return summary
 

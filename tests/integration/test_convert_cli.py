@@ -78,3 +78,22 @@ def test_convert_never_overwrites_its_raw_file(tmp_path):
     result = CliRunner().invoke(app, ["convert", "bridge", str(raw), "-o", str(tmp_path)])
     assert result.exit_code == 2 and "never overwrites an input" in result.output
     assert raw.read_bytes() == src.read_bytes()
+
+
+def test_bridge_raw_file_to_report_in_two_commands(tmp_path, capsys):
+    """Bridge ships no ratings (header-only ratings.csv): `run` scores and writes the report, validating nothing."""
+    from tutormetrics.cli import main
+
+    raw = PUBLIC / "bridge" / "validation.json"
+    if not raw.exists():
+        pytest.skip("../shared/data/public not available")
+    assert main(["convert", "bridge", str(raw), "-o", str(tmp_path / "br")]) == 0
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "br" / "exchanges.csv"), "--ratings", str(tmp_path / "br" / "ratings.csv"),
+                 "--metrics", "lexical", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "holds no ratings: scoring and the report only" in err
+    run = json.loads((out / "run.json").read_text())
+    assert run["validated"] is False and not (out / "correlations.csv").exists()
+    assert pl.read_csv(out / "metrics.csv").height == 142
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
