@@ -93,19 +93,25 @@ def predict(
     ids = ("exchange_id", "conversation_id", id_col, group_col)
     metrics_df = read_keyed(metrics, key, id_columns=ids)
     metrics_df = metrics_df.drop([p for p in key.id_parts if p != group_col and p in metrics_df.columns])  # ids, not features
+    from tutormetrics.metrics.columns import describe_frame, metric_names
+
+    # the metric columns and families of the table's manifest (else the one fallback): never guessed here
+    described = describe_frame(metrics_df, source=metrics, exclude={id_col, group_col, "exchange_id", "conversation_id"},
+                               log=log, command="predict")  # fmt: skip
     result = predict_study(
         metrics_df,
         group_col=group_col,
         ratings=read_keyed(ratings, key, id_columns=ids, drop_parts=True) if ratings is not None else None,
         theta=[theta_to_targets(read_keyed(p, key, drop_parts=True), id_col=id_col) for p in theta or []],
         id_col=id_col,
-        metrics_cols=split_list(metrics_cols),
+        metrics_cols=split_list(metrics_cols) or metric_names(described) or None,
         controls=split_list(control) or [],
         judge=judge,
         judge_cols=judge_col,
         rating_options=ro,
         options=options,
         ratings_source=str(ratings),
+        families={d.name: d.family for d in described if d.family != "other"},  # an unknown column: its own family
         log=log,
     )
     write_table(result.table, output)

@@ -46,17 +46,9 @@ def registry_families(n_layers: int = 48) -> dict[str, str]:
     >>> registry_families()["resp_words"], registry_families()["ttr"]
     ('length', 'lexical_diversity')
     """
-    from tutormetrics.metrics.registry import get_metric, list_metrics
+    from tutormetrics.metrics.columns import declared_columns  # the one registry reading (metrics/columns.py)
 
-    out: dict[str, str] = {}
-    for name in list_metrics():
-        try:
-            cols = get_metric(name).columns(n_layers)
-        except Exception:  # noqa: BLE001 - a plugin family that cannot list its columns lists none
-            continue
-        for col in cols:
-            out.setdefault(col, name)
-    return out
+    return {name: d.family for name, d in declared_columns(None, n_layers).items()}
 
 
 def _require_sklearn() -> None:
