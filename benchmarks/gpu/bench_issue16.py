@@ -72,7 +72,7 @@ def encoder_pass(model: str, device: str, dtype: str, texts: list[str], batch_si
     s = time.perf_counter() - t0
     tokens = int(out.n_content_tokens.sum() + enc.n_special_tokens * out.n_windows.sum())
     return {"dtype": dtype, "seconds": s, "tokens": tokens, "tokens_per_s": tokens / s, "texts": len(texts),
-            "windows": int(out.n_windows.sum()), "loader": enc.loader, "batch_tokens": enc._batch_tokens()}  # fmt: skip
+            "windows": int(out.n_windows.sum()), "loader": enc.loader, "batch_tokens": enc.config.batch_budget(enc.device.type, enc.max_seq_length)}  # fmt: skip
 
 
 def plain_floor(model: str, device: str, texts: list[str], budget_tokens: int) -> dict:

@@ -369,6 +369,7 @@ class TextEncoder(EncoderCommon):
             "pooling": "mean (CLS/SEP included), window-token-weighted",
             "loader": self._loader,
             "batch_size": self.config.batch_size,
+            "batch_tokens": self.config.batch_budget(self.device.type, self.max_seq_length),
             "device": str(self._device),
             "dtype": str(self._dtype).replace("torch.", ""),
             "autocast": self._dtype is not None and self._dtype != torch.float32,  # half-precision matmuls only
@@ -434,7 +435,9 @@ class TextEncoder(EncoderCommon):
         # a longer one gets one matrix (on disk above spill_mb) that every window fills at its offset.
         sink = WindowSink(win, n_win, L, d, self.config.spill_mb)
 
-        bounds = plan_batches(win.length[order] + n_special, self.config.batch_size, self._batch_tokens())
+        bounds = plan_batches(
+            win.length[order] + n_special, self.config.batch_size, self.config.batch_budget(self.device.type, self.max_seq_length)
+        )
         n_batches = len(bounds)
         flat_ids, text_start = _flatten(ids)
         del ids
@@ -479,14 +482,6 @@ class TextEncoder(EncoderCommon):
         if len(unique) != len(texts) or len(texts) == 0:
             encoded = encoded.subset(inverse)
         return encoded
-
-    def _batch_tokens(self) -> int | None:
-        """Padded-token budget per forward pass (``None`` = ``batch_size`` windows); see :class:`EncoderConfig`."""
-        if self.config.batch_tokens is not None:
-            return self.config.batch_tokens
-        if self._device is not None and self._device.type == "cuda":
-            return self.config.batch_size * self.max_seq_length
-        return None
 
     def _precision(self) -> contextlib.AbstractContextManager[Any]:
         """Half precision as autocast: matmuls and attention in float16/bfloat16, while weights, LayerNorm,

@@ -207,7 +207,7 @@ class OnnxTextEncoder(EncoderCommon):
             "pooling": "mean (CLS/SEP included), window-token-weighted",
             "loader": "onnxruntime",
             "batch_size": self.config.batch_size,
-            "batch_tokens": self.config.batch_tokens,
+            "batch_tokens": self.config.batch_budget("cpu", self.max_seq_length),
             "device": "cpu",
             "intra_op_threads": self._threads,
             "dtype": "int8 weights (dynamic)" if self.config.quantize == "int8" else "float32",
@@ -245,7 +245,9 @@ class OnnxTextEncoder(EncoderCommon):
         n_special = len(prefix) + len(suffix)
         order = np.argsort(-win.length, kind="stable")  # longest first, as the torch path
         sink = WindowSink(win, n_win, L, d, self.config.spill_mb)
-        bounds = plan_batches(win.length[order] + n_special, self.config.batch_size, self.config.batch_tokens)
+        bounds = plan_batches(
+            win.length[order] + n_special, self.config.batch_size, self.config.batch_budget("cpu", self.max_seq_length)
+        )
         flat_ids, text_start = flatten(ids)
         del ids
         input_names = list(meta["inputs"])

@@ -111,9 +111,12 @@ def _reference_windows(model_dir: Path, ids: list[int], w: int) -> dict[str, np.
     }
 
 
-@pytest.mark.parametrize("batch_size", [1, 32])
-def test_windowing_equals_hand_weighted_pool(tiny_model_dir: Path, batch_size: int) -> None:
-    enc = make_encoder(tiny_model_dir, max_seq_length=6, batch_size=batch_size)  # 4 content tokens a window
+@pytest.mark.parametrize(
+    ("batch_size", "batch_tokens", "forward_calls"),
+    [(1, 6, 6), (1, None, 2), (32, None, 1)],  # CPU budget batch_size × 32: 32 tokens hold 5 windows of 6, 1,024 all
+)
+def test_windowing_equals_hand_weighted_pool(tiny_model_dir: Path, batch_size: int, batch_tokens, forward_calls) -> None:
+    enc = make_encoder(tiny_model_dir, max_seq_length=6, batch_size=batch_size, batch_tokens=batch_tokens)  # 4 content tokens a window
     out = enc.encode([LONG, T2], progress=False)
     ids = enc.tokenize([LONG])[0]
     ref = _reference_windows(tiny_model_dir, ids, w=4)
@@ -126,7 +129,7 @@ def test_windowing_equals_hand_weighted_pool(tiny_model_dir: Path, batch_size: i
     np.testing.assert_allclose(out.token_states[0], ref["tokens"], atol=1e-5)
     assert out.n_content_tokens[0] == 19 and out.n_windowed == 1
     assert enc.windows_encoded == 6 and enc.texts_encoded == 2
-    assert enc.forward_calls == math.ceil(6 / batch_size)
+    assert enc.forward_calls == forward_calls
     msg = long_text_warning(out.n_windowed, len(out), enc.max_seq_length, enc.config.long_text)
     assert msg == "1 of 2 unique texts exceeded max_seq_length=6 and were windowed"
 

