@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,12 +29,12 @@ from tutormetrics import __version__
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import check_outputs, write_table, write_text_atomic
-from tutormetrics.psychometrics.ratings import Ratings
+from tutormetrics.progress import Log, quiet
+from tutormetrics.psychometrics.ratings import RatingOptions, Ratings
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.metrics.columns import ColumnDescription
 
-Log = Callable[[str], None]
 
 def run_files(formats: Sequence[str] = ("png", "pdf")) -> tuple[str, ...]:
     """Every file ``run`` may write into its folder (checked against the inputs before any work): the scored
@@ -59,19 +59,11 @@ def run_files(formats: Sequence[str] = ("png", "pdf")) -> tuple[str, ...]:
 RUN_FILES = run_files()
 
 
-def _quiet(_message: str) -> None:
-    """The default logger: says nothing."""
-
-
 @dataclass
-class ValidateOptions:
-    """Options of the validation step: one set of names and defaults for ``validate``, ``run`` and the API."""
+class ValidateOptions(RatingOptions):
+    """Options of the validation step: one set of names and defaults for ``validate``, ``run`` and the API (the
+    rating fields are :class:`~tutormetrics.psychometrics.ratings.RatingOptions`')."""
 
-    rater_col: str = "rater"
-    criterion_col: str = "criterion"
-    score_col: str = "score"
-    aggregate: str = "mean"
-    targets_from: list[str] | None = None
     adjust: str = "bh"
     ci: str = "bca"
     n_resamples: int = 9999
@@ -83,9 +75,6 @@ class ValidateOptions:
     n_min: int = 10
     #: Significant digits of the rank key (``effects.md`` §2.5); 0 = raw values.
     tie_digits: int = 12
-    id_type: str = "str"
-    levels: list[float] | None = None
-    drop_out_of_scale: bool = False
     #: ``"exchangeable"``: the rater labels are anonymous slots (``datasets.md`` §5); ``None``: raters are people.
     raters: str | None = None
     estimate_theta: bool = True
@@ -133,7 +122,7 @@ def validate_metrics(
     id_col: str = "exchange_id",
     metric_cols: Sequence[str] | None = None,
     ratings_source: str = "ratings",
-    log: Log = _quiet,
+    log: Log = quiet,
 ) -> StudyResult:
     """Targets from ``ratings`` (long or wide; a frame, or a
     :class:`~tutormetrics.psychometrics.ratings.Ratings` already cleaned) and ``theta`` tables, θ estimated
@@ -210,7 +199,7 @@ def _inherited_targets(metrics: pl.DataFrame, tables: Sequence[pl.DataFrame], id
     return check_shared_ids(keyed, id_col, ids, vo.cluster_col)
 
 
-def clean_ratings(ratings: pl.DataFrame | Ratings, vo: ValidateOptions, id_col: str, source: str, log: Log = _quiet) -> Ratings:
+def clean_ratings(ratings: pl.DataFrame | Ratings, vo: ValidateOptions, id_col: str, source: str, log: Log = quiet) -> Ratings:
     """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under ``vo``'s columns
     and scale (``--levels``, ``--drop-out-of-scale``); one already cleaned is returned as it is."""
     if isinstance(ratings, Ratings):
@@ -260,7 +249,7 @@ def run_pipeline(
     metric_cols: Sequence[str] | None = None,
     top: int = 5,
     group_col: str | None = None,
-    log: Log = _quiet,
+    log: Log = quiet,
     history: Any = None,
 ) -> dict[str, Any]:
     """Score → (θ) → agreement → Spearman table → heatmap → report into ``outdir``; returns the summary
@@ -349,7 +338,7 @@ def run_pipeline(
     result = study.validity
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
     log("[4/4] writing the tables and drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
-    _write_level(result, "", vo, columns, outdir, files, log)
+    _write_level(result, "", first_vo, columns, outdir, files, log)
     for prefix, frame, level_cols, level_columns in levels[1:]:  # the turn level of conversation ratings
         log(f"      {prefix.rstrip('_')} level (each turn inherits its conversation's rating; intervals over {vo.cluster_col})")
         level = validate_metrics(
@@ -359,7 +348,7 @@ def run_pipeline(
         _write_level(level.validity, prefix, vo, level_columns, outdir, files, log)
     if group_col is not None:  # grouped cross-validated predictive validity (predictive.md §1)
         log(f"      predictive validity, grouped by {group_col}")
-        files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, vo, columns, outdir, log))
+        files["predictive"] = str(_write_predictive(frame_all, raw_ratings, theta_tables, group_col, id_col, first_vo, columns, outdir, log))
     from tutormetrics.report.provenance import input_hashes, record_hashes
 
     written = [Path(p).name for p in files.values()]
@@ -429,16 +418,14 @@ def _write_predictive(
     vo: ValidateOptions, columns: Sequence[Any], outdir: Path, log: Log,
 ) -> Path:
     """``predictive.csv``: ``predict`` with the study's ratings, θ, controls and seed (defaults otherwise)."""
-    from tutormetrics.validity.predict_study import RatingOptions, predict_study
+    from tutormetrics.validity.predict_study import predict_study
     from tutormetrics.validity.predictive import PredictOptions
 
-    ro = RatingOptions(rater_col=vo.rater_col, criterion_col=vo.criterion_col, score_col=vo.score_col, aggregate=vo.aggregate,
-                       targets_from=vo.targets_from, id_type=vo.id_type, levels=vo.levels, drop_out_of_scale=vo.drop_out_of_scale)  # fmt: skip
     families = {d.name: d.family for d in columns}  # the Scorer's column descriptions
     metric_cols = [c for c in families if c in frame.columns] or None
     result = predict_study(
         frame, group_col=group_col, ratings=ratings, theta=theta, id_col=id_col, metrics_cols=metric_cols,
-        controls=vo.control, rating_options=ro, options=PredictOptions(seed=vo.seed, n_min=vo.n_min),
+        controls=vo.control, rating_options=vo, options=PredictOptions(seed=vo.seed, n_min=vo.n_min),
         families=dict(families), ratings_source="ratings", log=log,
     )  # fmt: skip
     path = outdir / "predictive.csv"
@@ -520,15 +507,19 @@ def _dialogue_levels(levels: list[Any], id_col: str, vo: ValidateOptions, log: L
         return levels, vo, {"level": "turn"}
     conv, turns = levels[0][1], levels[1][1]
     n = conv.height
+    conv_vo = _conversation_controls(vo, conv, log)
+    summary: dict[str, Any] = {"level": "conversation", "n_conversations": n}
+    if conv_vo.control != vo.control:
+        summary["conversation_control"] = conv_vo.control
     if vo.cluster_col is None:
         log(f"validating conversations (ratings keyed by conversation_id: {n:,} conversations); "
             "the turn level needs --cluster-col conversation_id")  # fmt: skip
-        return levels[:1], vo, {"level": "conversation", "n_conversations": n}
+        return levels[:1], conv_vo, summary
     log(f"validating conversations (ratings keyed by conversation_id: {n:,} conversations); the turn level "
         f"(turns_correlations.csv) with intervals over {vo.cluster_col} and no p (inherited ratings)")  # fmt: skip
-    summary = {"level": "conversation", "n_conversations": n, "turn_level": "turns_correlations.csv"}
+    summary["turn_level"] = "turns_correlations.csv"
     if vo.cluster_col == "conversation_id":  # one CONV row per cluster: the row bootstrap
-        return levels, replace(vo, cluster_col=None), summary
+        return levels, replace(conv_vo, cluster_col=None), summary
     from tutormetrics.io import require_columns
     from tutormetrics.validity.level import check_nested
 
@@ -536,7 +527,20 @@ def _dialogue_levels(levels: list[Any], id_col: str, vo: ValidateOptions, log: L
     check_nested(turns, "conversation_id", vo.cluster_col)
     labels = turns.select(pl.col("conversation_id").cast(pl.String), pl.col(vo.cluster_col).cast(pl.String)).unique()
     conv = conv.with_columns(pl.col("conversation_id").cast(pl.String)).join(labels, on="conversation_id", how="left", maintain_order="left")
-    return [("", conv, *levels[0][2:]), *levels[1:]], vo, summary
+    return [("", conv, *levels[0][2:]), *levels[1:]], conv_vo, summary
+
+
+def _conversation_controls(vo: ValidateOptions, conv: pl.DataFrame, log: Log) -> ValidateOptions:
+    """``--control`` at the conversation level: a turn metric there is its conversations' mean, ``mean_<col>``
+    (``dialogue.md`` §5's CONV columns), so ``--control resp_words`` holds ``mean_resp_words`` fixed for the
+    conversations and ``resp_words`` for the turns. Said on stderr and recorded in ``run.json``
+    (``conversation_control``); a name that is neither stays as given (and is refused as missing)."""
+    mapped = [f"mean_{c}" if c not in conv.columns and f"mean_{c}" in conv.columns else c for c in vo.control]
+    for given, used in zip(vo.control, mapped, strict=True):
+        if given != used:
+            log(f"note: --control {given}: the conversation level controls for {used} (its conversation's mean), "
+                f"the turn level for {given}")  # fmt: skip
+    return replace(vo, control=mapped) if mapped != vo.control else vo
 
 
 def _write_level(

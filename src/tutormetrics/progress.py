@@ -21,6 +21,14 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
+#: A logger: one line of text for people (stderr in the CLI, nothing by default in the API).
+Log = Callable[[str], None]
+
+
+def quiet(_message: str) -> None:
+    """The default logger: says nothing."""
+
+
 #: Seconds between progress lines off a terminal (``--progress-every``; 0 = none).
 DEFAULT_EVERY = 30.0
 

@@ -168,3 +168,24 @@ def test_run_dialogue_metrics_cols_at_both_levels(tmp_path, capsys):
                  "-o", str(out)]) == 0, capsys.readouterr().err  # fmt: skip
     assert set(pl.read_csv(out / "correlations.csv")["metric"]) == {"mean_resp_questions", "talk_ratio"}
     assert set(pl.read_csv(out / "turns_correlations.csv")["metric"]) == {"resp_questions"}
+
+
+def test_run_dialogue_control_is_the_conversation_mean_at_the_conversation_level(tmp_path, capsys):
+    """--control resp_words on conversation ratings: CONV holds mean_resp_words fixed (dialogue.md §5), the turns
+    resp_words; said on stderr and in run.json. Before: exit 2 after scoring and θ ("missing column 'resp_words'")."""
+    out = tmp_path / "demo"
+    code = main(["run", "--example", "dialogue", "-o", str(out), "-m", "lexical", "--n-resamples", "99", "--no-progress",
+                 "--cluster-col", "conversation_id", "--control", "resp_words"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "note: --control resp_words: the conversation level controls for mean_resp_words" in err
+    schema = {"control": pl.String, "reason": pl.String, "stars": pl.String}
+    conv = pl.read_csv(out / "correlations.csv", schema_overrides=schema)
+    turns = pl.read_csv(out / "turns_correlations.csv", schema_overrides=schema)
+    assert set(conv["control"].fill_null("")) == {"", "mean_resp_words"}
+    assert set(turns["control"].fill_null("")) == {"", "resp_words"}
+    held = conv.filter((pl.col("control") == "mean_resp_words") & (pl.col("metric") == "mean_resp_words"))
+    assert held.height > 0 and (held["reason"] == "constant").all()  # the control against itself: no partial ρ
+    assert (out / "heatmap_partial.png").exists() and (out / "turns_heatmap_partial.png").exists()
+    run = json.loads((out / "run.json").read_text())
+    assert run["conversation_control"] == ["mean_resp_words"] and run["validate_options"]["control"] == ["resp_words"]

@@ -467,8 +467,10 @@ def from_kwargs(cls: type, kwargs: Mapping[str, Any], options: Iterable[Option] 
     >>> from_kwargs(ValidateOptions, {"levels": "0,1", "control": "a,b,a"}).control
     ['a', 'b']
     """
-    target = next(name for name, klass in _targets().items() if klass is cls)
-    values = {o.field: o.value(kwargs[o.name]) for o in options if o.target == target and o.name in kwargs}
+    targets = _targets()  # the class itself, else the target that extends it (RatingOptions: validate's)
+    target = next((n for n, k in targets.items() if k is cls), None) or next(n for n, k in targets.items() if issubclass(k, cls))
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {o.field: o.value(kwargs[o.name]) for o in options if o.target == target and o.name in kwargs and o.field in names}
     return cls(**(values | fields))
 
 

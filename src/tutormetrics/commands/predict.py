@@ -63,15 +63,14 @@ def predict(
         tutormetrics predict metrics.csv --ratings ratings.csv --group-col conversation_id -o pred.csv
     """
     from tutormetrics.ids import read_keyed
-    from tutormetrics.psychometrics.ratings import parse_levels, theta_to_targets
+    from tutormetrics.psychometrics.ratings import theta_to_targets
 
     key = opt.table_key(kwargs)  # --id (repeatable: a composite exchange_id, datasets.md §3.1)
     ratings, theta, id_col, control = kwargs["ratings"], kwargs["theta"], kwargs["id_col"], kwargs["control"]
     confidence_level, seed, n_min = kwargs["confidence_level"], kwargs["seed"], kwargs["n_min"]
-    rater_col, criterion_col, score_col = kwargs["rater_col"], kwargs["criterion_col"], kwargs["score_col"]
-    aggregate, id_type, levels, drop_out_of_scale = (kwargs[k] for k in ("aggregate", "id_type", "levels", "drop_out_of_scale"))
-    targets_from, metrics_cols = kwargs["targets_from"], kwargs["metrics_cols"]
-    from tutormetrics.validity.predict_study import RatingOptions, predict_study
+    metrics_cols = kwargs["metrics_cols"]
+    from tutormetrics.psychometrics.ratings import RatingOptions
+    from tutormetrics.validity.predict_study import predict_study
     from tutormetrics.validity.predictive import PredictOptions
 
     infer_format(output)
@@ -85,11 +84,7 @@ def predict(
         confidence_level=confidence_level, seed=seed, n_min=n_min,
     )  # fmt: skip
     options.check()
-    ro = RatingOptions(
-        rater_col=rater_col, criterion_col=criterion_col, score_col=score_col, aggregate=aggregate,
-        targets_from=split_list(targets_from), id_type=id_type, levels=parse_levels(levels),
-        drop_out_of_scale=drop_out_of_scale,
-    )  # fmt: skip
+    ro = opt.from_kwargs(RatingOptions, kwargs)
     ids = ("exchange_id", "conversation_id", id_col, group_col)
     metrics_df = read_keyed(metrics, key, id_columns=ids)
     metrics_df = metrics_df.drop([p for p in key.id_parts if p != group_col and p in metrics_df.columns])  # ids, not features

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import warnings
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,7 @@ from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.io import infer_format, remove_stale_temporaries, write_table, write_text_atomic
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
-
-Log = Callable[[str], None]
+from tutormetrics.progress import Log
 
 
 @dataclass

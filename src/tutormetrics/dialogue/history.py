@@ -66,8 +66,7 @@ from tutormetrics.io import (
     write_table,
 )
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles
-
-Log = Callable[[str], None]
+from tutormetrics.progress import Log
 
 __all__ = ["check_history_options", "final_exchanges", "history_conversations", "score_history_file"]
 

@@ -45,8 +45,7 @@ import polars as pl
 from tutormetrics import __version__
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io import atomic_output, file_sha256, write_text_atomic
-
-Log = Callable[[str], None]
+from tutormetrics.progress import Log
 
 _STATE, _LEDGER, _OWNER = "run.json", "chunks.json", "owner.json"
 

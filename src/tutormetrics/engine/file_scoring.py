@@ -41,8 +41,7 @@ from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, 
 from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.engine.scorer import Scorer
-
-Log = Callable[[str], None]
+from tutormetrics.progress import Log
 
 
 @dataclass

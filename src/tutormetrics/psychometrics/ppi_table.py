@@ -17,6 +17,7 @@ from collections.abc import Callable
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.progress import quiet
 from tutormetrics.psychometrics.ratings import clean_long_ratings, ratings_to_targets
 from tutormetrics.stats.ppi import PPIResult, ppi_mean
 
@@ -24,10 +25,6 @@ COLUMNS: tuple[str, ...] = (
     "criterion", "group", "n_labeled", "n_unlabeled", "lambda", "estimate", "se", "ci_low", "ci_high", "classical",
     "classical_se", "classical_ci_low", "classical_ci_high", "judge_mean", "n_effective", "reason",
 )  # fmt: skip
-
-
-def _quiet(_message: str) -> None:
-    """Default logger: silent."""
 
 
 def parse_lambda(text: str | float) -> float | str:
@@ -99,7 +96,7 @@ def ppi_table(
     rater_col: str = "rater",
     criterion_col: str = "criterion",
     score_col: str = "score",
-    log: Callable[[str], None] = _quiet,
+    log: Callable[[str], None] = quiet,
 ) -> pl.DataFrame:
     """One row per criterion × group (pooled row first, ``group`` empty; groups sorted as text)."""
     if not 0.0 < confidence_level < 1.0:

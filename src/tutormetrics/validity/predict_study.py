@@ -8,36 +8,18 @@ predictions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+from tutormetrics.progress import Log, quiet
+from tutormetrics.psychometrics.ratings import RatingOptions
 from tutormetrics.validity.join import metric_columns
 from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
 
-Log = Callable[[str], None]
 _JUDGE_PREFIX = "__judge__:"
-
-
-def _quiet(_message: str) -> None:
-    """Default logger: silent."""
-
-
-@dataclass
-class RatingOptions:
-    """``validate``'s rating options (``statistics.md`` §1.1)."""
-
-    rater_col: str = "rater"
-    criterion_col: str = "criterion"
-    score_col: str = "score"
-    aggregate: str = "mean"
-    targets_from: list[str] | None = None
-    id_type: str = "str"
-    levels: list[float] | None = None
-    drop_out_of_scale: bool = False
 
 
 def registry_families(n_layers: int = 48) -> dict[str, str]:
@@ -105,7 +87,7 @@ def predict_study(
     options: PredictOptions | None = None,
     families: Mapping[str, str] | None = None,
     ratings_source: str = "ratings",
-    log: Log = _quiet,
+    log: Log = quiet,
 ) -> PredictResult:
     """Targets (criteria after ``aggregate``, then θ), features, controls and judge → :func:`predict_frame`."""
     from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings, ratings_frame_to_targets

@@ -34,11 +34,10 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.bootstrap import single_threaded_blas
 from tutormetrics.validity import predict_measures as pm
 from tutormetrics.validity.folds import group_codes, group_folds
-
-Log = Callable[[str], None]
 
 MODELS: tuple[str, ...] = ("logistic", "ridge", "hgb")
 CLASS_WEIGHTS: tuple[str, ...] = ("none", "balanced")
@@ -60,10 +59,6 @@ LABEL_MEASURES = frozenset({"macro_f1", "accuracy", "macro_f1_lenient", "accurac
 
 #: Bootstrap elements (resamples × rows) per chunk.
 _CHUNK = 1 << 21
-
-
-def _quiet(_message: str) -> None:
-    """Default logger: silent."""
 
 
 @dataclass
@@ -686,7 +681,7 @@ def predict_frame(
     families: Mapping[str, str] | None = None,
     id_col: str = "exchange_id",
     options: PredictOptions | None = None,
-    log: Log = _quiet,
+    log: Log = quiet,
 ) -> PredictResult:
     """Grouped K-fold predictions of every target from ``features`` (+ ``controls``) of ``frame``.
 
