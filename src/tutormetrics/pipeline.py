@@ -453,7 +453,7 @@ def _score_levels(
         score = score_file
         if score_options.engine == "ray":
             from tutormetrics.engine.ray_engine import score_file_ray as score
-        resumable = {"keep_checkpoint": True} if score_options.engine == "local" else {}
+        resumable = {"keep_checkpoint": True}  # removed at the end of the run: a failed later step resumes
         if history is not None:  # each row's response after its history: one row per exchange
             from tutormetrics.dialogue.history import score_history_file
 

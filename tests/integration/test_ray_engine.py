@@ -106,3 +106,22 @@ def test_missing_ray_is_a_clear_error(rows, tmp_path, monkeypatch, capsys):
     assert main(["score", str(rows), "-o", str(tmp_path / "o.csv"), "-m", "length", "--engine", "ray"]) == 2
     err = capsys.readouterr().err
     assert "--engine ray needs Ray Data" in err and "tutormetrics[ray]" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_run_on_ray_resumes_after_a_failed_later_step(ray_cluster, tmp_path, capsys):
+    """`run --engine ray` whose validation fails keeps the Ray run's verified scores (`metrics.csv.partial/`); the
+    rerun reuses them without Ray and writes the same metrics.csv; a finished run leaves no checkpoint behind."""
+    out = tmp_path / "study"
+    args = ["run", "--example", "-o", str(out), "-m", "length,lexical_diversity", "--ci", "none", "--no-estimate-theta",
+            "--no-progress", "--engine", "ray", "--num-actors", "1"]  # fmt: skip
+    assert main([*args, "--control", "no_such_metric"]) == 2
+    err = capsys.readouterr().err
+    assert "no_such_metric" in err and "Traceback" not in err and (out / "metrics.csv.partial").is_dir()
+    first = (out / "metrics.csv").read_bytes()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "ray: reusing the 40 rows scored by an earlier run" in err and "ray: 0 blocks" not in err and " blocks on " not in err
+    assert (out / "metrics.csv").read_bytes() == first and not (out / "metrics.csv.partial").exists()
+    manifest = json.loads((out / "metrics.csv.manifest.json").read_text())
+    assert manifest["engine"]["name"] == "ray" and manifest["engine"]["actors"] == 1

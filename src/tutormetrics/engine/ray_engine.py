@@ -16,9 +16,11 @@
 
 Fault tolerance: Ray Data restarts a dead actor and retries its blocks (its defaults for actor pools are
 ``max_restarts=-1``, ``max_task_retries=-1``), and re-runs lost read/write tasks, so a worker process or node lost
-mid-run costs only its blocks (an exception raised by the scoring code itself is not retried: it fails the run). If the driver dies (Ctrl-C, the head node),
-the run is lost: nothing is checkpointed, the shards folder is removed, and a rerun scores everything again
-(use ``--engine local``, whose chunks are checkpointed and resumed, when runs are interrupted often).
+mid-run costs only its blocks (an exception raised by the scoring code itself is not retried: it fails the run). If the driver dies (Ctrl-C, the head node)
+while Ray scores, that scoring is lost: the shards folder is removed and a rerun scores everything again (use
+``--engine local``, whose chunks are checkpointed and resumed, when runs are interrupted often). Once Ray has
+scored, the frame is checkpointed before the output is written (``<output>.partial/``), so a failure after that
+(writing the output, or ``run``'s later steps) is resumed without Ray.
 """
 
 from __future__ import annotations
@@ -33,19 +35,21 @@ from typing import Any
 
 import polars as pl
 
+from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.file_scoring import (
-    Log,
     ScoreOptions,
     ScoreResult,
     build_scorer,
     iter_exchanges,
     open_input,
 )
+from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_stats import ScoreStats
-from tutormetrics.engine.run_summary import log_summary, run_manifest, write_run_manifest
+from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
 from tutormetrics.engine.run_warnings import long_text_warning, mostly_nan_warnings, run_notes
 from tutormetrics.errors import ConfigError
 from tutormetrics.io import write_table
+from tutormetrics.progress import Log, quiet
 
 ROW, PROMPT, RESPONSE = "__row", "__prompt", "__response"
 
@@ -145,13 +149,57 @@ def _quiet(ray: Any, progress: bool | None) -> None:
 
 
 def score_file_ray(
-    path: Path, output: Path | None, options: ScoreOptions, *, log: Log = lambda _m: None, keep_frame: bool = False
+    path: Path, output: Path | None, options: ScoreOptions, *, log: Log = quiet, keep_frame: bool = False,
+    keep_checkpoint: bool = False,
 ) -> ScoreResult:
-    """Score ``path`` on Ray Data; the output (columns, ids, order, numbers) is that of the local engine."""
+    """Score ``path`` on Ray Data; the output (columns, ids, order, numbers) is that of the local engine.
+
+    With an output, the scored frame is checkpointed (``<output>.partial/``, one verified Parquet chunk, keyed by
+    the input's hash and every option that changes numbers, as the local engine's) before the output is written;
+    ``keep_checkpoint`` keeps it after success, so ``run`` can fail at a later step and its rerun reuses the scores
+    without starting Ray.
+    """
     ray = import_ray()
     lf, plan, n_kept = open_input(path, output, options, log)
     scorer = build_scorer(options, n_kept)  # columns and manifest on the driver; the model is not loaded here
+    if output is None:
+        frame, engine = _score_on_ray(ray, lf, plan, n_kept, options, scorer, None, str(path), log)
+    else:
+        key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)), engine="ray")
+        with Checkpoint(output, key) as checkpoint:
+            checkpoint.open(options.resume, log)
+            done = checkpoint.ledger.get(0)
+            if done is not None and done.get("rows") == n_kept and isinstance(done.get("stats"), dict):
+                frame, engine = pl.read_parquet(checkpoint.path(0)), done["stats"]["engine"]
+                log(f"ray: reusing the {n_kept:,} rows scored by an earlier run (verified in {checkpoint.dir})")
+            else:
+                frame, engine = _score_on_ray(ray, lf, plan, n_kept, options, scorer, output, str(path), log)
+                checkpoint.save(0, frame, options.id_column, {"engine": engine}, [])
+            write_table(frame, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
+            if not keep_checkpoint:
+                checkpoint.remove()
+    stats = frame_stats(frame, scorer.metric_columns())
+    run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats, scorer.nan_hints())
+    notes, nan_reasons = run_notes(stats, [f.name for f in scorer.families])
+    log_summary(log, run_warnings, notes)
+    manifest = run_manifest(
+        scorer, source=path, options=options, warnings=run_warnings, nan_reasons=nan_reasons,
+        stats={k: v for k, v in vars(stats).items() if k in _FRAME_STATS}, load_encoder=False,
+        n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
+    ) | {"engine": engine}
+    if output is not None:
+        write_run_manifest(output, manifest, options)
+        log(f"scored {n_kept:,} exchanges -> {output} (ray, {engine['actors']} actor(s))")
+    keep = output is None or keep_frame
+    return ScoreResult(frame if keep else None, manifest, output, n_kept, 0, scorer.column_families())
 
+
+def _score_on_ray(
+    ray: Any, lf: pl.LazyFrame, plan: Any, n_kept: int, options: ScoreOptions, scorer: Any, output: Path | None, source: str,
+    log: Log,
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The scored frame in input order, and the manifest's ``engine`` entry: stage the blocks, run the actor
+    pool, read the shards back (a Ray started here is shut down again)."""
     started = False
     if not ray.is_initialized():
         ray.init(address=options.ray_address, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -159,7 +207,7 @@ def score_file_ray(
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name if output else 'stdout'}.ray-", dir=output.parent if output else None))
     t0 = time.perf_counter()
     try:
-        n_blocks = stage_input(lf, plan, options, staging / "in", str(path))
+        n_blocks = stage_input(lf, plan, options, staging / "in", source)
         from tutormetrics.engine.batch import ScoreBatch
 
         n_actors, cpus = _actors(ray, options)
@@ -180,38 +228,20 @@ def score_file_ray(
         parts = sorted((staging / "out").glob("*.parquet"))
         scored = pl.scan_parquet(parts).sort(ROW) if parts else None
         if scored is None:
-            frame_lazy = scorer.empty_frame().lazy()
+            frame = scorer.empty_frame()
         else:
             rows = scored.select(ROW).collect().get_column(ROW)
             if rows.len() != n_kept or not (rows == pl.int_range(0, n_kept, eager=True)).all():  # pragma: no cover
                 raise RuntimeError(f"Ray returned {rows.len()} rows for {n_kept} exchanges")
             order = [options.id_column, *keep, *scorer.columns()[1:]]
-            frame_lazy = scored.select(order).rename({k: k[len("__keep_"):] for k in keep})
-        frame = frame_lazy.collect()
-        seconds = time.perf_counter() - t0
-        if output is not None:
-            write_table(frame, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
+            frame = scored.select(order).rename({k: k[len("__keep_"):] for k in keep}).collect()
+        engine = {"name": "ray", "ray": ray.__version__, "actors": n_actors, "cpus_per_actor": cpus,
+                  "gpus_per_actor": options.gpus_per_actor, "blocks": n_blocks, "seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if started:
             ray.shutdown()
-    stats = frame_stats(frame, scorer.metric_columns())
-    run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats, scorer.nan_hints())
-    notes, nan_reasons = run_notes(stats, [f.name for f in scorer.families])
-    log_summary(log, run_warnings, notes)
-    manifest = run_manifest(
-        scorer, source=path, options=options, warnings=run_warnings, nan_reasons=nan_reasons,
-        stats={k: v for k, v in vars(stats).items() if k in _FRAME_STATS}, load_encoder=False,
-        n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
-    ) | {
-        "engine": {"name": "ray", "ray": ray.__version__, "actors": n_actors, "cpus_per_actor": cpus,
-                   "gpus_per_actor": options.gpus_per_actor, "blocks": n_blocks, "seconds": round(seconds, 3)},
-    }
-    if output is not None:
-        write_run_manifest(output, manifest, options)
-        log(f"scored {n_kept:,} exchanges -> {output} (ray, {n_actors} actor(s))")
-    keep = output is None or keep_frame
-    return ScoreResult(frame if keep else None, manifest, output, n_kept, 0, scorer.column_families())
+    return frame, engine
 
 
 #: The counts :func:`frame_stats` reads back from an output (the others stay with the actors).
