@@ -54,7 +54,8 @@ class EncoderConfig:
         device: ``"auto"`` (cuda, then mps, then cpu), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
         dtype: ``"auto"`` (float32), ``"float32"``; ``"float16"``/``"bfloat16"`` only on a GPU, as autocast:
             half-precision matmuls and attention, float32 weights, hidden states, pooling and cosines.
-        batch_size: windows per forward pass.
+        batch_size: the batch unit: it scales the padded-token budget (:meth:`batch_budget`) on CPU and CUDA, and
+            is windows per forward pass on MPS or with ``batch_tokens`` set (the cap then is the budget).
         batch_tokens: padded tokens per forward pass instead (windows sorted longest first are packed
             until ``windows × longest ≤ batch_tokens``): ``None`` = :meth:`batch_budget` (``batch_size ×
             max_seq_length`` on CUDA, ``batch_size × 32`` on the CPU, plain ``batch_size`` windows on MPS).

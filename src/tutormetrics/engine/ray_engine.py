@@ -162,36 +162,41 @@ def score_file_ray(
     ray = import_ray()
     lf, plan, n_kept = open_input(path, output, options, log)
     scorer = build_scorer(options, n_kept)  # columns and manifest on the driver; the model is not loaded here
-    if output is None:
-        frame, engine = _score_on_ray(ray, lf, plan, n_kept, options, scorer, None, str(path), log)
-    else:
-        key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)), engine="ray")
-        with Checkpoint(output, key) as checkpoint:
-            checkpoint.open(options.resume, log)
-            done = checkpoint.ledger.get(0)
-            if done is not None and done.get("rows") == n_kept and isinstance(done.get("stats"), dict):
-                frame, engine = pl.read_parquet(checkpoint.path(0)), done["stats"]["engine"]
-                log(f"ray: reusing the {n_kept:,} rows scored by an earlier run (verified in {checkpoint.dir})")
-            else:
-                frame, engine = _score_on_ray(ray, lf, plan, n_kept, options, scorer, output, str(path), log)
-                checkpoint.save(0, frame, options.id_column, {"engine": engine}, [])
+
+    def finish(frame: pl.DataFrame, engine: dict[str, Any]) -> ScoreResult:
+        """Warnings, manifest, and (with an output) the output and its manifest."""
+        stats = frame_stats(frame, scorer.metric_columns())
+        run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats, scorer.nan_hints())
+        notes, nan_reasons = run_notes(stats, [f.name for f in scorer.families])
+        log_summary(log, run_warnings, notes)
+        manifest = run_manifest(
+            scorer, source=path, options=options, warnings=run_warnings, nan_reasons=nan_reasons,
+            stats={k: v for k, v in vars(stats).items() if k in _FRAME_STATS}, load_encoder=False,
+            n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
+        ) | {"engine": engine}
+        if output is not None:
             write_table(frame, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
-            if not keep_checkpoint:
-                checkpoint.remove()
-    stats = frame_stats(frame, scorer.metric_columns())
-    run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats, scorer.nan_hints())
-    notes, nan_reasons = run_notes(stats, [f.name for f in scorer.families])
-    log_summary(log, run_warnings, notes)
-    manifest = run_manifest(
-        scorer, source=path, options=options, warnings=run_warnings, nan_reasons=nan_reasons,
-        stats={k: v for k, v in vars(stats).items() if k in _FRAME_STATS}, load_encoder=False,
-        n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
-    ) | {"engine": engine}
-    if output is not None:
-        write_run_manifest(output, manifest, options)
-        log(f"scored {n_kept:,} exchanges -> {output} (ray, {engine['actors']} actor(s))")
-    keep = output is None or keep_frame
-    return ScoreResult(frame if keep else None, manifest, output, n_kept, 0, scorer.column_families())
+            write_run_manifest(output, manifest, options)
+            log(f"scored {n_kept:,} exchanges -> {output} (ray, {engine['actors']} actor(s))")
+        keep = output is None or keep_frame
+        return ScoreResult(frame if keep else None, manifest, output, n_kept, 0, scorer.column_families())
+
+    if output is None:
+        return finish(*_score_on_ray(ray, lf, plan, n_kept, options, scorer, None, str(path), log))
+    key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)), engine="ray")
+    with Checkpoint(output, key) as checkpoint:
+        checkpoint.open(options.resume, log)
+        done = checkpoint.ledger.get(0)
+        if done is not None and done.get("rows") == n_kept and isinstance(done.get("stats"), dict):
+            frame, engine = pl.read_parquet(checkpoint.path(0)), done["stats"]["engine"]
+            log(f"ray: reusing the {n_kept:,} rows scored by an earlier run (verified in {checkpoint.dir})")
+        else:
+            frame, engine = _score_on_ray(ray, lf, plan, n_kept, options, scorer, output, str(path), log)
+            checkpoint.save(0, frame, options.id_column, {"engine": engine}, [])
+        result = finish(frame, engine)
+        if not keep_checkpoint:  # the output and its manifest are written: the checkpoint has done its job
+            checkpoint.remove()
+    return result
 
 
 def _score_on_ray(
