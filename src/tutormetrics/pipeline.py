@@ -515,6 +515,12 @@ def _dialogue_levels(levels: list[Any], id_col: str, vo: ValidateOptions, log: L
         log(f"validating conversations (ratings keyed by conversation_id: {n:,} conversations); "
             "the turn level needs --cluster-col conversation_id")  # fmt: skip
         return levels[:1], conv_vo, summary
+    conversation_only = [c for c in vo.control if c not in turns.columns]
+    if conversation_only:  # found before the conversation level writes anything
+        raise ConfigError(
+            f"--control {conversation_only[0]}: the turn level (asked for by --cluster-col) has no such column",
+            hint="control for a turn metric (the conversations then hold its mean_ fixed), or drop --cluster-col",
+        )
     log(f"validating conversations (ratings keyed by conversation_id: {n:,} conversations); the turn level "
         f"(turns_correlations.csv) with intervals over {vo.cluster_col} and no p (inherited ratings)")  # fmt: skip
     summary["turn_level"] = "turns_correlations.csv"

@@ -189,3 +189,17 @@ def test_run_dialogue_control_is_the_conversation_mean_at_the_conversation_level
     assert (out / "heatmap_partial.png").exists() and (out / "turns_heatmap_partial.png").exists()
     run = json.loads((out / "run.json").read_text())
     assert run["conversation_control"] == ["mean_resp_words"] and run["validate_options"]["control"] == ["resp_words"]
+
+
+def test_run_dialogue_conversation_only_control_with_the_turn_level_stops_before_writing(tmp_path, capsys):
+    """talk_ratio exists for conversations only: with --cluster-col (the turn level too) it is exit 2 before any
+    table of either level is written (was: the conversation level written, then exit 2 at the turns)."""
+    out = tmp_path / "demo"
+    code = main(["run", "--example", "dialogue", "-o", str(out), "-m", "lexical", "--n-resamples", "99", "--no-progress",
+                 "--cluster-col", "conversation_id", "--control", "talk_ratio"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "--control talk_ratio: the turn level (asked for by --cluster-col) has no such column" in err
+    assert "Traceback" not in err and not (out / "correlations.csv").exists() and not (out / "theta.csv").exists()
+    assert main(["run", "--example", "dialogue", "-o", str(out), "-m", "lexical", "--n-resamples", "99", "--no-progress",
+                 "--control", "talk_ratio"]) == 0  # the conversation level alone holds it: a CONV column  # fmt: skip
+    capsys.readouterr()
