@@ -12,12 +12,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.progress import quiet
+from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import clean_long_ratings, ratings_to_targets
 from tutormetrics.stats.ppi import PPIResult, ppi_mean
 
@@ -96,7 +94,7 @@ def ppi_table(
     rater_col: str = "rater",
     criterion_col: str = "criterion",
     score_col: str = "score",
-    log: Callable[[str], None] = quiet,
+    log: Log = quiet,
 ) -> pl.DataFrame:
     """One row per criterion × group (pooled row first, ``group`` empty; groups sorted as text)."""
     if not 0.0 < confidence_level < 1.0:
