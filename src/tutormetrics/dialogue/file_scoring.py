@@ -28,7 +28,7 @@ from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.io import infer_format, remove_stale_temporaries, write_table, write_text_atomic
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
-from tutormetrics.progress import Log
+from tutormetrics.progress import Log, quiet
 
 
 @dataclass
@@ -85,7 +85,7 @@ def score_dialogue_file(
     dialogue: DialogueOptions,
     *,
     conversations_output: Path | None = None,
-    log: Log = lambda _m: None,
+    log: Log = quiet,
     keep_checkpoint: bool = False,
 ) -> DialogueResult:
     """Score every tutor turn of ``path`` into ``output`` (TURNS) and, if asked, ``conversations_output`` (CONV).

@@ -66,7 +66,7 @@ from tutormetrics.io import (
     write_table,
 )
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles
-from tutormetrics.progress import Log
+from tutormetrics.progress import Log, quiet
 
 __all__ = ["check_history_options", "final_exchanges", "history_conversations", "score_history_file"]
 
@@ -146,7 +146,7 @@ def score_history_file(
     options: ScoreOptions,
     dialogue: Any,
     *,
-    log: Log = lambda _m: None,
+    log: Log = quiet,
     keep_frame: bool = False,
 ) -> ScoreResult:
     """Score each row's response after its history (``dialogue``: a

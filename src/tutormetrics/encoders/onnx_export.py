@@ -32,7 +32,6 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from tutormetrics.encoders.onnx_store import (
     source_hash,
 )
 from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.progress import Log, quiet
 
 #: Largest |ONNX − torch| allowed in any float32 hidden state on the probe batch (float32 kernels differ
 #: by ~1e-5 on MiniLM's hidden states; pooled values and cosines agree to ~1e-6).
@@ -78,7 +78,7 @@ def export_model(
     *,
     force: bool = False,
     keep_raw: bool = False,
-    log: Callable[[str], None] = lambda _m: None,
+    log: Log = quiet,
 ) -> Path:
     """Export ``model_path`` (default: the bundled all-MiniLM-L6-v2) into ``out_dir`` (default: its folder in
     the export store) and return the folder. A fresh export is kept unless ``force``; ``keep_raw`` also keeps
@@ -133,7 +133,7 @@ def export_model(
     return target
 
 
-def _export_into(path: str, layout: Any, work: Path, log: Callable[[str], None], keep_raw: bool = False) -> dict[str, Any]:
+def _export_into(path: str, layout: Any, work: Path, log: Log, keep_raw: bool = False) -> dict[str, Any]:
     """Write model.onnx, model.int8.onnx and tokenizer.json into ``work``; return export.json's content."""
     ensure_offline()
     import numpy as np

@@ -41,7 +41,7 @@ from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, 
 from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.engine.scorer import Scorer
-from tutormetrics.progress import Log
+from tutormetrics.progress import Log, quiet
 
 
 @dataclass
@@ -355,7 +355,7 @@ def score_file(
     output: Path | None,
     options: ScoreOptions,
     *,
-    log: Log = lambda _m: None,
+    log: Log = quiet,
     keep_frame: bool = False,
     keep_checkpoint: bool = False,
 ) -> ScoreResult:

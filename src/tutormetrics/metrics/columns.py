@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutormetrics.metrics.base import LEVELS, OTHER, ColumnDescription
+from tutormetrics.progress import Log
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.metrics.base import Metric
@@ -340,7 +341,7 @@ def describe_frame(
     source: str | Path | None = None,
     exclude: Iterable[str] = (),
     registry: MetricRegistry | None = None,
-    log: Callable[[str], None] | None = None,
+    log: Log | None = None,
     command: str = "validate",
 ) -> list[ColumnDescription]:
     """The metric columns of a polars ``frame`` read from ``source``: the descriptions and roles in the manifest

@@ -14,9 +14,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import polars as pl
+
+from tutormetrics.progress import Log, quiet
 
 __all__ = ["drop_na_codes", "negative_category_warnings"]
 
@@ -26,7 +28,7 @@ def _score(ratings: pl.DataFrame, score_col: str) -> pl.Expr:
 
 
 def drop_na_codes(
-    ratings: pl.DataFrame, codes: Sequence[float], *, score_col: str = "score", log: Callable[[str], None] = lambda _m: None
+    ratings: pl.DataFrame, codes: Sequence[float], *, score_col: str = "score", log: Log = quiet
 ) -> pl.DataFrame:
     """``ratings`` without the rows whose score is one of ``codes`` (numeric match)."""
     if not codes or score_col not in ratings.columns:

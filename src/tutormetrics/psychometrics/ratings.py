@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
@@ -24,6 +24,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import read_table, require_columns
+from tutormetrics.progress import Log, quiet
 
 Aggregate = Literal["mean", "per_rater", "min", "max"]
 AGGREGATES: tuple[str, ...] = ("mean", "per_rater", "min", "max")
@@ -208,7 +209,7 @@ def wide_ratings_to_targets(
     columns: list[str] | None = None,
     aggregate: Aggregate = "mean",
     rater_col: str | None = None,
-    log: Callable[[str], None] | None = None,
+    log: Log | None = None,
 ) -> pl.DataFrame:
     """Wide ratings → targets. Columns are criteria, or ``criterion@rater`` per-rater scores.
 
@@ -499,7 +500,7 @@ def check_scale(
     levels: Sequence[float] | None = None,
     drop: bool = False,
     source: str = "ratings",
-    log: Callable[[str], None] = lambda _m: None,
+    log: Log = quiet,
 ) -> pl.DataFrame:
     """Long ratings whose scores all lie on the scale: ``levels`` when given (``--levels 0,1``), else each
     criterion's :func:`inferred_levels` (reported when it leaves a value out).
@@ -533,7 +534,7 @@ def scale_filter(
     levels: Sequence[float] | None = None,
     drop: bool = False,
     source: str = "ratings",
-    log: Callable[[str], None] = lambda _m: None,
+    log: Log = quiet,
 ) -> tuple[pl.Series | None, dict[str, tuple[float, ...]], tuple[str, ...]]:
     """The scale check of :func:`check_scale` on parsed scores: ``(rows to keep or None when all are on the
     scale, scale per criterion, notes on rare categories kept and on what was dropped)``; off-scale scores
@@ -669,7 +670,7 @@ class Ratings:
         levels: Sequence[float] | None = None,
         drop_out_of_scale: bool = False,
         source: str = "ratings",
-        log: Callable[[str], None] = lambda _m: None,
+        log: Log = quiet,
         exchangeable: bool = False,
     ) -> Ratings:
         """Long ratings (a criterion and a score column) cleaned and checked against their scale
@@ -704,7 +705,7 @@ class Ratings:
                 "score_col": self.score_col}  # fmt: skip
 
     def targets(
-        self, aggregate: Aggregate = "mean", columns: Sequence[str] | None = None, log: Callable[[str], None] | None = None
+        self, aggregate: Aggregate = "mean", columns: Sequence[str] | None = None, log: Log | None = None
     ) -> pl.DataFrame:
         """Wide targets (:func:`ratings_frame_to_targets`): long ratings aggregated over raters, with
         ``columns`` the criteria kept; wide ones with ``columns`` the target columns."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -35,6 +35,7 @@ from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io import require_columns
+from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, AdjustMethod, adjust_pvalues, significance_stars
 from tutormetrics.stats.paired_bootstrap import bootstrap_paired, paired_intervals, percentile_interval, rank_biserial_interval
 from tutormetrics.stats.signed_rank import signed_ranks, wilcoxon_asymptotic_p
@@ -490,7 +491,7 @@ def _compare_one(
 
 
 def _subsets(
-    df: pl.DataFrame, strata: list[str], dimensions: list[str], log: Callable[[str], None]
+    df: pl.DataFrame, strata: list[str], dimensions: list[str], log: Log
 ) -> list[tuple[dict[str, str], pl.DataFrame]]:
     """The analysis subsets (``studies.md`` §2.1): crossed strata, then one subset per value of each
     dimension inside each stratum (sorted as text; missing values skipped)."""
@@ -540,7 +541,7 @@ def compare_groups(
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
     seed: int = 0,
-    log: Callable[[str], None] | None = None,
+    log: Log | None = None,
 ) -> pl.DataFrame:
     """Paired comparisons of groups matched on ``block_col``, for each metric and analysis subset
     (``raters.md`` §5, ``studies.md`` §2).
@@ -567,7 +568,7 @@ def compare_groups(
         >>> t["reason"][0], t["mean_diff"][0]
         ('too_few', -1.5)
     """
-    log = log or (lambda _m: None)
+    log = log or quiet
     if family not in FAMILIES:
         raise ConfigError(f"unknown family {family!r}", hint="use metric, dimension or all")
     if adjust not in ADJUST_METHODS:
