@@ -544,8 +544,8 @@ def _conversation_controls(vo: ValidateOptions, conv: pl.DataFrame, log: Log) ->
     mapped = [f"mean_{c}" if c not in conv.columns and f"mean_{c}" in conv.columns else c for c in vo.control]
     for given, used in zip(vo.control, mapped, strict=True):
         if given != used:
-            log(f"note: --control {given}: the conversation level controls for {used} (its conversation's mean), "
-                f"the turn level for {given}")  # fmt: skip
+            log(f"note: --control {given}: the conversation level controls for {used} (the mean over its turns); "
+                f"a turn level holds {given} itself")  # fmt: skip
     return replace(vo, control=mapped) if mapped != vo.control else vo
 
 
