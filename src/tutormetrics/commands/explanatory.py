@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.progress import Log
 
 __all__ = ["Explanatory", "check_explanatory_options", "parse_specs"]
 
@@ -63,7 +64,7 @@ class Explanatory:
     effect_draws: int
     specs: list[tuple[str, list[str]]] | None
 
-    def report_scales(self, result: Any, log: Callable[[str], None]) -> None:
+    def report_scales(self, result: Any, log: Log) -> None:
         """``covariates: flag raw (0/1), len z (mean 212.4, sd 85.7)``; a raw non-0/1 column gets its range."""
         topics = getattr(result, "topic_matrix", None)
         if topics is not None:
@@ -87,7 +88,7 @@ class Explanatory:
                 parts.append(f"{name} raw (range {lo:.6g} to {hi:.6g}; gamma is per unit)")
         log("covariates: " + ", ".join(parts))
 
-    def effects(self, result: Any, *, method: str, seed: int, log: Callable[[str], None]) -> pl.DataFrame:
+    def effects(self, result: Any, *, method: str, seed: int, log: Log) -> pl.DataFrame:
         """The effects table of the fit, with its stderr line (``effects.md`` §3.3)."""
         from tutormetrics.psychometrics.mfrm.effects import effects_summary_line
 

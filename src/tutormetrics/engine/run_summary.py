@@ -19,13 +19,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutormetrics import __version__
 from tutormetrics.io import csv_separator, file_sha256, infer_format, record_guard, write_text_atomic
 from tutormetrics.metrics.columns import ROLES_KEY
+from tutormetrics.progress import Log
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.engine.scorer import Scorer
@@ -106,7 +107,7 @@ def output_roles(output: Path, manifest: Mapping[str, Any], options: Any) -> dic
                         kept=[c for c in getattr(options, "keep_columns", []) or [] if c not in parts])  # fmt: skip
 
 
-def log_summary(log: Callable[[str], None], warnings: Sequence[str], notes: Sequence[str] = ()) -> None:
+def log_summary(log: Log, warnings: Sequence[str], notes: Sequence[str] = ()) -> None:
     """``warning: …`` then ``note: …`` lines, in order."""
     for message in warnings:
         log(f"warning: {message}")
