@@ -55,19 +55,16 @@ def _session(path: Path, threads: int, level: str, spin: bool = True):  # noqa: 
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
-class _WindowsPerBatch:
-    """The CPU batching before the token budget: plain ``batch_size`` windows per forward pass."""
+def _windows_per_batch(enc):  # noqa: ANN001, ANN202 - a benchmark swaps the budget rule of one encoder instance
+    """``enc`` with the CPU batching before the token budget: plain ``batch_size`` windows per forward pass."""
+    from tutormetrics.encoders.config import EncoderConfig
 
-    @staticmethod
-    def patch(enc):  # noqa: ANN001, ANN205 - a benchmark swaps the budget rule of one encoder instance
-        from tutormetrics.encoders.config import EncoderConfig
+    class WindowsConfig(EncoderConfig):
+        def batch_budget(self, device_type: str, max_seq_length: int) -> None:
+            return None
 
-        class WindowsConfig(EncoderConfig):
-            def batch_budget(self, device_type: str, max_seq_length: int) -> None:
-                return None
-
-        enc.config = WindowsConfig(**{f: getattr(enc.config, f) for f in enc.config.__dataclass_fields__})
-        return enc
+    enc.config = WindowsConfig(**{f: getattr(enc.config, f) for f in enc.config.__dataclass_fields__})
+    return enc
 
 
 def throughput(args: argparse.Namespace, export: Path, texts: list[str]) -> dict:
@@ -77,7 +74,7 @@ def throughput(args: argparse.Namespace, export: Path, texts: list[str]) -> dict
 
     cores = cpu_threads()
     torch_enc = TextEncoder(EncoderConfig(device="cpu", backend="torch")).load()
-    torch_windows = _WindowsPerBatch.patch(TextEncoder(EncoderConfig(device="cpu", backend="torch")).load())
+    torch_windows = _windows_per_batch(TextEncoder(EncoderConfig(device="cpu", backend="torch")).load())
     base = OnnxTextEncoder(EncoderConfig(backend="onnx")).load()
     fused = export / "model.onnx"
     # name: (graph, intra-op threads, ORT level, batch_tokens; None = the shipped budget, 0 = 32 windows per batch)
@@ -96,7 +93,7 @@ def throughput(args: argparse.Namespace, export: Path, texts: list[str]) -> dict
     for name, (path, threads, level, budget) in variants.items():
         enc = base.with_options(batch_tokens=budget or None)
         if budget == 0:
-            _WindowsPerBatch.patch(enc)
+            _windows_per_batch(enc)
         enc._session = _session(path, threads, level, spin="no spin" not in name)  # a benchmark swaps the graph under the shipped encoder
         encoders[name] = enc
     w = torch_enc.window_size

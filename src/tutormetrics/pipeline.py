@@ -491,7 +491,9 @@ def _level_metric_cols(metric_cols: Sequence[str] | None, frame: pl.DataFrame, s
         return None
     if summary.get("level") != "conversation":
         return list(metric_cols)
-    return [c if c in frame.columns or f"mean_{c}" not in frame.columns else f"mean_{c}" for c in metric_cols]
+    from tutormetrics.metrics.columns import at_conversation_level
+
+    return at_conversation_level(metric_cols, frame.columns)
 
 
 def _dialogue_levels(levels: list[Any], id_col: str, vo: ValidateOptions, log: Log) -> tuple[list[Any], ValidateOptions, dict[str, Any]]:
@@ -541,7 +543,9 @@ def _conversation_controls(vo: ValidateOptions, conv: pl.DataFrame, log: Log) ->
     (``dialogue.md`` §5's CONV columns), so ``--control resp_words`` holds ``mean_resp_words`` fixed for the
     conversations and ``resp_words`` for the turns. Said on stderr and recorded in ``run.json``
     (``conversation_control``); a name that is neither stays as given (and is refused as missing)."""
-    mapped = [f"mean_{c}" if c not in conv.columns and f"mean_{c}" in conv.columns else c for c in vo.control]
+    from tutormetrics.metrics.columns import at_conversation_level
+
+    mapped = at_conversation_level(vo.control, conv.columns)
     for given, used in zip(vo.control, mapped, strict=True):
         if given != used:
             log(f"note: --control {given}: the conversation level controls for {used} (the mean over its turns); "

@@ -38,6 +38,7 @@ from typing import Annotated, Any, Optional, Union
 
 import typer
 
+from tutormetrics.encoders.config import CPU_TOKENS_PER_WINDOW
 from tutormetrics.errors import ConfigError
 
 
@@ -240,8 +241,9 @@ ENCODER = _group(
            help="none, or int8: the export's dynamically quantised copy (onnx backend; faster, numbers drift from "
            "float32 as benchmarks/RESULTS.md reports; recorded in the manifest)."),
     option("batch_size", "--batch-size", int, 32, min=1,
-           help="Encoder batch size: windows are packed longest first up to batch size × 32 padded tokens per forward "
-           "pass on the CPU, × max_seq_length on CUDA (windows per pass on MPS)."),
+           help="Encoder batch size: windows are packed longest first up to batch size × "
+           f"{CPU_TOKENS_PER_WINDOW} padded tokens per forward pass on the CPU, × max_seq_length on CUDA (windows "
+           "per pass on MPS)."),
     option("max_seq_length", "--max-seq-length", Optional[int], None, min=3, show_default=False,
            help="Encoder window length (default: the model's, 256 for MiniLM)."),
     option("long_text", "--long-text", str, "window",

@@ -10,7 +10,7 @@ import polars as pl
 
 from tutormetrics.dialogue.model import Conversation
 from tutormetrics.metrics.dialogue_turn import count_questions
-from tutormetrics.metrics.columns import ColumnDescription, conversation_means
+from tutormetrics.metrics.columns import ColumnDescription, conversation_mean, conversation_means
 from tutormetrics.metrics.functional.overlap import jaccard
 from tutormetrics.text import tokenize
 
@@ -86,10 +86,10 @@ def conversation_table(
     means = (
         turns.select("conversation_id", *mean_columns)
         .group_by("conversation_id")
-        .agg(pl.col(c).cast(pl.Float64).fill_nan(None).mean().alias(f"mean_{c}") for c in mean_columns)
+        .agg(pl.col(c).cast(pl.Float64).fill_nan(None).mean().alias(conversation_mean(c)) for c in mean_columns)
     )
     out = base.join(means, on="conversation_id", how="left", maintain_order="left")
-    return out.with_columns(pl.col(f"mean_{c}").fill_null(math.nan) for c in mean_columns)
+    return out.with_columns(pl.col(conversation_mean(c)).fill_null(math.nan) for c in mean_columns)
 
 
 #: Family of the §5 conversation measures (``talk_ratio``, ...) in column descriptions.

@@ -179,7 +179,7 @@ class EncoderConfig:
         config = self.to_dict()
         del config["spill_mb"]  # where token states live changes no number
         if config["batch_tokens"] is None:  # the default budget rule, by name: it changed once (CPU budget)
-            config["batch_tokens"] = "auto: cuda batch_size x max_seq_length, cpu batch_size x 32"
+            config["batch_tokens"] = f"auto: cuda batch_size x max_seq_length, cpu batch_size x {CPU_TOKENS_PER_WINDOW}"
         from tutormetrics.encoders.resolve import resolve_backend
 
         backend = resolve_backend(self)

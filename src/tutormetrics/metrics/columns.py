@@ -165,6 +165,26 @@ def link_aliases(descriptions: Sequence[ColumnDescription], quantities: Sequence
     return out
 
 
+def conversation_mean(name: str) -> str:
+    """The conversation-level column of a turn column (CONV, ``dialogue.md`` §5): its mean over the turns.
+
+    >>> conversation_mean("resp_words")
+    'mean_resp_words'
+    """
+    return f"mean_{name}"
+
+
+def at_conversation_level(names: Iterable[str], columns: Iterable[str]) -> list[str]:
+    """Each name as the conversation table has it: the column itself, else its :func:`conversation_mean` when
+    that is a column, else the name as given (then reported missing where it is used).
+
+    >>> at_conversation_level(["resp_words", "talk_ratio", "nope"], ["mean_resp_words", "talk_ratio"])
+    ['mean_resp_words', 'talk_ratio', 'nope']
+    """
+    have = set(columns)
+    return [c if c in have or conversation_mean(c) not in have else conversation_mean(c) for c in names]
+
+
 def conversation_means(descriptions: Iterable[ColumnDescription]) -> list[ColumnDescription]:
     """``mean_<col>`` of a conversation (CONV, ``dialogue.md`` §5): the column's family, direction and
     parameters at the conversation level (an alias stays an alias).
@@ -174,8 +194,8 @@ def conversation_means(descriptions: Iterable[ColumnDescription]) -> list[Column
         ['mean_ttr']
     """
     return [
-        replace(d, name=f"mean_{d.name}", label=f"mean_{d.label}", level="conversation",
-                alias_of=f"mean_{d.alias_of}" if d.alias_of else None)
+        replace(d, name=conversation_mean(d.name), label=conversation_mean(d.label), level="conversation",
+                alias_of=conversation_mean(d.alias_of) if d.alias_of else None)
         for d in descriptions
     ]  # fmt: skip
 

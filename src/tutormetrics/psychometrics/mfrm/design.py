@@ -319,7 +319,12 @@ def _patterns(counts_cat: sparse.csr_matrix, counts_cell: sparse.csr_matrix, sco
     }
 
 
-def _g(v: float) -> str:
+def short_number(v: float) -> str:
+    """A number in facets tables and notes: 6 significant digits.
+
+    >>> short_number(212.4), short_number(1 / 3)
+    ('212.4', '0.333333')
+    """
     return f"{v:.6g}"
 
 
@@ -337,7 +342,7 @@ def reference_text(
     """
     parts = ["theta=0", "s=0 (mean rater)"]
     for name, (scale, mean, _sd) in zip(cov_names, cov_scales):
-        parts.append(f"{name}=0 (raw)" if scale == "raw" else f"{name}={_g(mean)} (mean; z)")
+        parts.append(f"{name}=0 (raw)" if scale == "raw" else f"{name}={short_number(mean)} (mean; z)")
     if topic_names:
         parts.append("topics=0")
     if len(group_levels) > 1:
@@ -355,7 +360,7 @@ def covariate_reference(name: str, scale: tuple[str, float, float]) -> str:
     kind, mean, sd = scale
     if kind == "raw":
         return f"raw: per 1 unit; {name}=0"
-    return f"z: per 1 sd (mean {_g(mean)}, sd {_g(sd)}); {name}={_g(mean)}"
+    return f"z: per 1 sd (mean {short_number(mean)}, sd {short_number(sd)}); {name}={short_number(mean)}"
 
 
 def summary_report(result: Any, *, header: str, fit_line: str, spread: str) -> str:

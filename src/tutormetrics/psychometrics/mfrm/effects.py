@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 from scipy.special import expit
 
-from tutormetrics.psychometrics.mfrm.design import partial_credit_probabilities
+from tutormetrics.psychometrics.mfrm.design import partial_credit_probabilities, short_number
 
 __all__ = ["EFFECT_COLUMNS", "HDI_PROB", "EffectTerm", "effects_frame", "hdi", "mml_effects", "top_probability"]
 
@@ -86,10 +86,6 @@ class EffectTerm:
     reason: tuple[str, ...] = ()
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.6g}"
-
-
 def covariate_contrast(name: str, scale: tuple[str, float, float]) -> str:
     """``flag 0 -> 1`` (raw) or ``len 212.4 -> 298.1 (+1 sd)`` (z-scored).
 
@@ -100,7 +96,7 @@ def covariate_contrast(name: str, scale: tuple[str, float, float]) -> str:
     kind, mean, sd = scale
     if kind == "raw":
         return f"{name} 0 -> 1"
-    return f"{name} {_fmt(mean)} -> {_fmt(mean + sd)} (+1 sd)"
+    return f"{name} {short_number(mean)} -> {short_number(mean + sd)} (+1 sd)"
 
 
 def sparse_reason(indicator: np.ndarray | None) -> tuple[str, ...]:
@@ -186,7 +182,7 @@ def outcome_labels(criteria: Sequence[str], n_steps: np.ndarray, score_levels: d
     out = []
     for j, c in enumerate(criteria):
         levels = score_levels.get(c) or [0.0, 1.0]
-        out.append(f"P(y={_fmt(levels[-1] if int(n_steps[j]) > 1 else 1.0)})")
+        out.append(f"P(y={short_number(levels[-1] if int(n_steps[j]) > 1 else 1.0)})")
     return out
 
 
