@@ -41,7 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.metrics.registry import MetricRegistry
 
 __all__ = ["LEVELS", "OTHER", "ColumnDescription", "describe_columns", "describe_frame", "describe_table", "columns_near",
-           "conversation_mean", "conversation_means", "at_conversation_level", "family_labels", "aliases", "metric_names", "read_manifest_columns", "manifest_path"]
+           "conversation_mean", "conversation_means", "at_conversation_level", "family_labels", "aliases", "metric_names",
+           "read_manifest_columns", "manifest_path"]
 
 #: The manifest key that holds the column descriptions (one per metric column).
 MANIFEST_KEY = "column_descriptions"
