@@ -326,7 +326,7 @@ def test_a_killed_run_leaves_no_report_temporary(tmp_path, capsys):
 
 def test_the_run_overwrite_guard_lists_every_file_a_dialogue_run_writes(tmp_path, capsys):
     from tutormetrics import cli
-    from tutormetrics.pipeline import RUN_FILES
+    from tutormetrics.runs import RUN_FILES
 
     folder = tmp_path / "dlg"
     code = cli.main(["run", "--example", "dialogue", "-o", str(folder), "--metrics", "lexical", "--cluster-col",
