@@ -441,7 +441,7 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
 
 
 def level_banner(run: dict[str, Any]) -> str | None:
-    """The level a dialogue run validated, in words (``datasets.md`` §6), from ``run.json``.
+    """The level a dialogue run validated, in words (``docs/guide/dialogues.md``), from ``run.json``.
 
     >>> level_banner({"level": "conversation", "n_conversations": 12})[:60]
     'Validated per conversation: the ratings are keyed by convers'

@@ -110,6 +110,11 @@ def score_levels(record: RunRecord, dialogue: Any, id_col: str, log: Log, histor
 def level_metric_cols(metric_cols: Sequence[str] | None, frame: pl.DataFrame, head: dict[str, Any]) -> list[str] | None:
     """``--metrics-cols`` for the first level: at the conversation level a turn metric ``X`` names ``mean_X``.
 
+    Args:
+        metric_cols: ``--metrics-cols`` as given.
+        frame: The first level's scored frame.
+        head: ``run.json``'s head so far (its ``level``).
+
     >>> level_metric_cols(["resp_words", "talk_ratio"], pl.DataFrame({"mean_resp_words": [1.0], "talk_ratio": [2.0]}),
     ...                   {"level": "conversation"})
     ['mean_resp_words', 'talk_ratio']
@@ -127,7 +132,13 @@ def conversation_controls(vo: ValidateOptions, conv: pl.DataFrame, log: Log) -> 
     """``--control`` at the conversation level: a turn metric there is its conversations' mean, ``mean_<col>``, so
     ``--control resp_words`` holds ``mean_resp_words`` fixed for the conversations and ``resp_words`` for the turns.
     Said on stderr and recorded in ``run.json`` (``conversation_control``); a name that is neither stays as given
-    (and is refused as missing)."""
+    (and is refused as missing).
+
+    Args:
+        vo: The run's validation options.
+        conv: The scored conversations.
+        log: Where the note goes.
+    """
     from tutormetrics.metrics.columns import at_conversation_level
 
     mapped = at_conversation_level(vo.control, conv.columns)
@@ -196,6 +207,11 @@ def dialogue_levels(
 def dialogue_ratings_key(ratings: pl.DataFrame, id_col: str, source: str) -> str:
     """The id a dialogue run's ratings are keyed by: ``id_col`` (default ``exchange_id``, one tutor turn) when
     present, else ``conversation_id``.
+
+    Args:
+        ratings: The ratings as read.
+        id_col: The input's exchange id column.
+        source: The ratings' name in messages.
 
     >>> dialogue_ratings_key(pl.DataFrame({"conversation_id": ["c1"], "score": [1]}), "exchange_id", "r.csv")
     'conversation_id'

@@ -21,7 +21,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def write_theta(record: RunRecord, study: StudyResult, rated: Ratings, given: Sequence[pl.DataFrame]) -> list[pl.DataFrame]:
     """``theta.csv`` and ``facets.csv`` when θ was estimated here, and ``run.json``'s ``theta``; returns the θ target
-    tables of the later levels (the given ones, or the estimated θ)."""
+    tables of the later levels (the given ones, or the estimated θ).
+
+    Args:
+        record: The run.
+        study: The first level's study (its θ fit, when estimated).
+        rated: The cleaned ratings (their id column and rater mode).
+        given: The θ target tables read from ``--theta``.
+    """
     if record.thetas:
         record.head["theta"] = {"source": ", ".join(map(str, record.thetas))}
         return list(given)
@@ -47,7 +54,14 @@ def agreement(ratings: Ratings) -> pl.DataFrame | None:
 
 
 def write_agreement(record: RunRecord, rated: Ratings, study: StudyResult, log: Log) -> None:
-    """``agreement.csv``; slot-like rater labels are warned about here when θ's step did not already."""
+    """``agreement.csv``; slot-like rater labels are warned about here when θ's step did not already.
+
+    Args:
+        record: The run (its files and warnings).
+        rated: The cleaned ratings.
+        study: The first level's study (whether θ was estimated, which warns itself).
+        log: Where the warning goes.
+    """
     table = agreement(rated)
     if table is None:
         return

@@ -45,7 +45,8 @@ __all__ = [
 def prevalence_ceiling(y: Sequence[float] | np.ndarray | pl.Series) -> float:
     """Upper bound on |Spearman ρ| for a target with category proportions ``p_k``: ``sqrt(1 − Σ p_k³)``.
 
-    For a binary target with prevalence p this is ``sqrt(3p(1 − p))`` (§1.2). Non-finite values are
+    For a binary target with prevalence p this is ``sqrt(3p(1 − p))``
+    (``docs/statistics.md#ties-binary-targets-and-the-prevalence-ceiling``). Non-finite values are
     ignored; an empty input gives NaN.
 
     Example:
@@ -129,7 +130,7 @@ def _summarize_one(table: pl.DataFrame, top: int) -> str:
         ci = ""
         if row["ci_low"] is not None and np.isfinite(row["ci_low"]):
             ci = f" [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
-        p_adj = row["p_adj"]  # empty for inherited ratings (datasets.md §6)
+        p_adj = row["p_adj"]  # empty for inherited ratings (validity.level)
         p_text = f"p_adj = {p_adj:.2g} {row['stars']}" if p_adj is not None and np.isfinite(p_adj) else "no p"
         lines.append(f"  {row['metric']} ~ {row['target']}: ρ = {_fmt(row['rho'])}{ci}, n = {row['n']:,}, {p_text}".rstrip())
     return "\n".join(lines)

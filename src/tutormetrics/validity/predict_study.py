@@ -1,4 +1,4 @@
-"""Inputs of ``predict`` (``predictive.md`` §1.1–1.2): targets from ratings and θ, features, controls, judge.
+"""Inputs of ``predict`` (``docs/commands/predict.md``): targets from ratings and θ, features, controls, judge.
 
 :func:`predict_study` turns a metrics table, ratings (long or wide) and θ tables into the joined frame
 that :func:`tutormetrics.validity.predictive.predict_frame` fits, with ``validate``'s join and rating

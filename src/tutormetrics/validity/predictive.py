@@ -1,4 +1,4 @@
-"""Grouped cross-validated predictive validity of the metrics together (``predictive.md`` §1).
+"""Grouped cross-validated predictive validity of the metrics together (``docs/commands/predict.md``).
 
 Per target: grouped K folds (:mod:`tutormetrics.validity.folds`); in every training fold, missing values
 → training median, standardise (training mean and SD, ddof 0), fit a fixed model (L2 logistic, ridge or
@@ -63,7 +63,7 @@ _CHUNK = 1 << 21
 
 @dataclass
 class PredictOptions:
-    """Options of ``predict`` (``predictive.md`` §1); one set of names and defaults for the CLI and the API."""
+    """Options of ``predict`` (``docs/commands/predict.md``); one set of names and defaults for the CLI and the API."""
 
     folds: int = 5
     model: str = "logistic"

@@ -60,7 +60,14 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
 
     def clean_ratings(self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet) -> Ratings:
         """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns and scale
-        (``--levels``, ``--drop-out-of-scale``, ``--raters``); one already cleaned is returned as it is."""
+        (``--levels``, ``--drop-out-of-scale``, ``--raters``); one already cleaned is returned as it is.
+
+        Args:
+            ratings: Long or wide ratings, or ratings already cleaned.
+            id_col: The id column of the ratings.
+            source: The ratings' name in messages.
+            log: Where notes (ratings dropped off the scale) go.
+        """
         if isinstance(ratings, Ratings):
             return ratings
         return Ratings.clean(
@@ -102,6 +109,11 @@ def target_tables(
     """The target tables in join order with their names: the rating targets (``ratings``), then each θ table
     (``theta``, ``theta2``, ...). A column of a later θ table whose name an earlier table holds gets the table's
     number (``theta`` → ``theta2``); other names stay (``docs/statistics.md#targets``).
+
+    Args:
+        ratings: The rating targets (``None``: θ only).
+        theta: θ target tables, in the order given.
+        id_col: The id column of every table (never renamed).
 
     >>> t = pl.DataFrame({"exchange_id": ["a"], "theta": [0.1]})
     >>> tables, names = target_tables(None, [t, t.rename({"theta": "theta_neg"}), t])
