@@ -375,7 +375,7 @@ def test_a_killed_run_leaves_no_report_temporary(tmp_path, capsys):
 
 def test_the_run_overwrite_guard_lists_every_file_a_dialogue_run_writes(tmp_path, capsys):
     from tutormetrics import cli
-    from tutormetrics.pipeline import RUN_FILES
+    from tutormetrics.runs import RUN_FILES
 
     folder = tmp_path / "dlg"
     code = cli.main(["run", "--example", "dialogue", "-o", str(folder), "--metrics", "lexical", "--cluster-col",
@@ -518,9 +518,14 @@ def test_report_shows_the_input_text_only_while_its_hash_matches(run_folder, tmp
     ratings.with_columns(pl.lit(1).alias("score")).write_csv(root / "ratings.csv")
     data = collect_study(study)
     assert "texts" not in data["exchanges"]
-    assert not data["exchanges"].get("ratings")
     assert any("is not the input that was scored" in line for line in data["stale"])
-    assert any("ratings per exchange not shown" in line for line in data["stale"])
+    # the ratings shown are the targets run correlated (targets.csv, hashed in run.json), not the edited file's
+    targets = pl.read_csv(study / "targets.csv")
+    assert data["exchanges"]["ratings"]["mistake_location"] == targets["mistake_location"].to_list() != [1.0] * 40
+    targets.with_columns(pl.lit(1.0).alias("mistake_location")).write_csv(study / "targets.csv")
+    data = collect_study(study)
+    assert not data["exchanges"]["ratings"]
+    assert any("targets.csv changed since `run` wrote it" in line for line in data["stale"])
 
 
 def test_a_run_after_an_earlier_run_marks_its_leftovers(tmp_path, example_dir, capsys):
