@@ -35,6 +35,11 @@ Importance = Annotated[str, typer.Option("--importance", help="none or drop (ref
 Predictions = Annotated[Optional[Path], typer.Option("--predictions", help="Also write the out-of-sample predictions (one row per target x model x row).", dir_okay=False)]
 PredictCI = Annotated[str, typer.Option("--ci", help="percentile (cluster bootstrap over groups) or none.")]
 PredictResamples = Annotated[int, typer.Option("--n-resamples", min=2, help="Cluster-bootstrap resamples.")]
+Features = Annotated[str, typer.Option("--features", help="metrics, embedding (the encoder's representation, needs --embeddings) or both; with the representation a model 'metrics' and the difference all-metrics are added.")]
+Embeddings = Annotated[Optional[Path], typer.Option("--embeddings", help="Embeddings side file written with the metrics table by `score --embeddings`.", dir_okay=False, show_default=False)]
+Representation = Annotated[str, typer.Option("--representation", help="The representation block: comma-separated views of the embeddings file (response, prompt, prev_student, response_l04 ...), VIEW-VIEW or VIEW*VIEW, e.g. response,response-prompt,response*prompt.")]
+Components = Annotated[int, typer.Option("--components", min=1, help="Principal components of the representation, fitted inside each training fold.")]
+Decision = Annotated[str, typer.Option("--decision", help="argmax (most probable level) or ordinal (thresholds on the score tuned for macro-F1 by inner grouped CV on the training folds).")]
 
 
 def predict(
@@ -50,6 +55,11 @@ def predict(
     predictions: Predictions = None,
     ci: PredictCI = "percentile",
     n_resamples: PredictResamples = 2000,
+    features: Features = "metrics",
+    embeddings: Embeddings = None,
+    representation: Representation = "response",
+    components: Components = 128,
+    decision: Decision = "argmax",
     **kwargs: Any,
 ) -> None:
     """How well the metrics together predict each criterion out of sample (grouped K-fold).
@@ -78,12 +88,19 @@ def predict(
         infer_format(predictions)
     if ratings is None and not theta:
         raise ConfigError("nothing to predict", hint="pass --ratings and/or --theta")
-    check_outputs([metrics, ratings, *(theta or [])], [output, predictions])
+    check_outputs([metrics, ratings, embeddings, *(theta or [])], [output, predictions])
     options = PredictOptions(
         folds=folds, model=model, class_weight=class_weight, importance=importance, ci=ci, n_resamples=n_resamples,
-        confidence_level=confidence_level, seed=seed, n_min=n_min,
+        confidence_level=confidence_level, seed=seed, n_min=n_min, features=features, components=components,
+        representation=representation, decision=decision,
     )  # fmt: skip
     options.check()
+    from tutormetrics.validity.representation import check_features, load_representation
+
+    source = load_representation(embeddings, metrics) if embeddings is not None and features != "metrics" else None
+    check_features(features, source)
+    if embeddings is not None and features == "metrics":
+        log("note: --embeddings is read only with --features embedding or both")
     ro = opt.from_kwargs(RatingOptions, kwargs)
     ids = ("exchange_id", "conversation_id", id_col, group_col)
     metrics_df = read_keyed(metrics, key, id_columns=ids)
@@ -108,6 +125,7 @@ def predict(
         ratings_source=str(ratings),
         families={d.name: d.family for d in described if d.family != "other"},  # an unknown column: its own family
         log=log,
+        representation=source,
     )
     write_table(result.table, output)
     if predictions is not None:
