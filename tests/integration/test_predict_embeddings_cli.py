@@ -15,7 +15,7 @@ from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.embedding_file import embeddings_manifest_path, read_embeddings
 
 pytest.importorskip("sklearn")
-WORDS = "the a cat sat on mat where did sit what is two plus four why because you can try again good question step".split()
+WORDS = ["the", "a", "cat", "sat", "on", "mat", "where", "did", "sit", "what", "is", "two", "plus", "four", "why", "because", "you", "can", "try", "again", "good", "question", "step"]
 
 
 @pytest.fixture()
@@ -112,6 +112,9 @@ def test_refusals_exit_2(study, tiny_model_dir, capsys):
     embeddings_manifest_path(other).write_text(embeddings_manifest_path(emb).read_text())
     assert _predict(study, "--features", "both", "--embeddings", str(other)) == 2
     assert "do not match its manifest" in capsys.readouterr().err
+    # a view the file does not hold (it keeps the last layer only)
+    assert _predict(study, "--features", "both", "--embeddings", str(emb), "--representation", "response_l01") == 2
+    assert "holds no view 'response_l01'" in capsys.readouterr().err
     # no manifest
     embeddings_manifest_path(other).unlink()
     assert _predict(study, "--features", "both", "--embeddings", str(other)) == 2

@@ -97,7 +97,7 @@ def predict(
     options.check()
     from tutormetrics.validity.representation import check_features, load_representation
 
-    source = load_representation(embeddings, metrics) if embeddings is not None and features != "metrics" else None
+    source = load_representation(embeddings, metrics, representation) if embeddings is not None and features != "metrics" else None
     check_features(features, source)
     if embeddings is not None and features == "metrics":
         log("note: --embeddings is read only with --features embedding or both")
@@ -135,7 +135,8 @@ def predict(
 
 
 def summarize_prediction(table: pl.DataFrame) -> str:
-    """One line per target: the headline measure of ``all`` and ``best_single`` and their difference.
+    """One line per target: the headline measure of ``all`` and ``best_single``, their difference, and ``all-metrics``
+    (the representation's incremental validity) when ``--features`` uses it.
 
     >>> t = pl.DataFrame({"target": ["y"] * 3, "kind": ["binary"] * 3, "model": ["all", "best_single", "all-best_single"],
     ...                   "measure": ["macro_f1"] * 3, "estimate": [0.8, 0.7, 0.1], "ci_low": [0.7, 0.6, 0.0],
@@ -152,7 +153,7 @@ def summarize_prediction(table: pl.DataFrame) -> str:
             continue
         measure = "rho" if kind == "continuous" else "macro_f1"
         parts = []
-        for model in ("all", "best_single", "all-best_single"):
+        for model in ("all", "best_single", "all-best_single", "all-metrics"):
             row = sub.filter((pl.col("model") == model) & (pl.col("measure") == measure))
             if not row.height:
                 continue

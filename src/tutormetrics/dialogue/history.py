@@ -40,9 +40,9 @@ from tutormetrics.dialogue.readers import (
 )
 from tutormetrics.dialogue.score import dialogue_scorer
 from tutormetrics.dialogue.turns import Exchanges, check_context_encoding
-from tutormetrics.engine import embedding_file
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.chunk_run import ChunkRun
+from tutormetrics.engine.embedding_file import EmbeddingRequest, attach_sink, finish_embeddings
 from tutormetrics.engine.file_scoring import (
     ScoreOptions,
     ScoreResult,
@@ -149,7 +149,7 @@ def score_history_file(
     *,
     log: Log = quiet,
     keep_frame: bool = False,
-    embeddings: embedding_file.EmbeddingRequest | None = None,
+    embeddings: EmbeddingRequest | None = None,
 ) -> ScoreResult:
     """Score each row's response after its history (``dialogue``: a
     :class:`~tutormetrics.dialogue.file_scoring.DialogueOptions` with ``history_col``) into ``output`` (atomically,
@@ -176,7 +176,7 @@ def score_history_file(
     tags = dialogue.tag_columns()
     exchanges = final_exchanges(convs, context, [*kept, *tags])
     scorer = dialogue_scorer(build_scorer(replace(options, cache_mb=0), len(exchanges)))
-    sink = embedding_file.attach_sink(scorer, embeddings.layers) if embeddings is not None else None
+    sink = attach_sink(scorer, embeddings.layers) if embeddings is not None else None
     clash = sorted({*kept, *tags} & {"ctx_turns", *scorer.columns()})
     if clash:
         raise InputSchemaError(f"{path}: the kept column {clash[0]!r} is named like an output column",
@@ -203,7 +203,7 @@ def score_history_file(
             checkpoint.remove()
         all_warnings = list(found_warnings) + run.run_warnings()
     if sink is not None and embeddings is not None:
-        embedding_file.finish_embeddings(embeddings.path, sink, scorer, (c.chunk(encoding) for c in _chunks(exchanges, scorer.chunk_size)),
+        finish_embeddings(embeddings.path, sink, scorer, (c.chunk(encoding) for c in _chunks(exchanges, scorer.chunk_size)),
                                          id_column=options.id_column, metrics_table=output)  # fmt: skip
     notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
     log_summary(log, all_warnings, notes)

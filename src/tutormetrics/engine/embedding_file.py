@@ -210,9 +210,10 @@ class EmbeddingTable:
         return (self.manifest.get("encoder") or {}).get("fingerprint")
 
 
-def read_embeddings(path: str | Path) -> EmbeddingTable:
-    """Read a side file and its manifest; anything else (no manifest, another format, ids that do not match the
-    manifest's hash, a vector of the wrong width) is an :class:`~tutormetrics.errors.InputSchemaError` (exit 2)."""
+def read_embeddings(path: str | Path, views: Sequence[str] | None = None) -> EmbeddingTable:
+    """Read a side file (the columns of ``views``, default every view) and its manifest; anything else (no manifest,
+    another format, ids that do not match the manifest's hash, a view it lacks, a vector of the wrong width) is an
+    :class:`~tutormetrics.errors.InputSchemaError` (exit 2)."""
     path = Path(path)
     hint = "write it with `tutormetrics score ... --embeddings PATH` together with the metrics table"
     if not path.is_file():
@@ -224,15 +225,17 @@ def read_embeddings(path: str | Path) -> EmbeddingTable:
                                hint=hint) from None  # fmt: skip
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InputSchemaError(f"{path} is not a tutormetrics embeddings file (format {FORMAT})", hint=hint)
+    id_col, d = str(manifest.get("id_column", "exchange_id")), int(manifest.get("hidden_size", 0))
+    held = [str(v) for v in manifest.get("views", [])]
+    lacking = [v for v in views or () if v not in held]
+    if lacking:
+        raise InputSchemaError(f"the embeddings file {path} holds no view {', '.join(map(repr, lacking))}",
+                               hint=f"views: {', '.join(held)} (score with --embedding-layers all for every layer)")  # fmt: skip
+    views = list(dict.fromkeys(views)) if views else held
     try:
-        frame = pl.read_parquet(path)
+        frame = pl.read_parquet(path, columns=[id_col, *views])
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InputSchemaError(f"embeddings file {path} could not be read: {str(exc).splitlines()[0]}", hint=hint) from exc
-    id_col, d = str(manifest.get("id_column", "exchange_id")), int(manifest.get("hidden_size", 0))
-    views = [str(v) for v in manifest.get("views", [])]
-    absent = [c for c in [id_col, *views] if c not in frame.columns]
-    if absent:
-        raise InputSchemaError(f"embeddings file {path} lacks the column(s) {', '.join(absent)} its manifest names", hint=hint)
     ids = frame.get_column(id_col).cast(pl.String).to_list()
     if ids_digest(ids) != manifest.get("ids_sha256"):
         raise InputSchemaError(f"embeddings file {path}: its ids do not match its manifest (edited or mixed files)", hint=hint)
@@ -241,11 +244,7 @@ def read_embeddings(path: str | Path) -> EmbeddingTable:
         col = frame.get_column(view)
         if not isinstance(col.dtype, pl.Array) or col.dtype.size != d:
             raise InputSchemaError(f"embeddings file {path}: column {view!r} is {col.dtype}, not {d}-wide vectors", hint=hint)
-        arr = np.full((frame.height, d), np.nan)
-        present = col.is_not_null().to_numpy()
-        if present.any():
-            arr[present] = np.asarray(col.filter(pl.Series(present)).to_list(), dtype=np.float64)
-        out[view] = arr
+        out[view] = np.asarray(col.to_numpy(), dtype=np.float64).reshape(frame.height, d)  # a null row reads as NaN
     return EmbeddingTable(ids, out, manifest)
 
 

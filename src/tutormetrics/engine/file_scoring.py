@@ -35,9 +35,9 @@ from tutormetrics.io import (
     stable_id,
     write_table,
 )
-from tutormetrics.engine import embedding_file
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.chunk_run import ChunkRun
+from tutormetrics.engine.embedding_file import EmbeddingRequest, attach_sink, finish_embeddings
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
 from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
@@ -359,7 +359,7 @@ def score_file(
     log: Log = quiet,
     keep_frame: bool = False,
     keep_checkpoint: bool = False,
-    embeddings: embedding_file.EmbeddingRequest | None = None,
+    embeddings: EmbeddingRequest | None = None,
 ) -> ScoreResult:
     """Score every exchange of ``path`` and write ``output`` (atomically) plus ``output.manifest.json``.
 
@@ -377,7 +377,7 @@ def score_file(
         )
     lf, plan, n_kept = open_input(path, output, options, log)
     scorer = build_scorer(options, n_kept)
-    sink = embedding_file.attach_sink(scorer, embeddings.layers) if embeddings is not None else None
+    sink = attach_sink(scorer, embeddings.layers) if embeddings is not None else None
     kept: deque[pl.DataFrame] = deque()
     items = ((chunk, kept.popleft() if plan.kept else None)
              for chunk in iter_exchanges(lf, plan, options, kept, source=str(path)))
@@ -402,7 +402,7 @@ def score_file(
                     checkpoint.remove()
         all_warnings = run.run_warnings()
     if sink is not None and embeddings is not None:
-        embedding_file.finish_embeddings(embeddings.path, sink, scorer, iter_exchanges(lf, plan, options, source=str(path)),
+        finish_embeddings(embeddings.path, sink, scorer, iter_exchanges(lf, plan, options, source=str(path)),
                                          id_column=options.id_column, metrics_table=output)  # fmt: skip
     notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
     log_summary(log, all_warnings, notes)

@@ -59,8 +59,8 @@ def tune_thresholds(score: np.ndarray, codes: np.ndarray, n_levels: int) -> np.n
         codes: The rows' level codes ``0 … n_levels − 1``.
         n_levels: 2 or 3.
 
-    >>> tune_thresholds(np.array([0.1, 0.3, 0.6, 0.9]), np.array([0, 0, 1, 1]), 2).tolist()
-    [0.45]
+    >>> tune_thresholds(np.array([0.0, 0.25, 0.75, 1.0]), np.array([0, 0, 1, 1]), 2).tolist()
+    [0.5]
     """
     codes = np.asarray(codes, dtype=np.intp)
     if n_levels not in (2, 3):

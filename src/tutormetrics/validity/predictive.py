@@ -6,7 +6,10 @@ gradient boosting); predict the test fold. Models compared: ``all`` metrics (plu
 ``best_single`` (the metric with the largest training |ρ|, chosen afresh in each fold), ``control``,
 an optional ``judge`` and ``drop:<family>``. Measures are computed once on the pooled out-of-sample
 predictions, with percentile intervals from a cluster bootstrap over groups, paired across models
-(:mod:`tutormetrics.validity.predict_measures`).
+(:mod:`tutormetrics.validity.predict_measures`). ``features="embedding"``/``"both"`` add the encoder's
+representation, reduced inside each training fold (:mod:`tutormetrics.validity.representation`), with the model
+``metrics`` and the difference ``all-metrics`` (``docs/commands/predict.md#representation-features``);
+``decision="ordinal"`` labels by thresholds tuned by inner grouped CV (:mod:`tutormetrics.validity.decision_rules`).
 
 scikit-learn is imported only inside the fitting functions.
 

@@ -31,7 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from tutormetrics.engine.embedding_file import EmbeddingTable, check_matches, read_embeddings
+from tutormetrics.engine.embedding_file import (
+    EmbeddingTable,
+    check_matches,
+    read_embeddings,
+)
 from tutormetrics.errors import ConfigError, InputSchemaError
 
 #: ``--features``: the metric columns, the representation block, or both.
@@ -137,9 +141,19 @@ class RepresentationSource:
         return block[np.array([where[str(i)] for i in ids], dtype=np.intp)]
 
 
-def load_representation(embeddings: str | Path, metrics: str | Path) -> RepresentationSource:
-    """Read the side file and the metrics table's manifest (``<metrics>.manifest.json``; ``None`` when absent)."""
-    table = read_embeddings(embeddings)
+def views_of(spec: str) -> list[str]:
+    """The views a ``--representation`` spec reads.
+
+    >>> views_of("response,response-prompt,response*prompt")
+    ['response', 'prompt']
+    """
+    return list(dict.fromkeys(v for a, _, b in parse_representation(spec) for v in (a, b) if v))
+
+
+def load_representation(embeddings: str | Path, metrics: str | Path, spec: str = DEFAULT_REPRESENTATION) -> RepresentationSource:
+    """Read the views ``spec`` needs from the side file, and the metrics table's manifest
+    (``<metrics>.manifest.json``; ``None`` when absent)."""
+    table = read_embeddings(embeddings, views_of(spec))
     manifest_file = Path(metrics).with_name(Path(metrics).name + ".manifest.json")
     try:
         manifest = json.loads(manifest_file.read_text(encoding="utf8"))

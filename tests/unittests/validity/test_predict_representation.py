@@ -11,21 +11,21 @@ import polars as pl
 import pytest
 
 sklearn = pytest.importorskip("sklearn")
-from sklearn.compose import ColumnTransformer  # noqa: E402
-from sklearn.decomposition import PCA  # noqa: E402
-from sklearn.impute import SimpleImputer  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.metrics import f1_score  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.compose import ColumnTransformer
+from sklearn.decomposition import PCA
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
-from tutormetrics.errors import ConfigError
+from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.validity.decision_rules import decode, tune_thresholds
 from tutormetrics.validity.folds import group_folds
 from tutormetrics.validity.predictive import PredictOptions, predict_frame
 from tutormetrics.validity.representation import representation_matrix
 
-LR = dict(C=1.0, l1_ratio=0.0, solver="newton-cholesky", tol=1e-8, max_iter=100)
+LR = {"C": 1.0, "l1_ratio": 0.0, "solver": "newton-cholesky", "tol": 1e-8, "max_iter": 100}
 K = 4
 
 
@@ -95,10 +95,12 @@ def test_both_rows_models_and_incremental_validity():
     assert t["model"].unique(maintain_order=True).to_list() == ["all", "best_single", "metrics", "all-best_single", "all-metrics"]
     nf = dict(t.filter(pl.col("measure") == "rho").select("model", "n_features").iter_rows())
     assert (nf["all"], nf["best_single"], nf["metrics"]) == (3 + K, 1, 3)
+    def get(model: str, measure: str) -> dict:
+        return t.filter((pl.col("model") == model) & (pl.col("measure") == measure)).row(0, named=True)
+
     for measure in ("macro_f1", "macro_f1_lenient", "auc_lenient", "rho"):
-        get = lambda m: t.filter((pl.col("model") == m) & (pl.col("measure") == measure)).row(0, named=True)  # noqa: E731
-        diff = get("all-metrics")
-        assert diff["estimate"] == pytest.approx(get("all")["estimate"] - get("metrics")["estimate"], abs=1e-12)
+        diff = get("all-metrics", measure)
+        assert diff["estimate"] == pytest.approx(get("all", measure)["estimate"] - get("metrics", measure)["estimate"], abs=1e-12)
         assert diff["ci_low"] <= diff["estimate"] <= diff["ci_high"]
     # metrics-only output is unchanged by the new options
     plain = predict_frame(frame, targets=["y"], features=["m1", "m2", "m3"], group_col="g", options=PredictOptions(n_resamples=200))
@@ -128,7 +130,7 @@ def test_shuffled_test_fold_labels_leave_its_model_and_thresholds_unchanged(deci
         for col in ("score", "label", "p_0", "p_1", "p_2"):
             np.testing.assert_array_equal(a[col].to_numpy(), b[col].to_numpy())
     if decision == "ordinal":
-        cut = lambda r: r.thresholds.filter(pl.col("fold") == 2).sort("model")  # noqa: E731
+        cut = lambda r: r.thresholds.filter(pl.col("fold") == 2).sort("model")
         assert cut(base).equals(cut(shuffled))
         assert cut(base)["t_1"].is_not_null().all()
         # the other folds' thresholds did see fold 2's labels
@@ -196,7 +198,7 @@ def test_ordinal_decoding_equals_inner_cv_by_hand():
 
 
 def test_option_errors():
-    frame, block = _study()
+    frame, _ = _study()
     with pytest.raises(ConfigError, match="representation block"):
         predict_frame(frame, targets=["y"], features=["m1"], group_col="g", options=PredictOptions(features="both"))
     with pytest.raises(ConfigError, match="--features"):
@@ -205,3 +207,15 @@ def test_option_errors():
         PredictOptions(decision="mode").check()
     with pytest.raises(ConfigError, match="importance drop"):
         PredictOptions(features="embedding", importance="drop").check()
+
+
+def test_representation_terms():
+    rng = np.random.default_rng(0)
+    views = {"response": rng.normal(size=(4, 3)), "prompt": rng.normal(size=(4, 3))}
+    block, names = representation_matrix(views, "response*prompt, prompt")
+    assert names == ["response*prompt", "prompt"]
+    np.testing.assert_array_equal(block, np.hstack([views["response"] * views["prompt"], views["prompt"]]))
+    with pytest.raises(ConfigError, match="not VIEW"):
+        representation_matrix(views, "response,-prompt")
+    with pytest.raises(InputSchemaError, match="does not hold"):
+        representation_matrix(views, "response-prev_student")
