@@ -28,7 +28,9 @@ import polars as pl
 from tutormetrics import __version__
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import check_outputs, write_table, write_text_atomic
+from tutormetrics.io.atomic import write_text_atomic
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import write_table
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import RatingOptions, Ratings
 
@@ -528,7 +530,7 @@ def _dialogue_levels(levels: list[Any], id_col: str, vo: ValidateOptions, log: L
     summary["turn_level"] = "turns_correlations.csv"
     if vo.cluster_col == "conversation_id":  # one CONV row per cluster: the row bootstrap
         return levels, replace(conv_vo, cluster_col=None), summary
-    from tutormetrics.io import require_columns
+    from tutormetrics.io.tables import require_columns
     from tutormetrics.validity.level import check_nested
 
     require_columns(turns, [vo.cluster_col], source="turns", option="--cluster-col")

@@ -26,7 +26,8 @@ from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
 from tutormetrics.engine.resolved import resolved_settings
 from tutormetrics.engine.run_warnings import run_notes
-from tutormetrics.io import infer_format, remove_stale_temporaries, write_table, write_text_atomic
+from tutormetrics.io.atomic import remove_stale_temporaries, write_text_atomic
+from tutormetrics.io.tables import infer_format, write_table
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
 from tutormetrics.progress import Log, quiet
 

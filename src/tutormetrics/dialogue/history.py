@@ -58,13 +58,8 @@ from tutormetrics.engine.run_warnings import run_notes
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import input_key
-from tutormetrics.io import (
-    infer_format,
-    read_table,
-    remove_stale_temporaries,
-    require_columns,
-    write_table,
-)
+from tutormetrics.io.atomic import remove_stale_temporaries
+from tutormetrics.io.tables import infer_format, read_table, require_columns, write_table
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles
 from tutormetrics.progress import Log, quiet
 

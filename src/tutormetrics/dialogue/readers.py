@@ -27,7 +27,8 @@ from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.transcript import UNKNOWN_LABELS_HINT, parse_transcript, unknown_labels_message
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import IdKey, input_key
-from tutormetrics.io import infer_format, read_table, require_columns, stable_id
+from tutormetrics.engine.exchanges import stable_id
+from tutormetrics.io.tables import infer_format, read_table, require_columns
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 

@@ -26,7 +26,7 @@ import polars as pl
 
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import join_prompt_columns, stable_id
+from tutormetrics.engine.exchanges import join_prompt_columns, stable_id
 
 
 class ScoreBatch:

@@ -44,7 +44,8 @@ import polars as pl
 
 from tutormetrics import __version__
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import atomic_output, file_sha256, write_text_atomic
+from tutormetrics.io.atomic import atomic_output, write_text_atomic
+from tutormetrics.io.hashing import file_sha256
 from tutormetrics.progress import Log
 
 _STATE, _LEDGER, _OWNER = "run.json", "chunks.json", "owner.json"

@@ -26,15 +26,9 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
-from tutormetrics.io import (
-    infer_format,
-    remove_stale_temporaries,
-    join_prompt_columns,
-    require_columns,
-    scan_table,
-    stable_id,
-    write_table,
-)
+from tutormetrics.engine.exchanges import join_prompt_columns, stable_id
+from tutormetrics.io.atomic import remove_stale_temporaries
+from tutormetrics.io.tables import infer_format, require_columns, scan_table, write_table
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest

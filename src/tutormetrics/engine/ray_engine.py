@@ -10,7 +10,7 @@
    compute=ActorPoolStrategy(size=num_actors), num_gpus=gpus_per_actor)``: one Scorer (one model load, one text
    cache) per actor, one block per call.
 4. Ray Data writes Parquet shards; the driver sorts them back into input order by row number, checks that every
-   row came back once, and writes the final file with the same atomic :func:`~tutormetrics.io.write_table`
+   row came back once, and writes the final file with the same atomic :func:`~tutormetrics.io.tables.write_table`
    (CSV formula guard included), then removes the staging folder. On a multi-node cluster the output's folder
    must be on storage every node sees (as for any Ray Data ``read_parquet``/``write_parquet``).
 
@@ -48,7 +48,7 @@ from tutormetrics.engine.run_stats import ScoreStats
 from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
 from tutormetrics.engine.run_warnings import long_text_warning, mostly_nan_warnings, run_notes
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import write_table
+from tutormetrics.io.tables import write_table
 from tutormetrics.progress import Log, quiet
 
 ROW, PROMPT, RESPONSE = "__row", "__prompt", "__response"

@@ -1,6 +1,6 @@
 """One run key and one manifest for every engine (local, dialogue, Ray).
 
-* :func:`run_key`: what a checkpoint is valid for — the input's SHA-256 (:func:`tutormetrics.io.file_sha256`),
+* :func:`run_key`: what a checkpoint is valid for — the input's SHA-256 (:func:`tutormetrics.io.hashing.file_sha256`),
   the options that change numbers, every family's parameters, the encoder's fingerprint and the package
   version, plus whatever else an engine's numbers depend on (the dialogue options).
 * :func:`run_manifest`: the scorer's manifest (versions, parameters, encoder, counts) plus the run's input,
@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutormetrics import __version__
-from tutormetrics.io import csv_separator, file_sha256, infer_format, record_guard, write_text_atomic
+from tutormetrics.io.atomic import write_text_atomic
+from tutormetrics.io.formula_guard import record_guard
+from tutormetrics.io.hashing import file_sha256
+from tutormetrics.io.tables import csv_separator, infer_format
 from tutormetrics.metrics.columns import ROLES_KEY
 from tutormetrics.progress import Log
 

@@ -17,7 +17,8 @@ import polars as pl
 
 from tutormetrics.errors import InputSchemaError, TutorMetricsError
 from tutormetrics.ids import IdKey, with_key
-from tutormetrics.io import join_prompt_columns, read_table, stable_id
+from tutormetrics.engine.exchanges import join_prompt_columns, stable_id
+from tutormetrics.io.tables import read_table
 from tutormetrics.metrics.columns import NOT_METRICS, OTHER, ColumnDescription, columns_near, describe_frame, family_labels
 from tutormetrics.report.embed import compact
 

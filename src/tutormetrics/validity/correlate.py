@@ -22,7 +22,7 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.validity.join import JoinReport, join_targets, metric_columns
 from tutormetrics.stats.bootstrap import (
     bca_levels,
