@@ -1,8 +1,8 @@
 """One run key and one manifest for every engine (local, dialogue, Ray).
 
 * :func:`run_key`: what a checkpoint is valid for — the input's SHA-256 (:func:`tutormetrics.io.hashing.file_sha256`),
-  the options that change numbers, every family's parameters, the encoder's fingerprint and the package
-  version, plus whatever else an engine's numbers depend on (the dialogue options).
+  the options that change numbers, what ``auto`` became (once), every family's parameters, the encoder's fingerprint
+  and the package version, plus whatever else an engine's numbers depend on (the dialogue options).
 * :func:`run_manifest`: the scorer's manifest (versions, parameters, encoder, counts) plus the run's input,
   options, warnings and NaN reasons, and the engine's own fields.
 * :func:`write_run_manifest`: ``<output>.manifest.json``, atomically, with the CSV guard noted again.
@@ -35,13 +35,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.engine.scorer import Scorer
 
 
-def run_key(path: Path, scorer: Scorer, **parts: Any) -> str:
-    """SHA-256 of the input's SHA-256 and, as sorted JSON, ``parts`` (e.g. ``options=ScoreOptions.result_key()``),
-    the resolved settings (:func:`~tutormetrics.engine.resolved.resolved_settings`: never ``auto``), the
-    families' parameters, the encoder fingerprint (``None`` without an encoder family) and the version."""
+def run_key_parts(path: Path, scorer: Scorer, **parts: Any) -> dict[str, Any]:
+    """What :func:`run_key` hashes: the input's SHA-256, ``parts`` (``options=ScoreOptions.result_key()``, the
+    options as given, and the kind's own: ``dialogue``, ``form``, ``engine``), the resolved settings
+    (:func:`~tutormetrics.engine.resolved.resolved_settings`: what ``auto`` became; they enter here and only here),
+    the families' parameters, the encoder fingerprint (``None`` without an encoder family) and the version."""
     from tutormetrics.engine.resolved import resolved_settings
 
-    meta = {
+    if "resolved" in parts:
+        raise ValueError("the resolved settings enter the run key once, from the scorer; do not pass them")
+    return {
         "input_sha256": file_sha256(path),
         **parts,
         "resolved": resolved_settings(scorer),
@@ -49,8 +52,13 @@ def run_key(path: Path, scorer: Scorer, **parts: Any) -> str:
         "encoder": scorer.encoder_config.fingerprint() if scorer.needs_encoder else None,
         "version": __version__,
     }
-    return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
 
+
+def run_key(path: Path, scorer: Scorer, **parts: Any) -> str:
+    """SHA-256 of :func:`run_key_parts` as sorted JSON: what a checkpoint is valid for
+    (``docs/design/scoring.md#the-run-key``)."""
+    meta = run_key_parts(path, scorer, **parts)
+    return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def run_manifest(
