@@ -4,10 +4,10 @@ write TURNS (and CONV) atomically, plus a manifest. The command only parses opti
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -34,6 +34,8 @@ from tutormetrics.io.atomic import write_text_atomic
 from tutormetrics.io.tables import infer_format, write_table
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
 from tutormetrics.progress import Log, quiet
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -72,6 +74,30 @@ class DialogueOptions(DialogueColumns):
     def tag_columns(self) -> list[str]:
         """The ``--turn-tag`` columns TURNS carries after the ``--keep`` columns (never metrics)."""
         return tag_columns(compile_turn_tag(self.turn_tag))
+
+
+def recorded_read_options(manifest: Mapping[str, Any]) -> ReadOptions:
+    """The reader options a TURNS manifest records (its ``options`` and ``dialogue``), so that what reads the input
+    again (the report) reads it as scoring did: columns, roles, ``--speaker``, ``--turn-tag``, ``--other-role``
+    (``docs/design/scoring.md#one-chat-reader``). Entries a manifest lacks take their defaults.
+
+    >>> opts = recorded_read_options({"options": {"keep_columns": ["tutor"]},
+    ...                               "dialogue": {"speakers": ["Cody=tutor"], "form": "transcript"}})
+    >>> opts.kind("Cody"), opts.keep_columns
+    ('tutor', ['tutor'])
+    """
+    score = _known(ScoreOptions, manifest.get("options"))
+    dialogue = _known(DialogueOptions, manifest.get("dialogue"))
+    return dialogue.read_options(score)
+
+
+def _known(kind: type[_T], recorded: Any) -> _T:
+    """``kind`` from a recorded ``asdict`` (entries it does not know, like the dialogue's ``form``, left out)."""
+    names = {f.name for f in fields(kind)}  # type: ignore[arg-type]
+    values = {k: v for k, v in recorded.items() if k in names} if isinstance(recorded, Mapping) else {}
+    if isinstance(values.get("concision_bands"), list):
+        values["concision_bands"] = tuple(values["concision_bands"])
+    return kind(**values)
 
 
 @dataclass

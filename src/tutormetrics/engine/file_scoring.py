@@ -19,7 +19,7 @@ chunks is the runner's (:mod:`tutormetrics.engine.runner`), which this kind fill
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any

@@ -40,7 +40,7 @@ from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.file_scoring import ExchangeFileJob, ScoreOptions, ScoreResult, iter_exchanges
 from tutormetrics.engine.run_stats import ScoreStats
 from tutormetrics.engine.run_warnings import long_text_warning, mostly_nan_warnings
-from tutormetrics.engine.runner import Scored
+from tutormetrics.engine.runner import Scored, run_job
 from tutormetrics.errors import ConfigError
 from tutormetrics.progress import Log, quiet
 

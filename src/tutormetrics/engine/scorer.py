@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.progress import DEFAULT_EVERY, progress_bar
+from tutormetrics.progress import DEFAULT_EVERY, RunProgress, run_progress
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, describe_columns
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
@@ -115,6 +115,7 @@ class Scorer:
         #: seconds between progress lines off a terminal (datasets.md §7), and what the rows are called in them
         self.progress_every = DEFAULT_EVERY
         self.progress_unit = "exchanges"
+        self._run_progress: RunProgress | None = None  # the progress of the run under way (iter_scores)
         self.id_column = id_column
         self.stats = ScoreStats()
         self._encoder_arg = encoder
@@ -275,9 +276,10 @@ class Scorer:
         With ``n_jobs > 1`` and no encoder family, chunks are scored in worker processes (results are
         identical: every metric is a pure function of its exchange).
         """
-        bar = progress_bar(
+        bar = run_progress(
             total, stage="score", unit=self.progress_unit, progress=self.progress, every=self.progress_every, initial=initial
         )
+        self._run_progress = bar if isinstance(bar, RunProgress) else None  # the encoder reports its batches into it
         try:
             for frame, delta in self._scored_chunks(chunks):
                 self.stats.merge(delta)
@@ -285,6 +287,7 @@ class Scorer:
                 yield frame
         finally:
             bar.close()
+            self._run_progress = None
             self.close()
             self._warn_long_texts()
             self._warn_mostly_nan(self.stats)  # all chunks of the output, reused checkpoint chunks included
@@ -437,11 +440,19 @@ class Scorer:
         """Encode distinct texts, through the text cache when there is one."""
         cache = self.text_cache
         if cache is None or not atoms:
-            return self.encoder.encode(atoms, progress=self.progress)
-        encoded, *op = cache.encode(atoms, lambda todo: self.encoder.encode(todo, progress=self.progress))
+            return self._encode_now(atoms)
+        encoded, *op = cache.encode(atoms, self._encode_now)
         if self.record_cache_ops:
             self._cache_ops.append(tuple(op))
         return encoded
+
+    def _encode_now(self, texts: list[str]) -> EncodedTexts:
+        """The encoder on ``texts``, its batches reported into the run's progress (within the chunk) when there is one."""
+        run = self._run_progress
+        if run is None or not texts:
+            return self.encoder.encode(texts, progress=self.progress)
+        run.encoding(len(texts))
+        return self.encoder.encode(texts, progress=run)  # type: ignore[arg-type]  # progress_bar takes a RunProgress
 
     @property
     def encode_ahead(self) -> int:
@@ -535,6 +546,7 @@ class Scorer:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_pool"] = None
+        state["_run_progress"] = None  # a worker process reports nothing (its heartbeat thread stays here)
         state["_text_cache"], state["_cache_ops"] = None, []  # a copy (a worker process) starts with an empty cache
         return state
 
