@@ -300,6 +300,49 @@ class Scorer:
     def score_chunk(self, chunk: tuple[Any, ...]) -> tuple[pl.DataFrame, ScoreStats]:
         """One ``(ids, prompts, responses[, aux])`` chunk (as :meth:`score` takes them): its frame and its counts
         (not merged into :attr:`stats`)."""
+        batch, art, parts, row_langs = self._artifacts(chunk)
+        stripped = np.array([not t.strip() for t in art.texts], dtype=bool)
+        p_idx, r_idx = batch.prompt_idx, batch.response_idx
+        delta = ScoreStats(
+            n_exchanges=len(batch),
+            n_unique_texts=len(set(art.texts)),
+            n_empty_prompts=int(stripped[p_idx].sum()),
+            n_empty_responses=int(stripped[r_idx].sum()),
+            n_lang_zh=row_langs.count("zh"),
+            n_lang_ja=row_langs.count("ja"),
+        )
+        outputs = self._family_outputs(batch, art, parts, delta)
+        n_layers = art.encoded.n_layers if art.encoded is not None else None
+        data: dict[str, Any] = {self.id_column: list(batch.ids)}
+        diagnostics: dict[str, Any] = {
+            "prompt_empty": stripped[p_idx],
+            "resp_empty": stripped[r_idx],
+            "lang": pl.Series("lang", row_langs, dtype=pl.String),
+        }
+        for family in self.families:
+            out = outputs[family.name]
+            for col in family.columns(n_layers):
+                if col not in out:
+                    raise RuntimeError(f"metric {family.name!r} did not return column {col!r}")
+                values = np.asarray(out[col], dtype=np.float64)
+                if values.shape != (len(batch),):
+                    raise RuntimeError(f"metric {family.name!r} returned {values.shape} values for {col!r}")
+                data[col] = values + 0.0  # clamp -0.0
+                n_nan = int(np.isnan(values).sum())
+                if n_nan:
+                    delta.nan_counts[col] = n_nan
+            merge_counts(delta.nan_reasons, family.nan_reasons(batch, art))
+        if art.encoded is not None:
+            from tutormetrics.metrics.embedding import window_diagnostics
+
+            diagnostics.update(window_diagnostics(art.encoded, p_idx, r_idx))
+        for col in self.diagnostic_columns():
+            data[col] = diagnostics[col]
+        return pl.DataFrame(data), delta
+
+    def _artifacts(self, chunk: tuple[Any, ...]) -> tuple[ExchangeBatch, Artifacts, list[tuple[str, ...] | None], list[str]]:
+        """The chunk's distinct texts (NFC; rjieba rows apart) with each row's indices into them, each text's parts
+        (a prompt of several turns; ``None`` for a plain text), and each row's ``lang`` (from its response)."""
         ids, prompts, responses = chunk[:3]
         aux: Mapping[str, Sequence[str | None]] | None = chunk[3] if len(chunk) > 3 else None
         texts: list[str] = []
@@ -342,69 +385,37 @@ class Scorer:
         }
         batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx, aux_idx)
         art = Artifacts(texts=texts, langs=[lang_of(t) for t in texts], segmented=flags if seg else None)
-        stripped = np.array([not t.strip() for t in texts], dtype=bool)
-        delta = ScoreStats(
-            n_exchanges=len(ids),
-            n_unique_texts=len(set(texts)),
-            n_empty_prompts=int(stripped[p_idx].sum()),
-            n_empty_responses=int(stripped[r_idx].sum()),
-            n_lang_zh=row_langs.count("zh"),
-            n_lang_ja=row_langs.count("ja"),
-        )
+        return batch, art, parts, row_langs
 
+    def _family_outputs(
+        self, batch: ExchangeBatch, art: Artifacts, parts: list[tuple[str, ...] | None], delta: ScoreStats
+    ) -> dict[str, Any]:
+        """Every family's columns for the chunk; with encoder families, the CPU families run beside the encoder and
+        ``delta`` gets the encoder's counts."""
         cpu_families = [f for f in self.families if "encoder" not in f.requires]
         encoder_families = [f for f in self.families if "encoder" in f.requires]
-        if encoder_families:
-            # The CPU families run beside the encoder so the lexical work hides under the forward
-            # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
-            # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
-            if cpu_families and self._cpu_in_process():
-                texts_only = Artifacts(texts=texts, langs=art.langs, segmented=art.segmented)  # not art: it gets the encoder values
-                cpu_future = self._cpu_pool().submit(score_text_families, cpu_families, batch, texts_only)
+        if not encoder_families:
+            return score_text_families(cpu_families, batch, art)
+        texts = art.texts
+        # The CPU families run beside the encoder so the lexical work hides under the forward
+        # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
+        # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
+        if cpu_families and self._cpu_in_process():
+            texts_only = Artifacts(texts=texts, langs=art.langs, segmented=art.segmented)  # not art: it gets the encoder values
+            cpu_future = self._cpu_pool().submit(score_text_families, cpu_families, batch, texts_only)
+            art.encoded, atoms = self._encode(texts, parts)
+            outputs = {f.name: f.score(batch, art) for f in encoder_families}
+            outputs.update(cpu_future.result())
+        else:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                cpu_future = pool.submit(score_text_families, cpu_families, batch, art)
                 art.encoded, atoms = self._encode(texts, parts)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
-            else:
-                with ThreadPoolExecutor(max_workers=1) as pool:
-                    cpu_future = pool.submit(score_text_families, cpu_families, batch, art)
-                    art.encoded, atoms = self._encode(texts, parts)
-                    outputs = {f.name: f.score(batch, art) for f in encoder_families}
-                    outputs.update(cpu_future.result())
-            delta.n_encoded_texts = int((atoms.n_windows > 0).sum())
-            delta.n_long_texts = int(((atoms.n_windows > 1) | atoms.truncated).sum())
-            delta.n_encoded_tokens = int(
-                atoms.n_content_tokens.sum() + self.encoder.n_special_tokens * atoms.n_windows.sum()
-            )
-        else:
-            outputs = score_text_families(cpu_families, batch, art)
-
-        n_layers = art.encoded.n_layers if art.encoded is not None else None
-        data: dict[str, Any] = {self.id_column: list(batch.ids)}
-        diagnostics: dict[str, Any] = {
-            "prompt_empty": stripped[p_idx],
-            "resp_empty": stripped[r_idx],
-            "lang": pl.Series("lang", row_langs, dtype=pl.String),
-        }
-        for family in self.families:
-            out = outputs[family.name]
-            for col in family.columns(n_layers):
-                if col not in out:
-                    raise RuntimeError(f"metric {family.name!r} did not return column {col!r}")
-                values = np.asarray(out[col], dtype=np.float64)
-                if values.shape != (len(batch),):
-                    raise RuntimeError(f"metric {family.name!r} returned {values.shape} values for {col!r}")
-                data[col] = values + 0.0  # clamp -0.0
-                n_nan = int(np.isnan(values).sum())
-                if n_nan:
-                    delta.nan_counts[col] = n_nan
-            merge_counts(delta.nan_reasons, family.nan_reasons(batch, art))
-        if art.encoded is not None:
-            from tutormetrics.metrics.embedding import window_diagnostics
-
-            diagnostics.update(window_diagnostics(art.encoded, p_idx, r_idx))
-        for col in self.diagnostic_columns():
-            data[col] = diagnostics[col]
-        return pl.DataFrame(data), delta
+        delta.n_encoded_texts = int((atoms.n_windows > 0).sum())
+        delta.n_long_texts = int(((atoms.n_windows > 1) | atoms.truncated).sum())
+        delta.n_encoded_tokens = int(atoms.n_content_tokens.sum() + self.encoder.n_special_tokens * atoms.n_windows.sum())
+        return outputs
 
     def _encode(self, texts: list[str], parts: list[tuple[str, ...] | None]) -> tuple[EncodedTexts, EncodedTexts]:
         """Encoder values of every text, and of the texts actually encoded ("atoms").
