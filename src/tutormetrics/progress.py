@@ -120,7 +120,17 @@ def progress_bar(
     file: IO[str] | None = None,
 ) -> Any:
     """A tqdm bar (terminal, or ``progress=True``), :class:`ProgressLines` (``None`` off a terminal), or a disabled bar;
-    with a :class:`RunProgress` as ``progress``, a child bar that reports into it (the encoder's batches)."""
+    with a :class:`RunProgress` as ``progress``, a child bar that reports into it (the encoder's batches).
+
+    Args:
+        total: the stage's total (``None``: unknown).
+        stage: its name in the lines.
+        unit: what it counts.
+        progress: ``True`` bars, ``False`` nothing, ``None`` by whether stderr is a terminal; a :class:`RunProgress` to report into.
+        every: seconds between lines off a terminal.
+        initial: already done.
+        file: where to write (stderr).
+    """
     if isinstance(progress, RunProgress):
         return progress.child(total, stage, unit)
     from tqdm.auto import tqdm
@@ -177,7 +187,13 @@ class RunProgress:
             self.bar.set_postfix_str(text, refresh=False)
 
     def child(self, total: int | None, stage: str, unit: str) -> _ChildBar:
-        """A tqdm-like bar for one step of the chunk (``encode`` batches) whose counts become the detail."""
+        """A tqdm-like bar for one step of the chunk (``encode`` batches) whose counts become the detail.
+
+        Args:
+            total: the step's total.
+            stage: its name (``encode``).
+            unit: what it counts (``batches``).
+        """
         return _ChildBar(self, total, stage, unit, self._texts)
 
     def beat(self) -> None:

@@ -40,7 +40,7 @@ _T = TypeVar("_T")
 
 @dataclass
 class DialogueOptions(DialogueColumns):
-    """The ``score --dialogue`` options (``dialogue.md`` §1): the column names, then the context and role rules;
+    """The ``score --dialogue`` options (``docs/guide/dialogues.md``): the column names, then the context and role rules;
     other options live in :class:`ScoreOptions`."""
 
     context: str = "full"

@@ -1,4 +1,4 @@
-"""``score FILE --history-col H`` (``datasets.md`` §3.4): each row's ``--response`` scored as the next tutor turn
+"""``score FILE --history-col H`` (``docs/guide/dialogues.md#one-response-after-its-history-history-col``): each row's ``--response`` scored as the next tutor turn
 after the turns of its history ``H``, keeping the row's id: the "rate the next tutor move" unit of MRBench, CIMA and
 Bridge.
 
@@ -52,7 +52,14 @@ __all__ = ["check_history_options", "final_exchanges", "history_conversations", 
 
 def check_history_options(*, transcript_col: str | None, prompt_given: bool, dialogue: bool, conversations: Any) -> None:
     """``--history-col`` is its own input form: with ``--transcript-col``, ``--prompt``, ``--dialogue`` or
-    ``--conversations`` it is exit 2 (``datasets.md`` §3.4)."""
+    ``--conversations`` it is exit 2 (``docs/guide/dialogues.md#one-response-after-its-history-history-col``).
+
+    Args:
+        transcript_col: ``--transcript-col``.
+        prompt_given: whether ``--prompt`` was given.
+        dialogue: ``--dialogue``.
+        conversations: ``--conversations``.
+    """
     clashes = [flag for flag, on in (("--transcript-col", transcript_col is not None), ("--prompt", prompt_given),
                                      ("--dialogue", dialogue), ("--conversations", conversations is not None)) if on]  # fmt: skip
     if clashes:
@@ -65,7 +72,13 @@ def check_history_options(*, transcript_col: str | None, prompt_given: bool, dia
 
 def history_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = "input") -> tuple[list[Conversation], list[str]]:
     """Each row as the conversation ``--transcript-col`` reads (its history's turns, then the response as the final
-    tutor turn), with the unknown-role rule applied; and the warnings."""
+    tutor turn), with the unknown-role rule applied; and the warnings.
+
+    Args:
+        frame: the exchange table.
+        opts: the reader options (``history_col``, ``response_col``, roles, speakers, tags).
+        source: the input's name in messages.
+    """
     assert opts.history_col is not None
     require_columns(frame, [opts.history_col], source=source, option="--history-col")
     require_columns(frame, [opts.response_col], source=source, option="--response")
@@ -77,7 +90,13 @@ def history_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str
 
 def final_exchanges(conversations: Sequence[Conversation], context: Context = "full", keep_columns: Sequence[str] = ()) -> Exchanges:
     """One exchange per conversation: its final turn (the response) after the context of ``context``, the most
-    recent earlier student turn as ``prev_student``; the id is the conversation's (the row's)."""
+    recent earlier student turn as ``prev_student``; the id is the conversation's (the row's).
+
+    Args:
+        conversations: one conversation per row, its final turn the response.
+        context: the context of the response.
+        keep_columns: columns each exchange carries.
+    """
     out = Exchanges(keep={c: [] for c in keep_columns})
     for conv in conversations:
         i = len(conv.turns) - 1

@@ -2,7 +2,7 @@
 
 The engine does the metric work: each tutor turn is an exchange whose prompt is the list of its
 context turns, so every distinct turn is encoded once per chunk and a context's encoder values are
-pooled over its turns (``metrics.md`` §6.2 for that split). Chunks hold whole conversations.
+pooled over its turns (``docs/guide/dialogues.md`` for that split). Chunks hold whole conversations.
 """
 
 from __future__ import annotations
@@ -164,7 +164,13 @@ def _turn_series(values: list[Any], dtype: pl.DataType) -> pl.Series:
 
 
 def empty_turns_frame(scorer: Scorer, keep_columns: Sequence[str], turn_dtype: pl.DataType) -> pl.DataFrame:
-    """TURNS with no rows (no tutor turn anywhere), with the full schema."""
+    """TURNS with no rows (no tutor turn anywhere), with the full schema.
+
+    Args:
+        scorer: the scorer (its columns).
+        keep_columns: the kept columns.
+        turn_dtype: the ``turn`` column's type.
+    """
     base = scorer.empty_frame()
     schema: dict[str, Any] = {scorer.id_column: pl.String, "conversation_id": pl.String, "turn": turn_dtype}
     schema.update({"tutor_turn": pl.Int64, "ctx_turns": pl.Int64, **{kept_name(c, scorer): pl.String for c in keep_columns}})
@@ -199,11 +205,11 @@ def score_dialogues(
         data: a file (long table, chat JSONL, or an exchange table with ``transcript_col``), a long
             polars frame (``conversation_id, turn, role, text``), or a list of :class:`Conversation`.
         metrics: families as for :class:`~tutormetrics.engine.scorer.Scorer` (default: ``"lexical"``).
-        context: ``"full"``, ``"last"`` or N (``dialogue.md`` §2).
+        context: ``"full"``, ``"last"`` or N (``docs/guide/dialogues.md``).
         context_encoding: how the encoder families see a context of several turns: ``"joined"``
             (default) encodes the joined text like any prompt, exactly what scoring that text without
-            dialogues gives (``dialogue.md`` §7); ``"turns"`` encodes each turn once and pools the
-            context over its turns (``metrics.md`` §6.2 for the split at turn boundaries): O(T) encoder
+            dialogues gives (``docs/guide/dialogues.md``); ``"turns"`` encodes each turn once and pools the
+            context over its turns (``docs/guide/dialogues.md`` for the split at turn boundaries): O(T) encoder
             work per conversation instead of O(T²), but attention no longer crosses turns, so the
             encoder columns differ from ``"joined"``. Text families are the same either way.
         encoder: an ``EncoderConfig`` or ``TextEncoder`` for the encoder families.

@@ -85,6 +85,11 @@ def stable_id(prompt: str | None, response: str | None, seen: dict[str, int]) ->
     """Content id for inputs without an id column: ``sha1(prompt + "\\x1f" + response)[:12]``, then ``-2``, ``-3`` for
     repeats. Stable when rows are reordered or added, unlike row numbers; ``seen`` counts digests across chunks.
 
+    Args:
+        prompt: the joined prompt (``None`` is empty).
+        response: the response (``None`` is empty).
+        seen: digests counted so far (updated).
+
     >>> seen = {}
     >>> stable_id("2+2?", "4", seen), stable_id("2+2?", "4", seen)
     ('606d41b72037', '606d41b72037-2')

@@ -39,7 +39,7 @@ from tutormetrics.progress import Log, quiet
 class ScoreOptions:
     """Everything ``score`` can be told; the same names as the CLI options and the Python API."""
 
-    #: ``--id``: the id column, or (two or more) the parts ``exchange_id`` is built from (``datasets.md`` §3.1)
+    #: ``--id``: the id column, or (two or more) the parts ``exchange_id`` is built from (``docs/guide/input.md#composite-ids``)
     id_columns: list[str] = field(default_factory=lambda: ["exchange_id"])
     id_sep: str = "/"  # ``--id-sep``: joins the parts of a composite id
     prompt_columns: list[str] = field(default_factory=lambda: ["prompt"])
@@ -58,7 +58,7 @@ class ScoreOptions:
     long_text: str = "window"
     trust_remote_code: bool = False
     syllables: str = "auto"
-    lang: str = "auto"  # auto | en | zh | ja (languages.md §3)
+    lang: str = "auto"  # auto | en | zh | ja (docs/guide/languages.md)
     segmenter: str = "char"  # char | rjieba (Chinese rows only; extra tutormetrics[zh])
     chars_per_sentence: float = 100.0  # concision: characters per sentence-equivalent
     concision_bands: tuple[float, float] = (3.0, 6.0)  # concision_band 2 up to the first, 1 up to the second
@@ -217,7 +217,14 @@ def _check_text_columns(schema: pl.Schema, columns: list[str], path: Path) -> No
 
 def open_input(path: Path, output: Path | None, options: ScoreOptions, log: Log) -> tuple[pl.LazyFrame, InputPlan, int]:
     """:func:`plan_input`, the notes on generated ids and dropped duplicates, the output name checked before any
-    work; returns the lazy input, its plan and the number of rows that will be scored (every engine starts here)."""
+    work; returns the lazy input, its plan and the number of rows that will be scored (every engine starts here).
+
+    Args:
+        path: the exchange table.
+        output: the output (its format checked now), or ``None``.
+        options: the score options.
+        log: where the notes on generated ids and dropped duplicates go.
+    """
     lf, plan = plan_input(path, options)
     if not plan.has_id:
         log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
@@ -239,6 +246,13 @@ def iter_exchanges(
     ``chunk_size`` rows (the last may be shorter).
 
     The ``--keep`` columns of each chunk are appended to ``kept`` in the same order.
+
+    Args:
+        lf: the input, opened by :func:`plan_input`.
+        plan: what :func:`plan_input` learnt (ids given, rows kept, kept columns).
+        options: the score options (``chunk_size``, the prompt, response and id columns).
+        kept: where each chunk's kept columns are appended, in order (``None``: not wanted).
+        source: the input's name in read errors.
     """
     id_cols = [options.id_column] if plan.has_id else []
     cols = list(dict.fromkeys([*options.prompt_columns, options.response_column, *id_cols]))

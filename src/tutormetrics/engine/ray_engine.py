@@ -92,6 +92,13 @@ def stage_input(lf: pl.LazyFrame, plan: Any, options: ScoreOptions, folder: Path
     The input is read with the local engine's reader, a window of ``32 · chunk_size`` rows at a time (memory stays
     bounded), and each window is packed with :func:`pack_blocks`. Columns: the row number, the id, the joined
     prompt, the response and the ``--keep`` columns (``__keep_<name>``).
+
+    Args:
+        lf: the input, opened by :func:`~tutormetrics.engine.file_scoring.plan_input`.
+        plan: its plan.
+        options: the score options (``chunk_size``, the columns).
+        folder: the staging folder to create.
+        source: the input's name in read errors.
     """
     folder.mkdir(parents=True)
     window = replace(options, chunk_size=32 * options.chunk_size)

@@ -39,7 +39,13 @@ def run_key_parts(path: Path, scorer: Scorer, **parts: Any) -> dict[str, Any]:
     """What :func:`run_key` hashes: the input's SHA-256, ``parts`` (``options=ScoreOptions.result_key()``, the
     options as given, and the kind's own: ``dialogue``, ``form``, ``engine``), the resolved settings
     (:func:`~tutormetrics.engine.resolved.resolved_settings`: what ``auto`` became; they enter here and only here),
-    the families' parameters, the encoder fingerprint (``None`` without an encoder family) and the version."""
+    the families' parameters, the encoder fingerprint (``None`` without an encoder family) and the version.
+
+    Args:
+        path: the input file.
+        scorer: the scorer (its families, encoder and resolved settings).
+        parts: ``options=`` and the kind's own parts.
+    """
     from tutormetrics.engine.resolved import resolved_settings
 
     if "resolved" in parts:
@@ -56,7 +62,13 @@ def run_key_parts(path: Path, scorer: Scorer, **parts: Any) -> dict[str, Any]:
 
 def run_key(path: Path, scorer: Scorer, **parts: Any) -> str:
     """SHA-256 of :func:`run_key_parts` as sorted JSON: what a checkpoint is valid for
-    (``docs/design/scoring.md#the-run-key``)."""
+    (``docs/design/scoring.md#the-run-key``).
+
+    Args:
+        path: the input file.
+        scorer: the scorer.
+        parts: as for :func:`run_key_parts`.
+    """
     meta = run_key_parts(path, scorer, **parts)
     return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -74,7 +86,19 @@ def run_manifest(
     **fields: Any,
 ) -> dict[str, Any]:
     """``scorer.manifest(stats)`` | ``input`` | ``fields`` (the engine's own, in order) | ``options`` (a dataclass,
-    as a dict) | ``warnings`` | ``nan_reasons`` (| ``columns``, a description per output column, when given)."""
+    as a dict) | ``warnings`` | ``nan_reasons`` (| ``columns``, a description per output column, when given).
+
+    Args:
+        scorer: the scorer (versions, parameters, encoder, counts).
+        source: the input file.
+        options: the options (a dataclass is recorded as a dict).
+        warnings: the run's warnings.
+        nan_reasons: per column, why values are NaN.
+        stats: counts to record instead of the scorer's.
+        load_encoder: describe the loaded encoder (``False``: its config and fingerprint only).
+        columns: a description per output column.
+        fields: the kind's own fields, after ``input``.
+    """
     from tutormetrics.engine.resolved import resolved_settings
 
     manifest = scorer.manifest(stats, load_encoder=load_encoder) | {"input": str(source), **fields}
@@ -91,10 +115,16 @@ def run_manifest(
 
 def write_run_manifest(output: Path, manifest: Mapping[str, Any], options: Any) -> None:
     """Write ``<output>.manifest.json`` (when ``options.write_manifest``), and note the CSV guard of ``output``
-    again (the manifest was rewritten) when ``options.csv_formula_guard`` and the output is CSV."""
+    again (the manifest was rewritten) when ``options.csv_formula_guard`` and the output is CSV.
+
+    Args:
+        output: the table the manifest describes.
+        manifest: the manifest.
+        options: ``write_manifest``, ``csv_formula_guard``, ``output_format``, the id and kept columns.
+    """
     if not options.write_manifest:
         return
-    if ROLES_KEY not in manifest:  # each output column's role (datasets.md §4), from the file just written
+    if ROLES_KEY not in manifest:  # each output column's role (docs/guide/input.md#composite-ids), from the file just written
         manifest = {**manifest, ROLES_KEY: output_roles(output, manifest, options)}
     write_text_atomic(output.with_name(output.name + ".manifest.json"), json.dumps(manifest, indent=2, default=str))
     if options.csv_formula_guard and infer_format(output, options.output_format) == "csv":
@@ -102,7 +132,13 @@ def write_run_manifest(output: Path, manifest: Mapping[str, Any], options: Any) 
 
 
 def output_roles(output: Path, manifest: Mapping[str, Any], options: Any) -> dict[str, list[str]]:
-    """The roles of the columns of ``output`` (its header, read without loading rows)."""
+    """The roles of the columns of ``output`` (its header, read without loading rows).
+
+    Args:
+        output: the written table.
+        manifest: its manifest (the column descriptions).
+        options: the id, id parts and kept columns.
+    """
     import polars as pl
 
     from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, column_roles
@@ -119,7 +155,13 @@ def output_roles(output: Path, manifest: Mapping[str, Any], options: Any) -> dic
 
 
 def log_summary(log: Log, warnings: Sequence[str], notes: Sequence[str] = ()) -> None:
-    """``warning: …`` then ``note: …`` lines, in order."""
+    """``warning: …`` then ``note: …`` lines, in order.
+
+    Args:
+        log: the logger.
+        warnings: written as ``warning: ...``.
+        notes: written as ``note: ...`` after them.
+    """
     for message in warnings:
         log(f"warning: {message}")
     for note in notes:

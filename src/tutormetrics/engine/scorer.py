@@ -3,13 +3,13 @@
 1. Texts are NFC-normalised and deduplicated (MRBench: 1,655 exchanges share 200 prompts).
 2. ``T(x)`` and ``S(x)`` run once per unique text; the encoder runs once per unique text
    (one forward pass feeds the embedding and synchrony families). Each row gets a ``lang``
-   (languages.md §3) from its response; under ``segmenter="rjieba"`` the texts of Chinese rows are
+   (``docs/guide/languages.md``) from its response; under ``segmenter="rjieba"`` the texts of Chinese rows are
    kept apart from the same texts in other rows, since their tokens differ.
 3. Every family scores the same read-only :class:`~tutormetrics.metrics.base.Artifacts`.
 4. Input is processed in chunks of ``chunk_size`` exchanges, so memory stays flat as input grows.
 5. A prompt may be a list of parts (a dialogue's context turns): the text families see the parts joined
    with ``"\n"``, the encoder encodes each part once and pools the prompt over its parts
-   (:func:`tutormetrics.encoders.compose.pool_parts`, the ``metrics.md`` §6.2 rule for that split).
+   (:func:`tutormetrics.encoders.compose.pool_parts`, ``docs/guide/dialogues.md`` for the split at turn boundaries).
 6. ``aux`` texts (e.g. a dialogue's previous student turn) join the same pass; families read their
    indices from ``ExchangeBatch.aux_idx``.
 """
@@ -67,7 +67,7 @@ class Scorer:
             families with the forward passes instead).
         cpu_overlap: where the CPU families run during the encoder pass: ``"thread"``, ``"process"``
             (one persistent worker), or ``"auto"`` (process when the encoder is on CUDA, else thread).
-        lang: ``"auto"`` (the rule of languages.md §3 on each response) or ``"en"``, ``"zh"``, ``"ja"``
+        lang: ``"auto"`` (the rule of ``docs/guide/languages.md`` on each response) or ``"en"``, ``"zh"``, ``"ja"``
             for every row; written to the ``lang`` column. Readability is NaN unless ``lang`` is ``en``.
         segmenter: ``"char"`` (one token per CJK character) or ``"rjieba"`` (Chinese word segmentation
             of Han runs in rows whose ``lang`` is ``zh``; extra ``tutormetrics[zh]``).
@@ -112,7 +112,7 @@ class Scorer:
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size
         self.progress = progress
-        #: seconds between progress lines off a terminal (datasets.md §7), and what the rows are called in them
+        #: seconds between progress lines off a terminal (``docs/design/scoring.md#progress``), and what the rows are called in them
         self.progress_every = DEFAULT_EVERY
         self.progress_unit = "exchanges"
         self._run_progress: RunProgress | None = None  # the progress of the run under way (iter_scores)
@@ -248,6 +248,12 @@ class Scorer:
         text per exchange (``None`` = none), encoded in the same pass and read by families through
         ``ExchangeBatch.aux_idx``.
 
+        Args:
+            ids: one id per exchange.
+            prompts: one prompt (or list of parts) per exchange.
+            responses: one response per exchange.
+            aux: further texts by name, one per exchange (``None``: none).
+
         Example:
             >>> round(Scorer(["overlap"]).score(["e"], [["a rose", "is a rose"]], ["a rose"])["jaccard_1"][0], 6)
             0.666667
@@ -275,6 +281,11 @@ class Scorer:
 
         With ``n_jobs > 1`` and no encoder family, chunks are scored in worker processes (results are
         identical: every metric is a pure function of its exchange).
+
+        Args:
+            chunks: ``(ids, prompts, responses[, aux])`` chunks.
+            total: rows in all chunks (the progress total).
+            initial: rows already done (a resumed run).
         """
         bar = run_progress(
             total, stage="score", unit=self.progress_unit, progress=self.progress, every=self.progress_every, initial=initial
@@ -602,6 +613,13 @@ def score_texts(
     **kwargs: Any,
 ) -> pl.DataFrame:
     """Score two aligned lists of texts; returns a polars DataFrame keyed by ``exchange_id``.
+
+    Args:
+        prompts: one prompt per exchange.
+        responses: one response per exchange.
+        metrics: families or groups, as for :class:`Scorer`.
+        ids: exchange ids (``0, 1, ...`` when ``None``).
+        kwargs: further :class:`Scorer` arguments.
 
     >>> score_texts(["a rose is a flower which is a rose"], ["a rose is a rose is a rose"])["jaccard_2"][0]
     0.5

@@ -87,7 +87,14 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
 def save_figure(fig: object, path: str | os.PathLike[str], *, dpi: int = 300, fmt: str | None = None) -> Path:
     """Save a matplotlib figure through :func:`atomic_output` (format ``fmt``, else from the extension; white
     background), so a kill or a full disk never leaves a truncated figure where the old one was, and a planted
-    symlink is replaced."""
+    symlink is replaced.
+
+    Args:
+        fig: a matplotlib figure.
+        path: where to write it.
+        dpi: resolution of raster formats.
+        fmt: the format (``png``, ``pdf``, ``svg``); from the extension when ``None``.
+    """
     path = Path(path)
     with atomic_output(path) as tmp:
         fig.savefig(tmp, dpi=dpi, format=fmt or path.suffix.lower().lstrip("."), facecolor="white")  # type: ignore[attr-defined]

@@ -74,6 +74,13 @@ def read_table(
     ``string_columns=True`` reads every CSV column as text; ``id_columns`` are always read as text
     (ids such as ``007`` keep their zeros and never collide with ``7``). The CSV formula guard is undone
     only in files tutormetrics wrote (:func:`written_with_guard`), so a user's own ``'+`` stays as it is.
+
+    Args:
+        path: the file.
+        fmt: ``csv``, ``parquet`` or ``jsonl`` (from the extension when ``None``).
+        encoding: the text encoding of a CSV.
+        string_columns: read every CSV column as text.
+        id_columns: columns always read as text.
     """
     path = Path(path)
     kind = infer_format(path, fmt)
@@ -135,6 +142,13 @@ def write_table(
     would run as a formula are guarded (:func:`guard_formulas`); when any cell was (and ``record``), the
     guard is recorded in ``<path>.manifest.json`` with the file's SHA-256 so :func:`read_table` undoes it
     exactly.
+
+    Args:
+        df: the table (a LazyFrame is streamed).
+        path: where to write it.
+        fmt: the format (from the extension when ``None``).
+        formula_guard: guard CSV cells a spreadsheet would run.
+        record: note a guard in ``<path>.manifest.json``.
     """
     path = Path(path)
     kind = infer_format(path, fmt)
@@ -180,7 +194,13 @@ def csv_separator(path: str | os.PathLike[str]) -> str:
 def scan_table(
     path: str | os.PathLike[str], fmt: str | None = None, *, encoding: str = "utf8"
 ) -> pl.LazyFrame:
-    """Open a table lazily for chunked reading; CSV columns are read as text (no type guessing)."""
+    """Open a table lazily for chunked reading; CSV columns are read as text (no type guessing).
+
+    Args:
+        path: the file.
+        fmt: the format (from the extension when ``None``).
+        encoding: the text encoding of a CSV.
+    """
     path = Path(path)
     kind = infer_format(path, fmt)
     _check_file(path, kind)
@@ -253,7 +273,14 @@ def _refuse_stringified(schema: pl.Schema, nested: dict[str, int], path: Path) -
 
 
 def require_columns(df: pl.DataFrame, columns: list[str], *, source: str, option: str | None = None) -> None:
-    """Raise :class:`InputSchemaError` naming the missing columns and the closest existing ones."""
+    """Raise :class:`InputSchemaError` naming the missing columns and the closest existing ones.
+
+    Args:
+        df: the table.
+        columns: the columns it must have.
+        source: its name in the message.
+        option: the option that names another column, for the hint.
+    """
     import difflib
 
     missing = [c for c in columns if c not in df.columns]
