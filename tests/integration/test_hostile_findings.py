@@ -283,18 +283,67 @@ def test_two_runs_into_one_folder_the_second_stops(tmp_path, capsys):
     assert not (folder / "metrics.csv").exists()
 
 
-def test_every_command_that_writes_takes_the_output_lock():
-    """Each registered command names its outputs (the lock is taken in `options.command`, for all of them)."""
+def _lock_cases(ex: Path, tmp: Path) -> dict[str, tuple[list[str], Path]]:
+    """Per writing command: a call that would succeed, and the output another command is writing."""
+    out = tmp / "out.csv"
+    corr = tmp / "corr.csv"
+    corr.write_text("metric,target,family,rho,p,p_adj,stars,n\nresp_words,theta,length,0.3,0.01,0.02,*,40\n")
+    exchanges, ratings = str(ex / "exchanges.csv"), str(ex / "ratings.csv")
+    metrics = tmp / "m.csv"
+    metrics.write_text("exchange_id,tutor,resp_words\n" + "".join(f"e{i},t{i % 2},{i}\n" for i in range(12)))
+    study = tmp / "study"
+    study.mkdir()
+    (study / "metrics.csv").write_text("exchange_id,resp_words\na,1\n")
+    return {
+        "score": (["score", exchanges, "--metrics", "lexical", "-o", str(out)], out),
+        "validate": (["validate", exchanges, "--ratings", ratings, "-o", str(out)], out),
+        "heatmap": (["heatmap", str(corr), "-o", str(tmp / "h.png")], tmp / "h.png"),
+        "theta": (["theta", ratings, "-o", str(out)], out),
+        "agree": (["agree", ratings, "-o", str(out)], out),
+        "summarize": (["summarize", str(metrics), "--group-col", "tutor", "-o", str(out)], out),
+        "compare": (["compare", str(ex / "fairness_turns.csv"), "--group-col", "level", "--block-col", "question_id", "-o", str(out)], out),
+        "aggregate": (["aggregate", str(ex / "fairness_turns.csv"), "--by", "question_id,level", "-o", str(out)], out),
+        "variability": (["variability", str(metrics), "--unit-col", "exchange_id", "--trial-col", "tutor", "-o", str(out)], out),
+        "predict": (["predict", exchanges, "--ratings", ratings, "--group-col", "conversation_id", "-o", str(out)], out),
+        "ppi": (["ppi", "--judge-labels", ratings, "--human-labels", ratings, "-o", str(out)], out),
+        "report": (["report", str(study)], study / "report.html"),
+        "convert": (["convert", "mrbench", str(Path(__file__).parents[1] / "fixtures/mrbench_raw/MRBench_V2_sample.json"), "-o", str(tmp / "conv")], tmp / "conv"),
+        "run": (["run", "--example", "-o", str(tmp / "run"), "--metrics", "lexical"], tmp / "run"),
+        "encoder export": (["encoder", "export", "--store", str(tmp / "store")], tmp / "store"),
+    }
+
+
+def _listing(folder: Path) -> list[str]:
+    """A folder's files but the lock a killed holder leaves behind (the next command reclaims it)."""
+    return sorted(p.name for p in folder.iterdir() if p.name != ".tutormetrics.lock")
+
+
+def test_every_command_that_writes_stops_when_another_writes_its_output(tmp_path, example_dir, capsys):
+    """Each registered command that writes refuses (exit 2, nothing written) while another command holds the
+    lock of its output: the lock itself is exercised, not an attribute of the command."""
     from tutormetrics import cli
 
-    read_only = {"metrics"}
-    commands = [(c.name, c.callback) for c in cli.app.registered_commands]
-    commands += [(f"{g.name} {c.name}", c.callback) for g in cli.app.registered_groups for c in g.typer_instance.registered_commands]
-    names = {name for name, _ in commands}
-    assert {"score", "validate", "heatmap", "theta", "agree", "summarize", "compare", "aggregate", "variability",
-            "predict", "ppi", "report", "convert", "run", "encoder export"} <= names  # fmt: skip
-    unlocked = [name for name, fn in commands if name not in read_only and not getattr(fn, "outputs", None)]
-    assert unlocked == []
+    registered = {c.name for c in cli.app.registered_commands}
+    registered |= {f"{g.name} {c.name}" for g in cli.app.registered_groups for c in g.typer_instance.registered_commands}
+    cases = _lock_cases(example_dir, tmp_path)
+    assert registered - {"metrics"} == set(cases)  # a new writing command needs a case here
+    for name, (argv, output) in cases.items():
+        if name in ("convert", "run", "encoder export"):  # folder outputs: the first command created the folder
+            output.mkdir()
+        before = _listing(output) if output.is_dir() else None
+        holder = _hold_lock([output])
+        try:
+            code = cli.main(argv)
+        finally:
+            holder.kill()
+            holder.wait()
+        err = capsys.readouterr().err
+        assert code == 2, (name, err)
+        assert f"being written by another tutormetrics command (pid {holder.pid})" in err, (name, err)
+        if before is None:
+            assert not output.exists(), name
+        else:
+            assert _listing(output) == before, name
 
 
 def test_report_waits_for_no_run_writing_its_folder(tmp_path, capsys):
@@ -327,7 +376,7 @@ def test_a_killed_run_leaves_no_report_temporary(tmp_path, capsys):
 
 def test_the_run_overwrite_guard_lists_every_file_a_dialogue_run_writes(tmp_path, capsys):
     from tutormetrics import cli
-    from tutormetrics.pipeline import RUN_FILES
+    from tutormetrics.runs import RUN_FILES
 
     folder = tmp_path / "dlg"
     code = cli.main(["run", "--example", "dialogue", "-o", str(folder), "--metrics", "lexical", "--cluster-col",
@@ -470,9 +519,14 @@ def test_report_shows_the_input_text_only_while_its_hash_matches(run_folder, tmp
     ratings.with_columns(pl.lit(1).alias("score")).write_csv(root / "ratings.csv")
     data = collect_study(study)
     assert "texts" not in data["exchanges"]
-    assert not data["exchanges"].get("ratings")
     assert any("is not the input that was scored" in line for line in data["stale"])
-    assert any("ratings per exchange not shown" in line for line in data["stale"])
+    # the ratings shown are the targets run correlated (targets.csv, hashed in run.json), not the edited file's
+    targets = pl.read_csv(study / "targets.csv")
+    assert data["exchanges"]["ratings"]["mistake_location"] == targets["mistake_location"].to_list() != [1.0] * 40
+    targets.with_columns(pl.lit(1.0).alias("mistake_location")).write_csv(study / "targets.csv")
+    data = collect_study(study)
+    assert not data["exchanges"]["ratings"]
+    assert any("targets.csv changed since `run` wrote it" in line for line in data["stale"])
 
 
 def test_a_run_after_an_earlier_run_marks_its_leftovers(tmp_path, example_dir, capsys):

@@ -16,7 +16,7 @@ from tutormetrics.commands import options as opt
 from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.examples import example_paths
-from tutormetrics.pipeline import ValidateOptions
+from tutormetrics.validity.study import ValidateOptions
 
 #: Flags of score and validate that name their own outputs; run writes a fixed set of files instead.
 OWN_OUTPUTS = {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations"}

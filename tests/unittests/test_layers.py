@@ -23,7 +23,7 @@ FLOORS = {
     "psychometrics": 4,
     "validity": 5, "dialogue": 5,
     "report": 6,
-    "pipeline": 7,
+    "runs": 7,
     "commands": 8,
     "cli": 9, "__main__": 9,
 }
@@ -120,5 +120,5 @@ def test_no_import_cycles() -> None:
 
 def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
-    f.write_text("def f():\n    from tutormetrics.pipeline import run_pipeline\n")
-    assert "tutormetrics.pipeline" in _imports(f)
+    f.write_text("def f():\n    from tutormetrics.runs import run_pipeline\n")
+    assert "tutormetrics.runs" in _imports(f)

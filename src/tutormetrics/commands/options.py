@@ -48,7 +48,7 @@ class Option:
 
     ``name`` is the keyword the command function receives; ``field`` the field of ``target`` (``"score"``:
     :class:`~tutormetrics.engine.file_scoring.ScoreOptions`, ``"validate"``:
-    :class:`~tutormetrics.pipeline.ValidateOptions`, ``"dialogue"``:
+    :class:`~tutormetrics.validity.study.ValidateOptions`, ``"dialogue"``:
     :class:`~tutormetrics.dialogue.file_scoring.DialogueOptions`) it fills after ``parse``; ``target=None`` means the
     command reads the value itself (paths, ``--strict``). ``click`` holds the rest of ``typer.Option``
     (``min``, ``hidden``, ``show_default``, ``dir_okay``).
@@ -453,7 +453,7 @@ COMMANDS: dict[str, tuple[Option, ...]] = {
 def _targets() -> dict[str, type]:
     from tutormetrics.dialogue.file_scoring import DialogueOptions
     from tutormetrics.engine.file_scoring import ScoreOptions
-    from tutormetrics.pipeline import ValidateOptions
+    from tutormetrics.validity.study import ValidateOptions
 
     return {"score": ScoreOptions, "validate": ValidateOptions, "dialogue": DialogueOptions}
 
@@ -465,7 +465,7 @@ def from_kwargs(cls: type, kwargs: Mapping[str, Any], options: Iterable[Option] 
     """The ``cls`` options dataclass of a command's keyword arguments: each declared option that fills a
     field of ``cls`` and was given is parsed into it; ``fields`` set the rest (or replace one).
 
-    >>> from tutormetrics.pipeline import ValidateOptions
+    >>> from tutormetrics.validity.study import ValidateOptions
     >>> from_kwargs(ValidateOptions, {"levels": "0,1", "control": "a,b,a"}).control
     ['a', 'b']
     """

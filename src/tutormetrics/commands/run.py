@@ -1,4 +1,4 @@
-"""``tutormetrics run``: the whole study on one command (thin wrapper over :mod:`tutormetrics.pipeline`).
+"""``tutormetrics run``: the whole study on one command (thin wrapper over :mod:`tutormetrics.runs`).
 
 It takes every option of ``score`` and ``validate`` (:data:`tutormetrics.commands.options.RUN`) but those
 that name their own outputs: ``run`` writes a fixed set of files into its folder.
@@ -50,7 +50,8 @@ def run(
     from tutormetrics.dialogue.file_scoring import DialogueOptions
     from tutormetrics.engine.file_scoring import ScoreOptions
     from tutormetrics.examples import EXAMPLE_NAMES, EXAMPLE_PROMPT_COLUMNS, dialogue_example_paths, example_paths
-    from tutormetrics.pipeline import ValidateOptions, check_ratings_path, run_pipeline
+    from tutormetrics.runs import check_ratings_path, run_pipeline
+    from tutormetrics.validity.study import ValidateOptions
 
     ratings, dialogue = kwargs["ratings"], kwargs["dialogue"] or kwargs["transcript_col"] is not None
     history = None

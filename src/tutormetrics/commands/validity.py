@@ -62,7 +62,7 @@ def validate(
     marked in the `control` column; p_adj adjusts within each.
     """
     from tutormetrics.ids import read_keyed
-    from tutormetrics.pipeline import ValidateOptions, validate_metrics
+    from tutormetrics.validity.study import ValidateOptions, validate_metrics
     from tutormetrics.psychometrics.ratings import theta_to_targets
     from tutormetrics.validity.correlate import rho_matrix, split_by_control, summarize_correlations
 

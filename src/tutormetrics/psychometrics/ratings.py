@@ -609,7 +609,7 @@ def parse_levels(text: str | None) -> list[float] | None:
 class RatingOptions:
     """How a ratings table is read (``statistics.md`` §1.1): its columns, the aggregate over raters, the target
     columns, the id type and the scale. Declared once: ``validate``/``run``'s
-    :class:`~tutormetrics.pipeline.ValidateOptions` extends it, ``predict`` takes it as it is.
+    :class:`~tutormetrics.validity.study.ValidateOptions` extends it, ``predict`` takes it as it is.
 
     >>> RatingOptions().score_col, RatingOptions(levels=[0.0, 1.0]).levels
     ('score', [0.0, 1.0])

@@ -4,6 +4,11 @@ Files are recognised by their columns, not their names, so tables written by sep
 (``validate``, ``theta``, ``agree``, ``summarize``, ``compare``, ``score --dialogue``) are found whatever
 they were called. Every section is optional: a missing or unreadable file leaves its section out and adds
 a line to ``notes``.
+
+The report shows what ``run`` decided and never decides it again (``docs/commands/report.md#what-the-page-holds``):
+each exchange's ratings are the rating targets ``run`` correlated (``targets.csv``, named in ``run.json``'s
+``files``: after ``--levels``, ``--drop-out-of-scale``, ``--raters``, ``--aggregate`` and ``--targets-from``), not
+the ratings file aggregated afresh.
 """
 
 from __future__ import annotations
@@ -76,14 +81,23 @@ def _header(path: Path) -> list[str]:
     return pl.scan_ndjson(path, n_rows=1).collect_schema().names()
 
 
-def scan_folder(outdir: Path, id_col: str = "exchange_id", allowed: set[str] | None = None) -> dict[str, list[Path]]:
-    """Tables in ``outdir`` grouped by kind (see :func:`classify`), each list sorted by file name; with ``allowed``
-    only those file names (the verified files of ``run.json``: :mod:`tutormetrics.report.provenance`)."""
+def scan_folder(
+    outdir: Path, id_col: str = "exchange_id", allowed: set[str] | None = None, skip: Iterable[str] = ()
+) -> dict[str, list[Path]]:
+    """Tables in ``outdir`` grouped by kind (see :func:`classify`), each list sorted by file name.
+
+    Args:
+        outdir: The folder.
+        id_col: The exchange id column (a table with it is a metrics table).
+        allowed: Only these file names (the verified files of ``run.json``: :mod:`tutormetrics.report.provenance`).
+        skip: File names read for a known purpose instead (``run``'s ``targets.csv``).
+    """
     found: dict[str, list[Path]] = {}
+    skipped = set(skip)
     for path in sorted(outdir.iterdir()):
         if not path.is_file() or path.suffix.lower() not in _TABLE_SUFFIXES or path.name.startswith("."):
             continue
-        if allowed is not None and path.name not in allowed:
+        if (allowed is not None and path.name not in allowed) or path.name in skipped:
             continue
         try:
             kind = classify(_header(path), id_col)
@@ -175,35 +189,36 @@ def _dialogues(source: Path, manifest: dict[str, Any], notes: list[str]) -> list
             for c in found.conversations]  # fmt: skip
 
 
-def _ratings(run: dict[str, Any], ids: list[str], id_col: str, notes: list[str]) -> dict[str, list[Any]]:
-    """Per criterion, each exchange's aggregated rating (as ``validate`` aggregates them)."""
-    from tutormetrics.psychometrics.ratings import ratings_frame_to_targets
+def _recorded_file(run: dict[str, Any], key: str) -> str | None:
+    """The file name ``run.json`` records under ``files[key]`` (``None`` when it records none)."""
+    files = run.get("files")
+    value = files.get(key) if isinstance(files, dict) else None
+    return Path(value).name if isinstance(value, str) and value else None
 
-    path = run.get("ratings")
-    if not path:
+
+def _ratings(outdir: Path, run: dict[str, Any], check: Any, ids: list[str], id_col: str, notes: list[str]) -> dict[str, list[Any]]:
+    """Per target, each exchange's rating as ``run`` correlated it: its ``targets.csv`` (see the module docstring)."""
+    name = _recorded_file(run, "targets")
+    if name is None:
+        if run.get("ratings") and run.get("validated", True):
+            notes.append("ratings per exchange not shown: run.json names no targets table (a run of an older "
+                         "tutormetrics; run it again to see them)")  # fmt: skip
         return {}
-    vo = run.get("validate_options") or {}
-    try:
-        targets = ratings_frame_to_targets(
-            _read_keyed(Path(path), id_col),
-            source=str(path),
-            id_col=id_col,
-            rater_col=vo.get("rater_col", "rater"),
-            criterion_col=vo.get("criterion_col", "criterion"),
-            score_col=vo.get("score_col", "score"),
-            aggregate=vo.get("aggregate", "mean"),
-        )
-    except TutorMetricsError as exc:
-        notes.append(f"ratings not shown per exchange: {str(exc).splitlines()[0]}")
+    path = outdir / name
+    if not check.may_read(path) or not path.is_file():
+        return {}  # the stale banner says why
+    targets = _read_keyed(path, id_col)
+    if id_col not in targets.columns:
+        key = targets.columns[0] if targets.columns else "?"
+        notes.append(f"ratings per exchange not shown: the ratings are keyed by {key} ({name}), not by {id_col}")
         return {}
-    targets = targets.with_columns(pl.col(id_col).cast(pl.String))
     index = {key: i for i, key in enumerate(targets.get_column(id_col).to_list())}
     out: dict[str, list[Any]] = {}
     for col in targets.columns:
         if col == id_col:
             continue
-        values = targets.get_column(col).to_list()
-        out[col] = [compact(float(values[index[i]])) if i in index and values[index[i]] is not None else None for i in ids]
+        values = targets.get_column(col).cast(pl.Float64).to_list()
+        out[col] = [compact(values[index[i]]) if i in index and values[index[i]] is not None else None for i in ids]
     return out
 
 
@@ -260,13 +275,96 @@ def _text(value: Any) -> str | None:
 MAX_EXCHANGES = 20_000
 
 
+def _correlations(paths: list[Path], data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each correlation table split by ``control`` (raw first, ``correlations.csv`` first); the star legend of the first."""
+    from tutormetrics.validity.heatmap import star_legend
+
+    correlations = []
+    for path in paths:
+        df = read_table(path)
+        data.setdefault("star_legend", star_legend(df))
+        if "control" in df.columns:
+            df = df.with_columns(pl.col("control").cast(pl.String).fill_null(""))
+            for (control,), part in df.group_by("control", maintain_order=True):
+                correlations.append({"file": path.name, "control": control or "", "table": table_payload(part.drop("control"))})
+        else:
+            correlations.append({"file": path.name, "control": "", "table": table_payload(df)})
+    correlations.sort(key=lambda c: (c["control"] != "", c["file"] != "correlations.csv"))
+    return correlations
+
+
+def _metric_order(correlations: list[dict[str, Any]]) -> list[str]:
+    """The metrics of the correlation tables in order of first appearance."""
+    names = (row[c["table"]["columns"].index("metric")] for c in correlations for row in c["table"]["rows"])
+    return list(dict.fromkeys(names))
+
+
+def _input_texts(
+    data: dict[str, Any], ex: dict[str, Any], source: Path | None, run: dict[str, Any], manifest: dict[str, Any],
+    is_dialogue: bool, check: Any, notes: list[str],
+) -> None:  # fmt: skip
+    """Prompts and responses (or whole conversations) from the scored input, while it is the input that was scored."""
+    if source is None:
+        notes.append("prompts and responses not shown: the scored input is not recorded (pass --exchanges)")
+    elif not source.is_file():
+        notes.append(f"prompts and responses not shown: {source} not found (pass --exchanges)")
+    elif check.input_matches("exchanges", source) is False:
+        check.stale.append(f"prompts and responses not shown: {source} is not the input that was scored (its SHA-256 "
+                           "differs from run.json); pass --exchanges with the scored file")  # fmt: skip
+    elif is_dialogue:
+        data["dialogues"] = _dialogues(source, manifest, notes)
+        by_id = {t["exchange_id"]: t["text"] for d in data["dialogues"] for t in d["turns"]}
+        _attach_texts(ex, {i: ("", by_id.get(i, "")) for i in ex["ids"] if i in by_id})
+    else:
+        texts = _exchange_texts(source, ex["ids"], manifest.get("options") or run.get("score_options") or {},
+                                bool(manifest.get("generated_ids")), notes)
+        _attach_texts(ex, texts)
+
+
+def _exchange_section(
+    data: dict[str, Any], outdir: Path, run: dict[str, Any], check: Any, found: dict[str, list[Path]],
+    metrics_path: Path, id_col: str, sample: tuple[int, int], exchanges: Path | None,
+) -> None:  # fmt: skip
+    """The scored table's part of the page: its manifest, columns, NaN counts and the per-exchange drill-down
+    (values, θ, the ratings ``run`` correlated, the texts); ``sample`` is ``(max_exchanges, seed)``."""
+    notes: list[str] = data["notes"]
+    manifest_file = metrics_path.with_name(metrics_path.name + ".manifest.json")
+    manifest = _read_json(manifest_file) if check.may_read(manifest_file) else {}
+    data["manifest"] = manifest
+    data["metrics_file"] = metrics_path.name
+    metrics = _read_keyed(metrics_path, id_col)
+    described = describe_frame(metrics, source=metrics_path, exclude=[id_col, "conversation_id"])
+    data["columns"] = [d.to_dict() for d in described]
+    nans = nan_table(manifest, described)
+    if nans is not None:
+        data["nan_table"] = nans
+    max_exchanges, seed = sample
+    if metrics.height > max_exchanges:
+        notes.append(f"the exchange table and θ plots show a random sample of {max_exchanges:,} of {metrics.height:,} "
+                     f"exchanges (seed {seed}); every statistic comes from all of them (--max-exchanges to change)")
+        metrics = metrics.with_row_index("__row").sample(max_exchanges, seed=seed).sort("__row").drop("__row")
+    ex = _exchanges(metrics, id_col, _metric_order(data["correlations"]), described)
+    theta = _theta(found.get("theta", []), id_col, ex["ids"])
+    if theta:
+        ex["theta"] = theta
+    ex["ratings"] = _ratings(outdir, run, check, ex["ids"], id_col, notes)
+    is_dialogue = "tutor_turn" in metrics.columns and "conversation_id" in metrics.columns
+    _input_texts(data, ex, exchanges or _source(run, manifest), run, manifest, is_dialogue, check, notes)
+    data["exchanges"] = ex
+
+
 def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges: int = MAX_EXCHANGES, seed: int = 0) -> dict[str, Any]:
     """Everything the report shows, read from ``outdir`` (plus the scored input for the texts).
 
-    ``exchanges`` overrides the input recorded in ``run.json`` / the metrics manifest (use it when the
-    folder moved to another machine). With more than ``max_exchanges`` rows the per-exchange parts hold a
-    random sample of that many (``seed``; input order kept) and a note says so; tables are never sampled.
     Raises :class:`InputSchemaError` only when ``outdir`` holds no table the report can show.
+
+    Args:
+        outdir: A ``run`` folder, or a folder of tables written by the separate commands.
+        exchanges: Overrides the input recorded in ``run.json`` / the metrics manifest (use it when the folder moved
+            to another machine).
+        max_exchanges: With more rows, the per-exchange parts hold a random sample of that many (input order kept)
+            and a note says so; tables are never sampled.
+        seed: The sample's seed.
     """
     outdir = Path(outdir)
     if not outdir.is_dir():
@@ -276,7 +374,7 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     from tutormetrics.report.provenance import check_folder
 
     check = check_folder(outdir, run)
-    found = scan_folder(outdir, id_col, check.allowed)
+    found = scan_folder(outdir, id_col, check.allowed, skip=[n for n in [_recorded_file(run, "targets")] if n])
     if not found:
         raise InputSchemaError(
             f"{outdir}: no table the report can show (metrics, correlations, agreement, theta, facets, summary, comparisons)",
@@ -287,93 +385,30 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
         notes.append(f"not written by this run (run.json does not vouch for them): {', '.join(check.unlisted)}")
     data: dict[str, Any] = {"title": f"tutormetrics report: {outdir.resolve().name}", "run": run, "notes": notes,
                             "stale": check.stale}  # fmt: skip
-
-    from tutormetrics.validity.heatmap import star_legend
-
-    correlations = []
-    for path in found.get("correlations", []):
-        df = read_table(path)
-        data.setdefault("star_legend", star_legend(df))
-        if "control" in df.columns:
-            df = df.with_columns(pl.col("control").cast(pl.String).fill_null(""))
-            for (control,), part in df.group_by("control", maintain_order=True):
-                correlations.append({"file": path.name, "control": control or "", "table": table_payload(part.drop("control"))})
-        else:
-            correlations.append({"file": path.name, "control": "", "table": table_payload(df)})
-    correlations.sort(key=lambda c: (c["control"] != "", c["file"] != "correlations.csv"))
-    data["correlations"] = correlations
+    data["correlations"] = _correlations(found.get("correlations", []), data)
     level = level_banner(run)
     if level:
         notes.insert(0, level)
-
     for kind in ("agreement", "judge", "facets", "summary", "comparisons", "conversations", "predictive"):
         if kind in found:
             data[kind] = [{"file": p.name, "table": table_payload(read_table(p))} for p in found[kind]]
-
-    metrics_path = _pick_metrics(found.get("metrics", []), run)
-    metric_order: list[str] = []
-    for c in correlations:
-        for row in c["table"]["rows"]:
-            name = row[c["table"]["columns"].index("metric")]
-            if name not in metric_order:
-                metric_order.append(name)
     from tutormetrics.validity.heatmap import RHO_LIMIT, row_descriptions
 
     near = columns_near(outdir / "correlations.csv")  # every manifest in the folder (metrics, turns, conversations)
-    rows = row_descriptions(metric_order, near)
+    rows = row_descriptions(_metric_order(data["correlations"]), near)
     data["families"] = family_labels(rows)
     data["aliases"] = {d.name: d.alias_of for d in rows if d.alias_of}
     data["rho_limit"] = RHO_LIMIT
+    metrics_path = _pick_metrics(found.get("metrics", []), run)
     if metrics_path is not None:
-        manifest_file = metrics_path.with_name(metrics_path.name + ".manifest.json")
-        manifest = _read_json(manifest_file) if check.may_read(manifest_file) else {}
-        data["manifest"] = manifest
-        data["metrics_file"] = metrics_path.name
-        metrics = _read_keyed(metrics_path, id_col)
-        described = describe_frame(metrics, source=metrics_path, exclude=[id_col, "conversation_id"])
-        data["columns"] = [d.to_dict() for d in described]
-        nans = nan_table(manifest, described)
-        if nans is not None:
-            data["nan_table"] = nans
-        if metrics.height > max_exchanges:
-            notes.append(f"the exchange table and θ plots show a random sample of {max_exchanges:,} of {metrics.height:,} "
-                         f"exchanges (seed {seed}); every statistic comes from all of them (--max-exchanges to change)")
-            metrics = metrics.with_row_index("__row").sample(max_exchanges, seed=seed).sort("__row").drop("__row")
-        ex = _exchanges(metrics, id_col, metric_order, described)
-        theta = _theta(found.get("theta", []), id_col, ex["ids"])
-        if theta:
-            ex["theta"] = theta
-        ratings_path = run.get("ratings")
-        if ratings_path and check.input_matches("ratings", Path(ratings_path)) is False:
-            check.stale.append(f"ratings per exchange not shown: {ratings_path} changed since it was rated in this run "
-                               "(its SHA-256 differs from run.json)")  # fmt: skip
-        else:
-            ex["ratings"] = _ratings(run, ex["ids"], id_col, notes)
-        source = exchanges or _source(run, manifest)
-        is_dialogue = "tutor_turn" in metrics.columns and "conversation_id" in metrics.columns
-        if source is None:
-            notes.append("prompts and responses not shown: the scored input is not recorded (pass --exchanges)")
-        elif not source.is_file():
-            notes.append(f"prompts and responses not shown: {source} not found (pass --exchanges)")
-        elif check.input_matches("exchanges", source) is False:
-            check.stale.append(f"prompts and responses not shown: {source} is not the input that was scored (its SHA-256 "
-                               "differs from run.json); pass --exchanges with the scored file")  # fmt: skip
-        elif is_dialogue:
-            data["dialogues"] = _dialogues(source, manifest, notes)
-            by_id = {t["exchange_id"]: t["text"] for d in data["dialogues"] for t in d["turns"]}
-            _attach_texts(ex, {i: ("", by_id.get(i, "")) for i in ex["ids"] if i in by_id})
-        else:
-            texts = _exchange_texts(source, ex["ids"], manifest.get("options") or run.get("score_options") or {},
-                                    bool(manifest.get("generated_ids")), notes)
-            _attach_texts(ex, texts)
-        data["exchanges"] = ex
+        _exchange_section(data, outdir, run, check, found, metrics_path, id_col, (max_exchanges, seed), exchanges)
     elif "theta" in found:
         data["theta_only"] = table_payload(read_table(found["theta"][0]))
     return data
 
 
 def level_banner(run: dict[str, Any]) -> str | None:
-    """The level a dialogue run validated, in words (``datasets.md`` §6), from ``run.json``.
+    """The level a dialogue run validated, in words (``docs/guide/dialogues.md``), from ``run.json``.
 
     >>> level_banner({"level": "conversation", "n_conversations": 12})[:60]
     'Validated per conversation: the ratings are keyed by convers'

@@ -1,6 +1,7 @@
-"""Validity: join metrics to targets, Spearman matrices (tidy tables), heatmaps.
+"""Validity: the in-memory study (:mod:`.study`), the Spearman engine (:mod:`.spearman`), correlation tables
+(:mod:`.correlate`), the join of metrics to targets, heatmaps and grouped prediction.
 
->>> from tutormetrics.validity import spearman_matrix, plot_heatmap, correlate_with_targets
+>>> from tutormetrics.validity import spearman_matrix, plot_heatmap, correlate_with_targets, validate_metrics
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from tutormetrics.validity.correlate import (
 )
 from tutormetrics.validity.heatmap import plot_heatmap
 from tutormetrics.validity.join import JoinReport, join_targets
+from tutormetrics.validity.spearman import SpearmanOptions
+from tutormetrics.validity.study import StudyResult, ValidateOptions, estimate_theta_targets, validate_metrics
 
 __all__ = [
-    "JoinReport", "ValidityResult", "correlate_with_targets", "join_targets", "plot_heatmap", "prevalence_ceiling",
-    "rho_matrix", "spearman_matrix",
+    "JoinReport", "SpearmanOptions", "StudyResult", "ValidateOptions", "ValidityResult", "correlate_with_targets",
+    "estimate_theta_targets", "join_targets", "plot_heatmap", "prevalence_ceiling", "rho_matrix", "spearman_matrix",
+    "validate_metrics",
 ]

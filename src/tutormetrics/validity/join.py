@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tutormetrics.errors import InputSchemaError
+from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 
 #: How many unmatched ids :meth:`JoinReport.summary` prints per side and table.
@@ -176,6 +176,20 @@ def join_targets(
         right = table.select(pl.Series("__id", ids.to_list(), dtype=pl.String), *new_cols)
         joined = joined.join(right, on="__id", how="left", maintain_order="left")
     return joined.drop("__id"), report
+
+
+def refuse_control_targets(controls: Sequence[str], targets: Sequence[str]) -> None:
+    """Exit 2 when a control column is also a target: a control is a metrics column held fixed
+    (``docs/statistics.md#length-controlled-validity-control``), never a rating target.
+
+    >>> refuse_control_targets(["resp_words"], ["tone", "theta"])
+    """
+    clash = [c for c in controls if c in set(targets)]
+    if clash:
+        raise ConfigError(
+            f"control column(s) {', '.join(map(repr, clash))} are also targets",
+            hint="a control is a column of the metrics table held fixed; it cannot be a rating target",
+        )
 
 
 def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Sequence[str] | None = None) -> list[str]:

@@ -1,4 +1,4 @@
-"""The level of validation: metric rows that share a rating id inherit that rating (``datasets.md`` §6).
+"""The level of validation: metric rows that share a rating id inherit that rating (``docs/guide/dialogues.md``, the level of validation).
 
 A conversation's rating joined onto each of its turns is one judgement repeated, not one per turn: a
 row-level p treats the turns as independent (pseudo-replication). So several metric rows per rating
@@ -56,7 +56,7 @@ def check_shared_ids(
 ) -> bool:
     """Whether the targets are inherited by several metric rows each; raise when that is not allowed.
 
-    Several metric rows per rating id need ``cluster_col`` (exit 2 otherwise, ``datasets.md`` §6), and
+    Several metric rows per rating id need ``cluster_col`` (exit 2 otherwise), and
     every rated id must lie in one cluster (resampling clusters must keep a rated unit whole).
     """
     ids = list(target_ids)

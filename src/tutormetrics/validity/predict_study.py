@@ -1,4 +1,4 @@
-"""Inputs of ``predict`` (``predictive.md`` §1.1–1.2): targets from ratings and θ, features, controls, judge.
+"""Inputs of ``predict`` (``docs/commands/predict.md``): targets from ratings and θ, features, controls, judge.
 
 :func:`predict_study` turns a metrics table, ratings (long or wide) and θ tables into the joined frame
 that :func:`tutormetrics.validity.predictive.predict_frame` fits, with ``validate``'s join and rating
@@ -16,7 +16,7 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import RatingOptions
-from tutormetrics.validity.join import metric_columns
+from tutormetrics.validity.join import metric_columns, refuse_control_targets
 from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
 
 _JUDGE_PREFIX = "__judge__:"
@@ -72,6 +72,72 @@ def _split_judge(ratings: pl.DataFrame, judge: str, ro: RatingOptions) -> tuple[
     return ratings.filter(~is_judge), ratings.filter(is_judge)
 
 
+def _rating_targets(
+    ratings: pl.DataFrame, judge: str | None, ro: RatingOptions, id_col: str, source: str, log: Log
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The rating targets (criteria after ``--aggregate``), and with ``--judge`` the judge's own as predictions."""
+    from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings, ratings_frame_to_targets
+
+    long = is_long_ratings(ratings, criterion_col=ro.criterion_col, score_col=ro.score_col)
+    if long:
+        ratings = check_scale(
+            ratings, criterion_col=ro.criterion_col, score_col=ro.score_col, id_col=id_col, levels=ro.levels,
+            drop=ro.drop_out_of_scale, source=source, log=log,
+        )  # fmt: skip
+    judged = None
+    if judge is not None:
+        if not long:
+            raise InputSchemaError("--judge needs long ratings (id, rater, criterion, score)", hint="or use --judge-col")
+        ratings, judged = _split_judge(ratings, judge, ro)
+    kw = dict(id_col=id_col, rater_col=ro.rater_col, criterion_col=ro.criterion_col, score_col=ro.score_col,
+              aggregate=ro.aggregate, columns=ro.targets_from)  # fmt: skip
+    targets = ratings_frame_to_targets(ratings, source=source, **kw)  # type: ignore[arg-type]
+    if judged is None:
+        return targets, None
+    return targets, ratings_frame_to_targets(judged, source=f"{source} (judge {judge})", **kw)  # type: ignore[arg-type]
+
+
+def _check_controls(metrics: pl.DataFrame, controls: list[str], target_cols: list[str]) -> None:
+    """Controls are numeric, not constant and not targets (as for ``validate --control``)."""
+    refuse_control_targets(controls, target_cols)
+    for c in controls:
+        col = metrics.get_column(c)
+        if not col.dtype.is_numeric():
+            raise InputSchemaError(f"control column {c!r} is {col.dtype}, not numeric", hint="pick a numeric control such as resp_words")
+        vals = col.cast(pl.Float64).drop_nulls().drop_nans()
+        if vals.len() == 0 or vals.min() == vals.max():
+            raise InputSchemaError(f"control column {c!r} is constant or empty", hint="a constant control explains nothing; drop it")
+
+
+def _features(metrics: pl.DataFrame, id_col: str, metrics_cols: Sequence[str] | None, excluded: set[str]) -> list[str]:
+    """The feature columns: ``--metrics-cols``, or every numeric non-boolean metric column; never a group, control or
+    judge column."""
+    if metrics_cols:
+        features = [f for f in metric_columns(metrics, id_col=id_col, columns=list(metrics_cols)) if f not in excluded]
+    else:
+        features = [c for c in metric_columns(metrics, id_col=id_col) if c not in excluded and metrics.schema[c] != pl.Boolean]
+    if not features:
+        raise InputSchemaError("no feature column", hint="pass --metrics-cols, or a metrics table with numeric metric columns")
+    return features
+
+
+def _join_judge(joined: pl.DataFrame, judge_table: pl.DataFrame, judge: str | None, target_cols: list[str], id_col: str,
+                id_type: str) -> tuple[pl.DataFrame, dict[str, str]]:  # fmt: skip
+    """The judge's targets joined as prediction columns (``__judge__:<target>``), and target → its column."""
+    from tutormetrics.validity.join import _id_series
+
+    judge_table = judge_table.rename({c: _JUDGE_PREFIX + c for c in judge_table.columns if c != id_col})
+    jt = judge_table.with_columns(_id_series(judge_table, id_col, id_type, "judge").alias(id_col))
+    ids = _id_series(joined, id_col, id_type, "metrics")
+    joined = joined.with_columns(ids.alias("__jid")).join(
+        jt.rename({id_col: "__jid"}), on="__jid", how="left", maintain_order="left"
+    ).drop("__jid")
+    judge_map = {c: _JUDGE_PREFIX + c for c in target_cols if _JUDGE_PREFIX + c in joined.columns}
+    if not judge_map:
+        raise InputSchemaError(f"the judge {judge!r} rated none of the criteria")
+    return joined, judge_map
+
+
 def predict_study(
     metrics: pl.DataFrame,
     *,
@@ -89,12 +155,29 @@ def predict_study(
     ratings_source: str = "ratings",
     log: Log = quiet,
 ) -> PredictResult:
-    """Targets (criteria after ``aggregate``, then θ), features, controls and judge → :func:`predict_frame`."""
-    from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings, ratings_frame_to_targets
-    from tutormetrics.validity.join import join_targets
+    """Targets (criteria after ``aggregate``, then θ, in ``validate``'s order), features, controls and judge →
+    :func:`predict_frame` (``docs/commands/predict.md``).
 
-    ro = rating_options or RatingOptions()
-    opts = options or PredictOptions()
+    Args:
+        metrics: The metrics table, with ``id_col`` and ``group_col``.
+        group_col: The column whose groups the folds keep whole (a dialogue).
+        ratings: Long or wide ratings.
+        theta: θ target tables (named and ordered as in :func:`~tutormetrics.validity.study.target_tables`).
+        id_col: The id metrics and targets are joined on.
+        metrics_cols: The feature columns (default: every numeric non-boolean metric column).
+        controls: Metrics columns in every model but ``judge``.
+        judge: A rater of the long ratings whose scores are predictions (the targets aggregate the others).
+        judge_cols: ``TARGET=COL`` or a bare ``COL``: metrics columns holding a judge's value.
+        rating_options: The ratings' columns, aggregate, scale and id type.
+        options: The models, folds and intervals.
+        families: Feature → family for ``importance="drop"`` (default: the registry's).
+        ratings_source: The ratings' name in messages.
+        log: Where the join summary and notes go.
+    """
+    from tutormetrics.validity.join import join_targets
+    from tutormetrics.validity.study import target_tables
+
+    ro, opts = rating_options or RatingOptions(), options or PredictOptions()
     opts.check()
     _require_sklearn()
     if ratings is None and not theta:
@@ -110,86 +193,24 @@ def predict_study(
     per_target, bare = parse_judge_cols(judge_cols)
     jcols = list(dict.fromkeys([*per_target.values(), *([bare] if bare else [])]))
     require_columns(metrics, jcols, source="metrics", option="--judge-col")
-
-    tables: list[pl.DataFrame] = []
-    names: list[str] = []
-    judge_table = None
-    if ratings is not None:
-        long = is_long_ratings(ratings, criterion_col=ro.criterion_col, score_col=ro.score_col)
-        if long:
-            ratings = check_scale(
-                ratings, criterion_col=ro.criterion_col, score_col=ro.score_col, id_col=id_col, levels=ro.levels,
-                drop=ro.drop_out_of_scale, source=ratings_source, log=log,
-            )  # fmt: skip
-        if judge is not None:
-            if not long:
-                raise InputSchemaError("--judge needs long ratings (id, rater, criterion, score)", hint="or use --judge-col")
-            ratings, judged = _split_judge(ratings, judge, ro)
-        kw = dict(id_col=id_col, rater_col=ro.rater_col, criterion_col=ro.criterion_col, score_col=ro.score_col,
-                  aggregate=ro.aggregate, columns=ro.targets_from)  # fmt: skip
-        tables.append(ratings_frame_to_targets(ratings, source=ratings_source, **kw))  # type: ignore[arg-type]
-        names.append("ratings")
-        if judge is not None:
-            judge_table = ratings_frame_to_targets(judged, source=f"{ratings_source} (judge {judge})", **kw)  # type: ignore[arg-type]
-    elif judge is not None:
+    if ratings is None and judge is not None:
         raise ConfigError("--judge needs --ratings")
-    for k, table in enumerate(theta):
-        name = "theta" if k == 0 else f"theta{k + 1}"
-        if k:
-            table = table.rename({c: f"{c}{k + 1}" for c in table.columns if c != id_col})
-        tables.append(table)
-        names.append(name)
+    rating_targets, judge_table = (None, None) if ratings is None else _rating_targets(ratings, judge, ro, id_col, ratings_source, log)
+    tables, names = target_tables(rating_targets, theta, id_col)
     target_cols = [c for t in tables for c in t.columns if c != id_col]
-
-    clash = [c for c in controls if c in target_cols]
-    if clash:
-        raise ConfigError(f"control column(s) {', '.join(map(repr, clash))} are also targets",
-                          hint="a control is a metrics column held fixed; it cannot be a rating target")  # fmt: skip
-    for c in controls:
-        col = metrics.get_column(c)
-        if not col.dtype.is_numeric():
-            raise InputSchemaError(f"control column {c!r} is {col.dtype}, not numeric", hint="pick a numeric control such as resp_words")
-        vals = col.cast(pl.Float64).drop_nulls().drop_nans()
-        if vals.len() == 0 or vals.min() == vals.max():
-            raise InputSchemaError(f"control column {c!r} is constant or empty", hint="a constant control explains nothing; drop it")
+    _check_controls(metrics, controls, target_cols)
     unknown = [t for t in per_target if t not in target_cols]
     if unknown:
         raise InputSchemaError(f"--judge-col names unknown target(s) {', '.join(map(repr, unknown))}",
                                hint=f"targets: {', '.join(target_cols)}")  # fmt: skip
-
-    excluded = {group_col, *controls, *jcols}
-    if metrics_cols:
-        features = metric_columns(metrics, id_col=id_col, columns=list(metrics_cols))
-        features = [f for f in features if f not in excluded]
-    else:
-        features = [c for c in metric_columns(metrics, id_col=id_col) if c not in excluded and metrics.schema[c] != pl.Boolean]
-    if not features:
-        raise InputSchemaError("no feature column", hint="pass --metrics-cols, or a metrics table with numeric metric columns")
-
-    keep = list(dict.fromkeys([group_col, *features, *controls, *jcols]))
-    frame = metrics.select(id_col, *keep)
-    if judge_table is not None:
-        judge_table = judge_table.rename({c: _JUDGE_PREFIX + c for c in judge_table.columns if c != id_col})
+    features = _features(metrics, id_col, metrics_cols, {group_col, *controls, *jcols})
+    frame = metrics.select(id_col, *dict.fromkeys([group_col, *features, *controls, *jcols]))
     joined, report = join_targets(frame, *tables, id_col=id_col, names=names, id_type=ro.id_type)
     log(report.summary())
-    judge_map: dict[str, str] = {}
     if judge_table is not None:
-        from tutormetrics.validity.join import _id_series
-
-        jt = judge_table.with_columns(_id_series(judge_table, id_col, ro.id_type, "judge").alias(id_col))
-        ids = _id_series(joined, id_col, ro.id_type, "metrics")
-        joined = joined.with_columns(ids.alias("__jid")).join(
-            jt.rename({id_col: "__jid"}), on="__jid", how="left", maintain_order="left"
-        ).drop("__jid")
-        missing = [c for c in target_cols if _JUDGE_PREFIX + c in joined.columns]
-        judge_map = {c: _JUDGE_PREFIX + c for c in missing}
-        if not judge_map:
-            raise InputSchemaError(f"the judge {judge!r} rated none of the criteria")
+        joined, judge_map = _join_judge(joined, judge_table, judge, target_cols, id_col, ro.id_type)
     else:
-        for t in target_cols:
-            col = per_target.get(t, bare)
-            if col:
-                judge_map[t] = col
+        judge_map = {t: col for t in target_cols if (col := per_target.get(t, bare))}
     log(f"predict: {len(features)} features, {len(controls)} control(s), {len(target_cols)} target(s), "
         f"{opts.folds} folds, model {opts.model}")  # fmt: skip
     fam = dict(families) if families is not None else (registry_families() if opts.importance == "drop" else {})

@@ -1,4 +1,4 @@
-"""Grouped cross-validated predictive validity of the metrics together (``predictive.md`` §1).
+"""Grouped cross-validated predictive validity of the metrics together (``docs/commands/predict.md``).
 
 Per target: grouped K folds (:mod:`tutormetrics.validity.folds`); in every training fold, missing values
 → training median, standardise (training mean and SD, ddof 0), fit a fixed model (L2 logistic, ridge or
@@ -63,7 +63,7 @@ _CHUNK = 1 << 21
 
 @dataclass
 class PredictOptions:
-    """Options of ``predict`` (``predictive.md`` §1); one set of names and defaults for the CLI and the API."""
+    """Options of ``predict`` (``docs/commands/predict.md``); one set of names and defaults for the CLI and the API."""
 
     folds: int = 5
     model: str = "logistic"
@@ -503,29 +503,23 @@ def _kind(n_levels: int) -> str:
     return "binary" if n_levels == 2 else "ordinal" if n_levels == 3 else "continuous"
 
 
-def _predict_target(
-    t: _Target, features: list[str], families: Mapping[str, str], opts: PredictOptions, log: Log
-) -> tuple[list[dict[str, Any]], list[pl.DataFrame]]:
-    n = t.y.size
-    levels = np.unique(t.y)
-    uniq, gcode = group_codes(t.groups)
-    n_groups = uniq.size
-    base = {"target": t.name, "folds": opts.folds}
-    target_codes: list[str] = []
+def _target_reasons(t: _Target, levels: np.ndarray, n_groups: int, opts: PredictOptions) -> list[str]:
+    """Why a target cannot be predicted at all: ``constant``, ``too_few`` rows, ``too_few_groups`` for the folds."""
+    codes = []
     if levels.size < 2:
-        target_codes.append("constant")
-    if n < opts.n_min:
-        target_codes.append("too_few")
+        codes.append("constant")
+    if t.y.size < opts.n_min:
+        codes.append("too_few")
     if n_groups < opts.folds:
-        target_codes.append("too_few_groups")
-    kind = _kind(levels.size) if levels.size >= 2 else ""
-    if target_codes:
-        row = {**base, "kind": kind, "model": "all", "measure": None, "estimate": None, "ci_low": None, "ci_high": None,
-               "n": n, "n_groups": n_groups, "n_features": None, "selected": None, "reason": ";".join(target_codes)}  # fmt: skip
-        return [row], []
-    if kind != "continuous" and np.bincount(np.searchsorted(levels, t.y)).min() < opts.folds:
-        target_codes.append("class_lt_folds")
-    folds = group_folds(t.groups, opts.folds)
+        codes.append("too_few_groups")
+    return codes
+
+
+def _fit_models(
+    t: _Target, features: list[str], families: Mapping[str, str], folds: np.ndarray, kind: str, levels: np.ndarray,
+    opts: PredictOptions,
+) -> list[_ModelOut]:  # fmt: skip
+    """Every model of :func:`_model_specs`, cross-fitted over the folds."""
     n_ctrl = t.c.shape[1]
     models: list[_ModelOut] = []
     for name, spec in _model_specs(features, families, n_ctrl, opts.importance):
@@ -538,87 +532,100 @@ def _predict_target(
         else:
             m.n_features = len(spec) + n_ctrl
         models.append(m)
-    all_rows = np.arange(n)
-    level = opts.confidence_level
-    rng = np.random.default_rng([opts.seed, t.index]) if opts.ci != "none" else None
-    shared: dict[str, Any] = {}
-    sets = [(m.name, _measure_fns(kind, t.y, levels, m, all_rows, shared=shared, group=gcode)) for m in models]
-    with single_threaded_blas():
-        results = _evaluate(sets, gcode, rng, opts.n_resamples)
-    judge_res = None
-    judge_rows = None
-    judge_codes: dict[str, int] = {}
-    off_scale = False
-    if t.judge is not None:
-        judge_rows = np.flatnonzero(np.isfinite(t.judge))
-        missing = n - judge_rows.size
-        if missing:
-            judge_codes["judge_missing"] = missing
-        jv = t.judge[judge_rows]
-        jm = _ModelOut("judge", None, t.judge.copy(), None, None, folds)
-        if kind != "continuous":
-            off_scale = not np.all(np.isin(jv, levels))
-            lab = np.zeros(n, dtype=np.intp)
-            if not off_scale:
-                lab[judge_rows] = np.searchsorted(levels, jv)
-            jm.label = lab
-        if judge_rows.size:
-            _, jg = group_codes(t.groups[judge_rows])
-            if judge_rows.size == n:
-                jrng = np.random.default_rng([opts.seed, t.index]) if rng is not None else None
-            else:
-                jrng = np.random.default_rng([opts.seed, t.index, 1]) if rng is not None else None
-            jshared: dict[str, Any] = {}
-            jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale, jshared, jg)),
-                     ("all", _measure_fns(kind, t.y, levels, models[0], judge_rows, shared=jshared, group=jg))]  # fmt: skip
-            with single_threaded_blas():
-                judge_res = _evaluate(jsets, jg, jrng, opts.n_resamples)
-    rows: list[dict[str, Any]] = []
+    return models
 
-    def emit(model: str, measure: str, est: float, d: np.ndarray | None, nn: int, ng: int, nf: int | None,
+
+@dataclass
+class _JudgeOut:
+    """The judge's measures (and ``all``'s on the judge's rows), the rows it covers and whether it leaves the scale."""
+
+    results: dict[str, dict[str, tuple[float, np.ndarray | None]]] | None
+    n: int
+    n_groups: int
+    codes: list[str]
+    off_scale: bool
+
+
+def _judge(
+    t: _Target, all_model: _ModelOut, folds: np.ndarray, kind: str, levels: np.ndarray, opts: PredictOptions,
+    resampled: bool,
+) -> _JudgeOut:  # fmt: skip
+    """The judge's scores as predictions, on the rows it scored (its own bootstrap stream when it missed some)."""
+    assert t.judge is not None
+    n = t.y.size
+    judge_rows = np.flatnonzero(np.isfinite(t.judge))
+    missing = n - judge_rows.size
+    codes = [f"judge_missing_{missing}"] if missing else []
+    jv = t.judge[judge_rows]
+    jm = _ModelOut("judge", None, t.judge.copy(), None, None, folds)
+    off_scale = False
+    if kind != "continuous":
+        off_scale = not np.all(np.isin(jv, levels))
+        lab = np.zeros(n, dtype=np.intp)
+        if not off_scale:
+            lab[judge_rows] = np.searchsorted(levels, jv)
+        jm.label = lab
+    n_groups = np.unique(t.groups[judge_rows]).size
+    if not judge_rows.size:
+        return _JudgeOut(None, 0, n_groups, codes, off_scale)
+    _, jg = group_codes(t.groups[judge_rows])
+    seed = [opts.seed, t.index] if judge_rows.size == n else [opts.seed, t.index, 1]
+    jrng = np.random.default_rng(seed) if resampled else None
+    jshared: dict[str, Any] = {}
+    jsets = [("judge", _measure_fns(kind, t.y, levels, jm, judge_rows, off_scale, jshared, jg)),
+             ("all", _measure_fns(kind, t.y, levels, all_model, judge_rows, shared=jshared, group=jg))]  # fmt: skip
+    with single_threaded_blas():
+        results = _evaluate(jsets, jg, jrng, opts.n_resamples)
+    return _JudgeOut(results, int(judge_rows.size), int(n_groups), codes, off_scale)
+
+
+@dataclass
+class _Rows:
+    """The PRED rows of one target: every row carries the target, its kind, the folds and the target's reasons."""
+
+    base: dict[str, Any]
+    target_codes: list[str]
+    level: float
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def emit(self, model: str, measure: str, est: float, d: np.ndarray | None, nn: int, ng: int, nf: int | None,
              sel: str, codes: list[str], measure_codes: Sequence[str] = ()) -> None:  # fmt: skip
-        lo, hi, dropped = _interval(d, level) if np.isfinite(est) else (float("nan"), float("nan"), 0)
+        """One row: the estimate, its percentile interval (``ci_dropped_<k>`` non-finite resamples) and reasons."""
+        lo, hi, dropped = _interval(d, self.level) if np.isfinite(est) else (float("nan"), float("nan"), 0)
         extra = list(measure_codes)
         if not np.isfinite(est):
             extra.append("undefined")
         if dropped and np.isfinite(est):
             extra.append(f"ci_dropped_{dropped}")
-        rows.append({**base, "kind": kind, "model": model, "measure": measure, "estimate": est, "ci_low": lo,
-                     "ci_high": hi, "n": nn, "n_groups": ng, "n_features": nf, "selected": sel,
-                     "reason": ";".join([*target_codes, *codes, *extra])})  # fmt: skip
+        self.rows.append({**self.base, "model": model, "measure": measure, "estimate": est, "ci_low": lo, "ci_high": hi,
+                          "n": nn, "n_groups": ng, "n_features": nf, "selected": sel,
+                          "reason": ";".join([*self.target_codes, *codes, *extra])})  # fmt: skip
 
-    jcodes = [f"judge_missing_{judge_codes['judge_missing']}"] if judge_codes else []
-    n_j = 0 if judge_rows is None else judge_rows.size
-    g_j = 0 if judge_rows is None else np.unique(t.groups[judge_rows]).size
-    order = [m.name for m in models]
-    ordered = order[:2] + (["control"] if n_ctrl else []) + (["judge"] if t.judge is not None else []) + [
-        o for o in order if o.startswith("drop:")
-    ]
-    by_name = {m.name: m for m in models}
-    for name in ordered:
-        if name == "judge":
-            for measure in MEASURES[kind]:
-                if measure in PROBABILITY_MEASURES:
-                    continue
-                if judge_res is None:
-                    emit("judge", measure, float("nan"), None, 0, 0, None, "", jcodes)
-                    continue
-                est, d = judge_res["judge"][measure]
-                mc = ["judge_off_scale"] if off_scale and measure in LABEL_MEASURES else []
-                emit("judge", measure, est, d, n_j, g_j, None, "", jcodes, mc)
+
+def _judge_rows(out: _Rows, kind: str, judge: _JudgeOut | None) -> None:
+    for measure in MEASURES[kind]:
+        if measure in PROBABILITY_MEASURES:
             continue
-        m = by_name[name]
-        for measure, (est, d) in results[name].items():
-            emit(name, measure, est, d, n, n_groups, m.n_features, m.selected if name == "best_single" else "",
-                 _model_codes(m.codes))  # fmt: skip
-    diffs = [o for o in ordered if o not in ("all",)]
-    for other in diffs:
+        if judge is None or judge.results is None:
+            out.emit("judge", measure, float("nan"), None, 0, 0, None, "", judge.codes if judge else [])
+            continue
+        est, d = judge.results["judge"][measure]
+        mc = ["judge_off_scale"] if judge.off_scale and measure in LABEL_MEASURES else []
+        out.emit("judge", measure, est, d, judge.n, judge.n_groups, None, "", judge.codes, mc)
+
+
+def _difference_rows(
+    out: _Rows, kind: str, ordered: list[str], by_name: dict[str, _ModelOut], results: dict[str, Any],
+    judge: _JudgeOut | None, n: int, n_groups: int,
+) -> None:  # fmt: skip
+    """``all-<other>`` rows: paired differences of every measure (the same resamples)."""
+    for other in [o for o in ordered if o != "all"]:
         if other == "judge":
-            if judge_res is None:
+            if judge is None or judge.results is None:
                 continue
-            a, b = judge_res["all"], judge_res["judge"]
-            codes = sorted(_model_codes(by_name["all"].codes) + jcodes)
-            nn, ng = n_j, g_j
+            a, b = judge.results["all"], judge.results["judge"]
+            codes = sorted(_model_codes(by_name["all"].codes) + judge.codes)
+            nn, ng = judge.n, judge.n_groups
         else:
             a, b = results["all"], results[other]
             codes = sorted(set(_model_codes(by_name["all"].codes)) | set(_model_codes(by_name[other].codes)))
@@ -626,12 +633,53 @@ def _predict_target(
         for measure in MEASURES[kind]:
             if measure not in a or measure not in b:
                 continue
-            mc = ["judge_off_scale"] if other == "judge" and off_scale and measure in LABEL_MEASURES else []
+            mc = ["judge_off_scale"] if other == "judge" and judge is not None and judge.off_scale and measure in LABEL_MEASURES else []
             est = a[measure][0] - b[measure][0]
             d = None if a[measure][1] is None else a[measure][1] - b[measure][1]
-            emit(f"all-{other}", measure, est, d, nn, ng, None, "", codes, mc)
-    preds = _prediction_rows(t, models, levels, kind, folds)
-    return rows, preds
+            out.emit(f"all-{other}", measure, est, d, nn, ng, None, "", codes, mc)
+
+
+def _predict_target(
+    t: _Target, features: list[str], families: Mapping[str, str], opts: PredictOptions, log: Log
+) -> tuple[list[dict[str, Any]], list[pl.DataFrame]]:
+    """The PRED rows and out-of-sample predictions of one target (``docs/commands/predict.md``)."""
+    n = t.y.size
+    levels = np.unique(t.y)
+    uniq, gcode = group_codes(t.groups)
+    n_groups = uniq.size
+    target_codes = _target_reasons(t, levels, n_groups, opts)
+    kind = _kind(levels.size) if levels.size >= 2 else ""
+    base = {"target": t.name, "folds": opts.folds, "kind": kind}
+    if target_codes:
+        row = {**base, "model": "all", "measure": None, "estimate": None, "ci_low": None, "ci_high": None,
+               "n": n, "n_groups": n_groups, "n_features": None, "selected": None, "reason": ";".join(target_codes)}  # fmt: skip
+        return [row], []
+    if kind != "continuous" and np.bincount(np.searchsorted(levels, t.y)).min() < opts.folds:
+        target_codes.append("class_lt_folds")
+    folds = group_folds(t.groups, opts.folds)
+    models = _fit_models(t, features, families, folds, kind, levels, opts)
+    rng = np.random.default_rng([opts.seed, t.index]) if opts.ci != "none" else None
+    shared: dict[str, Any] = {}
+    sets = [(m.name, _measure_fns(kind, t.y, levels, m, np.arange(n), shared=shared, group=gcode)) for m in models]
+    with single_threaded_blas():
+        results = _evaluate(sets, gcode, rng, opts.n_resamples)
+    judge = _judge(t, models[0], folds, kind, levels, opts, rng is not None) if t.judge is not None else None
+    out = _Rows(base, target_codes, opts.confidence_level)
+    order = [m.name for m in models]
+    ordered = order[:2] + (["control"] if t.c.shape[1] else []) + (["judge"] if t.judge is not None else []) + [
+        o for o in order if o.startswith("drop:")
+    ]
+    by_name = {m.name: m for m in models}
+    for name in ordered:
+        if name == "judge":
+            _judge_rows(out, kind, judge)
+            continue
+        m = by_name[name]
+        for measure, (est, d) in results[name].items():
+            out.emit(name, measure, est, d, n, n_groups, m.n_features, m.selected if name == "best_single" else "",
+                     _model_codes(m.codes))  # fmt: skip
+    _difference_rows(out, kind, ordered, by_name, results, judge, n, n_groups)
+    return out.rows, _prediction_rows(t, models, levels, kind, folds)
 
 
 def _prediction_rows(t: _Target, models: list[_ModelOut], levels: np.ndarray, kind: str, folds: np.ndarray) -> list[pl.DataFrame]:

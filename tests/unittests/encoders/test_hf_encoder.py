@@ -308,7 +308,14 @@ def test_texts_api_dedupes_and_scores(tiny_model_dir: Path) -> None:
     assert np.isnan(out["emb_mean_cos"][3])
     config = EncoderConfig(model_name_or_path=str(tiny_model_dir), device="cpu")
     sync = layerwise_synchrony_texts(prompts, responses, encoder=config)
-    np.testing.assert_allclose(sync["sync_last"], out["emb_mean_cos"], atol=1e-12, equal_nan=True)
+    # both against transformers/sentence-transformers run directly on the same texts (not each other)
+    layer_pools, st_embeddings = _reference_layer_pools(tiny_model_dir, [T3, T1, T2])
+    pos = {T3: 0, T1: 1, T2: 2}
+    pairs = [(pos[a], pos[b]) for a, b in zip(prompts[:3], responses[:3], strict=True)]
+    np.testing.assert_allclose(out["emb_mean_cos"][:3], [_cos(st_embeddings[i], st_embeddings[j]) for i, j in pairs], atol=1e-5)
+    last = layer_pools.shape[1] - 1
+    np.testing.assert_allclose(sync["sync_last"][:3], [_cos(layer_pools[i, last], layer_pools[j, last]) for i, j in pairs], atol=1e-5)
+    assert np.isnan(sync["sync_last"][3])
     with pytest.raises(ValueError, match="as many prompts"):
         embedding_similarity_texts([T1], [], encoder=enc)
 

@@ -198,3 +198,50 @@ def test_params_round_trip_and_pickle(name):
             assert_same(first, as_dict(score(Scorer([copy], progress=False))), 0.0)
     assert isinstance(metric.description, str) and metric.description
     assert metric.higher_is_better in (True, False, None)
+
+
+#: Replies that give every parameter something to act on: a code fence (strip_code_fences), an abbreviation and
+#: several sentences (sentence_mode), one reply over 10 tokens (MATTR's and HD-D's non-default windows), repeats,
+#: and 264 characters (2.64 sentence-equivalents: concision band 1 at FULL = 2, band 2 at the default 3).
+SENSITIVE_RESPONSES = [
+    "Try this:\n```python\nx = half(n) + 2\n```\nDoes it run? e.g. with n = 4 it gives four, so check it again.",
+    "the cat sat on the mat. the cat sat on the mat again and again, then the cat sat down. " * 3,  # 264 chars
+    "yes",
+    "can you try again? think of the fraction: half the number, then add two. what is it? is it two or four?",
+    "no",
+]
+
+
+def _single_parameter_changes() -> list:
+    cases = []
+    for name, params in NON_DEFAULT_PARAMS.items():
+        for key, value in params.items():
+            cases.append(pytest.param(name, key, value, id=f"{name}.{key}"))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "key", "value"), _single_parameter_changes())
+def test_each_non_default_parameter_changes_an_output(name, key, value, request):
+    """Setting one parameter to its non-default value changes at least one number or column: a parameter that is
+    accepted, stored and round-tripped but never reaches the computation fails here."""
+    cls = REGISTRY.get_class(name)
+    default = cls()
+    variant = cls(**{key: value})
+    encoder = None
+    if "encoder" in default.requires | variant.requires:
+        from tutormetrics.encoders.hf import EncoderConfig
+
+        encoder = EncoderConfig(model_name_or_path=str(request.getfixturevalue("tiny_model_dir")), batch_size=4)
+
+    def run(metric):
+        return score(Scorer([metric], encoder=encoder, progress=False), responses=SENSITIVE_RESPONSES)
+
+    base, changed = run(default), run(variant)
+    if base.columns != changed.columns:
+        return
+    a, b = as_dict(base), as_dict(changed)
+    differs = [
+        (i, c) for i in a for c in a[i]
+        if not (a[i][c] == b[i][c] or (isinstance(a[i][c], float) and isinstance(b[i][c], float) and math.isnan(a[i][c]) and math.isnan(b[i][c])))
+    ]
+    assert differs, f"{name}.{key}={value!r} changed no output"

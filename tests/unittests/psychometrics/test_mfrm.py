@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 from scipy.optimize import approx_fprime
 from scipy.special import expit
+from scipy.stats import norm
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.mfrm import mml as mfrm
@@ -193,15 +194,49 @@ def test_facets_table_layout(fitted) -> None:
     assert res.reference_point == base["reference"][0]
 
 
+def _grid_posterior(ratings: pl.DataFrame, res: mfrm.MFRMResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """EAP, PSD and the posterior mass inside EAP ± 1.881·PSD of each exchange, by brute force: the binary
+    Rasch likelihood ``σ(θ − b_j − s_r)`` at the fitted facets times the N(0, 1) prior on a 4,001-point grid
+    (no Gauss–Hermite nodes, no code of the package)."""
+    grid = np.linspace(-8.0, 8.0, 4001)
+    b = dict(zip(res.criteria, res.b))
+    s = dict(zip(res.raters, res.s))
+    ids = res.exchange_ids.to_list()
+    loglik = np.zeros((len(ids), grid.size))
+    row = {e: i for i, e in enumerate(ids)}
+    for e, r, c, y in ratings.select("exchange_id", "rater", "criterion", "score").iter_rows():
+        eta = grid - b[c] - s[r]
+        loglik[row[e]] += y * eta - np.logaddexp(0.0, eta)
+    logpost = loglik - grid**2 / 2
+    post = np.exp(logpost - logpost.max(axis=1, keepdims=True))
+    post /= post.sum(axis=1, keepdims=True)
+    eap = post @ grid
+    psd = np.sqrt(post @ grid**2 - eap**2)
+    z = float(norm.ppf(0.97))
+    inside = (np.abs(grid[None, :] - eap[:, None]) <= z * psd[:, None])
+    return eap, psd, (post * inside).sum(axis=1)
+
+
 def test_theta_table_and_reliability(fitted) -> None:
-    res, _ = fitted
+    res, truth = fitted
+    ratings, _ = simulate_mfrm(seed=1)
     th = res.theta_table()
     assert th.columns == ["exchange_id", "theta", "theta_sd", "theta_low", "theta_high"]
     assert th.height == 249 and th["exchange_id"].is_sorted()
-    np.testing.assert_allclose(th["theta_high"] - th["theta"], 1.881 * th["theta_sd"], rtol=1e-3)
-    v = np.var(res.theta)
-    assert res.reliability == pytest.approx(v / (v + np.mean(res.theta_sd**2)))
-    assert 0.4 < res.reliability < 0.8
+    # EAP and PSD equal a brute-force grid posterior at the fitted facets (21 Gauss-Hermite nodes are exact enough)
+    eap, psd, mass = _grid_posterior(ratings, res)
+    np.testing.assert_allclose(res.theta, eap, atol=1e-5)
+    np.testing.assert_allclose(res.theta_sd, psd, atol=1e-5)
+    # the 94% interval: z = Φ⁻¹(0.97) from scipy, and about 94% of each grid posterior lies inside it
+    assert Z94 == pytest.approx(norm.ppf(0.97), abs=1e-12)
+    np.testing.assert_allclose(th["theta_high"] - th["theta"], norm.ppf(0.97) * psd, atol=1e-3)
+    assert 0.925 < float(np.mean(mass)) < 0.955
+    # EAP reliability from the independent EAP/PSD, and against the truth: corr(EAP, θ)² estimates it
+    v = float(np.var(eap))
+    assert res.reliability == pytest.approx(v / (v + float(np.mean(psd**2))), abs=1e-4)
+    joined = truth.join(th, on="exchange_id", suffix="_hat")
+    r2 = float(np.corrcoef(joined["theta"], joined["theta_hat"])[0, 1] ** 2)
+    assert abs(res.reliability - r2) < 0.1
     assert res.n_obs == 2490
     assert res.log_likelihood < 0
     text = res.summary()

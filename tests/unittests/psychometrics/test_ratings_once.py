@@ -62,7 +62,8 @@ def test_scale_drop_is_recorded_and_applied_to_both_tables():
 def test_a_study_cleans_parses_and_scale_checks_once(long, monkeypatch):
     """validate_metrics with θ estimated and the agreement of run: one clean, one parse, one scale check
     (before: 3 cleans, 2 scale checks, 5 parses of the score column)."""
-    from tutormetrics import pipeline
+    from tutormetrics.runs.outputs import agreement
+    from tutormetrics.validity import study as validity_study
 
     calls = {"clean": 0, "parse": 0, "scale": 0}
 
@@ -78,9 +79,9 @@ def test_a_study_cleans_parses_and_scale_checks_once(long, monkeypatch):
     monkeypatch.setattr(R, "scale_filter", counting("scale", R.scale_filter))
     ids = long["exchange_id"].unique(maintain_order=True)
     metrics = pl.DataFrame({"exchange_id": ids, "m": [float(i % 7) for i in range(ids.len())]})
-    vo = pipeline.ValidateOptions(ci="none", n_permutations=10)
-    study = pipeline.validate_metrics(metrics, ratings=long, options=vo)
-    assert pipeline._agreement(study.ratings) is not None
-    again = pipeline.validate_metrics(metrics, ratings=study.ratings, options=vo)  # a second level reuses it
+    vo = validity_study.ValidateOptions(ci="none", n_permutations=10)
+    study = validity_study.validate_metrics(metrics, ratings=long, options=vo)
+    assert agreement(study.ratings) is not None
+    again = validity_study.validate_metrics(metrics, ratings=study.ratings, options=vo)  # a second level reuses it
     assert study.theta_fit is not None and again.validity.table.height
     assert calls == {"clean": 1, "parse": 1, "scale": 1}

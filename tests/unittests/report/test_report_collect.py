@@ -212,3 +212,40 @@ def test_a_validate_output_alone(study, tmp_path):
     data = collect_study(tmp_path)
     assert "exchanges" not in data and data["correlations"][0]["file"] == "corr.csv"
     assert "tm-data" in build_report(tmp_path)
+
+
+def test_report_shows_the_ratings_run_correlated_under_levels_and_drop_out_of_scale(tmp_path, example_dir):
+    """--levels 0,1 --drop-out-of-scale drops three ratings of 2: run's targets.csv, its correlations and the report's
+    per-exchange ratings all use the ratings without them (the report once re-aggregated the file, with them)."""
+    from scipy import stats
+
+    from tutormetrics.cli import main
+
+    ratings = pl.read_csv(example_dir / "ratings.csv")
+    rows = ratings.with_row_index().filter((pl.col("criterion") == "mistake_location") & (pl.col("rater") == "r1"))
+    changed = rows["index"].head(3).to_list()
+    edited = ratings.with_row_index().with_columns(
+        pl.when(pl.col("index").is_in(changed)).then(2).otherwise(pl.col("score")).alias("score")).drop("index")
+    edited.write_csv(tmp_path / "r.csv")
+    out = tmp_path / "study"
+    code = main(["run", str(example_dir / "exchanges.csv"), "--ratings", str(tmp_path / "r.csv"), "--prompt", "query",
+                 "-m", "lexical", "--ci", "none", "--n-permutations", "99", "--no-estimate-theta", "--levels", "0,1",
+                 "--drop-out-of-scale", "-o", str(out), "--no-progress"])  # fmt: skip
+    assert code == 0
+    kept = edited.filter(pl.col("score") <= 1)  # by hand: the ratings on the scale, mean over raters
+    expected = kept.group_by("exchange_id", "criterion").agg(pl.col("score").cast(pl.Float64).mean())
+    expected = expected.pivot(on="criterion", index="exchange_id", values="score")
+    targets = pl.read_csv(out / "targets.csv")
+    assert json.loads((out / "run.json").read_text())["files"]["targets"].endswith("targets.csv")
+    ex = collect_study(out)["exchanges"]
+    shown = pl.DataFrame({"exchange_id": ex["ids"], **{c: pl.Series(v, dtype=pl.Float64) for c, v in ex["ratings"].items()}})
+    for table in (targets, shown):
+        both = expected.join(table, on="exchange_id", suffix="_got")
+        assert both.height == 40 and set(table.columns) - {"exchange_id"} == set(expected.columns) - {"exchange_id"}
+        for c in set(expected.columns) - {"exchange_id"}:
+            assert both[c].to_list() == both[f"{c}_got"].to_list(), c
+    dropped = set(ratings["exchange_id"][changed].to_list())
+    assert all(v in (0.0, 1.0) for i, v in zip(ex["ids"], ex["ratings"]["mistake_location"]) if i in dropped)
+    corr = pl.read_csv(out / "correlations.csv").filter((pl.col("metric") == "ttr") & (pl.col("target") == "mistake_location"))
+    data = pl.read_csv(out / "metrics.csv").join(shown, on="exchange_id", suffix="_r")
+    assert corr["rho"][0] == pytest.approx(stats.spearmanr(data["ttr"], data["mistake_location"]).statistic, abs=1e-12)
