@@ -55,6 +55,7 @@ class _Criterion(NamedTuple):
     values: np.ndarray
     n_units: int
     raters: list[str]
+    ids: tuple[object, ...] = ()  # the unit ids, in unit order (sorted, as the dense rank numbers them)
 
     def rater_codes(self, name: str) -> np.ndarray:
         """Per unit, the category code given by rater ``name`` (−1 where it did not rate the unit)."""
@@ -115,6 +116,7 @@ def split_criteria(long: pl.DataFrame) -> list[_Criterion]:
                 values=values,
                 n_units=int(unit.max()) + 1 if unit.size else 0,
                 raters=sorted(sub["_rater"].unique().to_list()),
+                ids=tuple(sub["_id"].unique().sort().to_list()),
             )
         )
     return out
