@@ -76,12 +76,13 @@ def conversation_column(columns: list[str]) -> str | None:
 
 
 def independence_note(columns: list[str], cluster_col: str | None, command: str) -> str | None:
-    """The one stderr note of ``agree``/``ppi`` when the table names conversations but no cluster column is
-    given: their intervals then treat the replies as independent (``docs/guide/judges.md#why-dialogues``).
+    """The one stderr note of ``agree``/``ppi`` (the command prints it once, as a note) when the table names
+    conversations but no cluster column is given: their intervals then treat the replies as independent
+    (``docs/guide/judges.md#why-dialogues``).
 
     Example:
-        >>> independence_note(["exchange_id", "conversation_id"], None, "ppi")[:40]
-        'note: ppi: the input has a conversation_'
+        >>> independence_note(["exchange_id", "conversation_id"], None, "ppi")[:34]
+        'ppi: the input has a conversation_'
         >>> independence_note(["exchange_id", "conversation_id"], "conversation_id", "ppi") is None
         True
     """
@@ -89,7 +90,7 @@ def independence_note(columns: list[str], cluster_col: str | None, command: str)
     if cluster_col is not None or conv is None:
         return None
     return (
-        f"note: {command}: the input has a {conv} column, but these intervals treat its replies as independent; "
+        f"{command}: the input has a {conv} column, but these intervals treat its replies as independent; "
         f"replies of one conversation share its problem and student, so pass --cluster-col {conv} for intervals "
         "that resample conversations"
     )
