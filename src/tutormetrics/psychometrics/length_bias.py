@@ -145,8 +145,10 @@ def _row(units: np.ndarray, judge: np.ndarray, human: np.ndarray, length: np.nda
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out["rho"] = float(stats.spearmanr(d, length).statistic)
-        if opts["n_resamples"] > 0:
-            boot = weighted_spearman(d, length, draws.unit_weights(clusters.codes[units]), draws.n_resamples)
+        if opts["n_resamples"] > 0:  # ρ depends on the units only through their (d, L) pairs: resample those
+            pairs, pattern = np.unique(np.column_stack([d, length]), axis=0, return_inverse=True)
+            weights = draws.unit_weights(clusters.codes[units], pattern.ravel())
+            boot = weighted_spearman(pairs[:, 0], pairs[:, 1], weights, draws.n_resamples)
             interval = percentile_interval(boot, opts["confidence_level"])
             out.update(rho_ci_low=interval.low, rho_ci_high=interval.high)
             reasons += [f"ci_dropped_{interval.dropped}"] if interval.dropped else []

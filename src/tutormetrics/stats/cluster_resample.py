@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from scipy import sparse
 
 __all__ = [
     "MIN_CLUSTERS",
@@ -81,12 +82,23 @@ class ClusterDraws:
             flat = (idx + (np.arange(c) * g)[:, None]).ravel()
             yield start, np.bincount(flat, minlength=c * g).reshape(c, g).astype(np.float64)
 
-    def unit_weights(self, unit_cluster: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
-        """``(start, weights)``: the (c, n) integer weights of the units whose cluster codes are given."""
+    def unit_weights(self, unit_cluster: np.ndarray, unit_pattern: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """``(start, weights)``: the (c, n) integer weights of the units whose cluster codes are given or, with
+        ``unit_pattern`` (a code 0…P−1 per unit, e.g. its distinct (x, y) pair), the (c, P) total weight of
+        each pattern: a statistic of the expanded resample that depends on the units only through their
+        values is the same on the patterns, and P is often far below n."""
         codes = np.asarray(unit_cluster, dtype=np.int64)
-        step = max(1, _CHUNK_ELEMENTS // max(1, self.n_clusters, codes.size))
+        if unit_pattern is None:
+            step = max(1, _CHUNK_ELEMENTS // max(1, self.n_clusters, codes.size))
+            for start, counts in self.chunks(max_elements=step * max(1, self.n_clusters)):
+                yield start, counts[:, codes].astype(np.int64)
+            return
+        pattern = np.asarray(unit_pattern, dtype=np.int64)
+        n_patterns = int(pattern.max()) + 1 if pattern.size else 0
+        member = sparse.csr_matrix((np.ones(codes.size), (pattern, codes)), shape=(n_patterns, max(1, self.n_clusters)))
+        step = max(1, _CHUNK_ELEMENTS // max(1, self.n_clusters, n_patterns))
         for start, counts in self.chunks(max_elements=step * max(1, self.n_clusters)):
-            yield start, counts[:, codes].astype(np.int64)
+            yield start, np.rint(member @ counts.T).T.astype(np.int64)
 
 
 def cluster_sums(unit_cluster: np.ndarray, features: np.ndarray, n_clusters: int) -> np.ndarray:

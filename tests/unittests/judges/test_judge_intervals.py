@@ -112,3 +112,11 @@ def test_missing_cluster_label_is_an_error() -> None:
 
     with pytest.raises(InputSchemaError, match="1 rated exchange"):
         judge_table(ex.ratings(), "J", n_resamples=10, cluster_labels={i: "d" for i in ex.IDS[1:]})
+
+
+def test_pattern_weights_sum_the_unit_weights() -> None:
+    codes, pattern = np.array([0, 0, 1, 2, 2, 3]), np.array([1, 0, 1, 2, 1, 0])
+    draws = ClusterDraws(4, 7, seed=3, criterion=1)
+    for (_, units), (_, patterns) in zip(draws.unit_weights(codes), draws.unit_weights(codes, pattern)):
+        expected = np.stack([np.bincount(pattern, weights=row, minlength=3) for row in units])
+        assert np.array_equal(patterns, expected)
