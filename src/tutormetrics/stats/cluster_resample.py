@@ -50,7 +50,7 @@ def cluster_codes(labels: Sequence[object] | np.ndarray) -> tuple[np.ndarray, li
     Example:
         >>> codes, names = cluster_codes(["d2", "d10", "d2", 7])
         >>> codes.tolist(), names
-        ([1, 0, 1, 2], ['d10', 'd2', '7'])
+        ([2, 1, 2, 0], ['7', 'd10', 'd2'])
     """
     text = np.asarray([str(v) for v in labels], dtype=str)
     if text.size == 0:

@@ -16,7 +16,7 @@ Example:
     >>> x = np.array([[0.1], [0.4], [0.3], [0.9], [1.2], [0.8], [0.7], [0.2], [1.5], [0.6]])
     >>> fit = fit_ordinal_logit(y, x)
     >>> fit.converged, fit.params.round(3).tolist()
-    (True, [0.269, 2.102, 2.332])
+    (True, [1.12, 2.973, 3.772])
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Example:
     >>> x = np.column_stack([np.ones(5), [0.0, 1, 2, 3, 4]])
     >>> fit = ols_robust(np.array([1.0, 3, 2, 5, 4]), x)
     >>> fit.params.round(3).tolist(), fit.se.round(4).tolist()
-    ([1.4, 0.8], [0.8281, 0.4])
+    ([1.4, 0.8], [0.8494, 0.4153])
 """
 
 from __future__ import annotations
