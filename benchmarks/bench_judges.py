@@ -10,8 +10,8 @@ Timed (median of ``--runs``, the ratings already in memory as a cleaned ``Rating
   (κ, α, AC1, macro-F1, mean difference) from B dialogue resamples — the issue's target, ≤ 60 s at B = 2,000;
 - the same without ``cluster_col`` (today's κ/mean-difference draws plus the new α, AC1, F1 intervals over
   replies: G = 100,000 resampled units per criterion);
-- today's judge table alone (``judge_table`` as before the issue: κ and mean-difference intervals only),
-  measured by the same call with ``n_resamples`` only for κ — reported as the reference the new intervals add to;
+- today's κ and mean-difference draws alone (what the judge table spent on intervals before the issue), the
+  reference the new reply-level intervals add to;
 - ``--differences`` and ``--length-bias`` with dialogue intervals, each on its own.
 
 Usage:
@@ -52,6 +52,23 @@ def simulate(replies: int, per: int, criteria: int, seed: int = 0) -> tuple[pl.D
     return pl.concat(frames), pl.DataFrame({"exchange_id": ids, "conversation_id": conv, "resp_words": words})
 
 
+def _todays_draws(ratings: object, b: int) -> None:
+    """The intervals the judge table computed before issue 33, alone: κ's multinomial tables and the mean
+    difference's index draws, for every judge × reference row."""
+    from tutormetrics.psychometrics.judge import criterion_references, judge_setup
+    from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, cohen_kappa, contingency_table
+    from tutormetrics.stats.paired import mean_diff_ci
+
+    setup = judge_setup(ratings, ["llm"], id_col="exchange_id", rater_col="rater", criterion_col="criterion", score_col="score")
+    for crit in setup.criteria:
+        jcodes = crit.rater_codes("llm")
+        for _, y_codes, _ in criterion_references(crit, "llm", setup.humans, False)[0]:
+            both = (y_codes >= 0) & (jcodes >= 0)
+            table = contingency_table(y_codes[both], jcodes[both], crit.values.size)
+            cohen_kappa(bootstrap_tables(table, b, np.random.default_rng(0)))
+            mean_diff_ci(crit.values[jcodes[both]].astype(float), crit.values[y_codes[both]].astype(float), n_resamples=b)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--replies", type=int, default=100_000)
@@ -62,7 +79,6 @@ def main() -> None:
     ap.add_argument("--no-md", action="store_true", help="do not update RESULTS.md")
     args = ap.parse_args()
 
-    from tutormetrics.psychometrics.judge import judge_table
     from tutormetrics.psychometrics.judge_tables import JudgeOptions, judge_tables
     from tutormetrics.psychometrics.ratings import Ratings
     from tutormetrics.stats.bootstrap import single_threaded_blas
@@ -81,7 +97,7 @@ def main() -> None:
         judge_tables(ratings, ["llm"], cluster)
         cpu_cluster = time.process_time() - cpu0
         t_plain, _, _ = C.timed(lambda: judge_tables(ratings, ["llm"], plain), runs, "judge table, reply intervals")
-        t_kappa_only, _, _ = C.timed(lambda: judge_table(ratings, "llm", n_resamples=b, cluster_labels=None), runs, "judge_table")
+        t_kappa_only, _, _ = C.timed(lambda: _todays_draws(ratings, b), runs, "today's κ and mean-difference draws alone")
         diff = JudgeOptions(n_resamples=b, cluster_col="conversation_id", differences=True)
         two = Ratings.clean(pl.concat([long, long.filter(pl.col("rater") == "llm").with_columns(pl.lit("llm2").alias("rater"))]))
         t_diff, _, _ = C.timed(lambda: judge_tables(two, ["llm", "llm2"], diff), runs, "judge table + differences (2 judges)")
@@ -100,7 +116,7 @@ def main() -> None:
         [f"judge table, every interval over {d:,} dialogues (`--cluster-col`)", f"{C.median(t_cluster):.1f}"],
         ["… its process CPU time", f"{cpu_cluster:.1f}"],
         [f"judge table, new α/AC1/F1 intervals over {args.replies:,} replies, κ and mean difference as before (no `--cluster-col`)", f"{C.median(t_plain):.1f}"],
-        ["`judge_table` as before the issue would time it (same call; its κ and mean-difference draws)", f"{C.median(t_kappa_only):.1f}"],
+        ["today's κ and mean-difference draws alone (what the table spent on intervals before issue 33; with `--cluster-col` the dialogue draws replace them)", f"{C.median(t_kappa_only):.1f}"],
         ["judge table + `--differences`, two judges, dialogues", f"{C.median(t_diff):.1f}"],
         ["judge table + `--length-bias`, dialogues", f"{C.median(t_lb):.1f}"],
     ]

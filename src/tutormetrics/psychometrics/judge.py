@@ -251,6 +251,51 @@ def criterion_references(
     return refs, judge_only
 
 
+class _TableOptions(NamedTuple):
+    n_resamples: int
+    seed: int
+    confidence_level: float
+    n_min: int
+    levels: Sequence[float] | None
+    cluster_labels: Mapping[str, str] | None
+    min_clusters: int
+
+
+def _criterion_rows(c: int, crit: _Criterion, setup: JudgeSetup, opts: _TableOptions) -> tuple[list[Any], list[Any], list[Any]]:
+    """Every judge × reference row of criterion ``c`` (keyed by judge, criterion, reference index), its
+    confusion cells and notes; the intervals of all rows come from one pass over the criterion's draws."""
+    values = np.asarray(crit.values, float)
+    scale = np.asarray(opts.levels if opts.levels else crit.values, dtype=float)
+    bounds = (float(scale.min()), float(scale.max()))
+    clustered = opts.cluster_labels is not None
+    # with dialogues, κ and the mean difference take the shared cluster draws instead of their own
+    boot = {"n_resamples": 0 if clustered else opts.n_resamples, "seed": opts.seed, "confidence_level": opts.confidence_level}
+    q = values.size
+    pairs, pending, cells, notes = [], [], [], []
+    for j, jname in enumerate(setup.judges):
+        refs, judge_only = criterion_references(crit, jname, setup.humans, setup.exchangeable)
+        if judge_only:
+            who = "the judge" if len(setup.judges) == 1 else f"the judge {jname}"
+            notes.append(((j, c), f"{crit.name}: {who} uses score(s) {', '.join(judge_only)} that no human used"))
+        jcodes = crit.rater_codes(jname)
+        block = []
+        for r, (ref, y_codes, extra) in enumerate(refs):
+            row, table, reasons = _reference_row(y_codes, jcodes, values, bounds, n_min=opts.n_min, **boot)
+            mask = (y_codes >= 0) & (jcodes >= 0)
+            pending.append(((j, c, r), {"criterion": crit.name, "judge": jname, "reference": ref, **row}, [*reasons, *extra], mask))
+            pairs.append((y_codes, jcodes))
+            block.extend((jname, crit.name, ref, float(values[a]), float(values[b]), int(table[a, b])) for a in range(q) for b in range(q))
+        cells.append(((j, c), block))
+    clusters = unit_clusters(crit.ids, opts.cluster_labels)
+    tables = resampled_tables(clusters, ClusterDraws(clusters.n_clusters, opts.n_resamples, opts.seed, c), pairs, q)
+    keyed = []
+    for k, (key, row, reasons, mask) in enumerate(pending):
+        ci, ci_reasons = row_intervals(tables[:, k], values, n=int(row["n"]), n_clusters=pair_clusters(clusters, mask), clustered=clustered,
+                                       min_clusters=opts.min_clusters, confidence_level=opts.confidence_level)  # fmt: skip
+        keyed.append((key, {**row, **ci, "reason": join_reasons([*reasons, *ci_reasons])}))
+    return keyed, cells, notes
+
+
 def _schema(clustered: bool) -> dict[str, Any]:
     schema: dict[str, Any] = {c: pl.Float64 for c in [*_COLUMNS, *_NEW_CI]}
     schema.update({"criterion": pl.String, "judge": pl.String, "reference": pl.String, "n": pl.Int64, "reason": pl.String})
@@ -303,41 +348,14 @@ def judge_table(
     """
     columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
     setup = judge_setup(ratings, judge, exchangeable=exchangeable, **columns)
-    clustered = cluster_labels is not None
-    # with dialogues, κ and the mean difference take the shared cluster draws instead of their own
-    boot = {"n_resamples": 0 if clustered else n_resamples, "seed": seed, "confidence_level": confidence_level}
-    keyed: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
-    cells: list[tuple[tuple[int, int], list[tuple[str, str, str, float, float, int]]]] = []
-    notes: list[tuple[tuple[int, int], str]] = []
+    opts = _TableOptions(n_resamples, seed, confidence_level, n_min, levels, cluster_labels, min_clusters)
+    keyed, cells, notes = [], [], []
     for c, crit in enumerate(setup.criteria):
-        values = np.asarray(crit.values, float)
-        scale = np.asarray(levels if levels else crit.values, dtype=float)
-        bounds = (float(scale.min()), float(scale.max()))
-        clusters = unit_clusters(crit.ids, cluster_labels)
-        pairs, pending = [], []
-        for j, jname in enumerate(setup.judges):
-            refs, judge_only = criterion_references(crit, jname, setup.humans, setup.exchangeable)
-            if judge_only:
-                who = "the judge" if len(setup.judges) == 1 else f"the judge {jname}"
-                notes.append(((j, c), f"{crit.name}: {who} uses score(s) {', '.join(judge_only)} that no human used"))
-            jcodes = crit.rater_codes(jname)
-            q = values.size
-            block = []
-            for r, (ref, y_codes, extra) in enumerate(refs):
-                row, table, reasons = _reference_row(y_codes, jcodes, values, bounds, n_min=n_min, **boot)
-                mask = (y_codes >= 0) & (jcodes >= 0)
-                pending.append(((j, c, r), {"criterion": crit.name, "judge": jname, "reference": ref, **row}, [*reasons, *extra], mask))
-                pairs.append((y_codes, jcodes))
-                block.extend((jname, crit.name, ref, float(crit.values[a]), float(crit.values[b]), int(table[a, b]))
-                             for a in range(q) for b in range(q))  # fmt: skip
-            cells.append(((j, c), block))
-        draws = ClusterDraws(clusters.n_clusters, n_resamples, seed, c)
-        tables = resampled_tables(clusters, draws, pairs, values.size)
-        for k, (key, row, reasons, mask) in enumerate(pending):
-            ci, ci_reasons = row_intervals(tables[:, k], values, n=int(row["n"]), n_clusters=pair_clusters(clusters, mask),
-                                           clustered=clustered, min_clusters=min_clusters, confidence_level=confidence_level)  # fmt: skip
-            keyed.append((key, {**row, **ci, "reason": join_reasons([*reasons, *ci_reasons])}))
-    schema = _schema(clustered)
+        rows, blocks, crit_notes = _criterion_rows(c, crit, setup, opts)
+        keyed += rows
+        cells += blocks
+        notes += crit_notes
+    schema = _schema(cluster_labels is not None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = [{k: r.get(k) for k in schema} for _, r in sorted(keyed, key=lambda kr: kr[0])]

@@ -120,3 +120,17 @@ def test_pattern_weights_sum_the_unit_weights() -> None:
     for (_, units), (_, patterns) in zip(draws.unit_weights(codes), draws.unit_weights(codes, pattern)):
         expected = np.stack([np.bincount(pattern, weights=row, minlength=3) for row in units])
         assert np.array_equal(patterns, expected)
+
+
+def test_without_clusters_kappa_and_diff_keep_their_draws() -> None:
+    """judges.md §1.2: without a cluster column κ's and the mean difference's intervals are today's."""
+    from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, contingency_table
+    from tutormetrics.stats.bootstrap import percentile_ci
+    from tutormetrics.stats.paired import mean_diff_ci
+
+    row = _row(judge_table(ex.ratings(), "J", n_resamples=500, seed=4).table)
+    table = contingency_table(np.array(ex.A), np.array(ex.J), 3)
+    kappa = percentile_ci(cohen_kappa(bootstrap_tables(table, 500, np.random.default_rng(4))), 0.95)
+    diff = mean_diff_ci(np.array(ex.J, float), np.array(ex.A, float), n_resamples=500, seed=4)
+    assert (row["kappa_ci_low"], row["kappa_ci_high"]) == kappa
+    assert (row["diff_ci_low"], row["diff_ci_high"]) == (diff["diff_ci_low"], diff["diff_ci_high"])
