@@ -29,9 +29,10 @@ from tutormetrics.psychometrics.judge import judge_table
 from tutormetrics.psychometrics.judge_differences import differences_table
 from tutormetrics.psychometrics.length_bias import length_bias_table
 from tutormetrics.psychometrics.ratings import RatingsLike, ratings_table
+from tutormetrics.psychometrics.stability import parse_stability
 from tutormetrics.stats.cluster_resample import MIN_CLUSTERS
 
-__all__ = ["JudgeOptions", "JudgeTables", "cluster_labels", "judge_tables"]
+__all__ = ["JudgeOptions", "JudgeTables", "check_agree_options", "cluster_labels", "judge_tables"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,25 @@ def cluster_labels(
     key = id_col if source == "ratings" else (metrics_id_col or id_col)
     labels = exchange_labels(table, key, cluster_col, option="--cluster-col", source=source)
     return dict(zip(labels["_id"].to_list(), labels[LABEL].to_list()))
+
+
+def check_agree_options(
+    *, judges: Sequence[str] | None, raters: str | None = None, metrics: bool = False, length_bias: bool = False,
+    differences: bool = False, stability: str | None = None,
+) -> tuple[str, str] | None:  # fmt: skip
+    """The option rules of ``agree`` (``docs/guide/judges.md#errors``); returns the ``--stability`` pair.
+
+    >>> check_agree_options(judges=None, stability="v1,v2")
+    ('v1', 'v2')
+    """
+    if length_bias and not judges:
+        raise ConfigError("--length-bias needs --judge", hint="the length bias is the judge's, against the humans")
+    if length_bias and not metrics:
+        raise ConfigError("--length-bias needs --metrics-table (the table with the reply lengths)",
+                          hint="e.g. --metrics-table metrics.csv --length-col resp_words")  # fmt: skip
+    if differences and not judges:
+        raise ConfigError("--differences needs --judge", hint="a contrast needs two judges, or a judge and two humans")
+    return parse_stability(stability, judges=list(judges or []), raters=raters) if stability is not None else None
 
 
 def judge_tables(

@@ -29,7 +29,9 @@ from tutormetrics.stats.ppi import PPIResult, ppi_mean, ppi_mean_clustered
 from tutormetrics.stats.ppi_plan import Plan, ppi_plan
 from tutormetrics.stats.ppi_strata import combine_strata, share_weights
 
-__all__ = ["CLUSTER_COLUMNS", "COLUMNS", "PLAN_COLUMNS", "STRATA_COLUMNS", "parse_lambda", "ppi_plan_table", "ppi_table", "read_strata_weights"]
+__all__ = [
+    "CLUSTER_COLUMNS", "COLUMNS", "PLAN_COLUMNS", "STRATA_COLUMNS", "check_ppi_options", "parse_lambda", "ppi_plan_table", "ppi_table", "read_strata_weights",
+]  # fmt: skip
 
 COLUMNS: tuple[str, ...] = (
     "criterion", "group", "n_labeled", "n_unlabeled", "lambda", "estimate", "se", "ci_low", "ci_high", "classical",
@@ -331,3 +333,21 @@ def ppi_plan_table(
         both, _ = _criterion_frame(inputs, crit)
         rows.extend(_plan_row(crit, g, part, half_width, confidence_level) for g, part in _parts(both))
     return _frame(rows, PLAN_COLUMNS)
+
+
+def check_ppi_options(*, plan: bool, half_width: float | None, strata_col: str | None, strata_weights: object | None) -> None:
+    """The option rules of ``ppi`` (``docs/guide/judges.md#errors``): ``--plan`` needs a positive ``--half-width``
+    and no ``--strata-col``; ``--half-width`` needs ``--plan``; ``--strata-weights`` needs ``--strata-col``.
+
+    >>> check_ppi_options(plan=True, half_width=0.05, strata_col=None, strata_weights=None)
+    """
+    if plan and half_width is None:
+        raise ConfigError("--plan needs --half-width", hint="e.g. --plan --half-width 0.05 (in score units)")
+    if half_width is not None and not plan:
+        raise ConfigError("--half-width is the target of --plan", hint="add --plan to write the label budget instead of the estimates")
+    if half_width is not None and not half_width > 0:
+        raise ConfigError(f"--half-width must be > 0, got {half_width:g}", hint="e.g. --half-width 0.05")
+    if plan and strata_col is not None:
+        raise ConfigError("--plan does not take --strata-col", hint="plan per stratum with --group-col, or drop --strata-col")
+    if strata_weights is not None and strata_col is None:
+        raise ConfigError("--strata-weights needs --strata-col", hint="name the stratum column of the judge labels")

@@ -51,3 +51,25 @@ def test_errors() -> None:
         judge_tables(ex.ratings(), ["J"], JudgeOptions(length_bias=True, length_col="words"), metrics=ex.metrics())
     with pytest.raises(ConfigError, match="nothing to contrast"):
         judge_tables(ex.ratings({"A": ex.A, "J": ex.J}), ["J"], JudgeOptions(differences=True))
+
+
+def test_option_rules() -> None:
+    from tutormetrics.psychometrics.judge_tables import check_agree_options
+    from tutormetrics.psychometrics.ppi_table import check_ppi_options
+
+    with pytest.raises(ConfigError, match="--length-bias needs --judge"):
+        check_agree_options(judges=None, metrics=True, length_bias=True)
+    with pytest.raises(ConfigError, match="--differences needs --judge"):
+        check_agree_options(judges=[], differences=True)
+    with pytest.raises(ConfigError, match="--judge or --raters"):
+        check_agree_options(judges=None, raters="a,b", stability="J,K")
+    assert check_agree_options(judges=["J"], metrics=True, length_bias=True) is None
+    for kw, message in (
+        ({"plan": True, "half_width": None}, "--plan needs --half-width"),
+        ({"plan": False, "half_width": 0.1}, "target of --plan"),
+        ({"plan": True, "half_width": -1.0}, "must be > 0"),
+        ({"plan": True, "half_width": 0.1, "strata_col": "band"}, "does not take --strata-col"),
+        ({"plan": False, "half_width": None, "strata_weights": {"a": 1}}, "needs --strata-col"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            check_ppi_options(**{"strata_col": None, "strata_weights": None, **kw})
