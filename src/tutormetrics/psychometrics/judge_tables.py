@@ -64,13 +64,17 @@ class JudgeTables(NamedTuple):
 
 def cluster_labels(
     ratings: RatingsLike, cluster_col: str | None, *, metrics: pl.DataFrame | None = None, id_col: str = "exchange_id",
-    metrics_id_col: str | None = None,
+    metrics_id_col: str | None = None, reserved: Sequence[str] = ("rater", "criterion", "score"),
 ) -> dict[str, str] | None:  # fmt: skip
     """Exchange id (text) → its cluster label from ``cluster_col`` of RATINGS, else of the metrics table
-    (``docs/guide/judges.md#cluster-column``); None without ``cluster_col``. Exit 2 when neither has the column
-    (naming the columns there), on an empty label or two labels for one exchange."""
+    (``docs/guide/judges.md#cluster-column``); None without ``cluster_col``. Exit 2 when it names a rater,
+    criterion or score column (``reserved``), when neither table has it (naming the columns there), on an empty
+    label or two labels for one exchange."""
     if cluster_col is None:
         return None
+    if cluster_col in reserved:
+        raise ConfigError(f"--cluster-col {cluster_col!r} is the ratings' {cluster_col} column, not a dialogue",
+                          hint="name the column that holds each reply's dialogue, e.g. conversation_id")  # fmt: skip
     frame = ratings_table(ratings)
     source, table = label_column([("ratings", frame), ("--metrics-table", metrics)], cluster_col, "--cluster-col")
     key = id_col if source == "ratings" else (metrics_id_col or id_col)
@@ -118,7 +122,8 @@ def judge_tables(
         raise ConfigError("--length-bias needs --metrics-table (the table with the reply lengths)",
                           hint="e.g. --metrics-table metrics.csv --length-col resp_words")  # fmt: skip
     columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
-    labels = cluster_labels(ratings, options.cluster_col, metrics=metrics, id_col=id_col, metrics_id_col=metrics_id_col)
+    labels = cluster_labels(ratings, options.cluster_col, metrics=metrics, id_col=id_col, metrics_id_col=metrics_id_col,
+                            reserved=(rater_col, criterion_col, score_col))  # fmt: skip
     shared = {"n_resamples": options.n_resamples, "seed": options.seed, "confidence_level": options.confidence_level,
               "n_min": options.n_min, "exchangeable": options.exchangeable, "cluster_labels": labels,
               "min_clusters": options.min_clusters}  # fmt: skip

@@ -32,6 +32,8 @@ def test_cluster_column_from_the_metrics_table() -> None:
     with pytest.raises(InputSchemaError, match="30 exchange\\(s\\) carry two or more"):
         cluster_labels(two, "conversation_id")
     assert cluster_labels(ratings, None) is None
+    with pytest.raises(ConfigError, match="is the ratings' rater column"):
+        cluster_labels(ratings, "rater")
 
 
 def test_independence_note_without_cluster_column() -> None:
