@@ -121,7 +121,7 @@ def main() -> None:
         ["judge table + `--length-bias`, dialogues", f"{C.median(t_lb):.1f}"],
     ]
     body = (
-        "### Judges: dialogue intervals at scale (`benchmarks/bench_judges.py`, issue 33)\n\n"
+        "## 22. Judges: dialogue intervals at scale (`benchmarks/bench_judges.py`, issue 33)\n\n"
         f"{args.replies:,} replies in dialogues of {args.per_dialogue} × {k} criteria (0/1/2), two humans and one judge "
         f"({long.height:,} rating rows), B = {b:,} resamples, median of {runs}, BLAS on one thread, ratings already cleaned "
         f"(`Ratings.clean`). Target: the judge table with `--cluster-col`, B = 2,000, on 100k replies × 4 criteria ≤ 60 s.\n\n"

@@ -134,3 +134,12 @@ def test_without_clusters_kappa_and_diff_keep_their_draws() -> None:
     diff = mean_diff_ci(np.array(ex.J, float), np.array(ex.A, float), n_resamples=500, seed=4)
     assert (row["kappa_ci_low"], row["kappa_ci_high"]) == kappa
     assert (row["diff_ci_low"], row["diff_ci_high"]) == (diff["diff_ci_low"], diff["diff_ci_high"])
+
+
+def test_pattern_path_equals_the_count_matrix() -> None:
+    """Repeated cluster features (single replies) are counted per pattern: the same sums."""
+    rng = np.random.default_rng(0)
+    feats = np.eye(9)[rng.integers(0, 9, 500)]
+    draws = ClusterDraws(500, 30, seed=1, criterion=3)
+    expected = np.concatenate([counts @ feats for _, counts in draws.chunks()])
+    assert np.array_equal(resampled_sums(draws, feats), expected)
