@@ -52,6 +52,8 @@ def test_spec_worked_example() -> None:
         "mean_judge", "mean_ref", "mean_diff", "diff_ci_low", "diff_ci_high", "pct_max_judge", "pct_max_ref",
         "over_rate", "under_rate", "sign_p", "bowker_chi2", "bowker_df", "bowker_p",
         "stuart_maxwell_chi2", "stuart_maxwell_df", "stuart_maxwell_p", "reason",
+        # judges.md §3.1: the intervals of the shared draws follow reason
+        "alpha_ci_low", "alpha_ci_high", "ac1_ci_low", "ac1_ci_high", "f1_ci_low", "f1_ci_high",
     ]  # fmt: skip
     assert t["reference"].to_list() == ["A", "B", "C", "majority"]
     assert t["judge"].unique().to_list() == ["J"]
