@@ -29,7 +29,7 @@ from tutormetrics.metrics.columns import NOT_METRICS, OTHER, ColumnDescription, 
 from tutormetrics.report.conversation_view import CONVERSATION_ID, ConversationInputs, conversation_view, keep_dialogues
 from tutormetrics.report.embed import compact
 from tutormetrics.report.keyed_values import read_keyed, theta_by_id, values_by_id
-from tutormetrics.report.portable_paths import is_whole_path, portable, shown_path
+from tutormetrics.report.portable_paths import portable_page
 from tutormetrics.report.table_kinds import DECLARED, kind_of
 
 _AGREEMENT_COLUMNS = frozenset({"kappa", "ac1", "gwet_ac1", "krippendorff_alpha", "fleiss_kappa", "alpha_nominal"})
@@ -389,21 +389,6 @@ def _declared_sections(found: dict[str, list[Path]]) -> list[dict[str, Any]]:
     return sections
 
 
-def _portable_run(run: dict[str, Any], outdir: Path) -> dict[str, Any]:
-    """``run.json`` with its recorded paths as the page shows them (:mod:`tutormetrics.report.portable_paths`):
-    the inputs (relative ones as the run took them, from the current folder) and the files it wrote."""
-    shown = dict(run)
-    for key in ("exchanges", "ratings"):
-        if isinstance(shown.get(key), str) and shown[key]:
-            shown[key] = shown_path(shown[key], outdir)
-    if isinstance(shown.get("files"), dict):
-        shown["files"] = {k: shown_path(v, outdir) if isinstance(v, str) else v for k, v in shown["files"].items()}
-    theta = shown.get("theta")
-    if isinstance(theta, dict) and isinstance(theta.get("source"), str) and theta["source"] != "mfrm":
-        shown["theta"] = theta | {"source": ", ".join(shown_path(p, outdir) for p in theta["source"].split(", "))}
-    return portable(shown, outdir)
-
-
 def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges: int = MAX_EXCHANGES, seed: int = 0) -> dict[str, Any]:
     """Everything the report shows, read from ``outdir`` (plus the scored input for the texts).
 
@@ -460,29 +445,7 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     elif "theta" in found:
         data["theta_only"] = table_payload(read_table(found["theta"][0]))
     _conversation_section(data, folder, (max_exchanges, seed))
-    return _portable_data(data, outdir)
-
-
-def _portable_data(data: dict[str, Any], outdir: Path) -> dict[str, Any]:
-    """The page's data without a path of this machine: every text but the study's own (prompts, replies, turns, ids,
-    kept columns), which are shown as they are."""
-    data["run"] = _portable_run(data["run"], outdir)
-    for key in ("title", "notes", "stale", "manifest", "columns", "metrics_file"):
-        if key in data:
-            data[key] = portable(data[key], outdir)
-    for key in ("agreement", "judge", "facets", "summary", "comparisons", "predictive", "correlations", "sections"):
-        for part in data.get(key) or []:
-            tables = part.get("tables") or [part]
-            for holder in tables:
-                holder["table"]["rows"] = [[_portable_cell(v, outdir) for v in row] for row in holder["table"]["rows"]]
-    if "theta_only" in data:
-        data["theta_only"]["rows"] = [[_portable_cell(v, outdir) for v in row] for row in data["theta_only"]["rows"]]
-    return data
-
-
-def _portable_cell(value: Any, outdir: Path) -> Any:
-    """A table cell that is a whole absolute path (:func:`is_whole_path`) shown as :func:`shown_path` shows it."""
-    return shown_path(value, outdir) if isinstance(value, str) and is_whole_path(value) else value
+    return portable_page(data, outdir)
 
 
 def level_banner(run: dict[str, Any]) -> str | None:

@@ -20,9 +20,12 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-#: An absolute path inside a sentence: POSIX with at least two parts (``/a/b``), ``~/…``, a drive (``C:\\…``) or a
-#: UNC share, starting the text or after a space, quote, bracket, ``=`` or ``:``.
+#: The page's parts holding tables (``{"table": ...}`` or sections with ``"tables"``).
+_TABLE_PARTS = ("agreement", "judge", "facets", "summary", "comparisons", "predictive", "correlations", "sections")
+#: An absolute path inside a sentence: in quotes (spaces allowed), or POSIX with at least two parts (``/a/b``), ``~/…``,
+#: a drive (``C:\\…``) or a UNC share, starting the text or after a space, quote, bracket, ``=`` or ``:``.
 _IN_TEXT = re.compile(
+    r"(?<=')((?:~|/[^'\n/]+)/[^'\n]*)(?=')|(?<=\")((?:~|/[^\"\n/]+)/[^\"\n]*)(?=\")|"  # quoted: spaces inside
     r"(?:(?<=^)|(?<=[\s'\"(\[=:,]))"
     r"((?:~|/[^\s'\"()\[\],;:/]+)(?:/[^\s'\"()\[\],;/]*)+|[A-Za-z]:[\\/][^\s'\"()\[\],;]*|\\\\[^\s'\"()\[\],;]+)"
 )
@@ -67,7 +70,7 @@ def scrub_text(text: str, folder: Path) -> str:
     """``text`` with every absolute path in it shown as :func:`shown_path` shows it."""
     if is_whole_path(text):
         return shown_path(text.rstrip("/\\") or text, folder)
-    return _IN_TEXT.sub(lambda m: shown_path(m.group(1), folder), text)
+    return _IN_TEXT.sub(lambda m: shown_path(next(g for g in m.groups() if g), folder), text)
 
 
 def portable(value: Any, folder: Path) -> Any:
@@ -84,3 +87,41 @@ def portable(value: Any, folder: Path) -> Any:
     if isinstance(value, (list, tuple)):
         return [portable(v, folder) for v in value]
     return value
+
+
+def _portable_run(run: dict[str, Any], outdir: Path) -> dict[str, Any]:
+    """``run.json`` with its recorded paths as the page shows them (:func:`shown_path`):
+    the inputs (relative ones as the run took them, from the current folder) and the files it wrote."""
+    shown = dict(run)
+    for key in ("exchanges", "ratings"):
+        if isinstance(shown.get(key), str) and shown[key]:
+            shown[key] = shown_path(shown[key], outdir)
+    if isinstance(shown.get("files"), dict):
+        shown["files"] = {k: shown_path(v, outdir) if isinstance(v, str) else v for k, v in shown["files"].items()}
+    theta = shown.get("theta")
+    if isinstance(theta, dict) and isinstance(theta.get("source"), str) and theta["source"] != "mfrm":
+        shown["theta"] = theta | {"source": ", ".join(shown_path(p, outdir) for p in theta["source"].split(", "))}
+    return portable(shown, outdir)
+
+
+def portable_page(data: dict[str, Any], outdir: Path) -> dict[str, Any]:
+    """The page's data (:func:`tutormetrics.report.collect.collect_study`) without a path of this machine: ``run.json``
+    (:func:`_portable_run`), the metadata texts (:func:`portable`), and table cells that are whole paths; the study's
+    own texts (prompts, replies, turns, ids, kept columns) are shown as they are."""
+    data["run"] = _portable_run(data["run"], outdir)
+    for key in ("title", "notes", "stale", "manifest", "columns", "metrics_file"):
+        if key in data:
+            data[key] = portable(data[key], outdir)
+    for key in _TABLE_PARTS:
+        for part in data.get(key) or []:
+            tables = part.get("tables") or [part]
+            for holder in tables:
+                holder["table"]["rows"] = [[_portable_cell(v, outdir) for v in row] for row in holder["table"]["rows"]]
+    if "theta_only" in data:
+        data["theta_only"]["rows"] = [[_portable_cell(v, outdir) for v in row] for row in data["theta_only"]["rows"]]
+    return data
+
+
+def _portable_cell(value: Any, outdir: Path) -> Any:
+    """A table cell that is a whole absolute path (:func:`is_whole_path`) shown as :func:`shown_path` shows it."""
+    return shown_path(value, outdir) if isinstance(value, str) and is_whole_path(value) else value

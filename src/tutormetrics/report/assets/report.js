@@ -800,7 +800,7 @@
     if (!EX) return;
     var n = EX.ids.length, hasText = !!EX.texts, turnsView = !!(D.dialogues || (EX.values && EX.values.tutor_turn));
     var s = section("exchanges", turnsView ? "Every tutor turn" : "Every exchange", turnsView ?
-      "One row per scored tutor turn. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its text, " + (CV && (ratingNames(CV).length || CV.theta.theta) ? "" : "ratings, θ and ") + "every metric value." :
+      "One row per scored tutor turn. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its text" + (CV && (ratingNames(CV).length || CV.theta.theta) ? " and every metric value (the ratings and θ are per conversation, above)." : ", ratings, θ and every metric value.") :
       "One row per exchange. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its prompt, response, ratings, θ and every metric value.");
     var vals = EX.values || dict(), fields = EX.fields || dict(), flags = EX.flags || [];
     var fieldNames = Object.keys(fields).filter(function (f) { return flags.indexOf(f) < 0 && fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);

@@ -1,0 +1,172 @@
+"""The report's declared sections and its conversation level, collected in Python and drawn in headless Chromium
+(skipped without it).
+
+- Length bias, stability and judge differences (issue 33): tables built with the library (report_study.judge_study:
+  a planted length bias, a second run that moves a quarter of the verdicts up, a judge named as markup); each
+  section says what its numbers mean, and marks the rows its rule selects.
+- Fit and DIF tables shaped as the measurement specification writes them: misfit and C-class DIF marked.
+- ``run --example dialogue`` (issue 35): one row per conversation with its ratings (targets.csv) and θ (theta.csv),
+  searchable and sortable, its turns on demand.
+"""
+
+from __future__ import annotations
+
+import time
+
+import polars as pl
+import pytest
+from cdp_chromium import Chromium, find_chromium
+from report_study import HOSTILE_JUDGE, judge_study
+
+from tutormetrics.report import write_report
+from tutormetrics.report.collect import collect_study
+
+CHROMIUM = find_chromium()
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install -y chromium)")
+
+
+def _fit_and_dif(folder):
+    """FIT.csv and DIF.csv with the specification's columns: one overfit and one underfit row; a CC and a Rasch C row."""
+    pl.DataFrame({"facet": ["criterion", "criterion", "rater", "exchange"], "level": ["accuracy", "<b>guidance</b>", "h1", "d01:0"],
+                  "n": [320, 320, 160, 6], "infit": [0.601, 1.02, 0.98, 1.9], "infit_zstd": [-2.133, 0.2, -0.1, 2.4],
+                  "outfit": [0.493, 1.01, 0.97, 2.2], "outfit_zstd": [-2.196, 0.1, -0.2, 2.5],
+                  "flag": ["overfit", None, None, "underfit"], "reason": [None] * 4}).write_csv(folder / "FIT.csv")  # fmt: skip
+    dif = {"criterion": ["accuracy", "guidance", "accuracy"], "focal": ["1", "1", "2"], "reference": ["0"] * 3,
+           "ets_class": ["CC", "AA", "BB"], "rasch_class": ["B", "A", "C"], "favours": ["focal", "", "reference"],
+           "contrast": [-0.9, 0.1, 0.7]}  # fmt: skip
+    pl.DataFrame(dif).write_csv(folder / "DIF.csv")
+
+
+@pytest.fixture(scope="module")
+def judges(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("judges")
+    tables = judge_study(folder)
+    _fit_and_dif(folder)
+    return folder, tables, write_report(folder)
+
+
+def _excludes_zero(low: pl.Series, high: pl.Series) -> list[int]:
+    return [i for i, (lo, hi) in enumerate(zip(low.to_list(), high.to_list())) if lo is not None and (lo > 0 or hi < 0)]
+
+
+def test_judge_sections_collected(judges):
+    folder, tables, _ = judges
+    data = collect_study(folder)
+    sections = {s["kind"]: s for s in data["sections"]}
+    assert list(sections) == ["length_bias", "stability", "judge_differences", "fit", "dif"]  # KINDS order
+    assert [j["file"] for j in data["judge"]] == ["JUDGE.csv"]  # the judge table is still the agreement section's
+    lb, flips, diff = (pl.read_csv(folder / name) for name in ("LB.csv", "FLIPS.csv", "DIFF.csv"))
+    assert sections["length_bias"]["tables"][0]["flagged"] == _excludes_zero(lb["slope_ci_low"], lb["slope_ci_high"])
+    # the planted bias (+0.8 per SD) is what is flagged: every row of gpt, none of the fair judge
+    assert lb.filter(pl.col("judge") == "gpt")["slope_ci_low"].min() > 0
+    assert lb.filter(pl.col("judge") == HOSTILE_JUDGE)["slope_ci_low"].max() < 0 < lb.filter(pl.col("judge") == HOSTILE_JUDGE)["slope_ci_high"].min()
+    assert sections["length_bias"]["tables"][0]["flagged"] == [i for i, j in enumerate(lb["judge"]) if j == "gpt"]
+    p = [c if c is not None else a for a, c in zip(flips["mcnemar_p"], flips["mcnemar_cluster_p"])]
+    assert sections["stability"]["tables"][0]["flagged"] == [i for i, v in enumerate(p) if v < 0.05] == [0, 1]
+    assert sections["judge_differences"]["tables"][0]["flagged"] == _excludes_zero(diff["ci_low"], diff["ci_high"])
+    assert sections["fit"]["tables"][0]["flagged"] == [0, 3] and sections["dif"]["tables"][0]["flagged"] == [0, 2]
+    shown = sections["length_bias"]["tables"][0]["table"]
+    assert shown["columns"] == tables["LB.csv"].columns and len(shown["rows"]) == lb.height
+    slope = shown["columns"].index("slope")
+    assert [r[slope] for r in shown["rows"]] == pytest.approx(lb["slope"].to_list(), rel=1e-5)
+    assert sections["length_bias"]["doc"] == "docs/guide/judges.md#length-bias"
+
+
+@needs_chromium
+def test_judge_sections_drawn(judges):
+    _, _, page = judges
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate(page.as_uri())
+        assert browser.console_errors() == []
+        ids = browser.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
+        assert ids == ["provenance", "agreement", "length_bias", "stability", "judge_differences", "fit", "dif"]
+        counts = browser.evaluate("""Object.fromEntries(['length_bias', 'stability', 'fit', 'dif'].map(id => [id,
+            [document.querySelector('#' + id + ' .flagcount').textContent,
+             document.querySelectorAll('#' + id + ' tr.flag').length]]))""")
+        assert counts["length_bias"] == ["⚑ 2 of 4 rows flagged: the 95% interval of the slope excludes 0 (the judge's score "
+                                         "moves with length more than the humans').", 2]  # fmt: skip
+        assert counts["stability"][1] == 2 and counts["fit"][1] == 2 and counts["dif"][1] == 2
+        assert counts["fit"][0].startswith("⚑ 2 of 4 rows flagged: misfit")
+        assert counts["dif"][0].startswith("⚑ 2 of 3 rows flagged: C-class DIF")
+        head = browser.evaluate("Array.from(document.querySelectorAll('#length_bias th')).map(th => th.textContent)")
+        assert head[:7] == ["⚑", "judge", "criterion", "reference", "length_col", "slope [95% CI]", "rho [95% CI]"]  # read first
+        first = browser.evaluate("Array.from(document.querySelectorAll('#length_bias tbody tr')[0].children).map(td => td.textContent)")
+        assert first[0] == "⚑ flagged" and first[1] == "gpt" and first[2] == "accuracy" and first[5].count("[") == 1
+        lead = browser.evaluate("document.querySelector('#length_bias .lead').textContent + document.querySelector('#length_bias .doc').textContent")
+        assert "per standard deviation of log length" in lead and "docs/guide/judges.md#length-bias" in lead
+        text = browser.evaluate("document.body.textContent")
+        assert HOSTILE_JUDGE in text and "</script>guidance" in text and "<b>guidance</b>" in text  # as text
+        assert browser.evaluate("window.__pwned === undefined && document.querySelectorAll('img, iframe, [onerror]').length === 0")
+        assert browser.evaluate("document.scripts.length") == 2
+        flips = browser.evaluate("Array.from(document.querySelectorAll('#stability th')).map(th => th.textContent)")
+        assert "flip_rate [95% CI]" in flips and "flip_ci_low" not in flips  # the declared interval
+
+
+@pytest.fixture(scope="module")
+def dialogue_run(tmp_path_factory):
+    from tutormetrics.cli import main
+
+    out = tmp_path_factory.mktemp("dialogue") / "demo"
+    assert main(["run", "--example", "dialogue", "-m", "lexical", "--n-resamples", "99", "--no-progress", "-o", str(out)]) == 0
+    return out
+
+
+def test_conversation_ratings_and_theta_collected(dialogue_run, example_dir):
+    data = collect_study(dialogue_run)
+    cv = data["conversations"]
+    targets = pl.read_csv(dialogue_run / "targets.csv")
+    theta = pl.read_csv(dialogue_run / "theta.csv")
+    conv = pl.read_csv(dialogue_run / "conversations.csv")
+    assert cv["ids"] == conv["conversation_id"].to_list() and len(cv["ids"]) == 12
+    order = {c: i for i, c in enumerate(targets["conversation_id"])}
+    for criterion in ("guidance", "accuracy", "encouragement"):
+        assert cv["ratings"][criterion] == [targets[criterion][order[c]] for c in cv["ids"]]  # as correlated
+    by_id = dict(zip(theta["conversation_id"], theta["theta"]))
+    assert cv["theta"]["theta"] == pytest.approx([by_id[c] for c in cv["ids"]], rel=1e-5)
+    assert cv["values"]["n_turns"] == conv["n_turns"].to_list() and cv["file"] == "conversations.csv"
+    long = pl.read_csv(example_dir / "dialogues.csv")
+    for i, c in enumerate(cv["ids"]):
+        turns = data["dialogues"][cv["dialogue"][i]]["turns"]
+        assert [t["text"] for t in turns] == long.filter(pl.col("conversation_id") == c).sort("turn")["text"].to_list()
+    assert not any("not shown" in n for n in data["notes"]), data["notes"]
+    assert not data["exchanges"]["ratings"]  # the turns have no rating of their own
+
+
+@needs_chromium
+def test_conversations_drawn_searched_and_sorted(dialogue_run):
+    targets = pl.read_csv(dialogue_run / "targets.csv")
+    theta = pl.read_csv(dialogue_run / "theta.csv")
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate((dialogue_run / "report.html").as_uri())
+        assert browser.console_errors() == []
+        ids = browser.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
+        assert ids[-2:] == ["conversations", "exchanges"]  # the validated level first
+        head = browser.evaluate("Array.from(document.querySelectorAll('#cv-table .dd-head > div')).map(th => th.textContent)")
+        assert head[1:7] == ["conversation", "turns", "θ", "guidance", "accuracy", "encouragement"]
+
+        def column(label: str) -> list[str]:
+            k = head.index(label)
+            return browser.evaluate(f"Array.from(document.querySelectorAll('#cv-table .tm-row:not(.hidden)')).map(r => r.children[{k}].textContent)")
+
+        shown = dict(zip(column("conversation"), column("guidance")))
+        assert shown == {c: str(int(v)) if v.is_integer() else f"{v:.2f}" for c, v in zip(targets["conversation_id"], targets["guidance"])}
+        browser.evaluate("Array.from(document.querySelectorAll('#cv-table .dd-head button')).find(b => b.textContent === 'θ').click()")
+        by_id = dict(zip(theta["conversation_id"], theta["theta"]))
+        ordered = [by_id[c] for c in column("conversation")]
+        assert ordered == sorted(ordered) and len(set(ordered)) > 5  # sorted by θ
+        assert [float(v) for v in column("θ")] == pytest.approx(ordered, abs=0.006)
+        browser.evaluate("document.getElementById('cv-search').value = 'eighths'; window.tmFilters.cv()")
+        assert column("conversation") == ["d02"]  # a word of its turns (“Next time convert to eighths first.”)
+        assert browser.evaluate("document.getElementById('cv-count').textContent") == "Showing 1 of 12 conversations"
+        assert browser.evaluate("document.querySelectorAll('#conversations .turn').length") == 0  # turns on demand
+        browser.evaluate("document.querySelector('#cv-table .tm-row:not(.hidden) .xbtn').click()")
+        time.sleep(0.05)
+        turns = browser.evaluate("Array.from(document.querySelectorAll('#conversations .turn pre')).map(p => p.textContent)")
+        assert turns[-1] == "Next time convert to eighths first." and len(turns) == 4
+        detail = browser.evaluate("document.querySelector('#conversations .detail').textContent")
+        assert "theta" in detail and "guidance" in detail and "n_tutor_turns" in detail
+        browser.evaluate("document.getElementById('cv-search').value = ''; window.tmFilters.cv()")
+        assert len(column("conversation")) == 12
+        kpis = browser.evaluate("Array.from(document.querySelectorAll('#theta .kpis li')).map(li => li.textContent)")
+        assert kpis[0] == "12conversations with θ"
+        assert browser.console_errors() == []
