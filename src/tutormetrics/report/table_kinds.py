@@ -77,8 +77,10 @@ def _num(column: str) -> pl.Expr:
 
 
 def _excludes_zero(low: str, high: str) -> pl.Expr:
-    """The interval [low, high] lies above or below 0."""
-    return (_num(low) > 0) | (_num(high) < 0)
+    """The interval [low, high] lies above or below 0 (an undefined end, NaN or empty, marks nothing: polars orders
+    NaN above every number)."""
+    defined = _num(low).is_finite() & _num(high).is_finite()
+    return defined & ((_num(low) > 0) | (_num(high) < 0))
 
 
 def _first_finite(first: str, then: str) -> pl.Expr:
@@ -118,7 +120,7 @@ STABILITY = TableKind(
     doc="docs/guide/judges.md#stability",
     highlight=("flips", "flip_rate", "mean_shift", "cohen_kappa"),
     intervals=(("flip_rate", "flip_ci_low", "flip_ci_high"),),
-    flag=_first_finite("mcnemar_cluster_p", "mcnemar_p") < 0.05,
+    flag=_first_finite("mcnemar_cluster_p", "mcnemar_p").is_finite() & (_first_finite("mcnemar_cluster_p", "mcnemar_p") < 0.05),
     flag_label="McNemar's test (the clustered one when the table has it) rejects equal up and down flips at .05: a systematic shift",
 )  # fmt: skip
 

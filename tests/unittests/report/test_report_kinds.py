@@ -70,9 +70,10 @@ def _kind(name):
 
 def test_flag_rules():
     """Each rule on rows that sit on either side of it (and the empty cells CSV gives)."""
-    lb = pl.DataFrame({"slope_ci_low": [0.1, -0.2, None, -0.5, 0.0], "slope_ci_high": [0.5, 0.3, None, -0.1, 0.2]})
-    assert _kind("length_bias").flagged(lb) == [0, 3]  # [0, .2] touches 0: not flagged
-    flips = pl.DataFrame({"mcnemar_p": [0.01, 0.5, 0.01, None, 0.049], "mcnemar_cluster_p": [None, 0.01, 0.2, 0.3, float("nan")]})
+    nan = float("nan")
+    lb = pl.DataFrame({"slope_ci_low": [0.1, -0.2, None, -0.5, 0.0, nan], "slope_ci_high": [0.5, 0.3, None, -0.1, 0.2, nan]})
+    assert _kind("length_bias").flagged(lb) == [0, 3]  # [0, .2] touches 0; NaN (too_few_clusters) has no interval
+    flips = pl.DataFrame({"mcnemar_p": [0.01, 0.5, 0.01, None, 0.049, nan], "mcnemar_cluster_p": [None, 0.01, 0.2, 0.3, nan, nan]})
     assert _kind("stability").flagged(flips) == [0, 1, 4]  # the clustered test wins where the table has it
     fit = pl.DataFrame({"flag": [None, "underfit", "overfit", "", "extreme"]})
     assert _kind("fit").flagged(fit) == [1, 2]
@@ -81,6 +82,18 @@ def test_flag_rules():
     assert _kind("bias").flagged(pl.DataFrame({"flag": ["bias", None, ""]})) == [0]
     assert _kind("separation").flagged(pl.DataFrame({"facet": ["rater"]})) == []
     assert _kind("dif").flagged(pl.DataFrame({"ets_class": [None, None], "rasch_class": [None, None]})) == []
+
+
+def test_undefined_intervals_read_from_csv_mark_nothing(tmp_path):
+    """The tables as written (NaN as the text NaN, empty cells) and read back."""
+    from tutormetrics.io.tables import read_table, write_table
+
+    nan = float("nan")
+    write_table(pl.DataFrame({"ci_low": [nan, 0.2, None], "ci_high": [nan, 0.4, None]}), tmp_path / "d.csv")
+    assert _kind("judge_differences").flagged(read_table(tmp_path / "d.csv")) == [1]
+    write_table(pl.DataFrame({"slope_ci_low": [None, None], "slope_ci_high": [None, None]}, schema={"slope_ci_low": pl.Float64,
+                "slope_ci_high": pl.Float64}), tmp_path / "lb.csv")  # fmt: skip
+    assert _kind("length_bias").flagged(read_table(tmp_path / "lb.csv")) == []
 
 
 def test_measurement_tables_get_their_sections(tmp_path):
