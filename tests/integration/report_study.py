@@ -112,7 +112,11 @@ def judge_study(folder: Path, *, n_dialogues: int = 40, per_dialogue: int = 4, s
     import numpy as np
 
     from tutormetrics.io.tables import write_table
-    from tutormetrics.psychometrics.judge_tables import JudgeOptions, cluster_labels, judge_tables
+    from tutormetrics.psychometrics.judge_tables import (
+        JudgeOptions,
+        cluster_labels,
+        judge_tables,
+    )
     from tutormetrics.psychometrics.stability import stability_table
 
     rng = np.random.default_rng(seed)

@@ -21,12 +21,24 @@ from typing import Any
 
 import polars as pl
 
+from tutormetrics.engine.exchanges import exchange_rows
 from tutormetrics.errors import InputSchemaError, TutorMetricsError
 from tutormetrics.ids import IdKey, with_key
-from tutormetrics.engine.exchanges import exchange_rows
 from tutormetrics.io.tables import read_table
-from tutormetrics.metrics.columns import NOT_METRICS, OTHER, ColumnDescription, columns_near, describe_frame, family_labels
-from tutormetrics.report.conversation_view import CONVERSATION_ID, ConversationInputs, conversation_view, keep_dialogues
+from tutormetrics.metrics.columns import (
+    NOT_METRICS,
+    OTHER,
+    ColumnDescription,
+    columns_near,
+    describe_frame,
+    family_labels,
+)
+from tutormetrics.report.conversation_view import (
+    CONVERSATION_ID,
+    ConversationInputs,
+    conversation_view,
+    keep_dialogues,
+)
 from tutormetrics.report.embed import compact
 from tutormetrics.report.keyed_values import read_keyed, theta_by_id, values_by_id
 from tutormetrics.report.portable_paths import portable_page

@@ -15,7 +15,12 @@ import pytest
 from tutormetrics.cli import main
 from tutormetrics.report import write_report
 from tutormetrics.report.collect import collect_study
-from tutormetrics.report.portable_paths import is_whole_path, portable, scrub_text, shown_path
+from tutormetrics.report.portable_paths import (
+    is_whole_path,
+    portable,
+    scrub_text,
+    shown_path,
+)
 
 
 @pytest.mark.parametrize(
