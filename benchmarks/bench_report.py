@@ -61,7 +61,7 @@ def inputs(n: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def widen(study: Path, seed: int = 0) -> None:
-    from tutormetrics.io import read_table, write_table
+    from tutormetrics.io.tables import read_table, write_table
 
     metrics = read_table(study / "metrics.csv")
     rng = np.random.default_rng(seed)

@@ -60,7 +60,7 @@ def salt(exchanges: pl.DataFrame, ratings: pl.DataFrame) -> tuple[pl.DataFrame, 
 def build_study(exchanges: pl.DataFrame, ratings: pl.DataFrame, root: Path, *, extras: bool = True) -> Path:
     """Write inputs under ``root/inputs``, run the pipeline into ``root/study`` and return that folder."""
     from tutormetrics.cli import main
-    from tutormetrics.io import read_table, write_table
+    from tutormetrics.io.tables import read_table, write_table
     from tutormetrics.report import write_report
     from tutormetrics.stats.paired import compare_groups
 

@@ -177,6 +177,6 @@ def test_agree_hostile_names_are_guarded_in_csv(tmp_path: Path) -> None:
     assert main(["agree", str(path), "-o", str(out), "--n-resamples", "0"]) == 0
     raw = out.read_text()
     assert "'=HYPERLINK" in raw and "'@a" in raw
-    from tutormetrics.io import read_table
+    from tutormetrics.io.tables import read_table
 
     assert read_table(out)["criterion"][0] == "=HYPERLINK(\"http://x\")"  # read_table undoes the guard

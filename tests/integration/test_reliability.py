@@ -18,7 +18,8 @@ from tutormetrics.cli import main
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import file_sha256, read_table
+from tutormetrics.io.hashing import file_sha256
+from tutormetrics.io.tables import read_table
 
 CHUNK = 7
 

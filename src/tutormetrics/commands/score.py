@@ -40,7 +40,7 @@ def score(
     from tutormetrics.dialogue.file_scoring import DialogueOptions
     from tutormetrics.engine.file_scoring import ScoreOptions, score_file
     from tutormetrics.errors import ConfigError
-    from tutormetrics.io import check_outputs
+    from tutormetrics.io.paths import check_outputs
     from tutormetrics.metrics.columns import manifest_path
 
     options = opt.from_kwargs(ScoreOptions, kwargs)
@@ -85,7 +85,7 @@ def _to_stdout(frame, csv_formula_guard: bool) -> None:  # noqa: ANN001 - a pola
     """Write a result frame as CSV to stdout (``-o -``)."""
     if frame is not None:
         if csv_formula_guard:
-            from tutormetrics.io import guard_formulas
+            from tutormetrics.io.formula_guard import guard_formulas
 
             frame = guard_formulas(frame)
         frame.write_csv(sys.stdout)

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.psychometrics.kappa_paradox import PARADOX_COLUMNS
 from tutormetrics.psychometrics.multirater_agreement import (
     alpha_bootstrap,

@@ -22,7 +22,8 @@ import polars as pl
 
 from tutormetrics.errors import InputSchemaError, TutorMetricsError
 from tutormetrics.ids import IdKey, with_key
-from tutormetrics.io import join_prompt_columns, read_table, stable_id
+from tutormetrics.engine.exchanges import exchange_rows
+from tutormetrics.io.tables import read_table
 from tutormetrics.metrics.columns import NOT_METRICS, OTHER, ColumnDescription, columns_near, describe_frame, family_labels
 from tutormetrics.report.embed import compact
 
@@ -160,16 +161,10 @@ def _exchange_texts(
     if missing:
         notes.append(f"prompts and responses not shown: {source.name} lacks column(s) {', '.join(missing)}")
         return {}
-    prompts = join_prompt_columns(df, prompt_cols).to_list()
-    responses = df.get_column(response_col).cast(pl.String).fill_null("").to_list()
-    if id_col in df.columns and not generated_ids:
-        keys = df.get_column(id_col).cast(pl.String).to_list()
-    else:
-        seen: dict[str, int] = {}
-        keys = [stable_id(p, r, seen) for p, r in zip(prompts, responses)]
+    rows = exchange_rows(df, prompt_cols, response_col, id_column=None if generated_ids else id_col)
     texts: dict[str, tuple[str, str]] = {}
-    for key, prompt, response in zip(keys, prompts, responses):
-        texts.setdefault(key, (prompt or "", response or ""))
+    for key, prompt, response in zip(*rows):
+        texts.setdefault(key, (prompt, response))
     wanted = set(ids)
     n_found = sum(1 for i in wanted if i in texts)
     if n_found < len(wanted):
@@ -177,49 +172,21 @@ def _exchange_texts(
     return texts
 
 
-def _dialogues(source: Path, options: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
-    """Whole conversations (every turn with its role) from a long dialogue table or chat JSONL."""
-    conv_col = options.get("conversation_col", "conversation_id")
-    turn_col, role_col, text_col = options.get("turn_col", "turn"), options.get("role_col", "role"), options.get("text_col", "text")
+def _dialogues(source: Path, manifest: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    """Whole conversations (every turn with its role and kind), read as scoring read them: the dialogue reader with
+    the options the TURNS manifest records (columns, roles, ``--speaker``, ``--turn-tag``, ``--other-role``)."""
+    from tutormetrics.dialogue.file_scoring import recorded_read_options
+    from tutormetrics.dialogue.readers import read_conversations
+
     try:
-        df = read_table(source, options.get("input_format"), encoding=options.get("encoding", "utf8"))
+        found = read_conversations(source, recorded_read_options(manifest))
     except TutorMetricsError as exc:
         notes.append(f"dialogue turns not shown: {str(exc).splitlines()[0]}")
         return []
-    convs: dict[str, list[dict[str, Any]]] = {}
-    if {conv_col, turn_col, role_col, text_col} <= set(df.columns):
-        for conv, turn, role, text in df.select(conv_col, turn_col, role_col, text_col).iter_rows():
-            convs.setdefault(str(conv), []).append({"turn": turn, "role": str(role or ""), "text": str(text or "")})
-    elif {conv_col, "messages"} <= set(df.columns):
-        for conv, messages in df.select(conv_col, "messages").iter_rows():
-            turns = convs.setdefault(str(conv), [])
-            for index, message in enumerate(messages or []):
-                message = message or {}
-                role = str(message.get("role") or "")
-                if role.casefold() == "system":
-                    continue
-                content = message.get("content")
-                if isinstance(content, list):
-                    content = "".join(str((part or {}).get("text") or "") for part in content)
-                turns.append({"turn": index, "role": role, "text": str(content or "")})
-    else:
-        notes.append(f"dialogue turns not shown: {source.name} is neither a long dialogue table nor chat JSONL")
-        return []
-    out = []
-    for conv, turns in convs.items():
-        turns.sort(key=lambda t: (_turn_key(t["turn"])))
-        for t in turns:
-            t["exchange_id"] = f"{conv}:{t['turn']}"
-            t["turn"] = str(t["turn"])
-        out.append({"conversation_id": conv, "turns": turns})
-    return out
-
-
-def _turn_key(turn: Any) -> tuple[int, Any]:
-    try:
-        return (0, int(turn))
-    except (TypeError, ValueError):
-        return (1, str(turn))
+    return [{"conversation_id": c.conversation_id,
+             "turns": [{"turn": str(t.turn), "role": str(t.role or ""), "kind": t.kind, "text": t.text,
+                        "exchange_id": f"{c.conversation_id}:{t.turn}"} for t in c.turns]}
+            for c in found.conversations]  # fmt: skip
 
 
 def _recorded_file(run: dict[str, Any], key: str) -> str | None:
@@ -345,7 +312,7 @@ def _input_texts(
         check.stale.append(f"prompts and responses not shown: {source} is not the input that was scored (its SHA-256 "
                            "differs from run.json); pass --exchanges with the scored file")  # fmt: skip
     elif is_dialogue:
-        data["dialogues"] = _dialogues(source, manifest.get("options") or {}, notes)
+        data["dialogues"] = _dialogues(source, manifest, notes)
         by_id = {t["exchange_id"]: t["text"] for d in data["dialogues"] for t in d["turns"]}
         _attach_texts(ex, {i: ("", by_id.get(i, "")) for i in ex["ids"] if i in by_id})
     else:

@@ -30,7 +30,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns, save_figure
+from tutormetrics.io.atomic import save_figure
+from tutormetrics.io.tables import require_columns
 from tutormetrics.plotting import literal_text
 
 __all__ = ["FIGURE_FORMATS", "effect_matrix", "plot_effect_matrix"]

@@ -24,6 +24,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.io.atomic import save_figure
 
 __all__ = ["facets_figure", "facets_panels", "save_facets_figure"]
 
@@ -109,7 +110,4 @@ def save_facets_figure(result: Any, path: str | Path) -> Path:
     fmt = PLOT_FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise ConfigError(f"{path}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig = facets_figure(result)
-    fig.savefig(path, format=fmt, dpi=150)
-    return path
+    return save_figure(facets_figure(result), path, dpi=150, fmt=fmt)  # atomic: a planted symlink is replaced

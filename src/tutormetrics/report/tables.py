@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import write_text_atomic
+from tutormetrics.io.atomic import write_text_atomic
 
 __all__ = ["TABLE_FORMATS", "cell_text", "escape_latex", "escape_markdown", "latex_table", "markdown_table", "write_text"]
 

@@ -24,7 +24,8 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns, save_figure
+from tutormetrics.io.atomic import save_figure
+from tutormetrics.io.tables import require_columns
 from tutormetrics.metrics.columns import OTHER, ColumnDescription, aliases, describe_table, family_labels
 from tutormetrics.plotting import literal_text
 

@@ -808,7 +808,9 @@
         if (filled) return; filled = true;
         var ul = el("ol", { cls: "turns" });
         d.turns.forEach(function (t) {
-          var role = String(t.role).toLowerCase(), kind = /tutor|assistant|teacher/.test(role) ? "tutor" : (/student|user|learner/.test(role) ? "student" : "other");
+          // the kind scoring gave the turn (--tutor-role, --student-role, --speaker); a guess from the label only for old data
+          var role = String(t.role).toLowerCase(), kind = t.kind === "tutor" || t.kind === "student" || t.kind === "other" ? t.kind :
+            (/tutor|assistant|teacher/.test(role) ? "tutor" : (/student|user|learner/.test(role) ? "student" : "other"));
           var li = el("li", { cls: "turn " + kind }, el("div", { cls: "who", text: t.role + " · turn " + t.turn }), el("pre", { text: t.text }));
           var i = index[t.exchange_id];
           if (i !== undefined && show.length) li.appendChild(el("div", { cls: "tm", text: show.map(function (m) { return m + " " + fmt(EX.values[m][i], 3); }).join(" · ") }));
