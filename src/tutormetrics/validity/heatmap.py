@@ -10,7 +10,6 @@ canvas (no pyplot state), so nothing is shown and nothing stays open.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,7 +26,7 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.atomic import save_figure
 from tutormetrics.io.tables import require_columns
 from tutormetrics.metrics.columns import OTHER, ColumnDescription, aliases, describe_table, family_labels
-from tutormetrics.plotting import literal_text
+from tutormetrics.plotting import literal_text, text_extent, wrap_to_width
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -141,26 +140,6 @@ def _arrange(
         blocks.append((fam, len(row_order), len(row_order) + len(idx)))
         row_order.extend(idx)
     return row_order, blocks
-
-
-def _wrap_measured(fig: Figure, text: str, width_in: float, size: float) -> list[str]:
-    """``text`` wrapped at word boundaries so that every line, as rendered at ``size`` points, fits ``width_in``."""
-    width = max(20, int(width_in * 72 / (0.5 * size)))  # a first guess: half an em per character
-    while True:
-        lines = textwrap.wrap(text, width=width, break_on_hyphens=False)
-        if width <= 20 or all(_text_extent(fig, line, size)[0] <= width_in for line in lines):
-            return lines
-        width -= 4
-
-
-def _text_extent(fig: Figure, text: str, size: float, **kw: object) -> tuple[float, float]:
-    """Width and height in inches of ``text`` rendered at ``size`` points."""
-    if not text:
-        return 0.0, 0.0
-    artist = fig.text(0, 0, text, fontsize=size, **kw)  # type: ignore[arg-type]
-    box = artist.get_window_extent(renderer=fig.canvas.get_renderer())  # type: ignore[attr-defined]
-    artist.remove()
-    return box.width / fig.dpi, box.height / fig.dpi
 
 
 @dataclass(frozen=True)
@@ -299,9 +278,9 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
     n_rows, n_cols = grid.shape
     fs = float(np.interp(width_in, [3.5, 7.0], [6.5, 8.0]))  # tick-label size
     pad = 0.04
-    ylab_w = max(_text_extent(fig, s, fs)[0] for s in grid.rows)
-    fam_h = _text_extent(fig, "Xg", fs, fontweight="bold")[1]
-    fam_len = [_text_extent(fig, fam, fs, fontweight="bold")[0] for fam, _, _ in grid.blocks]
+    ylab_w = max(text_extent(fig, s, fs)[0] for s in grid.rows)
+    fam_h = text_extent(fig, "Xg", fs, fontweight="bold")[1]
+    fam_len = [text_extent(fig, fam, fs, fontweight="bold")[0] for fam, _, _ in grid.blocks]
     right = 0.08
     fam_w, rotated = fam_h, [True] * len(grid.blocks)
     for _ in range(3):  # a label that does not fit along its block is written across it, which widens the margin
@@ -320,7 +299,7 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
             break
         fam_w = wanted
     heat_h = cell_h * n_rows
-    xlab = [_text_extent(fig, s, fs, rotation=45) for s in grid.columns]
+    xlab = [text_extent(fig, s, fs, rotation=45) for s in grid.columns]
     xlab_h = max(h for _, h in xlab)
     # a label anchored at its column centre and rotated 45° runs down-left; keep it on the page
     overhang = max(w - (j + 0.5) * cell_w for j, (w, _) in enumerate(xlab))
@@ -328,9 +307,9 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
         left = pad + overhang
         heat_w = width_in - left - right
         cell_w = heat_w / n_cols
-    title_h = _text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
-    cbar_h, cbar_lab = 0.07, _text_extent(fig, "Spearman ρ", fs)[1]
-    note_lines = _wrap_measured(fig, note, width_in - 2 * pad, fs - 0.5) if note else []
+    title_h = text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
+    cbar_h, cbar_lab = 0.07, text_extent(fig, "Spearman ρ", fs)[1]
+    note_lines = wrap_to_width(fig, note, width_in - 2 * pad, fs - 0.5) if note else []
     note_h = len(note_lines) * (fs - 0.5) * 1.3 / 72 + (0.06 if note_lines else 0.0)
     top = pad + title_h
     bottom_stack = 0.05 + xlab_h + 0.12 + cbar_h + fs * 1.3 / 72 + cbar_lab + 0.04 + note_h + pad
