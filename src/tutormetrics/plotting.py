@@ -49,7 +49,7 @@ DPI_RANGE = (50, 1200)
 DEFAULT_DPI = 150
 
 
-def check_figure_path(path: str | os.PathLike[str], option: str = "the figure") -> Path:
+def check_figure_path(path: str | os.PathLike[str], option: str = "") -> Path:
     """``path`` when its extension is ``.png``, ``.pdf`` or ``.svg``; exit 2 otherwise.
 
     Example:
@@ -58,7 +58,7 @@ def check_figure_path(path: str | os.PathLike[str], option: str = "the figure") 
     """
     out = Path(path)
     if out.suffix.lower() not in FIGURE_FORMATS:
-        raise ConfigError(f"{out}: cannot tell the format of {option} from {out.suffix or '(no extension)'!r}",
+        raise ConfigError(f"{out}: cannot tell the figure format{' of ' + option if option else ''} from {out.suffix or '(no extension)'!r}",
                           hint="name the figure .png, .pdf or .svg")  # fmt: skip
     return out
 
@@ -82,7 +82,7 @@ def save_paper_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = DEFA
     The figure's artists must lie inside its canvas, so the tight box is never wider than the figure
     (at most :data:`MAX_WIDTH_IN`); a figure drawn wider is an error of the code that drew it.
     """
-    from tutormetrics.io import atomic_output
+    from tutormetrics.io.atomic import atomic_output
 
     out = check_figure_path(path)
     check_dpi(dpi)

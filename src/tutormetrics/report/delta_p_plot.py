@@ -10,7 +10,7 @@ Example:
     >>> t = pl.DataFrame({"effect": ["covariate"] * 2, "term": ["suff"] * 2, "criterion": ["i1", "i2"],
     ...                   "reference": ["theta=0"] * 2, "delta_p_mean": [0.05, -0.02], "hdi_low": [0.01, -0.09],
     ...                   "hdi_high": [0.09, 0.04], "hdi_excl_zero": [True, False], "method": ["mml"] * 2, "n_draws": [4000] * 2})
-    >>> [round(v, 2) for v in delta_p_figure(t).get_size_inches()]
+    >>> [round(float(v), 2) for v in delta_p_figure(t).get_size_inches()]
     [3.8, 1.12]
 """
 
@@ -26,7 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.plotting import DEFAULT_DPI, MAX_WIDTH_IN, literal_text, save_paper_figure, wrap_to_width
 
 __all__ = ["delta_p_figure", "delta_p_figure_size", "draws_text", "save_delta_p_figure"]
@@ -44,7 +44,7 @@ def delta_p_figure_size(n_panels: int, n_terms: int) -> tuple[float, float]:
     """
     per_row = min(n_panels, PANELS_PER_ROW)
     rows = math.ceil(n_panels / PANELS_PER_ROW)
-    return min(MAX_WIDTH_IN, 1.6 + 1.1 * per_row), round(rows * (0.9 + 0.22 * n_terms), 6)
+    return round(min(MAX_WIDTH_IN, 1.6 + 1.1 * per_row), 6), round(rows * (0.9 + 0.22 * n_terms), 6)
 
 
 def draws_text(table: pl.DataFrame, seed: int = 0) -> str:
@@ -109,8 +109,11 @@ def delta_p_figure(table: pl.DataFrame, *, seed: int = 0) -> Figure:
     first.set_xlim(-limit, limit)
     first.set_ylim(len(keys) - 0.5, -0.5)
     first.set_yticks(range(len(keys)), [t for _, t in keys])
-    for ax in axes[-1]:
-        ax.set_xlabel("ΔP", fontsize=7, labelpad=1)
+    for k in range(len(criteria)):  # the lowest panel of each column carries the ΔP axis
+        if k + n_cols >= len(criteria):
+            ax = axes[k // n_cols, k % n_cols]
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("ΔP", fontsize=7, labelpad=1)
     reference = str(table["reference"][0]) if "reference" in table.columns else ""
     footer = f"ΔP at {reference}; mean and 94% HDI (filled: the HDI excludes 0). {draws_text(table, seed)}"
     fig.supxlabel("\n".join(wrap_to_width(fig, footer, fig.get_size_inches()[0] - 0.2, 6)), fontsize=6, color="#333333")
