@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from tutormetrics.psychometrics.scale import LevelScale, as_level_scale
+from tutormetrics.psychometrics.level_scale import LevelScale, as_level_scale
 
 __all__ = ["PARADOX_COLUMNS", "paradox_indices", "per_rater_table"]
 
@@ -65,7 +65,7 @@ def per_rater_table(
     ``long`` has the cleaned columns ``_id, _rater, _crit, _score`` (missing scores dropped). Criteria in
     first-appearance order, raters sorted; ``top_score`` = max of ``levels`` when given, else the highest
     score of the criterion over all raters; ``endorsed`` = ratings equal to it; ``rate = endorsed/n``.
-    ``levels`` may be a :class:`~tutormetrics.psychometrics.scale.LevelScale` (``--levels CRIT=L``,
+    ``levels`` may be a :class:`~tutormetrics.psychometrics.level_scale.LevelScale` (``--levels CRIT=L``,
     ``docs/guide/paper.md#scale``).
 
     Example:

@@ -27,7 +27,7 @@ from tutormetrics.io.tables import read_table, require_columns
 from tutormetrics.progress import Log, quiet
 
 if TYPE_CHECKING:
-    from tutormetrics.psychometrics.scale import LevelScale
+    from tutormetrics.psychometrics.level_scale import LevelScale
 
 Aggregate = Literal["mean", "per_rater", "min", "max"]
 AGGREGATES: tuple[str, ...] = ("mean", "per_rater", "min", "max")
@@ -610,7 +610,7 @@ def parse_levels(text: str | None) -> list[float] | None:
 
 def parse_level_options(items: str | Sequence[str] | None) -> LevelScale | None:
     """``--levels L`` (every criterion) and ``--levels CRIT=L`` (one, repeatable; overrides L for it) → a
-    :class:`~tutormetrics.psychometrics.scale.LevelScale` (``docs/guide/paper.md#scale``); ``None`` without any.
+    :class:`~tutormetrics.psychometrics.level_scale.LevelScale` (``docs/guide/paper.md#scale``); ``None`` without any.
     A criterion named twice, or two plain ``L``, is exit 2.
 
     Example:
@@ -618,7 +618,7 @@ def parse_level_options(items: str | Sequence[str] | None) -> LevelScale | None:
         >>> s.default, dict(s.by_criterion)
         ((0.0, 1.0, 2.0), {'tone': (1.0, 2.0, 3.0)})
     """
-    from tutormetrics.psychometrics.scale import LevelScale
+    from tutormetrics.psychometrics.level_scale import LevelScale
 
     if items is None or isinstance(items, str):
         items = [] if items is None else [items]

@@ -20,7 +20,7 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.judge import judge_table
 from tutormetrics.psychometrics.leniency import POOLED, pooled_leniency
 from tutormetrics.psychometrics.ratings import parse_level_options
-from tutormetrics.psychometrics.scale import LevelScale
+from tutormetrics.psychometrics.level_scale import LevelScale
 
 
 @pytest.fixture(scope="module")
