@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from tutormetrics.errors import ConfigError
 
-__all__ = ["LevelScale", "as_level_scale", "inferred_scale_note"]
+__all__ = ["LevelScale", "as_level_scale", "inferred_scale_note", "parse_level_options"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,38 @@ def as_level_scale(levels: LevelScale | Sequence[float] | None) -> LevelScale:
     if levels is None or len(levels) == 0:
         return LevelScale()
     return LevelScale(default=tuple(sorted(float(v) for v in levels)))
+
+
+def parse_level_options(items: str | Sequence[str] | None) -> LevelScale | None:
+    """``--levels L`` (every criterion) and ``--levels CRIT=L`` (one, repeatable; overrides L for it) → a
+    :class:`LevelScale`; ``None`` without any. A criterion named twice, or two plain ``L``, is exit 2. Each L is
+    read by ``parse_levels``, the one reader of a list of levels.
+
+    Example:
+        >>> s = parse_level_options(["0,1,2", "tone=1,2,3"])
+        >>> s.default, dict(s.by_criterion)
+        ((0.0, 1.0, 2.0), {'tone': (1.0, 2.0, 3.0)})
+    """
+    from tutormetrics.psychometrics.ratings import parse_levels
+
+    if items is None or isinstance(items, str):
+        items = [] if items is None else [items]
+    default: tuple[float, ...] | None = None
+    per: dict[str, tuple[float, ...]] = {}
+    for item in items:
+        name, sep, text = item.partition("=") if "=" in item else ("", "", item)
+        name = name.strip()
+        if sep and not name:
+            raise ConfigError(f"--levels {item!r} has no criterion before '='", hint="write --levels CRIT=0,1,2")
+        if (name in per) if sep else (default is not None):
+            raise ConfigError(f"--levels gives {'criterion ' + repr(name) if sep else 'the scale of every criterion'} twice",
+                              hint="declare each criterion once (--levels L for all, --levels CRIT=L for one)")  # fmt: skip
+        values = tuple(parse_levels(text) or ())
+        if sep:
+            per[name] = values
+        else:
+            default = values
+    return LevelScale(default, per) if (default is not None or per) else None
 
 
 def _range_text(lo: float, hi: float) -> str:

@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Union
+from typing import Literal, Union
 
 import numpy as np
 import polars as pl
@@ -25,9 +25,6 @@ import polars as pl
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import read_table, require_columns
 from tutormetrics.progress import Log, quiet
-
-if TYPE_CHECKING:
-    from tutormetrics.psychometrics.level_scale import LevelScale
 
 Aggregate = Literal["mean", "per_rater", "min", "max"]
 AGGREGATES: tuple[str, ...] = ("mean", "per_rater", "min", "max")
@@ -606,38 +603,6 @@ def parse_levels(text: str | None) -> list[float] | None:
     if len(values) < 2:
         raise ConfigError(f"--levels {text!r} needs at least two values", hint="e.g. --levels 0,1")
     return values
-
-
-def parse_level_options(items: str | Sequence[str] | None) -> LevelScale | None:
-    """``--levels L`` (every criterion) and ``--levels CRIT=L`` (one, repeatable; overrides L for it) → a
-    :class:`~tutormetrics.psychometrics.level_scale.LevelScale` (``docs/guide/paper.md#scale``); ``None`` without any.
-    A criterion named twice, or two plain ``L``, is exit 2.
-
-    Example:
-        >>> s = parse_level_options(["0,1,2", "tone=1,2,3"])
-        >>> s.default, dict(s.by_criterion)
-        ((0.0, 1.0, 2.0), {'tone': (1.0, 2.0, 3.0)})
-    """
-    from tutormetrics.psychometrics.level_scale import LevelScale
-
-    if items is None or isinstance(items, str):
-        items = [] if items is None else [items]
-    default: tuple[float, ...] | None = None
-    per: dict[str, tuple[float, ...]] = {}
-    for item in items:
-        name, sep, text = item.partition("=") if "=" in item else ("", "", item)
-        name = name.strip()
-        if sep and not name:
-            raise ConfigError(f"--levels {item!r} has no criterion before '='", hint="write --levels CRIT=0,1,2")
-        if (name in per) if sep else (default is not None):
-            raise ConfigError(f"--levels gives {'criterion ' + repr(name) if sep else 'the scale of every criterion'} twice",
-                              hint="declare each criterion once (--levels L for all, --levels CRIT=L for one)")  # fmt: skip
-        values = tuple(parse_levels(text) or ())
-        if sep:
-            per[name] = values
-        else:
-            default = values
-    return LevelScale(default, per) if (default is not None or per) else None
 
 
 @dataclass

@@ -19,8 +19,7 @@ from statsmodels.stats.contingency_tables import SquareTable
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.judge import judge_table
 from tutormetrics.psychometrics.leniency import POOLED, pooled_leniency
-from tutormetrics.psychometrics.ratings import parse_level_options
-from tutormetrics.psychometrics.level_scale import LevelScale
+from tutormetrics.psychometrics.level_scale import LevelScale, parse_level_options
 
 
 @pytest.fixture(scope="module")
