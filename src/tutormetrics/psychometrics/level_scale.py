@@ -74,7 +74,10 @@ def parse_level_options(items: str | Sequence[str] | None) -> LevelScale | None:
         >>> s.default, dict(s.by_criterion)
         ((0.0, 1.0, 2.0), {'tone': (1.0, 2.0, 3.0)})
     """
-    from tutormetrics.psychometrics.ratings import parse_levels
+    try:  # the one reader of a list of levels: tutormetrics.flags once the typed options land, ratings before
+        from tutormetrics.flags import parse_levels  # type: ignore[import-not-found]
+    except ImportError:
+        from tutormetrics.psychometrics.ratings import parse_levels
 
     if items is None or isinstance(items, str):
         items = [] if items is None else [items]
