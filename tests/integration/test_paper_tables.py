@@ -13,7 +13,7 @@ import pytest
 
 from tutormetrics.cli import main
 from tutormetrics.errors import ConfigError
-from tutormetrics.psychometrics.agreement import agreement_table, clean_ratings
+from tutormetrics.psychometrics.agreement import agreement_table
 from tutormetrics.psychometrics.judge import judge_table
 from tutormetrics.psychometrics.kappa_paradox import per_rater_table
 from tutormetrics.psychometrics.mfrm import fit_mfrm
@@ -96,7 +96,9 @@ def s000(paper_data: Path) -> pl.DataFrame:
 
 def test_per_rater_worked_example(s000: pl.DataFrame, tmp_path: Path) -> None:
     """paper.md §6 [ref]: ``agree --per-rater pr.md`` on s000 recoded."""
-    per = per_rater_table(clean_ratings(s000, **COLUMNS))
+    long = s000.select(pl.col("exchange_id").alias("_id"), pl.col("rater").alias("_rater"), pl.col("criterion").alias("_crit"),
+                       pl.col("score").cast(pl.Float64).alias("_score"))  # per_rater_table's cleaned columns
+    per = per_rater_table(long)
     md = tmp_path / "pr.md"
     write_paper_table(per, md, kind="per_rater")
     lines = md.read_text().split("\n")
