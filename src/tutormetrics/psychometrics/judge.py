@@ -351,8 +351,11 @@ def _pooled_rows(
         units = ids if opts.cluster_labels is None else np.asarray([opts.cluster_labels.get(str(i), str(i)) for i in ids], dtype=object)
         values = pooled_leniency(units.astype(str), y, yhat, lo, hi, n_resamples=opts.n_resamples, seed=opts.seed,
                                  confidence_level=opts.confidence_level)  # fmt: skip
-        row = {**values, "criterion": POOLED, "judge": setup.judges[j], "reference": [*refs, MAJORITY][r], "n": int(values["n"]),
-               "reason": reason}  # fmt: skip
+        row: dict[str, Any] = {c: float("nan") for c in [*_COLUMNS, *_NEW_CI]}
+        row.update(values)
+        row.update(criterion=POOLED, judge=setup.judges[j], reference=[*refs, MAJORITY][r], n=int(values["n"]), reason=reason)
+        if opts.cluster_labels is not None:  # the units resampled are the dialogues
+            row.update(n_clusters=int(np.unique(units.astype(str)).size), ci_method="cluster_percentile")
         out.append(((j, len(setup.criteria), r), row))
     return out
 

@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import write_table
+from tutormetrics.io.tables import write_table
 from tutormetrics.report.paper import paper_table
 from tutormetrics.report.tables import number_text, render_rows, write_text
 

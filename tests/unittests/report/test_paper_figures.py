@@ -76,7 +76,7 @@ def test_delta_p_figure_seed_m3(m3_effects: pl.DataFrame, tmp_path: Path) -> Non
 
 @pytest.fixture(scope="module")
 def s001_compare(paper_data: Path) -> pl.DataFrame:
-    from tutormetrics.io import read_table
+    from tutormetrics.io.tables import read_table
     from tutormetrics.stats.aggregate import aggregate_labels
     from tutormetrics.stats.paired import compare_groups
 
