@@ -1,0 +1,2 @@
+"""The Rasch measurement report: fit, separation, bias/interaction, DIF and plausible values of an MFRM fit
+(``docs/measurement.md``)."""
