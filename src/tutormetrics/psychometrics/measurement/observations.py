@@ -25,7 +25,7 @@ from scipy.special import expit
 from tutormetrics.psychometrics.measurement.estimates import Estimates
 from tutormetrics.psychometrics.mfrm.design import PreparedRatings, partial_credit_probabilities
 
-__all__ = ["Observations", "category_moments", "category_probabilities", "observations"]
+__all__ = ["Observations", "category_moments", "category_probabilities", "cell_offsets", "observations"]
 
 
 @dataclass(frozen=True)
@@ -71,17 +71,24 @@ def observations(est: Estimates, prep: PreparedRatings) -> Observations:
     item = np.repeat(coo.row.astype(np.int64), count)
     col = np.repeat(coo.col.astype(np.int64), count)
     cat, cell = np.divmod(col, d.n_cells)
+    off, cell_crit = cell_offsets(est, prep)
+    crit = cell_crit[cell]
+    return Observations(
+        item=item, crit=crit, rater=d.cell_r[cell].astype(np.int64), cat=cat, top=est.n_steps[crit],
+        offset=off[cell], cell=cell, cell_offset=off, cell_crit=cell_crit,
+    )  # fmt: skip
+
+
+def cell_offsets(est: Estimates, prep: PreparedRatings) -> tuple[np.ndarray, np.ndarray]:
+    """Per design cell the offset o = η − θ (every term of the fitted model) and the criterion (FACETS index)."""
+    d = prep.design
     cell_crit = est.display_of_coding[d.cell_j]
     off = -est.b[cell_crit] - est.s[d.cell_r] + est.beta[cell_crit, d.cell_g if est.beta.shape[1] > 1 else 0]
     if est.gamma.shape[1]:
         off = off + np.einsum("nc,nc->n", d.cell_v, est.gamma[cell_crit])
     if est.topic.shape[1]:
         off = off + np.einsum("nk,nk->n", d.cell_x, est.topic[cell_crit])
-    crit = cell_crit[cell]
-    return Observations(
-        item=item, crit=crit, rater=d.cell_r[cell].astype(np.int64), cat=cat, top=est.n_steps[crit],
-        offset=off[cell], cell=cell, cell_offset=off, cell_crit=cell_crit,
-    )  # fmt: skip
+    return off, cell_crit
 
 
 def category_probabilities(eta: np.ndarray, tau: np.ndarray, m: int) -> np.ndarray:
