@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from tutormetrics.psychometrics.measurement.estimates import Estimates
 from tutormetrics.psychometrics.measurement.observations import cell_offsets
@@ -41,21 +42,24 @@ class NodeLikelihood:
     ``criteria`` (FACETS indices) restricts the likelihood to those criteria's ratings.
     """
 
-    def __init__(self, est: Estimates, prep: PreparedRatings, criteria: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, est: Estimates, prep: PreparedRatings, criteria: Sequence[int] | None = None, *, patterns: bool = False
+    ) -> None:
         d = prep.design
         self.est, self.design = est, d
         self.cell_offset, self.cell_crit = cell_offsets(est, prep)
         self.keep = np.ones(d.n_cells, dtype=bool) if criteria is None else np.isin(self.cell_crit, list(criteria))
-        self.counts = d.counts_cat.tocsr()
+        #: rows: exchanges, or with ``patterns`` the design's unique exact rating patterns (``design.item_pattern``)
+        self.counts = (d.pat_counts_cat if patterns else d.counts_cat).tocsr()
 
-    def cell_log_probs(self, theta: np.ndarray) -> np.ndarray:
-        """(M_max + 1, cells, len(theta)) log P(category | θ + o_cell); 0 for absent categories and left-out cells."""
-        d, est = self.design, self.est
-        ncat = d.m_max + 1
-        out = np.zeros((ncat, d.n_cells, theta.size))
-        eta = self.cell_offset[:, None] + theta[None, :]
-        for j in np.unique(self.cell_crit[self.keep]):
-            rows = np.flatnonzero((self.cell_crit == j) & self.keep)
+    def cell_log_probs(self, theta: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """(M_max + 1, len(cells), len(theta)) log P(category | θ + o_cell); 0 for absent categories and left-out cells."""
+        est = self.est
+        out = np.zeros((self.design.m_max + 1, cells.size, theta.size))
+        eta = self.cell_offset[cells][:, None] + theta[None, :]
+        crit, keep = self.cell_crit[cells], self.keep[cells]
+        for j in np.unique(crit[keep]):
+            rows = np.flatnonzero((crit == j) & keep)
             m = int(est.n_steps[j])
             steps = eta[rows][..., None] - est.tau[j, :m]
             logits = np.concatenate([np.zeros(steps.shape[:-1] + (1,)), np.cumsum(steps, axis=-1)], axis=-1)
@@ -65,10 +69,16 @@ class NodeLikelihood:
         return out
 
     def loglik(self, theta: np.ndarray, items: np.ndarray | None = None) -> np.ndarray:
-        """(items, len(theta)) Σ_{n∈i} log P(x_n | θ + o_n) for every exchange (or ``items``)."""
-        logp = self.cell_log_probs(np.asarray(theta, dtype=float))
+        """(rows, len(theta)) Σ_{n∈i} log P(x_n | θ + o_n) for every row (or the rows ``items``); only the
+        cells those rows use are evaluated."""
+        theta = np.asarray(theta, dtype=float)
         counts = self.counts if items is None else self.counts[items]
-        return np.asarray(counts @ logp.reshape(-1, logp.shape[-1]))
+        n_cells = self.design.n_cells
+        cat, cell = np.divmod(counts.indices.astype(np.int64), n_cells)
+        cells, pos = np.unique(cell, return_inverse=True)
+        logp = self.cell_log_probs(theta, cells)
+        local = sparse.csr_matrix((counts.data, cat * cells.size + pos, counts.indptr), shape=(counts.shape[0], logp.shape[0] * cells.size))
+        return np.asarray(local @ logp.reshape(-1, theta.size))
 
 
 @dataclass(frozen=True)

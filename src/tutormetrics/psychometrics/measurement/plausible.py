@@ -1,0 +1,257 @@
+"""Plausible values: draws of θ from its posterior with the facets at their estimates (``docs/measurement.md#plausible-values``).
+
+**The grid draw.** θ_i's posterior on 1,600 cells of width h = 0.01 on [−8, 8] (midpoints g_k):
+p_ik ∝ φ((g_k − m_i)/s) L_i(g_k), F_ik = Σ_{l≤k} p_il; for a uniform u, k* = the first k with F_ik > u (the
+last cell if none) and PV = −8 + k*·h + h·(u − F_{i,k*−1})/p_ik*. Uniforms ``U = default_rng(seed).random((M, I))``
+over the exchanges in THETA order, then ``E = rng.standard_normal((M, 3))`` for the conditioning draws.
+
+**Unconditioned** (``theta --pv``): m_i = 0, s = 1. **Conditioned on a metric** (``validate --theta-pv``):
+θ_i ~ N(α + βz_i, σ²) by marginal ML with the facets fixed (21 nodes), z_i the metric's normal scores; the
+imputations are proper: ψ_m = ψ̂ + L e_m, ψ = (α, β, log σ), L the Cholesky factor of V = (Σ_i s_i s_iᵀ)⁻¹.
+
+Example:
+    >>> u, e = random_numbers(0, 5, 40)
+    >>> [round(float(v), 10) for v in u[:, 0]]
+    [0.6369616873, 0.5715298307, 0.7577288453, 0.3443099788, 0.3807705083]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import optimize, sparse
+from scipy.special import ndtri
+
+from tutormetrics.errors import ConfigError
+from tutormetrics.psychometrics.measurement.estimates import Estimates
+from tutormetrics.psychometrics.measurement.observations import Observations, category_probabilities
+from tutormetrics.psychometrics.measurement.posterior import N_NODES, NodeLikelihood
+from tutormetrics.psychometrics.mfrm.design import PreparedRatings, quadrature
+
+__all__ = [
+    "GRID",
+    "Conditioning",
+    "GridLikelihood",
+    "condition_on",
+    "conditioned_draws",
+    "grid_draws",
+    "normal_scores",
+    "plausible_values",
+    "plausible_values_from_draws",
+    "pv_line",
+    "random_numbers",
+]
+
+GRID_LOW, GRID_STEP, GRID_CELLS = -8.0, 0.01, 1600
+#: The cell midpoints g_k = −8 + (k + ½)h.
+GRID = GRID_LOW + (np.arange(GRID_CELLS) + 0.5) * GRID_STEP
+SIGMA_BOUNDS = (0.05, 5.0)
+#: Rows of the likelihood grid computed at once (bounds the memory at ~ 400 MB).
+_CHUNK = 32_768
+
+
+def random_numbers(seed: int, draws: int, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """``U = default_rng(seed).random((M, I))`` and then ``E = rng.standard_normal((M, 3))`` from the same generator."""
+    if draws < 2:
+        raise ConfigError(f"--pv-draws {draws}: needs at least 2 draws", hint="e.g. --pv-draws 20")
+    rng = np.random.default_rng(seed)
+    u = rng.random((draws, n_items))
+    return u, rng.standard_normal((draws, 3))
+
+
+class GridLikelihood:
+    """log L_i(g_k) on the 1,600-cell grid, once per unique rating pattern of the design."""
+
+    def __init__(self, est: Estimates, prep: PreparedRatings) -> None:
+        lik = NodeLikelihood(est, prep, patterns=True)
+        n_pat = lik.counts.shape[0]
+        self.pattern_loglik = np.vstack([lik.loglik(GRID, np.arange(a, min(a + _CHUNK, n_pat))) for a in range(0, n_pat, _CHUNK)])
+        self.item_pattern = prep.design.item_pattern
+
+    def rows(self, items: np.ndarray) -> np.ndarray:
+        return self.pattern_loglik[self.item_pattern[items]]
+
+
+def grid_draws(loglik: np.ndarray, mean: np.ndarray, sd: float | np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One PV per row by the grid rule of the module (``loglik``: (n, 1600); ``mean``, ``u``: (n,)).
+
+    Example:
+        >>> pv = grid_draws(np.zeros((1, 1600)), np.array([0.0]), 1.0, np.array([0.975]))
+        >>> round(float(pv[0]), 3)  # the 97.5% point of N(0, 1) on the grid
+        1.96
+    """
+    logp = loglik - 0.5 * ((GRID[None, :] - np.asarray(mean, dtype=float)[:, None]) / np.asarray(sd, dtype=float).reshape(-1, 1)) ** 2
+    logp -= logp.max(axis=1, keepdims=True)
+    p = np.exp(logp)
+    p /= p.sum(axis=1, keepdims=True)
+    cdf = np.cumsum(p, axis=1)
+    k = np.minimum((cdf <= u[:, None]).sum(axis=1), GRID_CELLS - 1)
+    rows = np.arange(k.size)
+    before = np.where(k > 0, cdf[rows, np.maximum(k - 1, 0)], 0.0)
+    return GRID_LOW + k * GRID_STEP + GRID_STEP * (u - before) / p[rows, k]
+
+
+def plausible_values(est: Estimates, prep: PreparedRatings, draws: int = 20, seed: int = 0) -> pl.DataFrame:
+    """Unconditioned PVs (prior N(0, 1), the fitted model): ``exchange_id, pv_1, …, pv_M`` in THETA order.
+
+    Example:
+        >>> from tutormetrics.psychometrics.mfrm import fit_mfrm, simulate_mfrm
+        >>> from tutormetrics.psychometrics.mfrm.design import prepare_ratings
+        >>> from tutormetrics.psychometrics.measurement.estimates import estimates_from_result
+        >>> ratings, _ = simulate_mfrm(n_items=30, seed=1)
+        >>> prep = prepare_ratings(ratings)
+        >>> plausible_values(estimates_from_result(fit_mfrm(ratings), prep), prep, draws=3).columns
+        ['exchange_id', 'pv_1', 'pv_2', 'pv_3']
+    """
+    u, _e = random_numbers(seed, draws, est.n_items)
+    grid = GridLikelihood(est, prep)
+    pat = grid.item_pattern
+    zeros = np.zeros(est.n_items)
+    pvs = [grid_draws(grid.pattern_loglik[pat], zeros, 1.0, u[m]) for m in range(draws)] if pat.size < 50_000 else [
+        np.concatenate([grid_draws(grid.rows(np.arange(a, min(a + _CHUNK, pat.size))), zeros[a : a + _CHUNK], 1.0, u[m, a : a + _CHUNK])
+                        for a in range(0, pat.size, _CHUNK)]) for m in range(draws)
+    ]  # fmt: skip
+    return _pv_frame(est, np.vstack(pvs))
+
+
+def plausible_values_from_draws(est: Estimates, theta_draws: np.ndarray, draws: int = 20) -> pl.DataFrame:
+    """NUTS: the draws at positions ⌊(m + ½)S/M⌋ of the chain-concatenated posterior draws (S, I) of θ."""
+    s = theta_draws.shape[0]
+    if draws < 2 or s < draws:
+        raise ConfigError(f"--pv-draws {draws}: the posterior has {s} draws of θ", hint="use at most as many PVs as draws")
+    pos = np.floor((np.arange(draws) + 0.5) * s / draws).astype(np.int64)
+    return _pv_frame(est, theta_draws[pos])
+
+
+def nuts_theta_draws(result: Any) -> np.ndarray:
+    """(S, I) chain-concatenated θ draws of a Bayesian fit."""
+    draws = np.asarray(result.idata.posterior["theta"].values, dtype=float)
+    return draws.reshape(-1, draws.shape[-1])
+
+
+def _pv_frame(est: Estimates, pv: np.ndarray) -> pl.DataFrame:
+    return pl.DataFrame({est.ids.name: est.ids, **{f"pv_{m + 1}": pv[m] for m in range(pv.shape[0])}})
+
+
+def pv_line(draws: int, seed: int, path: str) -> str:
+    """``pv: 20 draws, seed 0 -> PV.csv (unconditioned; see validate --theta-pv)``."""
+    return f"pv: {draws} draws, seed {seed} -> {path} (unconditioned; see validate --theta-pv)"
+
+
+# ------------------------------------------------------------------------------------------- conditioning
+
+
+def normal_scores(ranks: np.ndarray) -> np.ndarray:
+    """z_i = Φ⁻¹(r_i/(n + 1)) of average ranks r_i.
+
+    Example:
+        >>> normal_scores(np.array([1.0, 2.0, 3.0])).round(6).tolist()
+        [-0.67449, 0.0, 0.67449]
+    """
+    return ndtri(np.asarray(ranks, dtype=float) / (ranks.size + 1))
+
+
+@dataclass(frozen=True)
+class Conditioning:
+    """ψ̂ = (α, β, log σ) of θ ~ N(α + βz, σ²), V = (Σ s_i s_iᵀ)⁻¹, and whether the fit converged inside the bounds."""
+
+    alpha: float
+    beta: float
+    sigma: float
+    cov: np.ndarray
+    converged: bool
+
+    def draws(self, e: np.ndarray) -> np.ndarray:
+        """(M, 3) ψ_m = ψ̂ + L e_m, L the lower Cholesky factor of V."""
+        chol = np.linalg.cholesky(self.cov)
+        return np.array([self.alpha, self.beta, math.log(self.sigma)])[None, :] + e @ chol.T
+
+
+class _Ratings:
+    """The ratings of some exchanges (local indices 0..n−1) with their offsets, for the conditioning likelihood."""
+
+    def __init__(self, est: Estimates, obs: Observations, items: np.ndarray) -> None:
+        local = np.full(est.n_items, -1, dtype=np.int64)
+        local[items] = np.arange(items.size)
+        keep = local[obs.item] >= 0
+        self.item, self.crit, self.cat = local[obs.item[keep]], obs.crit[keep], obs.cat[keep]
+        self.offset, self.est, self.n = obs.offset[keep], est, items.size
+        self.sum = sparse.csr_matrix((np.ones(self.item.size), (self.item, np.arange(self.item.size))), shape=(self.n, self.item.size))
+
+    def terms(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(n, Q) Σ log P(x), Σ (x − E), Σ W over each exchange's ratings at its node values ``theta``."""
+        eta = theta[self.item] + self.offset[:, None]
+        logp, resid, var = np.empty_like(eta), np.empty_like(eta), np.empty_like(eta)
+        for j in np.unique(self.crit):
+            rows = np.flatnonzero(self.crit == j)
+            m = int(self.est.n_steps[j])
+            prob = category_probabilities(eta[rows], self.est.tau[j], m)
+            ks = np.arange(m + 1, dtype=float)
+            mean = prob @ ks
+            logp[rows] = np.log(np.take_along_axis(prob, self.cat[rows][:, None, None].repeat(eta.shape[1], 1), axis=-1)[..., 0])
+            resid[rows] = self.cat[rows][:, None] - mean
+            var[rows] = ((ks - mean[..., None]) ** 2 * prob).sum(-1)
+        return np.asarray(self.sum @ logp), np.asarray(self.sum @ resid), np.asarray(self.sum @ var)
+
+
+def _marginal(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, logw: np.ndarray, hessian: bool = False):
+    """Marginal log-likelihood of ψ, its gradient, the per-exchange scores s_i and (optionally) the Hessian."""
+    alpha, beta, sigma = psi[0], psi[1], math.exp(psi[2])
+    theta = alpha + beta * z[:, None] + sigma * t[None, :]
+    ll, u, w = data.terms(theta)
+    s = ll + logw[None, :]
+    top = s.max(axis=1, keepdims=True)
+    pi = np.exp(s - top)
+    norm = pi.sum(axis=1, keepdims=True)
+    pi /= norm
+    total = float(np.sum(np.log(norm[:, 0]) + top[:, 0]))
+    d = np.stack([np.ones_like(theta), np.broadcast_to(z[:, None], theta.shape), sigma * np.broadcast_to(t, theta.shape)], axis=-1)
+    g_iq = u[..., None] * d
+    scores = np.einsum("iq,iqk->ik", pi, g_iq)
+    if not hessian:
+        return total, scores.sum(0), scores, None
+    inner = -w[..., None, None] * d[..., :, None] * d[..., None, :] + g_iq[..., :, None] * g_iq[..., None, :]
+    inner[..., 2, 2] += u * sigma * t[None, :]
+    h = np.einsum("iq,iqkl->kl", pi, inner) - scores.T @ scores
+    return total, scores.sum(0), scores, h
+
+
+def condition_on(est: Estimates, obs: Observations, items: np.ndarray, z: np.ndarray) -> Conditioning:
+    """Marginal ML of θ_i ~ N(α + βz_i, σ²) over the exchanges ``items`` (facets fixed; 21 nodes; σ ∈ [0.05, 5]),
+    L-BFGS-B then Newton polishing to |gradient| < 1e-6; V from the outer product of the per-exchange scores."""
+    t, w = quadrature(N_NODES)
+    logw = np.log(w)
+    data = _Ratings(est, obs, items)
+    bounds = [(None, None), (None, None), (math.log(SIGMA_BOUNDS[0]), math.log(SIGMA_BOUNDS[1]))]
+
+    def objective(psi: np.ndarray) -> tuple[float, np.ndarray]:
+        total, grad, _s, _h = _marginal(psi, data, z, t, logw)
+        return -total, -grad
+
+    opt = optimize.minimize(objective, np.zeros(3), jac=True, method="L-BFGS-B", bounds=bounds,
+                            options={"maxiter": 500, "ftol": 1e-15, "gtol": 1e-9})  # fmt: skip
+    psi, converged = opt.x.copy(), False
+    for _ in range(20):
+        _total, grad, scores, h = _marginal(psi, data, z, t, logw, hessian=True)
+        if np.max(np.abs(grad)) < 1e-6:
+            converged = True
+            break
+        try:
+            psi = psi - np.linalg.solve(h, grad)
+        except np.linalg.LinAlgError:
+            break
+    _total, grad, scores, _h = _marginal(psi, data, z, t, logw)
+    inside = bounds[2][0] + 1e-6 < psi[2] < bounds[2][1] - 1e-6
+    cov = np.linalg.inv(scores.T @ scores)
+    return Conditioning(float(psi[0]), float(psi[1]), math.exp(psi[2]), cov, converged and inside)
+
+
+def conditioned_draws(grid: GridLikelihood, items: np.ndarray, z: np.ndarray, cond: Conditioning, u: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """(M, n) PVs of the exchanges ``items`` with ψ_m drawn (``e``: (M, 3)) and ``u`` the (M, I) uniforms."""
+    psi = cond.draws(e)
+    loglik = grid.rows(items)
+    return np.vstack([grid_draws(loglik, psi[m, 0] + psi[m, 1] * z, math.exp(psi[m, 2]), u[m, items]) for m in range(psi.shape[0])])
