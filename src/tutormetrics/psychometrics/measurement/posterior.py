@@ -31,7 +31,7 @@ from tutormetrics.psychometrics.measurement.estimates import Estimates
 from tutormetrics.psychometrics.measurement.observations import cell_offsets
 from tutormetrics.psychometrics.mfrm.design import PreparedRatings, quadrature
 
-__all__ = ["GroupMeans", "NodeLikelihood", "Posterior", "group_means", "posterior"]
+__all__ = ["GroupMeans", "NodeLikelihood", "Posterior", "check_same_fit", "group_means", "posterior"]
 
 N_NODES = 21
 
@@ -162,3 +162,17 @@ def group_means(
         mu[g] = m if done else np.nan
         reason[g] = "" if done else "not_converged"
     return GroupMeans(mu=mu, reason=reason)
+
+
+def check_same_fit(est: Estimates, prep: PreparedRatings, tol: float = 1e-6) -> float:
+    """The EAP recomputed from FACETS and the ratings must equal THETA's ``theta`` (MML fits) within ``tol``;
+    returns the largest difference, raises :class:`~tutormetrics.errors.InputSchemaError` otherwise."""
+    from tutormetrics.errors import InputSchemaError
+
+    diff = float(np.max(np.abs(posterior(NodeLikelihood(est, prep)).eap() - est.theta), initial=0.0))
+    if not diff <= tol:
+        raise InputSchemaError(
+            f"THETA.csv and FACETS.csv come from different fits (EAPs differ by up to {diff:.3g})",
+            hint="pass the THETA and FACETS files one theta run wrote for these ratings, or use --estimate-theta",
+        )
+    return diff
