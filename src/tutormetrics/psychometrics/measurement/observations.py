@@ -23,9 +23,9 @@ import numpy as np
 from scipy.special import expit
 
 from tutormetrics.psychometrics.measurement.estimates import Estimates
-from tutormetrics.psychometrics.mfrm.design import PreparedRatings, partial_credit_probabilities
+from tutormetrics.psychometrics.mfrm.design import PreparedRatings
 
-__all__ = ["Observations", "category_moments", "category_probabilities", "cell_offsets", "observations"]
+__all__ = ["Observations", "category_moments", "cell_offsets", "observations"]
 
 
 @dataclass(frozen=True)
@@ -91,14 +91,6 @@ def cell_offsets(est: Estimates, prep: PreparedRatings) -> tuple[np.ndarray, np.
     return off, cell_crit
 
 
-def category_probabilities(eta: np.ndarray, tau: np.ndarray, m: int) -> np.ndarray:
-    """P(x = k | η), k = 0..m, for one criterion with thresholds ``tau[:m]`` (shape ``eta.shape + (m+1,)``)."""
-    if m == 1:
-        p1 = expit(eta - tau[0])
-        return np.stack([1.0 - p1, p1], axis=-1)
-    return partial_credit_probabilities(eta, tau[:m])
-
-
 def category_moments(
     eta: np.ndarray, crit: np.ndarray, tau: np.ndarray, n_steps: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -120,8 +112,10 @@ def category_moments(
             var = p * (1.0 - p)
             e[rows], w[rows], c[rows] = p, var, var * (1.0 - 3.0 * var)
             continue
-        prob = partial_credit_probabilities(eta[rows], tau[j, :m])
         ks = np.arange(m + 1, dtype=float)
+        logits = ks * eta[rows][..., None] - np.concatenate([[0.0], np.cumsum(tau[j, :m])])
+        prob = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        prob /= prob.sum(axis=-1, keepdims=True)
         mean = prob @ ks
         dev = ks - mean[..., None]
         sq = dev * dev

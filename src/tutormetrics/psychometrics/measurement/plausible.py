@@ -28,7 +28,7 @@ from scipy.special import ndtri
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.measurement.estimates import Estimates
-from tutormetrics.psychometrics.measurement.observations import Observations, category_probabilities
+from tutormetrics.psychometrics.measurement.observations import Observations
 from tutormetrics.psychometrics.measurement.posterior import N_NODES, NodeLikelihood
 from tutormetrics.psychometrics.mfrm.design import PreparedRatings, quadrature
 
@@ -84,9 +84,12 @@ def grid_draws(loglik: np.ndarray, mean: np.ndarray, sd: float | np.ndarray, u: 
         >>> round(float(pv[0]), 3)  # the 97.5% point of N(0, 1) on the grid
         1.96
     """
-    logp = loglik - 0.5 * ((GRID[None, :] - np.asarray(mean, dtype=float)[:, None]) / np.asarray(sd, dtype=float).reshape(-1, 1)) ** 2
+    # −½((g − m)/s)² = −g²/(2s²) + g·m/s² − (a constant per row, which the normalisation removes)
+    inv_var = 1.0 / np.asarray(sd, dtype=float).reshape(-1, 1) ** 2
+    logp = loglik - (0.5 * inv_var) * GRID[None, :] ** 2
+    logp += (np.asarray(mean, dtype=float)[:, None] * inv_var) * GRID[None, :]
     logp -= logp.max(axis=1, keepdims=True)
-    p = np.exp(logp)
+    p = np.exp(logp, out=logp)
     p /= p.sum(axis=1, keepdims=True)
     cdf = np.cumsum(p, axis=1)
     k = np.minimum((cdf <= u[:, None]).sum(axis=1), GRID_CELLS - 1)
@@ -181,21 +184,29 @@ class _Ratings:
         self.item, self.crit, self.cat = local[obs.item[keep]], obs.crit[keep], obs.cat[keep]
         self.offset, self.est, self.n = obs.offset[keep], est, items.size
         self.sum = sparse.csr_matrix((np.ones(self.item.size), (self.item, np.arange(self.item.size))), shape=(self.n, self.item.size))
+        self.by_criterion = [(int(j), np.flatnonzero(self.crit == j)) for j in np.unique(self.crit)]
+        cum = np.concatenate([np.zeros((est.tau.shape[0], 1)), np.cumsum(est.tau, axis=1)], axis=1)
+        self.cum_tau = cum[self.crit, self.cat]  # Σ_{h ≤ x} τ_h of each rating's own category
 
     def terms(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n, Q) Σ log P(x), Σ (x − E), Σ W over each exchange's ratings at its node values ``theta``."""
         eta = theta[self.item] + self.offset[:, None]
         logp, resid, var = np.empty_like(eta), np.empty_like(eta), np.empty_like(eta)
-        for j in np.unique(self.crit):
-            rows = np.flatnonzero(self.crit == j)
+        for j, rows in self.by_criterion:
             m = int(self.est.n_steps[j])
-            prob = category_probabilities(eta[rows], self.est.tau[j], m)
             ks = np.arange(m + 1, dtype=float)
+            # logits of the categories, k·η − Σ_{h≤k} τ_h, normalised by their log-sum-exp
+            logits = ks * eta[rows][..., None] - np.concatenate([[0.0], np.cumsum(self.est.tau[j, :m])])
+            top = logits.max(axis=-1, keepdims=True)
+            expd = np.exp(logits - top)
+            norm = expd.sum(axis=-1, keepdims=True)
+            prob = expd / norm
             mean = prob @ ks
-            logp[rows] = np.log(np.take_along_axis(prob, self.cat[rows][:, None, None].repeat(eta.shape[1], 1), axis=-1)[..., 0])
-            resid[rows] = self.cat[rows][:, None] - mean
-            var[rows] = ((ks - mean[..., None]) ** 2 * prob).sum(-1)
-        return np.asarray(self.sum @ logp), np.asarray(self.sum @ resid), np.asarray(self.sum @ var)
+            cat = self.cat[rows]
+            logp[rows] = cat[:, None] * eta[rows] - self.cum_tau[rows][:, None] - (top + np.log(norm))[..., 0]
+            resid[rows] = cat[:, None] - mean
+            var[rows] = prob @ ks**2 - mean**2
+        return self.sum @ logp, self.sum @ resid, self.sum @ var
 
 
 def _marginal(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, logw: np.ndarray, hessian: bool = False):
