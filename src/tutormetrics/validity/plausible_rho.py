@@ -31,7 +31,6 @@ from tutormetrics.psychometrics.measurement.plausible import (
     GridLikelihood,
     condition_on,
     conditioned_draws,
-    grid_draws,
     normal_scores,
     random_numbers,
 )
@@ -118,8 +117,7 @@ def theta_pv_table(
     grid = GridLikelihood(est, prep)
     free = None
     if condition == "none":
-        loglik = grid.rows(np.arange(est.n_items))
-        free = np.vstack([grid_draws(loglik, np.zeros(est.n_items), 1.0, u[m]) for m in range(draws)])
+        free = grid.draw(np.arange(est.n_items), np.zeros(1), np.ones(draws), u)
     rows = []
     for name in metric_cols:
         values = joined[name].cast(pl.Float64, strict=False).to_numpy()

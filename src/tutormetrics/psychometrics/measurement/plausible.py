@@ -75,6 +75,24 @@ class GridLikelihood:
     def rows(self, items: np.ndarray) -> np.ndarray:
         return self.pattern_loglik[self.item_pattern[items]]
 
+    def draw(self, items: np.ndarray, mean: np.ndarray, sd: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """(M, n) PVs of the exchanges ``items``: draw m with prior N(mean[m], sd[m]²) and uniforms u[m]
+        (``mean`` (M, n) or broadcastable, ``sd`` (M,)); each block of rows is gathered once for all M draws."""
+        draws = u.shape[0]
+        mean = np.broadcast_to(np.asarray(mean, dtype=float), (draws, items.size))
+        inv_var = 1.0 / np.asarray(sd, dtype=float) ** 2
+        out = np.empty((draws, items.size))
+        for a in range(0, items.size, _ROWS):
+            block = self.rows(items[a : a + _ROWS])
+            width, lmax = block.shape[0], block.max(axis=1)
+            for m in range(draws):
+                out[m, a : a + width] = _grid_block(block, mean[m, a : a + width], np.full(width, inv_var[m]), u[m, a : a + width], lmax)
+        return out
+
+
+#: Rows drawn at once: the (rows × 1600) arrays of one block stay in the CPU cache (256: 1.5× faster than all at once).
+_ROWS = 256
+
 
 def grid_draws(loglik: np.ndarray, mean: np.ndarray, sd: float | np.ndarray, u: np.ndarray) -> np.ndarray:
     """One PV per row by the grid rule of the module (``loglik``: (n, 1600); ``mean``, ``u``: (n,)).
@@ -84,18 +102,34 @@ def grid_draws(loglik: np.ndarray, mean: np.ndarray, sd: float | np.ndarray, u: 
         >>> round(float(pv[0]), 3)  # the 97.5% point of N(0, 1) on the grid
         1.96
     """
-    # −½((g − m)/s)² = −g²/(2s²) + g·m/s² − (a constant per row, which the normalisation removes)
-    inv_var = 1.0 / np.asarray(sd, dtype=float).reshape(-1, 1) ** 2
-    logp = loglik - (0.5 * inv_var) * GRID[None, :] ** 2
-    logp += (np.asarray(mean, dtype=float)[:, None] * inv_var) * GRID[None, :]
-    logp -= logp.max(axis=1, keepdims=True)
-    p = np.exp(logp, out=logp)
-    p /= p.sum(axis=1, keepdims=True)
-    cdf = np.cumsum(p, axis=1)
-    k = np.minimum((cdf <= u[:, None]).sum(axis=1), GRID_CELLS - 1)
+    mean = np.asarray(mean, dtype=float)
+    inv_var = np.broadcast_to(1.0 / np.asarray(sd, dtype=float) ** 2, mean.shape)
+    return np.concatenate([_grid_block(loglik[a : a + _ROWS], mean[a : a + _ROWS], inv_var[a : a + _ROWS], u[a : a + _ROWS])
+                           for a in range(0, mean.size, _ROWS)])  # fmt: skip
+
+
+def _grid_block(loglik: np.ndarray, mean: np.ndarray, inv_var: np.ndarray, u: np.ndarray, lmax: np.ndarray | None = None) -> np.ndarray:
+    """The grid rule on a block of rows. log p = L − ½((g − m)/s)² is shifted by its bound max L + 0 (the prior's
+    log density peaks at 0), so no row maximum is needed; a row whose bound is too far above its maximum (sums
+    below 1e-250, or none) is redone with the exact maximum."""
+    # −½((g − m)/s)² = −g²/(2s²) + g·m/s² − m²/(2s²)
+    logp = loglik - (0.5 * inv_var[:, None]) * GRID[None, :] ** 2
+    logp += (mean * inv_var)[:, None] * GRID[None, :]
+    logp -= ((loglik.max(axis=1) if lmax is None else lmax) + 0.5 * inv_var * mean**2)[:, None]
+    dens = np.exp(logp, out=logp)
+    cum = np.cumsum(dens, axis=1)
+    total = cum[:, -1]
+    weak = ~(total > 1e-250)
+    if weak.any():  # renormalise those rows on their exact maximum
+        exact = loglik[weak] - 0.5 * inv_var[weak, None] * (GRID[None, :] - mean[weak, None]) ** 2
+        dens[weak] = np.exp(exact - exact.max(axis=1, keepdims=True))
+        cum[weak] = np.cumsum(dens[weak], axis=1)
+        total = cum[:, -1]
+    target = u * total
+    k = np.minimum((cum <= target[:, None]).sum(axis=1), GRID_CELLS - 1)
     rows = np.arange(k.size)
-    before = np.where(k > 0, cdf[rows, np.maximum(k - 1, 0)], 0.0)
-    return GRID_LOW + k * GRID_STEP + GRID_STEP * (u - before) / p[rows, k]
+    before = np.where(k > 0, cum[rows, np.maximum(k - 1, 0)], 0.0)
+    return GRID_LOW + k * GRID_STEP + GRID_STEP * (target - before) / dens[rows, k]
 
 
 def plausible_values(est: Estimates, prep: PreparedRatings, draws: int = 20, seed: int = 0) -> pl.DataFrame:
@@ -112,13 +146,7 @@ def plausible_values(est: Estimates, prep: PreparedRatings, draws: int = 20, see
     """
     u, _e = random_numbers(seed, draws, est.n_items)
     grid = GridLikelihood(est, prep)
-    pat = grid.item_pattern
-    zeros = np.zeros(est.n_items)
-    pvs = [grid_draws(grid.pattern_loglik[pat], zeros, 1.0, u[m]) for m in range(draws)] if pat.size < 50_000 else [
-        np.concatenate([grid_draws(grid.rows(np.arange(a, min(a + _CHUNK, pat.size))), zeros[a : a + _CHUNK], 1.0, u[m, a : a + _CHUNK])
-                        for a in range(0, pat.size, _CHUNK)]) for m in range(draws)
-    ]  # fmt: skip
-    return _pv_frame(est, np.vstack(pvs))
+    return _pv_frame(est, grid.draw(np.arange(est.n_items), np.zeros(1), np.ones(draws), u))
 
 
 def plausible_values_from_draws(est: Estimates, theta_draws: np.ndarray, draws: int = 20) -> pl.DataFrame:
@@ -232,37 +260,63 @@ def _marginal(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, log
 
 
 def condition_on(est: Estimates, obs: Observations, items: np.ndarray, z: np.ndarray) -> Conditioning:
-    """Marginal ML of θ_i ~ N(α + βz_i, σ²) over the exchanges ``items`` (facets fixed; 21 nodes; σ ∈ [0.05, 5]),
-    L-BFGS-B then Newton polishing to |gradient| < 1e-6; V from the outer product of the per-exchange scores."""
+    """Marginal ML of θ_i ~ N(α + βz_i, σ²) over the exchanges ``items`` (facets fixed; 21 nodes; σ ∈ [0.05, 5])
+    to |gradient| < 1e-6; V from the outer product of the per-exchange scores.
+
+    Damped Newton with the analytic Hessian from the EAPs' regression on z (a handful of likelihood passes);
+    L-BFGS-B within the bounds, then Newton again, where that fails (measured: 5–6 passes per metric instead of
+    L-BFGS-B's 20–25)."""
     t, w = quadrature(N_NODES)
     logw = np.log(w)
     data = _Ratings(est, obs, items)
-    bounds = [(None, None), (None, None), (math.log(SIGMA_BOUNDS[0]), math.log(SIGMA_BOUNDS[1]))]
+    low, high = math.log(SIGMA_BOUNDS[0]), math.log(SIGMA_BOUNDS[1])
+    eap = est.theta[items]
+    slope = float(np.cov(eap, z)[0, 1] / np.var(z, ddof=1)) if np.var(z) > 0 else 0.0
+    psi, converged, scores = _newton(np.array([float(eap.mean()), slope, 0.0]), data, z, t, logw, (low, high))
+    if not converged:
 
-    def objective(psi: np.ndarray) -> tuple[float, np.ndarray]:
-        total, grad, _s, _h = _marginal(psi, data, z, t, logw)
-        return -total, -grad
+        def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+            total, grad, _s, _h = _marginal(x, data, z, t, logw)
+            return -total, -grad
 
-    opt = optimize.minimize(objective, np.zeros(3), jac=True, method="L-BFGS-B", bounds=bounds,
-                            options={"maxiter": 500, "ftol": 1e-15, "gtol": 1e-9})  # fmt: skip
-    psi, converged = opt.x.copy(), False
-    for _ in range(20):
-        _total, grad, scores, h = _marginal(psi, data, z, t, logw, hessian=True)
-        if np.max(np.abs(grad)) < 1e-6:
-            converged = True
-            break
-        try:
-            psi = psi - np.linalg.solve(h, grad)
-        except np.linalg.LinAlgError:
-            break
-    _total, grad, scores, _h = _marginal(psi, data, z, t, logw)
-    inside = bounds[2][0] + 1e-6 < psi[2] < bounds[2][1] - 1e-6
+        opt = optimize.minimize(objective, np.zeros(3), jac=True, method="L-BFGS-B", bounds=[(None, None), (None, None), (low, high)],
+                                options={"maxiter": 500, "ftol": 1e-15, "gtol": 1e-9})  # fmt: skip
+        psi, converged, scores = _newton(opt.x, data, z, t, logw, (low, high))
+    inside = low + 1e-6 < psi[2] < high - 1e-6
     cov = np.linalg.inv(scores.T @ scores)
     return Conditioning(float(psi[0]), float(psi[1]), math.exp(psi[2]), cov, converged and inside)
+
+
+def _newton(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, logw: np.ndarray, bounds: tuple[float, float],
+            max_steps: int = 50) -> tuple[np.ndarray, bool, np.ndarray]:  # fmt: skip
+    """Newton ascent with step halving, log σ kept within ``bounds``: (ψ, |gradient| < 1e-6 reached, the
+    per-exchange scores at ψ)."""
+    psi = psi.copy()
+    total, grad, scores, h = _marginal(psi, data, z, t, logw, hessian=True)
+    for _ in range(max_steps):
+        if np.max(np.abs(grad)) < 1e-6:
+            return psi, True, scores
+        try:
+            step = -np.linalg.solve(h, grad)
+        except np.linalg.LinAlgError:
+            return psi, False, scores
+        if float(step @ grad) <= 0:  # not an ascent direction: the Hessian is not negative definite here
+            return psi, False, scores
+        lam = 1.0
+        while lam > 1e-10:
+            trial = psi + lam * step
+            trial[2] = min(max(trial[2], bounds[0]), bounds[1])
+            new_total, new_grad, new_scores, new_h = _marginal(trial, data, z, t, logw, hessian=True)
+            if new_total >= total - 1e-10 * abs(total):
+                break
+            lam /= 2
+        else:
+            return psi, False, scores
+        psi, total, grad, scores, h = trial, new_total, new_grad, new_scores, new_h
+    return psi, bool(np.max(np.abs(grad)) < 1e-6), scores
 
 
 def conditioned_draws(grid: GridLikelihood, items: np.ndarray, z: np.ndarray, cond: Conditioning, u: np.ndarray, e: np.ndarray) -> np.ndarray:
     """(M, n) PVs of the exchanges ``items`` with ψ_m drawn (``e``: (M, 3)) and ``u`` the (M, I) uniforms."""
     psi = cond.draws(e)
-    loglik = grid.rows(items)
-    return np.vstack([grid_draws(loglik, psi[m, 0] + psi[m, 1] * z, math.exp(psi[m, 2]), u[m, items]) for m in range(psi.shape[0])])
+    return grid.draw(items, psi[:, :1] + psi[:, 1:2] * z[None, :], np.exp(psi[:, 2]), u[:, items])
