@@ -122,7 +122,8 @@ def theta_pv_table(
     for name in metric_cols:
         values = joined[name].cast(pl.Float64, strict=False).to_numpy()
         items = np.flatnonzero(np.isfinite(values))
-        rows.append(_metric_row(name, tie_key(values[items], tie_digits), items, est, obs, grid, u, e, free, n_min, confidence_level, tie_digits, draws))
+        key = tie_key(values[items], tie_digits)
+        rows.append(_metric_row(name, key, items, est, obs, grid, u, e, free, n_min, confidence_level, tie_digits, draws))
     table = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
     p_adj = adjust_pvalues(table["p"].to_numpy(), adjust)
     return table.with_columns(

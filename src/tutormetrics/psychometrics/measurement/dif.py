@@ -263,7 +263,8 @@ def _too_few(criterion: str, base: dict[str, object]) -> dict[str, object]:
     return row
 
 
-_STRING = ("criterion", "focal", "reference", "method", "matching_out", "ets_class", "favours", "rasch_matching_out", "rasch_class", "reason")
+_STRING = ("criterion", "focal", "reference", "method", "matching_out", "ets_class", "favours", "rasch_matching_out",
+           "rasch_class", "reason")  # fmt: skip
 _INT = ("n_focal", "n_reference", "n_excluded", "n_strata")
 
 
@@ -289,6 +290,7 @@ def dif_line(table: pl.DataFrame, name: str) -> str:
         if not ets and not rasch:
             text += f" ({block['reason'][0]})"
         else:
-            text += ", ETS " + " ".join(f"{k} {ets[k]}" for k in sorted(ets)) + ", Rasch " + " ".join(f"{k} {rasch[k]}" for k in sorted(rasch))
+            text += ", ETS " + " ".join(f"{k} {ets[k]}" for k in sorted(ets))
+            text += ", Rasch " + " ".join(f"{k} {rasch[k]}" for k in sorted(rasch))
         parts.append(text)
     return "dif: " + "; ".join(parts)

@@ -25,7 +25,15 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.psychometrics.measurement.bias import BiasRule, DifGroups, bias_line, bias_table, check_bias_pairs, default_bias_pairs, parse_bias_pairs
+from tutormetrics.psychometrics.measurement.bias import (
+    BiasRule,
+    DifGroups,
+    bias_line,
+    bias_table,
+    check_bias_pairs,
+    default_bias_pairs,
+    parse_bias_pairs,
+)
 from tutormetrics.psychometrics.measurement.dif import DifRule, dif_groups, dif_line, dif_table
 from tutormetrics.psychometrics.measurement.estimates import Estimates, estimates_from_result
 from tutormetrics.psychometrics.measurement.fit import FitRange, fit_line, fit_table

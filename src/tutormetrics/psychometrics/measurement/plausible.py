@@ -316,7 +316,9 @@ def _newton(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, logw:
     return psi, bool(np.max(np.abs(grad)) < 1e-6), scores
 
 
-def conditioned_draws(grid: GridLikelihood, items: np.ndarray, z: np.ndarray, cond: Conditioning, u: np.ndarray, e: np.ndarray) -> np.ndarray:
+def conditioned_draws(
+    grid: GridLikelihood, items: np.ndarray, z: np.ndarray, cond: Conditioning, u: np.ndarray, e: np.ndarray
+) -> np.ndarray:
     """(M, n) PVs of the exchanges ``items`` with ψ_m drawn (``e``: (M, 3)) and ``u`` the (M, I) uniforms."""
     psi = cond.draws(e)
     return grid.draw(items, psi[:, :1] + psi[:, 1:2] * z[None, :], np.exp(psi[:, 2]), u[:, items])

@@ -12,7 +12,7 @@ reliability var(EAP)/(var(EAP) + mean PSD²); χ² is NaN (reason ``eap``).
 Example:
     >>> row = separation_row("criterion", np.array([-1.0, 0.0, 1.0]), np.array([0.2, 0.2, 0.2]), "mml")
     >>> round(row["separation"], 4), round(row["reliability"], 4)
-    (3.9623, 0.9401)
+    (3.9581, 0.94)
 """
 
 from __future__ import annotations

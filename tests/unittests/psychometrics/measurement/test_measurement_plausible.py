@@ -18,6 +18,7 @@ from tutormetrics.psychometrics.measurement.plausible import (
     GRID,
     GridLikelihood,
     condition_on,
+    grid_draws,
     normal_scores,
     plausible_values,
     plausible_values_from_draws,
@@ -49,6 +50,32 @@ def test_grid_posterior_agrees_with_theta(bundled):
     sd = np.sqrt(p @ GRID**2 - mean**2)
     assert np.max(np.abs(mean - bundled.est.theta)) < 6e-6 and np.max(np.abs(sd - bundled.est.theta_sd)) < 3e-5
     assert check_same_fit(bundled.est, bundled.prep) < 1e-9
+
+
+def _spec_draw(loglik: np.ndarray, mean: np.ndarray, sd: float, u: np.ndarray) -> np.ndarray:
+    """The grid rule written as specified: normalised p, F = cumsum p, k* = first k with F > u."""
+    logp = loglik - 0.5 * ((GRID[None, :] - mean[:, None]) / sd) ** 2
+    p = np.exp(logp - logp.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    out = []
+    for row, ui in zip(p, u):
+        cdf = np.cumsum(row)
+        hits = np.flatnonzero(cdf > ui)
+        k = int(hits[0]) if hits.size else row.size - 1
+        out.append(-8 + k * 0.01 + 0.01 * (ui - (cdf[k - 1] if k else 0.0)) / row[k])
+    return np.array(out)
+
+
+def test_grid_draws_equal_the_rule(bundled):
+    """Blocks, the bound instead of the row maximum, and the fallback for rows far from their bound."""
+    loglik = GridLikelihood(bundled.est, bundled.prep).rows(np.arange(40))
+    rng = np.random.default_rng(2)
+    for sd in (0.05, 0.7, 1.7, 5.0):
+        mean, u = rng.normal(scale=2, size=40), rng.random(40)
+        np.testing.assert_allclose(grid_draws(loglik, mean, sd, u), _spec_draw(loglik, mean, sd, u), atol=1e-9)
+    peaked = np.tile(-0.5 * ((GRID - 5.0) / 0.05) ** 2, (3, 1))  # a likelihood far from a narrow prior
+    mean, u = np.full(3, -5.0), np.array([0.1, 0.5, 0.9])
+    np.testing.assert_allclose(grid_draws(peaked, mean, 0.05, u), _spec_draw(peaked, mean, 0.05, u), atol=1e-9)
 
 
 def test_mismatched_theta_is_refused(bundled):
