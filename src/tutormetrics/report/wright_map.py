@@ -16,8 +16,8 @@ Example:
     >>> from tutormetrics.psychometrics.measurement.estimates import estimates_from_result
     >>> ratings, _ = simulate_mfrm(n_items=60, seed=0)
     >>> fig = wright_map_figure(estimates_from_result(fit_mfrm(ratings), prepare_ratings(ratings)))
-    >>> [ax.get_title() for ax in fig.axes], tuple(fig.get_size_inches())
-    (['exchanges', 'raters', 'criteria'], (7.0, 4.5))
+    >>> [ax.get_title() for ax in fig.axes], fig.get_size_inches().tolist()
+    (['exchanges', 'raters', 'criteria'], [7.0, 4.5])
 """
 
 from __future__ import annotations
