@@ -160,10 +160,26 @@ def _metric_row(name, key, items, est, obs, grid, u, e, free, n_min, level, tie_
         pv = conditioned_draws(grid, items, z, cond, u, e)
     else:
         pv = free[:, items]
-    rho = spearman_vec(tie_key(pv, tie_digits), np.broadcast_to(key, pv.shape))
+    rho = spearman_vec(_pv_keys(pv, tie_digits), np.broadcast_to(key, pv.shape))
     pooled = rubin_pool(rho, n, level)
     return [name, "theta_pv", n, pooled.rho, pooled.ci[0], pooled.ci[1], pooled.p, _NAN, "", "", "", "rubin", "rubin",
             draws, pooled.within, pooled.between, pooled.fmi, pooled.df, alpha, beta, sigma, ""]  # fmt: skip
+
+
+def _pv_keys(pv: np.ndarray, digits: int) -> np.ndarray:
+    """The rank keys of the PVs: the PVs themselves where no two of a draw are within 1e-10 (relative) of each
+    other — keying to ``digits`` ≥ 10 significant digits then merges none of them, so the ranks are the same — and
+    :func:`~tutormetrics.stats.ranks.tie_key` otherwise (it formats every value, the slow part)."""
+    if digits == 0:
+        return pv
+    ordered = np.sort(pv, axis=1)
+    gap = np.diff(ordered, axis=1)
+    scale = np.maximum(np.abs(ordered[:, 1:]), np.abs(ordered[:, :-1]))
+    close = np.any(gap <= 1e-10 * scale, axis=1) | (digits < 10)
+    out = pv.copy()
+    if close.any():
+        out[close] = tie_key(pv[close], digits)
+    return out
 
 
 def theta_pv_line(table: pl.DataFrame, eap_rho: dict[str, float] | None = None) -> str:

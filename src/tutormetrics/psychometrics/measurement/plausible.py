@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 from scipy import optimize, sparse
-from scipy.special import ndtri
+from scipy.special import expit, ndtri
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.measurement.estimates import Estimates
@@ -222,6 +222,14 @@ class _Ratings:
         logp, resid, var = np.empty_like(eta), np.empty_like(eta), np.empty_like(eta)
         for j, rows in self.by_criterion:
             m = int(self.est.n_steps[j])
+            if m == 1:  # binary: P = expit(η − τ), log P(x) = xη' − log(1 + e^η')
+                shifted = eta[rows] - self.est.tau[j, 0]
+                p1 = expit(shifted)
+                cat = self.cat[rows][:, None]
+                logp[rows] = cat * shifted - np.logaddexp(0.0, shifted)
+                resid[rows] = cat - p1
+                var[rows] = p1 * (1.0 - p1)
+                continue
             ks = np.arange(m + 1, dtype=float)
             # logits of the categories, k·η − Σ_{h≤k} τ_h, normalised by their log-sum-exp
             logits = ks * eta[rows][..., None] - np.concatenate([[0.0], np.cumsum(self.est.tau[j, :m])])
