@@ -28,7 +28,10 @@ from tutormetrics.psychometrics.measurement.posterior import NodeLikelihood, Pos
 from tutormetrics.psychometrics.mfrm.design import PreparedRatings
 from tutormetrics.stats.multiplicity import adjust_pvalues
 
-__all__ = ["BIAS_COLUMNS", "BIAS_PAIRS", "BiasRule", "DifGroups", "bias_line", "bias_table", "default_bias_pairs", "parse_bias_pairs"]
+__all__ = [
+    "BIAS_COLUMNS", "BIAS_PAIRS", "BiasRule", "DifGroups", "bias_line", "bias_table", "check_bias_pairs", "default_bias_pairs",
+    "parse_bias_pairs",
+]  # fmt: skip
 
 BIAS_COLUMNS = [
     "pair", "level_a", "level_b", "n", "observed", "expected", "obs_minus_exp", "bias", "se", "t", "df", "p", "p_adj",
@@ -72,10 +75,10 @@ def default_bias_pairs(n_raters: int, has_groups: bool) -> list[str]:
     return (["rater:criterion"] if n_raters > 1 else []) + (["criterion:group"] if has_groups else [])
 
 
-def check_bias_pairs(pairs: Sequence[tuple[str, str]], est: Estimates, groups: DifGroups | None, exchangeable: bool = False) -> None:
+def check_bias_pairs(pairs: Sequence[tuple[str, str]], est: Estimates, has_groups: bool, exchangeable: bool = False) -> None:
     """The errors of ``docs/measurement.md#errors`` for ``--bias-facets``."""
     for a, b in pairs:
-        if "group" in (a, b) and groups is None:
+        if "group" in (a, b) and not has_groups:
             raise ConfigError(f"--bias-facets {a}:{b} needs --dif-groups", hint="name the group table and --dif-col")
         if "rater" in (a, b):
             if exchangeable:
@@ -95,7 +98,6 @@ def bias_table(
     *,
     groups: DifGroups | None = None,
     rule: BiasRule = BiasRule(),
-    fit_posterior: Posterior | None = None,
 ) -> pl.DataFrame:
     """One block of cells per pair in ``pairs`` (``A:B``: ``level_a`` from A), columns :data:`BIAS_COLUMNS`.
 
@@ -104,10 +106,9 @@ def bias_table(
         pairs: e.g. ``["rater:criterion", "criterion:group"]``.
         groups: the DIF group column (needed by a group pair).
         rule: minimum cell size, the substantive logit and the adjustment.
-        fit_posterior: θ's posterior under N(0, 1) when already computed.
     """
     parsed = parse_bias_pairs(pairs)
-    check_bias_pairs(parsed, est, groups)
+    check_bias_pairs(parsed, est, groups is not None)
     lik = NodeLikelihood(est, prep)
     blocks = []
     for a, b in parsed:
@@ -116,14 +117,11 @@ def bias_table(
             ext = extreme_elements(obs.item, obs.cat, obs.top, est.n_items)
             means = group_means(lik, groups.code, len(groups.levels), ext)
             post = posterior(lik, means.per_item(groups.code))
-            other, other_levels, other_key = "group", groups.levels, groups.code[obs.item]
-            prior = means.mu
+            levels, key, prior, group_reason = groups.levels, groups.code[obs.item], means.mu, means.reason
         else:
-            post = fit_posterior if fit_posterior is not None else posterior(lik)
-            other, other_levels, other_key = "rater", est.raters, obs.rater
-            prior = np.zeros(len(other_levels))
-        blocks.append(_pair_block(f"{a}:{b}", a == "criterion", est, obs, post, other_levels, other_key, prior, rule,
-                                  group_reason=means.reason if other == "group" else None))  # fmt: skip
+            post = posterior(lik)
+            levels, key, prior, group_reason = est.raters, obs.rater, np.zeros(len(est.raters)), None
+        blocks.append(_pair_block(f"{a}:{b}", a == "criterion", est, obs, post, levels, key, prior, rule, group_reason))
     if not blocks:
         return pl.DataFrame(schema=_SCHEMA)
     return pl.concat(blocks, how="vertical")

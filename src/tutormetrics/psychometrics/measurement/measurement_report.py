@@ -125,7 +125,7 @@ def check_measurement_options(options: MeasurementOptions, est: Estimates) -> li
     pairs = parse_bias_pairs(options.bias_facets) if options.bias_facets else parse_bias_pairs(
         default_bias_pairs(len(est.raters), has_groups))  # fmt: skip
     if options.bias:
-        check_bias_pairs(pairs, est, DifGroups("", [], np.zeros(0)) if has_groups else None, options.exchangeable)
+        check_bias_pairs(pairs, est, has_groups, options.exchangeable)
     return pairs
 
 
