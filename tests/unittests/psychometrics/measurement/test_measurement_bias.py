@@ -135,3 +135,16 @@ def test_errors(bundled):
     one = fitted(bundled.ratings.filter(pl.col("rater") == "r1"))
     with pytest.raises(ConfigError, match="one rater \\('r1'\\)"):
         bias_table(one.est, one.obs, one.prep, ["rater:criterion"])
+
+
+def test_no_interaction_gives_no_artefact():
+    """Binary 2,000 × 5 × 4 without interactions (docs/measurement.md#posterior): with θ held as its posterior the
+    cells of a criterion average to ≈ 0 (the plug-in EAP would shift them all one way), and nothing is flagged."""
+    from tutormetrics.psychometrics.mfrm import simulate_mfrm
+
+    ratings, _ = simulate_mfrm(n_items=2000, b=(-1.5, -0.75, 0.0, 0.75, 1.5), severities=(0.3, 0.1, -0.1, -0.3), seed=11)
+    f = fitted(ratings)
+    table = bias_table(f.est, f.obs, f.prep, ["rater:criterion"])
+    means = table.group_by("level_b").agg(pl.col("bias").mean())["bias"].to_numpy()
+    assert np.max(np.abs(means)) < 0.01
+    assert (table["flag"] == "").all() and float(table["t"].abs().max()) < 3.5
