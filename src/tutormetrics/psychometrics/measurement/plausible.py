@@ -261,18 +261,19 @@ class _Ratings:
                 resid[rows] = cat - p1
                 var[rows] = p1 * (1.0 - p1)
                 continue
-            ks = np.arange(m + 1, dtype=float)
-            # logits of the categories, k·η − Σ_{h≤k} τ_h, normalised by their log-sum-exp
-            logits = ks * eta[rows][..., None] - np.concatenate([[0.0], np.cumsum(self.est.tau[j, :m])])
-            top = logits.max(axis=-1, keepdims=True)
-            expd = np.exp(logits - top)
-            norm = expd.sum(axis=-1, keepdims=True)
-            prob = expd / norm
-            mean = prob @ ks
-            cat = self.cat[rows]
-            logp[rows] = cat[:, None] * eta[rows] - self.cum_tau[rows][:, None] - (top + np.log(norm))[..., 0]
-            resid[rows] = cat[:, None] - mean
-            var[rows] = prob @ ks**2 - mean**2
+            # logits k·η − Σ_{h≤k} τ_h of the categories as 2-D arrays (a small trailing axis is slow in numpy)
+            e = eta[rows]
+            cum = np.concatenate([[0.0], np.cumsum(self.est.tau[j, :m])])
+            logits = [k * e - cum[k] for k in range(m + 1)]
+            top = np.maximum.reduce(logits)
+            expd = [np.exp(v - top) for v in logits]
+            norm = np.add.reduce(expd)
+            mean = np.add.reduce([k * v for k, v in enumerate(expd)]) / norm
+            second = np.add.reduce([k * k * v for k, v in enumerate(expd)]) / norm
+            cat = self.cat[rows][:, None]
+            logp[rows] = cat * e - self.cum_tau[rows][:, None] - top - np.log(norm)
+            resid[rows] = cat - mean
+            var[rows] = second - mean**2
         return self.sum @ logp, self.sum @ resid, self.sum @ var
 
 
@@ -287,14 +288,20 @@ def _marginal(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, log
     norm = pi.sum(axis=1, keepdims=True)
     pi /= norm
     total = float(np.sum(np.log(norm[:, 0]) + top[:, 0]))
-    d = np.stack([np.ones_like(theta), np.broadcast_to(z[:, None], theta.shape), sigma * np.broadcast_to(t, theta.shape)], axis=-1)
-    g_iq = u[..., None] * d
-    scores = np.einsum("iq,iqk->ik", pi, g_iq)
+    # ∂ log L_i(θ_iq)/∂ψ = u_iq·d_iq with d_iq = (1, z_i, σt_q); the scores are their posterior means
+    pu = pi * u
+    st = sigma * t
+    scores = np.stack([pu.sum(axis=1), z * pu.sum(axis=1), pu @ st], axis=1)
     if not hessian:
         return total, scores.sum(0), scores, None
-    inner = -w[..., None, None] * d[..., :, None] * d[..., None, :] + g_iq[..., :, None] * g_iq[..., None, :]
-    inner[..., 2, 2] += u * sigma * t[None, :]
-    h = np.einsum("iq,iqkl->kl", pi, inner) - scores.T @ scores
+    # Σ_q π_iq [(u² − W) d dᵀ] + Σ_q π_iq u σt at (log σ, log σ), minus s sᵀ; d dᵀ is separable in (1, z_i) × (1, σt_q)
+    a = pi * (u * u - w)
+    m0, m1, m2 = a.sum(axis=1), a @ st, a @ st**2
+    h = np.array([
+        [m0.sum(), (z * m0).sum(), m1.sum()],
+        [(z * m0).sum(), (z * z * m0).sum(), (z * m1).sum()],
+        [m1.sum(), (z * m1).sum(), m2.sum() + float((pu @ st).sum())],
+    ]) - scores.T @ scores  # fmt: skip
     return total, scores.sum(0), scores, h
 
 
