@@ -13,6 +13,8 @@ import pytest
 from tutormetrics.psychometrics.measurement.measurement_report import MeasurementOptions, measurement_report, prepare_like_fit
 from tutormetrics.psychometrics.mfrm import fit_mfrm
 
+pytestmark = pytest.mark.mrbench
+
 V3_CRITERIA = ["mistake_identification", "mistake_location", "providing_guidance", "actionability"]
 
 
