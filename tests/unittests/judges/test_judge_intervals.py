@@ -85,7 +85,9 @@ def test_worked_example_dialogue_draws() -> None:
         assert (row[f"{k}_ci_low"], row[f"{k}_ci_high"]) == pytest.approx((lo, hi), abs=5e-8)
     assert row["n_clusters"] == 12 and row["ci_method"] == "cluster_percentile"
     assert row["cohen_kappa"] == pytest.approx(0.4)  # point estimates never change
-    assert res.table["judge"].to_list() == ["J"] * 3 + ["K"] * 3  # judge by judge, then reference
+    # judge by judge, then reference; each judge's pooled (all) rows follow its criterion (docs/guide/paper.md#pooled)
+    assert res.table["judge"].to_list() == ["J"] * 6 + ["K"] * 6
+    assert res.table["criterion"].to_list()[:6] == [res.table["criterion"][0]] * 3 + ["(all)"] * 3
 
 
 def test_too_few_clusters_keeps_estimates() -> None:
