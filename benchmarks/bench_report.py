@@ -61,12 +61,20 @@ def inputs(n: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def widen(study: Path, seed: int = 0) -> None:
+    """Add the encoder-shaped columns to metrics.csv and record its new hash in run.json (else the report leaves the
+    changed table out as stale: report/provenance.py)."""
+    import json
+
     from tutormetrics.io.tables import read_table, write_table
+    from tutormetrics.report.provenance import record_hashes
 
     metrics = read_table(study / "metrics.csv")
     rng = np.random.default_rng(seed)
     metrics = metrics.with_columns([pl.Series(c, rng.uniform(0.2, 0.95, metrics.height)) for c in ENCODER_SHAPED])
     write_table(metrics, study / "metrics.csv")
+    run = json.loads((study / "run.json").read_text(encoding="utf8"))
+    run["file_sha256"].update(record_hashes(study, ["metrics.csv"]))
+    (study / "run.json").write_text(json.dumps(run, indent=1), encoding="utf8")
 
 
 def main() -> int:

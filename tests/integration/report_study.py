@@ -149,3 +149,35 @@ def judge_study(folder: Path, *, n_dialogues: int = 40, per_dialogue: int = 4, s
         assert table is not None
         write_table(table, folder / name)
     return tables
+
+
+def measurement_study(folder: Path, *, n: int = 300, seed: int = 1) -> dict[str, pl.DataFrame]:
+    """The measurement tables ``theta --fit --separation --bias --dif`` writes (``docs/measurement.md#planted``), built
+    with the library into ``folder`` (FIT.csv, SEP.csv, BIAS.csv, DIF.csv) from the measurement tests' planted
+    simulation: rater r4 rates at random (underfit), r2 is severe on c5 (bias), c3 is 2 logits harder for ``human``
+    (C-class DIF). Also THETA.csv and FACETS.csv, so the θ section and its Wright map are drawn."""
+    import importlib.util
+
+    from tutormetrics.io.tables import write_table
+    from tutormetrics.psychometrics.measurement import MeasurementOptions, measurement_report, prepare_like_fit
+    from tutormetrics.psychometrics.mfrm import fit_mfrm
+
+    import sys
+
+    fixtures = sys.modules.get("measurement_fixtures")
+    if fixtures is None:  # the measurement tests' helper, outside this folder
+        helper = Path(__file__).resolve().parents[1] / "unittests" / "psychometrics" / "measurement" / "measurement_fixtures.py"
+        spec = importlib.util.spec_from_file_location("measurement_fixtures", helper)
+        assert spec is not None and spec.loader is not None
+        fixtures = sys.modules["measurement_fixtures"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fixtures)
+    ratings, groups = fixtures.planted(seed, n=n)
+    result = fit_mfrm(ratings)
+    options = MeasurementOptions(fit=True, separation=True, bias=True, dif=True, dif_groups=groups, dif_col="tutor")
+    report = measurement_report(result, prepare_like_fit(ratings, result), options)
+    tables = {"FIT.csv": report.tables["fit"], "SEP.csv": report.tables["separation"], "BIAS.csv": report.tables["bias"],
+              "DIF.csv": report.tables["dif"], "THETA.csv": result.theta_table(), "FACETS.csv": result.facets_table()}  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        write_table(table, folder / name)
+    return tables

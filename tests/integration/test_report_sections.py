@@ -4,7 +4,8 @@
 - Length bias, stability and judge differences (issue 33): tables built with the library (report_study.judge_study:
   a planted length bias, a second run that moves a quarter of the verdicts up, a judge named as markup); each
   section says what its numbers mean, and marks the rows its rule selects.
-- Fit and DIF tables shaped as the measurement specification writes them: misfit and C-class DIF marked.
+- Fit, separation, bias and DIF tables built with the library on the measurement tests' planted simulation: misfit,
+  the planted interactions and C-class DIF marked, the underfitting rater open and red on the Wright map.
 - ``run --example dialogue`` (issue 35): one row per conversation with its ratings (targets.csv) and θ (theta.csv),
   searchable and sortable, its turns on demand.
 """
@@ -16,7 +17,7 @@ import time
 import polars as pl
 import pytest
 from cdp_chromium import Chromium, find_chromium
-from report_study import HOSTILE_JUDGE, judge_study
+from report_study import HOSTILE_JUDGE, judge_study, measurement_study
 
 from tutormetrics.report import write_report
 from tutormetrics.report.collect import collect_study
@@ -25,23 +26,10 @@ CHROMIUM = find_chromium()
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install -y chromium)")
 
 
-def _fit_and_dif(folder):
-    """FIT.csv and DIF.csv with the specification's columns: one overfit and one underfit row; a CC and a Rasch C row."""
-    pl.DataFrame({"facet": ["criterion", "criterion", "rater", "exchange"], "level": ["accuracy", "<b>guidance</b>", "h1", "d01:0"],
-                  "n": [320, 320, 160, 6], "infit": [0.601, 1.02, 0.98, 1.9], "infit_zstd": [-2.133, 0.2, -0.1, 2.4],
-                  "outfit": [0.493, 1.01, 0.97, 2.2], "outfit_zstd": [-2.196, 0.1, -0.2, 2.5],
-                  "flag": ["overfit", None, None, "underfit"], "reason": [None] * 4}).write_csv(folder / "FIT.csv")  # fmt: skip
-    dif = {"criterion": ["accuracy", "guidance", "accuracy"], "focal": ["1", "1", "2"], "reference": ["0"] * 3,
-           "ets_class": ["CC", "AA", "BB"], "rasch_class": ["B", "A", "C"], "favours": ["focal", "", "reference"],
-           "contrast": [-0.9, 0.1, 0.7]}  # fmt: skip
-    pl.DataFrame(dif).write_csv(folder / "DIF.csv")
-
-
 @pytest.fixture(scope="module")
 def judges(tmp_path_factory):
     folder = tmp_path_factory.mktemp("judges")
     tables = judge_study(folder)
-    _fit_and_dif(folder)
     return folder, tables, write_report(folder)
 
 
@@ -53,7 +41,7 @@ def test_judge_sections_collected(judges):
     folder, tables, _ = judges
     data = collect_study(folder)
     sections = {s["kind"]: s for s in data["sections"]}
-    assert list(sections) == ["length_bias", "stability", "judge_differences", "fit", "dif"]  # KINDS order
+    assert list(sections) == ["length_bias", "stability", "judge_differences"]  # KINDS order
     assert [j["file"] for j in data["judge"]] == ["JUDGE.csv"]  # the judge table is still the agreement section's
     lb, flips, diff = (pl.read_csv(folder / name) for name in ("LB.csv", "FLIPS.csv", "DIFF.csv"))
     assert sections["length_bias"]["tables"][0]["flagged"] == _excludes_zero(lb["slope_ci_low"], lb["slope_ci_high"])
@@ -64,7 +52,6 @@ def test_judge_sections_collected(judges):
     p = [c if c is not None else a for a, c in zip(flips["mcnemar_p"], flips["mcnemar_cluster_p"])]
     assert sections["stability"]["tables"][0]["flagged"] == [i for i, v in enumerate(p) if v < 0.05] == [0, 1]
     assert sections["judge_differences"]["tables"][0]["flagged"] == _excludes_zero(diff["ci_low"], diff["ci_high"])
-    assert sections["fit"]["tables"][0]["flagged"] == [0, 3] and sections["dif"]["tables"][0]["flagged"] == [0, 2]
     shown = sections["length_bias"]["tables"][0]["table"]
     assert shown["columns"] == tables["LB.csv"].columns and len(shown["rows"]) == lb.height
     slope = shown["columns"].index("slope")
@@ -79,15 +66,13 @@ def test_judge_sections_drawn(judges):
         browser.navigate(page.as_uri())
         assert browser.console_errors() == []
         ids = browser.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
-        assert ids == ["provenance", "agreement", "length_bias", "stability", "judge_differences", "fit", "dif"]
-        counts = browser.evaluate("""Object.fromEntries(['length_bias', 'stability', 'fit', 'dif'].map(id => [id,
+        assert ids == ["provenance", "agreement", "length_bias", "stability", "judge_differences"]
+        counts = browser.evaluate("""Object.fromEntries(['length_bias', 'stability'].map(id => [id,
             [document.querySelector('#' + id + ' .flagcount').textContent,
              document.querySelectorAll('#' + id + ' tr.flag').length]]))""")
         label = "the 95% interval of the slope excludes 0 (the judge's score moves with length more than the humans')"
         assert counts["length_bias"] == [f"⚑ 2 of 4 rows flagged: {label}.", 2]
-        assert counts["stability"][1] == 2 and counts["fit"][1] == 2 and counts["dif"][1] == 2
-        assert counts["fit"][0].startswith("⚑ 2 of 4 rows flagged: misfit")
-        assert counts["dif"][0].startswith("⚑ 2 of 3 rows flagged: C-class DIF")
+        assert counts["stability"][1] == 2
         head = browser.evaluate("Array.from(document.querySelectorAll('#length_bias th')).map(th => th.textContent)")
         assert head[:7] == ["⚑", "judge", "criterion", "reference", "length_col", "slope [95% CI]", "rho [95% CI]"]  # read first
         first = browser.evaluate("Array.from(document.querySelectorAll('#length_bias tbody tr')[0].children).map(td => td.textContent)")
@@ -95,11 +80,59 @@ def test_judge_sections_drawn(judges):
         lead = browser.evaluate("document.querySelector('#length_bias .lead').textContent + document.querySelector('#length_bias .doc').textContent")
         assert "per standard deviation of log length" in lead and "docs/guide/judges.md#length-bias" in lead
         text = browser.evaluate("document.body.textContent")
-        assert HOSTILE_JUDGE in text and "</script>guidance" in text and "<b>guidance</b>" in text  # as text
+        assert HOSTILE_JUDGE in text and "</script>guidance" in text  # as text
         assert browser.evaluate("window.__pwned === undefined && document.querySelectorAll('img, iframe, [onerror]').length === 0")
         assert browser.evaluate("document.scripts.length") == 2
         flips = browser.evaluate("Array.from(document.querySelectorAll('#stability th')).map(th => th.textContent)")
         assert "flip_rate [95% CI]" in flips and "flip_ci_low" not in flips  # the declared interval
+
+
+@pytest.fixture(scope="module")
+def measurement(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("measurement")
+    tables = measurement_study(folder)
+    return folder, tables, write_report(folder)
+
+
+def _rows(table: pl.DataFrame, expr: pl.Expr) -> list[int]:
+    return table.with_row_index("_i").filter(expr)["_i"].to_list()
+
+
+def test_measurement_sections_collected(measurement):
+    folder, tables, _ = measurement
+    data = collect_study(folder)
+    sections = {s["kind"]: s for s in data["sections"]}
+    assert list(sections) == ["fit", "separation", "bias", "dif"] and all(s["place"] == "theta" for s in sections.values())
+    fit, dif, bias = (pl.read_csv(folder / name) for name in ("FIT.csv", "DIF.csv", "BIAS.csv"))
+    misfit = _rows(fit, pl.col("flag").is_in(["underfit", "overfit"]))
+    assert sections["fit"]["tables"][0]["flagged"] == misfit and len(misfit) == 17
+    assert fit.filter((pl.col("facet") == "rater") & (pl.col("flag") == "underfit"))["level"].to_list() == ["r4"]  # planted
+    assert sections["dif"]["tables"][0]["flagged"] == _rows(dif, pl.col("ets_class").is_in(["C", "CC"]) | (pl.col("rasch_class") == "C"))
+    assert dif.filter(pl.col("ets_class") == "CC")["criterion"].to_list() == ["c3"]  # the planted DIF, and only it
+    assert [bias["level_a"][i] + ":" + bias["level_b"][i] for i in sections["bias"]["tables"][0]["flagged"]] == ["r2:c5", "c3:human"]
+    assert sections["separation"]["tables"][0]["flagged"] == []
+    assert len(data["theta_only"]["rows"]) == 300 and data["facets"][0]["file"] == "FACETS.csv"
+
+
+@needs_chromium
+def test_measurement_sections_drawn(measurement):
+    _, tables, page = measurement
+    with Chromium(CHROMIUM) as browser:
+        browser.navigate(page.as_uri())
+        assert browser.console_errors() == []
+        ids = browser.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
+        assert ids == ["provenance", "theta", "fit", "separation", "bias", "dif"]  # after θ
+        flagged = browser.evaluate("Object.fromEntries(['fit', 'bias', 'dif'].map(id => [id, document.querySelectorAll('#' + id + ' tr.flag').length]))")
+        assert flagged == {"fit": 17, "bias": 2, "dif": 1}
+        dif = browser.evaluate("document.querySelector('#dif .flagcount').textContent")
+        assert dif == "⚑ 1 of 6 rows flagged: C-class DIF (ETS C or CC, or Rasch C)."
+        head = browser.evaluate("Array.from(document.querySelectorAll('#dif th')).map(th => th.textContent)")
+        assert head[:8] == ["⚑", "criterion", "focal", "reference", "ets_class", "favours", "contrast", "rasch_class"]
+        row = browser.evaluate("Array.from(document.querySelector('#dif tr.flag').children).map(td => td.textContent)")
+        assert row[:8] == ["⚑ flagged", "c3", "human", "llm", "CC", "reference", f"{tables['DIF.csv']['contrast'][2]:.3f}", "C"]
+        wright = browser.evaluate("Array.from(document.querySelectorAll('#theta svg text')).map(t => t.textContent).filter(t => t.includes('underfit'))")
+        assert len(wright) == 1 and wright[0].startswith("r4 (")
+        assert browser.evaluate("document.querySelectorAll('#theta svg .underfit').length") == 1
 
 
 @pytest.fixture(scope="module")

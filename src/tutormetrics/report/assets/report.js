@@ -563,6 +563,7 @@
     return el("div", { cls: "fig" }, g);
   }
   function wright(th, rows, F, units) {
+    var misfit = misfitFlags();
     var ests = rows.map(F.est).filter(isNum);
     var lo = Math.min(Math.min.apply(null, th), Math.min.apply(null, ests)), hi = Math.max(Math.max.apply(null, th), Math.max.apply(null, ests));
     lo = Math.floor(lo * 2) / 2 - 0.25; hi = Math.ceil(hi * 2) / 2 + 0.25;
@@ -595,11 +596,21 @@
       items.forEach(function (it) {
         var yy = Math.max(y(it.v), lastY + 13);
         lastY = yy;
-        add(g, [sv("line", { x1: x0 - 14, x2: x0 - 4, y1: y(it.v), y2: yy - 4, stroke: "#9ca3af" }), marker("diamond", x0 - 16, y(it.v), "#c2410c"),
-          sv("text", { x: x0, y: yy, "font-size": 11.5, fill: "#1d2330", text: it.label + " (" + fmt(it.v, 2) + ")" })]);
+        var dot = marker("diamond", x0 - 16, y(it.v), "#c2410c"), bad = misfit.flags[f + "\u0000" + it.label] === "underfit";
+        if (bad) { dot.setAttribute("fill", "#ffffff"); dot.setAttribute("stroke", "#b3261e"); dot.setAttribute("stroke-width", "2"); dot.setAttribute("class", "underfit"); }
+        add(g, [sv("line", { x1: x0 - 14, x2: x0 - 4, y1: y(it.v), y2: yy - 4, stroke: "#9ca3af" }), dot,
+          sv("text", { x: x0, y: yy, "font-size": 11.5, fill: bad ? "#b3261e" : "#1d2330", text: it.label + " (" + fmt(it.v, 2) + ")" + (bad ? " underfit" : "") })]);
       });
     });
-    return el("div", { cls: "fig" }, g, el("p", { cls: "legend", text: "Higher is a better " + units.replace(/s$/, "") + " (θ), a harder criterion (b) or a more severe rater (s). " + (units === "exchanges" ? "An exchange" : "A " + units.replace(/s$/, "")) + " at the height of a criterion has a 50% chance of being endorsed on it by an average rater." }));
+    return el("div", { cls: "fig" }, g, el("p", { cls: "legend", text: "Higher is a better " + units.replace(/s$/, "") + " (θ), a harder criterion (b) or a more severe rater (s). " + (units === "exchanges" ? "An exchange" : "A " + units.replace(/s$/, "")) + " at the height of a criterion has a 50% chance of being endorsed on it by an average rater." +
+      (misfit.file ? " Open red markers: elements " + misfit.file + " flags underfit (more noise than the model expects)." : "") }));
+  }
+  function misfitFlags() {  // facet + level -> flag, from the first fit table (docs/measurement.md#fit-flag)
+    var fit = (D.sections || []).filter(function (d) { return d.kind === "fit"; })[0], flags = dict();
+    if (!fit) return { flags: flags, file: null };
+    var T = fit.tables[0].table, gf = getter(T, "facet"), gl = getter(T, "level"), gg = getter(T, "flag");
+    T.rows.forEach(function (r) { if (gg(r)) flags[gf(r) + "\u0000" + gl(r)] = gg(r); });
+    return { flags: flags, file: fit.tables[0].file };
   }
 
   function groups() {
