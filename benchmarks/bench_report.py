@@ -31,6 +31,9 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
 
+from cdp_chromium import Chromium, find_chromium
+from report_study import MARKER, build_study, salt
+
 from _common import (
     DEFAULT_MRBENCH,
     DEFAULT_RATINGS,
@@ -42,8 +45,6 @@ from _common import (
     update_results_md,
     write_json,
 )
-from cdp_chromium import Chromium, find_chromium
-from report_study import MARKER, build_study, salt
 
 ENCODER_SHAPED = [f"emb_{k}" for k in ("mean_cos", "extrema_cos", "greedy", "greedy_precision", "greedy_recall", "greedy_f1")] + [
     f"sync_l{i:02d}" for i in range(7)] + [f"sync_{k}" for k in ("min", "mean", "max", "mid", "last")]

@@ -157,12 +157,11 @@ def measurement_study(folder: Path, *, n: int = 300, seed: int = 1) -> dict[str,
     simulation: rater r4 rates at random (underfit), r2 is severe on c5 (bias), c3 is 2 logits harder for ``human``
     (C-class DIF). Also THETA.csv and FACETS.csv, so the θ section and its Wright map are drawn."""
     import importlib.util
+    import sys
 
     from tutormetrics.io.tables import write_table
     from tutormetrics.psychometrics.measurement import MeasurementOptions, measurement_report, prepare_like_fit
     from tutormetrics.psychometrics.mfrm import fit_mfrm
-
-    import sys
 
     fixtures = sys.modules.get("measurement_fixtures")
     if fixtures is None:  # the measurement tests' helper, outside this folder

@@ -34,7 +34,7 @@ def judges(tmp_path_factory):
 
 
 def _excludes_zero(low: pl.Series, high: pl.Series) -> list[int]:
-    return [i for i, (lo, hi) in enumerate(zip(low.to_list(), high.to_list())) if lo is not None and (lo > 0 or hi < 0)]
+    return [i for i, (lo, hi) in enumerate(zip(low.to_list(), high.to_list(), strict=False)) if lo is not None and (lo > 0 or hi < 0)]
 
 
 def test_judge_sections_collected(judges):
@@ -49,7 +49,7 @@ def test_judge_sections_collected(judges):
     assert lb.filter(pl.col("judge") == "gpt")["slope_ci_low"].min() > 0
     assert lb.filter(pl.col("judge") == HOSTILE_JUDGE)["slope_ci_low"].max() < 0 < lb.filter(pl.col("judge") == HOSTILE_JUDGE)["slope_ci_high"].min()
     assert sections["length_bias"]["tables"][0]["flagged"] == [i for i, j in enumerate(lb["judge"]) if j == "gpt"]
-    p = [c if c is not None else a for a, c in zip(flips["mcnemar_p"], flips["mcnemar_cluster_p"])]
+    p = [c if c is not None else a for a, c in zip(flips["mcnemar_p"], flips["mcnemar_cluster_p"], strict=False)]
     assert sections["stability"]["tables"][0]["flagged"] == [i for i, v in enumerate(p) if v < 0.05] == [0, 1]
     assert sections["judge_differences"]["tables"][0]["flagged"] == _excludes_zero(diff["ci_low"], diff["ci_high"])
     shown = sections["length_bias"]["tables"][0]["table"]
@@ -99,7 +99,7 @@ def _rows(table: pl.DataFrame, expr: pl.Expr) -> list[int]:
 
 
 def test_measurement_sections_collected(measurement):
-    folder, tables, _ = measurement
+    folder, _tables, _ = measurement
     data = collect_study(folder)
     sections = {s["kind"]: s for s in data["sections"]}
     assert list(sections) == ["fit", "separation", "bias", "dif"] and all(s["place"] == "theta" for s in sections.values())
@@ -154,7 +154,7 @@ def test_conversation_ratings_and_theta_collected(dialogue_run, example_dir):
     order = {c: i for i, c in enumerate(targets["conversation_id"])}
     for criterion in ("guidance", "accuracy", "encouragement"):
         assert cv["ratings"][criterion] == [targets[criterion][order[c]] for c in cv["ids"]]  # as correlated
-    by_id = dict(zip(theta["conversation_id"], theta["theta"]))
+    by_id = dict(zip(theta["conversation_id"], theta["theta"], strict=False))
     assert cv["theta"]["theta"] == pytest.approx([by_id[c] for c in cv["ids"]], rel=1e-5)
     assert cv["values"]["n_turns"] == conv["n_turns"].to_list() and cv["file"] == "conversations.csv"
     long = pl.read_csv(example_dir / "dialogues.csv")
@@ -181,10 +181,10 @@ def test_conversations_drawn_searched_and_sorted(dialogue_run):
             k = head.index(label)
             return browser.evaluate(f"Array.from(document.querySelectorAll('#cv-table .tm-row:not(.hidden)')).map(r => r.children[{k}].textContent)")
 
-        shown = dict(zip(column("conversation"), column("guidance")))
-        assert shown == {c: str(int(v)) if v.is_integer() else f"{v:.2f}" for c, v in zip(targets["conversation_id"], targets["guidance"])}
+        shown = dict(zip(column("conversation"), column("guidance"), strict=False))
+        assert shown == {c: str(int(v)) if v.is_integer() else f"{v:.2f}" for c, v in zip(targets["conversation_id"], targets["guidance"], strict=False)}
         browser.evaluate("Array.from(document.querySelectorAll('#cv-table .dd-head button')).find(b => b.textContent === 'θ').click()")
-        by_id = dict(zip(theta["conversation_id"], theta["theta"]))
+        by_id = dict(zip(theta["conversation_id"], theta["theta"], strict=False))
         ordered = [by_id[c] for c in column("conversation")]
         assert ordered == sorted(ordered) and len(set(ordered)) > 5  # sorted by θ
         assert [float(v) for v in column("θ")] == pytest.approx(ordered, abs=0.006)

@@ -161,7 +161,7 @@ def _exchange_texts(
         return {}
     rows = exchange_rows(df, prompt_cols, response_col, id_column=None if generated_ids else id_col)
     texts: dict[str, tuple[str, str]] = {}
-    for key, prompt, response in zip(*rows):
+    for key, prompt, response in zip(*rows, strict=False):
         texts.setdefault(key, (prompt, response))
     wanted = set(ids)
     n_found = sum(1 for i in wanted if i in texts)
