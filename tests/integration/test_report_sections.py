@@ -203,3 +203,14 @@ def test_conversations_drawn_searched_and_sorted(dialogue_run):
         kpis = browser.evaluate("Array.from(document.querySelectorAll('#theta .kpis li')).map(li => li.textContent)")
         assert kpis[0] == "12conversations with θ"
         assert browser.console_errors() == []
+
+
+def test_many_conversations_embed_a_sample(dialogue_run):
+    full = collect_study(dialogue_run)["conversations"]
+    data = collect_study(dialogue_run, max_exchanges=5)
+    cv = data["conversations"]
+    assert len(cv["ids"]) == 5 and [i for i in full["ids"] if i in set(cv["ids"])] == cv["ids"]  # order kept
+    assert [data["dialogues"][k]["conversation_id"] for k in cv["dialogue"]] == cv["ids"]  # only their turns embedded
+    assert any("random sample of 5 of 12 conversations" in n for n in data["notes"])
+    keep = [full["ids"].index(i) for i in cv["ids"]]
+    assert cv["ratings"]["guidance"] == [full["ratings"]["guidance"][k] for k in keep]
