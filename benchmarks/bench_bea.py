@@ -23,6 +23,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -341,18 +342,19 @@ def _variant_table(ds: dict[str, Any]) -> str:
 
 
 def representation_md(result: dict[str, Any]) -> str:
-    parts = [f"## 17b. Representation features and decision rules in `predict` (`bench_bea.py --representation`, issue 37)\n\n{REP_HEADLINE}\n",
-             f"Defaults: `--representation {result['representation']}` (the last layer's pooled response vector), "
-             f"`--components {result['components']}`, logistic model (C = 1), B = {result['n_resamples']:,} cluster "
-             "resamples over dialogues. ✓: exact macro-F1 at or above the BEA 2025 median. Decisions: `default` = most "
-             "probable level; `balanced` = `--class-weight balanced`; `ordinal` = `--decision ordinal` (thresholds tuned "
-             "by inner grouped CV on the training folds).\n"]  # fmt: skip
+    defaults = (f"Defaults: `--representation {result['representation']}` (the last layer's pooled response vector), "
+                f"`--components {result['components']}`, logistic model (C = 1), B = {result['n_resamples']:,} cluster "
+                "resamples over dialogues. ✓: exact macro-F1 at or above the BEA 2025 median. Decisions: `default` = most "
+                "probable level; `balanced` = `--class-weight balanced`; `ordinal` = `--decision ordinal` (thresholds "
+                "tuned by inner grouped CV on the training folds).\n")  # fmt: skip
+    title = "## 17b. Representation features and decision rules in `predict` (`bench_bea.py --representation`, issue 37)"
+    parts = [f"{title}\n\n{REP_HEADLINE}\n", defaults]
     for ds in result["datasets"]:
         timing = {(r["features"], r["decision"]): r for r in ds["runs"]}
         ratio_cpu = timing[("both", "default")]["predict_cpu_s"] / timing[("metrics", "default")]["predict_cpu_s"]
         time_rows = [[r["features"], r["decision"], f"{r['predict_s']:.1f}", f"{r['predict_cpu_s']:.1f}",
                       str(r["tracks"][0]["n_features"])] for r in ds["runs"]]  # fmt: skip
-        score = "reused from an earlier run" if ds["score_s"] != ds["score_s"] else f"{ds['score_s']:.0f} s"
+        score = "reused from an earlier run" if math.isnan(ds["score_s"]) else f"{ds['score_s']:.0f} s"
         parts.append(
             f"### {ds['name']}: grouped-CV numbers ({ds['n_rows']:,} replies, {ds['n_groups']} dialogues), not test-set numbers\n\n"
             f"Scoring (`--metrics all --history-col prompt --embeddings`, CPU, one encoder pass): {score}.\n\n"

@@ -31,6 +31,9 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
 
+from cdp_chromium import Chromium, find_chromium
+from report_study import MARKER, build_study, salt
+
 from _common import (
     DEFAULT_MRBENCH,
     DEFAULT_RATINGS,
@@ -42,8 +45,6 @@ from _common import (
     update_results_md,
     write_json,
 )
-from cdp_chromium import Chromium, find_chromium
-from report_study import MARKER, build_study, salt
 
 ENCODER_SHAPED = [f"emb_{k}" for k in ("mean_cos", "extrema_cos", "greedy", "greedy_precision", "greedy_recall", "greedy_f1")] + [
     f"sync_l{i:02d}" for i in range(7)] + [f"sync_{k}" for k in ("min", "mean", "max", "mid", "last")]
@@ -61,12 +62,20 @@ def inputs(n: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def widen(study: Path, seed: int = 0) -> None:
-    from tutormetrics.io import read_table, write_table
+    """Add the encoder-shaped columns to metrics.csv and record its new hash in run.json (else the report leaves the
+    changed table out as stale: report/provenance.py)."""
+    import json
+
+    from tutormetrics.io.tables import read_table, write_table
+    from tutormetrics.report.provenance import record_hashes
 
     metrics = read_table(study / "metrics.csv")
     rng = np.random.default_rng(seed)
     metrics = metrics.with_columns([pl.Series(c, rng.uniform(0.2, 0.95, metrics.height)) for c in ENCODER_SHAPED])
     write_table(metrics, study / "metrics.csv")
+    run = json.loads((study / "run.json").read_text(encoding="utf8"))
+    run["file_sha256"].update(record_hashes(study, ["metrics.csv"]))
+    (study / "run.json").write_text(json.dumps(run, indent=1), encoding="utf8")
 
 
 def main() -> int:

@@ -30,6 +30,7 @@ atexit.register(shutil.rmtree, TEST_ONNX_STORE, ignore_errors=True)
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 MRBENCH = SHARED / "data" / "mrbench"
+PAPER_DATA = SHARED / "data" / "synthetic" / "paper_data.py"
 EXAMPLE = ROOT / "src" / "tutormetrics" / "examples" / "data"
 
 
@@ -38,6 +39,21 @@ def mrbench_dir() -> Path:
     if not (MRBENCH / "exchanges.csv").exists():
         pytest.skip("../shared/data/mrbench not available")
     return MRBENCH
+
+
+@pytest.fixture(scope="session")
+def paper_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seeded synthetic data of the paper examples (``../shared/data/synthetic/paper_data.py``): s000, s001, s002."""
+    script = PAPER_DATA
+    if not script.exists():
+        pytest.skip("../shared/data/synthetic/paper_data.py not available")
+    pytest.importorskip("pandas")
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("paper_data")
+    subprocess.run([sys.executable, str(script), str(out)], check=True, capture_output=True, timeout=300)
+    return out
 
 
 @pytest.fixture(scope="session")

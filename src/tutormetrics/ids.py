@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import infer_format, read_table
+from tutormetrics.io.tables import infer_format, read_table
 
 __all__ = [
     "COMPOSITE_ID",
@@ -174,7 +174,7 @@ def check_input_columns(columns: Sequence[str], key: IdKey, source: str) -> None
         )
     missing = [p for p in key.parts if p not in columns]
     if missing:
-        from tutormetrics.io import require_columns
+        from tutormetrics.io.tables import require_columns
 
         require_columns(pl.DataFrame(schema=dict.fromkeys(columns, pl.String)), missing, source=source, option="--id")
 
@@ -196,7 +196,7 @@ def read_keyed(
     drop_parts: bool = False,
     **kwargs: object,
 ) -> pl.DataFrame:
-    """:func:`tutormetrics.io.read_table` then :func:`with_key`: CSV parts are read as text (``007`` stays
+    """:func:`tutormetrics.io.tables.read_table` then :func:`with_key`: CSV parts are read as text (``007`` stays
     ``007``); Parquet/JSONL parts keep their type, so a float part is refused rather than cast."""
     ids = [c for c in id_columns if c not in key.parts or not key.composite]
     if key.composite and infer_format(path, fmt) == "csv":

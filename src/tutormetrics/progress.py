@@ -1,8 +1,13 @@
-"""Progress on stderr: a tqdm bar on a terminal, one plain line every ``every`` seconds elsewhere (datasets.md §7).
+"""Progress on stderr: a tqdm bar on a terminal, one plain line every ``every`` seconds elsewhere
+(``docs/design/scoring.md#progress``).
 
 ``progress=True`` forces bars, ``False`` shows nothing, ``None`` (the default) picks by whether stderr is a terminal.
 A line looks like ``progress: score 1,204/3,699 tutor turns (33%), 4m10s elapsed, about 8m30s left``; the estimate
 is left out before 5 % is done, and a stage shorter than one interval prints nothing. Lines are not warnings.
+
+A scoring run's progress (:class:`RunProgress`) also reports *within* a chunk: a heartbeat thread shows, every
+``every`` seconds, the rows done and what the current chunk is doing (``; in chunk: encode 12/40 batches of 1,830
+texts``), so a long chunk is never silent; the encoder reports its batches into it (:meth:`RunProgress.child`).
 
 Example:
     >>> import io
@@ -17,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, Any
@@ -68,13 +74,20 @@ class ProgressLines:
         self._clock = clock
         self._start = clock()
         self._next = self._start + every
+        #: what the current chunk is doing (``encode 12/40 batches``), appended to the next line
+        self.detail = ""
 
     def update(self, n: int = 1) -> None:
         self.n += n
+        self.beat()
+
+    def beat(self) -> None:
+        """Write a line when one is due (an interval has passed since the last), whether or not a row was done."""
         now = self._clock()
         if self.every > 0 and now >= self._next:
             self._next = now + self.every
-            self._file.write(self.line(now - self._start) + "\n")
+            text = self.line(now - self._start) + (f"; in chunk: {self.detail}" if self.detail else "")
+            self._file.write(text + "\n")
             self._file.flush()
 
     def line(self, elapsed: float) -> str:
@@ -91,8 +104,9 @@ class ProgressLines:
     def close(self) -> None:
         """Nothing to clear (lines stay in the log)."""
 
-    def set_postfix_str(self, *_args: Any, **_kwargs: Any) -> None:
-        """tqdm compatibility."""
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        """tqdm's postfix: the within-chunk detail of the next line."""
+        self.detail = text
 
 
 def progress_bar(
@@ -105,7 +119,20 @@ def progress_bar(
     initial: int = 0,
     file: IO[str] | None = None,
 ) -> Any:
-    """A tqdm bar (terminal, or ``progress=True``), :class:`ProgressLines` (``None`` off a terminal), or a disabled bar."""
+    """A tqdm bar (terminal, or ``progress=True``), :class:`ProgressLines` (``None`` off a terminal), or a disabled bar;
+    with a :class:`RunProgress` as ``progress``, a child bar that reports into it (the encoder's batches).
+
+    Args:
+        total: the stage's total (``None``: unknown).
+        stage: its name in the lines.
+        unit: what it counts.
+        progress: ``True`` bars, ``False`` nothing, ``None`` by whether stderr is a terminal; a :class:`RunProgress` to report into.
+        every: seconds between lines off a terminal.
+        initial: already done.
+        file: where to write (stderr).
+    """
+    if isinstance(progress, RunProgress):
+        return progress.child(total, stage, unit)
     from tqdm.auto import tqdm
 
     stream = file if file is not None else sys.stderr
@@ -115,3 +142,126 @@ def progress_bar(
     if progress is None and every > 0:
         return ProgressLines(total, stage, unit, every, initial=initial, file=stream)
     return tqdm(total=total, disable=True)
+
+
+class RunProgress:
+    """The progress of one scoring run: rows done (``update``), and what the current chunk is doing, shown by a
+    heartbeat every ``every`` seconds on and off a terminal (a long chunk is never silent).
+
+    Example:
+        >>> import io
+        >>> out, clock = io.StringIO(), iter([0.0, 6.0, 12.0, 13.0]).__next__
+        >>> run = RunProgress(ProgressLines(4, "score", "exchanges", 5, file=out, clock=clock), every=5, heartbeat=False)
+        >>> enc = run.child(40, "encode", "batches")
+        >>> enc.update(12); run.beat()
+        >>> run.update(2); run.close()
+        >>> print(out.getvalue().strip())
+        progress: score 0/4 exchanges (0%), 6s elapsed; in chunk: encode 12/40 batches
+        progress: score 2/4 exchanges (50%), 12s elapsed, about 12s left
+    """
+
+    def __init__(self, bar: Any, *, every: float, heartbeat: bool = True) -> None:
+        self.bar, self.every = bar, every
+        self._lock = threading.Lock()
+        self._texts: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if heartbeat and every > 0:
+            self._thread = threading.Thread(target=self._beat_until_closed, name="tutormetrics-progress", daemon=True)
+            self._thread.start()
+
+    def update(self, n: int = 1) -> None:
+        """``n`` more rows done (a chunk finished): its detail is cleared."""
+        with self._lock:
+            self.bar.set_postfix_str("", refresh=False)
+            self.bar.update(n)
+
+    def encoding(self, n_texts: int) -> None:
+        """The chunk is about to encode ``n_texts`` texts (named in the next detail)."""
+        self._texts = n_texts
+        self.detail(f"encode {n_texts:,} texts")
+
+    def detail(self, text: str) -> None:
+        """What the current chunk is doing now."""
+        with self._lock:
+            self.bar.set_postfix_str(text, refresh=False)
+
+    def child(self, total: int | None, stage: str, unit: str) -> _ChildBar:
+        """A tqdm-like bar for one step of the chunk (``encode`` batches) whose counts become the detail.
+
+        Args:
+            total: the step's total.
+            stage: its name (``encode``).
+            unit: what it counts (``batches``).
+        """
+        return _ChildBar(self, total, stage, unit, self._texts)
+
+    def beat(self) -> None:
+        """Show the rows done and the detail now, if an interval has passed (lines) or always (a terminal bar)."""
+        with self._lock:
+            if isinstance(self.bar, ProgressLines):
+                self.bar.beat()
+            elif hasattr(self.bar, "refresh"):
+                self.bar.refresh()
+
+    def close(self) -> None:
+        """Stop the heartbeat and close the bar."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            self.bar.close()
+
+    def _beat_until_closed(self) -> None:
+        while not self._stop.wait(self.every):
+            self.beat()
+
+
+class _ChildBar:
+    """One step of a chunk reported into its :class:`RunProgress` (``update``/``close`` as tqdm's)."""
+
+    def __init__(self, run: RunProgress, total: int | None, stage: str, unit: str, texts: int | None) -> None:
+        self.run, self.total, self.stage, self.unit, self.texts = run, total, stage, unit, texts
+        self.n = 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        of = f" of {self.texts:,} texts" if self.texts else ""
+        total = f"{self.total:,}" if self.total is not None else "?"
+        self.run.detail(f"{self.stage} {self.n:,}/{total} {self.unit}{of}")
+
+    def close(self) -> None:
+        """The step is done (the detail stays until the chunk's rows are counted)."""
+
+    def set_postfix_str(self, *_args: Any, **_kwargs: Any) -> None:
+        """tqdm compatibility."""
+
+
+def run_progress(
+    total: int | None,
+    *,
+    stage: str,
+    unit: str,
+    progress: bool | None = None,
+    every: float = DEFAULT_EVERY,
+    initial: int = 0,
+    file: IO[str] | None = None,
+) -> Any:
+    """:func:`progress_bar` for a scoring run: a :class:`RunProgress` with a heartbeat when the bar shows anything
+    (lines written every ``every`` seconds; a terminal bar refreshed every second, or every ``every`` seconds when
+    that is shorter), else the disabled bar itself.
+
+    Args:
+        total: rows to score (``None``: unknown).
+        stage: the stage's name in the lines (``score``).
+        unit: what the rows are (``exchanges``, ``tutor turns``).
+        progress: ``True`` bars, ``False`` nothing, ``None`` by whether stderr is a terminal.
+        every: seconds between lines and heartbeats (``--progress-every``).
+        initial: rows already done (a resumed run).
+        file: where to write (stderr).
+    """
+    bar = progress_bar(total, stage=stage, unit=unit, progress=progress, every=every, initial=initial, file=file)
+    if getattr(bar, "disable", False):
+        return bar
+    interval = every if isinstance(bar, ProgressLines) else (min(every, 1.0) if every > 0 else 1.0)
+    return RunProgress(bar, every=interval)

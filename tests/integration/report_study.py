@@ -60,7 +60,7 @@ def salt(exchanges: pl.DataFrame, ratings: pl.DataFrame) -> tuple[pl.DataFrame, 
 def build_study(exchanges: pl.DataFrame, ratings: pl.DataFrame, root: Path, *, extras: bool = True) -> Path:
     """Write inputs under ``root/inputs``, run the pipeline into ``root/study`` and return that folder."""
     from tutormetrics.cli import main
-    from tutormetrics.io import read_table, write_table
+    from tutormetrics.io.tables import read_table, write_table
     from tutormetrics.report import write_report
     from tutormetrics.stats.paired import compare_groups
 
@@ -95,3 +95,88 @@ def build_study(exchanges: pl.DataFrame, ratings: pl.DataFrame, root: Path, *, e
         write_table(partial, out / "correlations_partial.csv")
         write_report(out)
     return out
+
+
+#: A judge whose name is markup (shown as text in the judge sections).
+HOSTILE_JUDGE = '<img src=x onerror="window.__pwned = 7">judge'
+
+
+def judge_study(folder: Path, *, n_dialogues: int = 40, per_dialogue: int = 4, seed: int = 7) -> dict[str, pl.DataFrame]:
+    """The judge tables a user writes with ``agree`` (``docs/guide/judges.md#commands``), built with the library into
+    ``folder``: JUDGE.csv, LB.csv (length bias), DIFF.csv (two judges) and FLIPS.csv (two runs of one judge).
+
+    Simulated replies in dialogues: quality q ~ N(0, 1) per reply plus a dialogue effect, lengths log-normal; two humans
+    score round(1 + q + noise) on 0..2; judge ``gpt`` adds +0.8 per SD of log length (a planted length bias), the
+    hostile-named judge has none; ``gpt@v2`` is ``gpt`` with a quarter of its verdicts one point higher.
+    """
+    import numpy as np
+
+    from tutormetrics.io.tables import write_table
+    from tutormetrics.psychometrics.judge_tables import (
+        JudgeOptions,
+        cluster_labels,
+        judge_tables,
+    )
+    from tutormetrics.psychometrics.stability import stability_table
+
+    rng = np.random.default_rng(seed)
+    n = n_dialogues * per_dialogue
+    conv = np.repeat([f"d{k:02d}" for k in range(n_dialogues)], per_dialogue)
+    ids = [f"{c}:{i % per_dialogue}" for i, c in enumerate(conv)]
+    words = np.round(np.exp(rng.normal(3.2, 0.7, n))).astype(int)
+    z = (np.log1p(words) - np.log1p(words).mean()) / np.log1p(words).std(ddof=1)
+    rows = []
+    for criterion in ("accuracy", "</script>guidance"):
+        q = rng.normal(0, 1, n) + np.repeat(rng.normal(0, 0.5, n_dialogues), per_dialogue)
+        scores = {name: 1 + q + rng.normal(0, 0.5, n) for name in ("h1", "h2", HOSTILE_JUDGE)}
+        scores["gpt"] = 1 + q + 0.8 * z + rng.normal(0, 0.5, n)
+        bumped = rng.random(n) < 0.25
+        scores["gpt@v2"] = scores["gpt"] + bumped
+        for rater, values in scores.items():
+            for i in range(n):
+                rows.append({"exchange_id": ids[i], "conversation_id": conv[i], "rater": rater, "criterion": criterion,
+                             "score": int(np.clip(np.round(values[i]), 0, 2))})
+    ratings = pl.DataFrame(rows)
+    metrics = pl.DataFrame({"exchange_id": ids, "conversation_id": conv, "resp_words": words})
+    judged = ratings.filter(pl.col("rater") != "gpt@v2")
+    options = JudgeOptions(n_resamples=400, cluster_col="conversation_id", length_bias=True, differences=True)
+    result = judge_tables(judged, ["gpt", HOSTILE_JUDGE], options, metrics=metrics)
+    runs = ratings.filter(pl.col("rater").is_in(["gpt", "gpt@v2"]))
+    flips = stability_table(runs, ("gpt", "gpt@v2"), cluster_labels=cluster_labels(runs, "conversation_id"))
+    tables = {"JUDGE.csv": result.table, "LB.csv": result.length_bias, "DIFF.csv": result.differences, "FLIPS.csv": flips}
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        assert table is not None
+        write_table(table, folder / name)
+    return tables
+
+
+def measurement_study(folder: Path, *, n: int = 300, seed: int = 1) -> dict[str, pl.DataFrame]:
+    """The measurement tables ``theta --fit --separation --bias --dif`` writes (``docs/measurement.md#planted``), built
+    with the library into ``folder`` (FIT.csv, SEP.csv, BIAS.csv, DIF.csv) from the measurement tests' planted
+    simulation: rater r4 rates at random (underfit), r2 is severe on c5 (bias), c3 is 2 logits harder for ``human``
+    (C-class DIF). Also THETA.csv and FACETS.csv, so the θ section and its Wright map are drawn."""
+    import importlib.util
+    import sys
+
+    from tutormetrics.io.tables import write_table
+    from tutormetrics.psychometrics.measurement import MeasurementOptions, measurement_report, prepare_like_fit
+    from tutormetrics.psychometrics.mfrm import fit_mfrm
+
+    fixtures = sys.modules.get("measurement_fixtures")
+    if fixtures is None:  # the measurement tests' helper, outside this folder
+        helper = Path(__file__).resolve().parents[1] / "unittests" / "psychometrics" / "measurement" / "measurement_fixtures.py"
+        spec = importlib.util.spec_from_file_location("measurement_fixtures", helper)
+        assert spec is not None and spec.loader is not None
+        fixtures = sys.modules["measurement_fixtures"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fixtures)
+    ratings, groups = fixtures.planted(seed, n=n)
+    result = fit_mfrm(ratings)
+    options = MeasurementOptions(fit=True, separation=True, bias=True, dif=True, dif_groups=groups, dif_col="tutor")
+    report = measurement_report(result, prepare_like_fit(ratings, result), options)
+    tables = {"FIT.csv": report.tables["fit"], "SEP.csv": report.tables["separation"], "BIAS.csv": report.tables["bias"],
+              "DIF.csv": report.tables["dif"], "THETA.csv": result.theta_table(), "FACETS.csv": result.facets_table()}  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        write_table(table, folder / name)
+    return tables

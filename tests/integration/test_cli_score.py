@@ -137,7 +137,7 @@ def test_formula_guard_in_csv_output(tmp_path):
     assert main(["score", str(src), "-m", "length", "-o", str(out), "--no-progress"]) == 0
     raw = out.read_text().splitlines()
     assert raw[1].startswith("'=HYPERLINK(1)") and raw[2].startswith("-2,")  # a plain number is never a formula
-    from tutormetrics.io import read_table
+    from tutormetrics.io.tables import read_table
 
     assert read_table(out)["exchange_id"].to_list() == ["=HYPERLINK(1)", "-2", "ok"]  # undone on reading
 

@@ -100,7 +100,8 @@ def test_agree_exchangeable_without_rater_column_with_judge_and_refusals(uptake,
     assert main(["agree", str(with_judge), "--raters", "exchangeable", "--judge", "llm", "-o", str(out), "--n-resamples", "0"]) == 0
     assert "1 references (majority)" in capsys.readouterr().err
     table = pl.read_csv(out)
-    assert table["reference"].to_list() == ["majority"] * 3 and table["judge"].to_list() == ["llm"] * 3
+    assert table["criterion"][-1] == "(all)"  # paper.md §5: the pooled row after the judge's criteria
+    assert table["reference"].to_list() == ["majority"] * 4 and table["judge"].to_list() == ["llm"] * 4
     named = tmp_path / "named.csv"
     assert main(["agree", str(with_judge), "--judge", "llm", "-o", str(named), "--n-resamples", "0"]) == 0
     assert pl.read_csv(named).filter(pl.col("reference") == "majority").equals(table)

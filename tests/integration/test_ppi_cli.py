@@ -33,7 +33,7 @@ def test_ppi_cli(files):
 @pytest.mark.parametrize(
     "extra, message",
     [([], "pick one with --judge"), (["--judge", "llm", "--lambda", "2"], "[0, 1]"),
-     (["--judge", "nobody"], "not a rater"), (["--judge", "llm", "--group-col", "nope"], "group column 'nope'")],
+     (["--judge", "nobody"], "not a rater"), (["--judge", "llm", "--group-col", "nope"], "--group-col 'nope' is not a column")],
 )
 def test_ppi_bad_input(files, extra, message, capsys):
     code = main(["ppi", "--judge-labels", str(files / "all.csv"), "--human-labels", str(files / "sub.csv"), "-o", str(files / "p.csv"), *extra])

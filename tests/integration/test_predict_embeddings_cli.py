@@ -18,7 +18,7 @@ pytest.importorskip("sklearn")
 WORDS = ["the", "a", "cat", "sat", "on", "mat", "where", "did", "sit", "what", "is", "two", "plus", "four", "why", "because", "you", "can", "try", "again", "good", "question", "step"]
 
 
-@pytest.fixture()
+@pytest.fixture
 def study(tmp_path):
     rng = np.random.default_rng(0)
     rows, ratings = [], []

@@ -156,10 +156,12 @@ def test_agree_judge_spec_example(app, runner, tmp_path) -> None:
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     table = pl.read_csv(out)
+    assert table["criterion"].to_list() == ["guidance"] * 4 + ["(all)"] * 4  # paper.md §5: the pooled rows follow
+    table = table.head(4)
     assert table["reference"].to_list() == ["A", "B", "C", "majority"]
     assert table["cohen_kappa"].to_list() == pytest.approx([0.3548387, 0.5238095, -0.0384615, 0.4705882], abs=5e-7)
     assert table["macro_f1_lenient"].to_list() == pytest.approx([0.6875, 0.8666667, 0.3571429, 0.6785714], abs=5e-7)
-    assert table["reason"].fill_null("").to_list() == ["", "", "", "majority_ties_1"]
+    assert table["reason"].fill_null("").to_list() == ["scale_inferred"] * 3 + ["majority_ties_1;scale_inferred"]
     confusion = pl.read_csv(conf)
     assert confusion.columns == ["judge", "criterion", "reference", "reference_score", "judge_score", "count"]  # studies.md §7
     assert confusion.filter(pl.col("reference") == "A")["count"].sum() == 10

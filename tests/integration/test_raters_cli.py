@@ -95,8 +95,11 @@ def test_summarize_csv_md_tex(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["summarize", str(renamed), "-o", str(md), "--n-resamples", "50"]) == 0
     assert main(["summarize", str(renamed), "-o", str(tex), "--n-resamples", "50"]) == 0
     lines = md.read_text().splitlines()
-    assert lines[0] == "| tutor | ttr | n\\_words |" and len(lines) == 5
-    assert tex.read_text().startswith("\\begin{tabular}{lrr}\n\\toprule\ntutor & ttr & n\\_words \\\\")
+    assert lines[0] == "| tutor | ttr | n\\_words |" and len(lines) == 7  # paper.md §6: a blank line, then the caption
+    assert lines[5:] == ["", "Table: Mean \\[95\\% bootstrap CI\\] per tutor (3 groups, n = 20 per group and variable)."]
+    text = tex.read_text()
+    assert text.startswith("\\begin{table}[htbp]\n\\centering\n\\caption{") and "\\label{tab:" in text  # tab:<stem> once summarize calls write_paper_table
+    assert "\\begin{tabular}{lrr}\n\\toprule\ntutor & ttr & n\\_words \\\\" in text
     forced = tmp_path / "forced.txt"
     assert main(["summarize", str(path), "-o", str(forced), "--output-format", "md", "--n-resamples", "0"]) == 0
     assert forced.read_text().startswith("| tutor |")
@@ -177,6 +180,6 @@ def test_agree_hostile_names_are_guarded_in_csv(tmp_path: Path) -> None:
     assert main(["agree", str(path), "-o", str(out), "--n-resamples", "0"]) == 0
     raw = out.read_text()
     assert "'=HYPERLINK" in raw and "'@a" in raw
-    from tutormetrics.io import read_table
+    from tutormetrics.io.tables import read_table
 
     assert read_table(out)["criterion"][0] == "=HYPERLINK(\"http://x\")"  # read_table undoes the guard

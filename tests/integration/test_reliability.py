@@ -18,7 +18,8 @@ from tutormetrics.cli import main
 from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import file_sha256, read_table
+from tutormetrics.io.hashing import file_sha256
+from tutormetrics.io.tables import read_table
 
 CHUNK = 7
 
@@ -296,7 +297,7 @@ def test_leftover_temporaries_of_a_killed_assembly_are_cleaned(exchanges, tmp_pa
 def test_ctrl_c_says_how_to_resume_and_exits_130(exchanges, tmp_path):
     out = tmp_path / "m.csv"
     code = (
-        "import time, tutormetrics.engine.file_scoring as f\n"
+        "import time, tutormetrics.engine.checkpoint as f\n"
         "real = f.Checkpoint.save\n"
         "def slow(self, *a, **k):\n    real(self, *a, **k); time.sleep(0.5)\n"
         "f.Checkpoint.save = slow\n"

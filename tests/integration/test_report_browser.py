@@ -155,7 +155,8 @@ def test_screenshot_artefact(page, study, tmp_path_factory):
 
 
 def test_dialogues_turn_by_turn(tmp_path):
-    """A TURNS table with its long dialogue input: conversations in turn order, hostile turns as text."""
+    """A TURNS table with its long dialogue input: one row per conversation, whose turns (in turn order, hostile turns
+    as text) open on demand."""
     from tutormetrics.report import write_report
 
     turns = pl.DataFrame({
@@ -174,13 +175,11 @@ def test_dialogues_turn_by_turn(tmp_path):
     with Chromium(CHROMIUM) as browser:
         browser.navigate(page.as_uri())
         assert browser.console_errors() == []
-        browser.evaluate("document.querySelectorAll('#dialogues details').forEach(d => { d.open = true; })")
-        import time
-
-        time.sleep(0.1)
-        texts = browser.evaluate("Array.from(document.querySelectorAll('#dialogues .turn pre')).map(p => p.textContent)")
+        assert browser.evaluate("document.querySelectorAll('#conversations .turn').length") == 0  # turns on demand
+        browser.evaluate("document.querySelectorAll('#cv-table .tm-row .xbtn').forEach(b => b.click())")
+        texts = browser.evaluate("Array.from(document.querySelectorAll('#conversations .turn pre')).map(p => p.textContent)")
         assert texts == ["I think it is 12", "How did you get 12?", HOSTILE[3], "hi", HOSTILE[1]]
-        roles = browser.evaluate("Array.from(document.querySelectorAll('#dialogues .turn')).map(li => li.className)")
+        roles = browser.evaluate("Array.from(document.querySelectorAll('#conversations .turn')).map(li => li.className)")
         assert roles == ["turn student", "turn tutor", "turn tutor", "turn student", "turn tutor"]
         assert browser.evaluate("window.__pwned === undefined && document.querySelectorAll('img, script').length === 2")
         assert browser.evaluate("document.querySelectorAll('#dd-table .tm-row').length") == 3

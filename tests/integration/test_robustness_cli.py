@@ -265,7 +265,7 @@ ODD_IDS = ["a\nb", "\tx", "=1+2", "x\x00y", " sp ", 'quote"d', "-3", "@home", "\
 
 @pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
 def test_odd_ids_round_trip_through_every_output_format(tmp_path, capsys, ext):
-    from tutormetrics.io import read_table
+    from tutormetrics.io.tables import read_table
 
     src = tmp_path / "ids.jsonl"
     pl.DataFrame({"exchange_id": ODD_IDS, "prompt": ["p"] * len(ODD_IDS), "response": ["r"] * len(ODD_IDS)}).write_ndjson(src)
@@ -276,7 +276,7 @@ def test_odd_ids_round_trip_through_every_output_format(tmp_path, capsys, ext):
 
 
 def test_ids_starting_with_an_apostrophe_round_trip_through_csv(tmp_path, capsys):
-    from tutormetrics.io import read_table
+    from tutormetrics.io.tables import read_table
 
     ids = ["'=already", "'-5", "plain"]
     src = tmp_path / "ids.jsonl"

@@ -241,7 +241,7 @@ def test_agree_na_and_two_judges_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["agree", str(path), "--na", "-1", "--judge", "llm", "--judge", "slm", "-o", str(judges), "--n-resamples", "0"]) == 0
     t = pl.read_csv(judges)
     assert t["judge"].unique(maintain_order=True).to_list() == ["llm", "slm"]
-    assert t.filter(pl.col("judge") == "llm")["pct_max_judge"].to_list() == [100.0] * 4
+    assert t.filter(pl.col("judge") == "llm")["pct_max_judge"].to_list() == [100.0] * 4 + [100.0] * 4  # + the pooled rows
     assert "leniency: llm on tone: 100.0% of max" in capsys.readouterr().err
     assert main(["agree", str(path), "--judge", "llm", "--judge", "llm", "-o", str(judges)]) == 2
     assert "given twice" in capsys.readouterr().err

@@ -34,7 +34,7 @@ def convert(
     meta tables, with a meta.json carrying the source's licence and attribution."""
     from tutormetrics import __version__
     from tutormetrics.datasets import CONVERTERS, SOURCES, write_conversion
-    from tutormetrics.io import check_outputs
+    from tutormetrics.io.paths import check_outputs
 
     try:
         key = name.strip().lower()

@@ -506,9 +506,9 @@ def output_paths(outputs: Outputs, kwargs: Mapping[str, Any], created: list[Path
 
 @contextlib.contextmanager
 def locked_outputs(outputs: Outputs, kwargs: Mapping[str, Any]) -> Iterator[None]:
-    """Hold :func:`~tutormetrics.io.output_lock` of the call's outputs; a folder created for it and still empty
+    """Hold :func:`~tutormetrics.io.atomic.output_lock` of the call's outputs; a folder created for it and still empty
     when the command fails (bad input: exit 2 before any work) is removed again."""
-    from tutormetrics.io import output_lock
+    from tutormetrics.io.atomic import output_lock
 
     created: list[Path] = []
     try:
@@ -534,7 +534,7 @@ def command(
     then every declared option of ``options`` as a keyword it receives in ``**kwargs``. ``overrides``
     changes one option's ``default`` or ``help`` for this command (``validate --estimate-theta`` is off).
 
-    The command runs under one :func:`~tutormetrics.io.output_lock` of its ``outputs`` (see :func:`output_paths`):
+    The command runs under one :func:`~tutormetrics.io.atomic.output_lock` of its ``outputs`` (see :func:`output_paths`):
     a second command writing one of them stops at once (exit 2) naming the first.
     """
     own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]

@@ -15,7 +15,8 @@ import typer
 
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log
-from tutormetrics.io import check_outputs, infer_format, write_table
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import infer_format, write_table
 
 __all__ = ["register", "ppi"]
 

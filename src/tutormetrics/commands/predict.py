@@ -20,7 +20,8 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import check_outputs, infer_format, write_table
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import infer_format, write_table
 
 __all__ = ["register", "predict"]
 
@@ -36,7 +37,7 @@ Predictions = Annotated[Optional[Path], typer.Option("--predictions", help="Also
 PredictCI = Annotated[str, typer.Option("--ci", help="percentile (cluster bootstrap over groups) or none.")]
 PredictResamples = Annotated[int, typer.Option("--n-resamples", min=2, help="Cluster-bootstrap resamples.")]
 Features = Annotated[str, typer.Option("--features", help="metrics, embedding (the encoder's representation, needs --embeddings) or both; with the representation a model 'metrics' and the difference all-metrics are added.")]
-Embeddings = Annotated[Optional[Path], typer.Option("--embeddings", help="Embeddings side file written with the metrics table by `score --embeddings`.", dir_okay=False, show_default=False)]
+Embeddings = Annotated[Path | None, typer.Option("--embeddings", help="Embeddings side file written with the metrics table by `score --embeddings`.", dir_okay=False, show_default=False)]
 Representation = Annotated[str, typer.Option("--representation", help="The representation block: comma-separated views of the embeddings file (response, prompt, prev_student, response_l04 ...), VIEW-VIEW or VIEW*VIEW, e.g. response,response-prompt,response*prompt.")]
 Components = Annotated[int, typer.Option("--components", min=1, help="Principal components of the representation, fitted inside each training fold.")]
 Decision = Annotated[str, typer.Option("--decision", help="argmax (most probable level) or ordinal (thresholds on the score tuned for macro-F1 by inner grouped CV on the training folds).")]

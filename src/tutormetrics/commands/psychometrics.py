@@ -1,7 +1,7 @@
 """Thin Typer commands for the psychometrics layer: ``theta`` (MFRM), ``agree`` and ``compare``.
 
-Each command parses options, reads tables with :func:`tutormetrics.io.read_table`, calls one library
-function and writes the result with :func:`tutormetrics.io.write_table`. Summaries go to stderr.
+Each command parses options, reads tables with :func:`tutormetrics.io.tables.read_table`, calls one library
+function and writes the result with :func:`tutormetrics.io.tables.write_table`. Summaries go to stderr.
 Expected errors (:class:`~tutormetrics.errors.TutorMetricsError`) print one line plus a hint and exit 2.
 
 Example:
@@ -24,7 +24,8 @@ from tutormetrics.commands import options as opt
 from tutormetrics.commands.explanatory import check_explanatory_options
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
-from tutormetrics.io import check_outputs, read_table, require_columns, write_table
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import read_table, require_columns, write_table
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.recode import apply_recode, parse_recode, recode_message
 
@@ -559,7 +560,7 @@ def compare(
 
 def _read_directions(path: Path) -> dict[str, str]:
     """DIRS.csv (``metric, desirable``) as a dict; a desirable value other than higher|lower|neutral is exit 2."""
-    from tutormetrics.io import require_columns
+    from tutormetrics.io.tables import require_columns
 
     frame = read_table(path, string_columns=True)
     require_columns(frame, ["metric", "desirable"], source=str(path), option="--directions")

@@ -55,7 +55,7 @@ def report(
     import sys
 
     from tutormetrics.errors import InputSchemaError, TutorMetricsError
-    from tutormetrics.io import check_outputs
+    from tutormetrics.io.paths import check_outputs
     from tutormetrics.report import build_report, report_inputs, write_report
 
     try:

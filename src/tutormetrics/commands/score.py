@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -24,7 +24,7 @@ def score(
         str, typer.Option("--output", "-o", help="Output table (.csv, .parquet, .jsonl); '-' writes CSV to stdout.")
     ] = "-",
     embeddings: Annotated[
-        Optional[Path], typer.Option("--embeddings", dir_okay=False, show_default=False,
+        Path | None, typer.Option("--embeddings", dir_okay=False, show_default=False,
                                      help="Also write the encoder's pooled vectors (response, prompt, last student turn "
                                      "under --history-col) to this Parquet file with its manifest, for predict --features.")
     ] = None,
@@ -50,7 +50,7 @@ def score(
     from tutormetrics.engine.embedding_file import EmbeddingRequest, embeddings_manifest_path
     from tutormetrics.engine.file_scoring import ScoreOptions, score_file
     from tutormetrics.errors import ConfigError
-    from tutormetrics.io import check_outputs
+    from tutormetrics.io.paths import check_outputs
     from tutormetrics.metrics.columns import manifest_path
 
     options = opt.from_kwargs(ScoreOptions, kwargs)
@@ -104,7 +104,7 @@ def _to_stdout(frame, csv_formula_guard: bool) -> None:  # noqa: ANN001 - a pola
     """Write a result frame as CSV to stdout (``-o -``)."""
     if frame is not None:
         if csv_formula_guard:
-            from tutormetrics.io import guard_formulas
+            from tutormetrics.io.formula_guard import guard_formulas
 
             frame = guard_formulas(frame)
         frame.write_csv(sys.stdout)

@@ -17,7 +17,8 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import split_list
 from tutormetrics.errors import ConfigError, TutorMetricsError
-from tutormetrics.io import check_outputs, read_table, write_table
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import read_table, write_table
 
 __all__ = ["parse_codes", "register"]
 

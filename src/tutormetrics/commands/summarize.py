@@ -16,7 +16,8 @@ import typer
 
 from tutormetrics.commands import options as opt
 from tutormetrics.errors import TutorMetricsError
-from tutormetrics.io import check_outputs, infer_format, write_table
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import infer_format, write_table
 
 __all__ = ["register"]
 

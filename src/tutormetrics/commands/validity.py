@@ -21,7 +21,8 @@ import typer
 from tutormetrics.commands import options as opt
 from tutormetrics.commands.options import log, split_list
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import check_outputs, infer_format, read_table, write_table
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import infer_format, read_table, write_table
 
 __all__ = ["register", "validate", "heatmap"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import write_text_atomic
+from tutormetrics.io.atomic import write_text_atomic
 
 RATINGS_HEADER = ["exchange_id", "rater", "criterion", "label", "score"]
 

@@ -3,12 +3,11 @@ write TURNS (and CONV) atomically, plus a manifest. The command only parses opti
 
 from __future__ import annotations
 
-import contextlib
 import json
-import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -18,22 +17,30 @@ from tutormetrics.dialogue.context import parse_context
 from tutormetrics.dialogue.model import Roles
 from tutormetrics.dialogue.readers import DialogueColumns, ReadOptions, compile_turn_tag, read_conversations, tag_columns
 from tutormetrics.dialogue.speakers import SpeakerMap
-from tutormetrics.dialogue.score import _check_unique_ids, dialogue_scorer, mean_columns, score_turns, turn_column_dtype
+from tutormetrics.dialogue.score import (
+    _check_unique_ids,
+    dialogue_scorer,
+    empty_turns_frame,
+    mean_columns,
+    turn_column_dtype,
+    turn_items,
+    turn_rows,
+)
 from tutormetrics.dialogue.summary import conversation_columns, conversation_table
 from tutormetrics.dialogue.turns import check_context_encoding
-from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
-from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
-from tutormetrics.engine.resolved import resolved_settings
-from tutormetrics.engine.run_warnings import run_notes
-from tutormetrics.io import infer_format, remove_stale_temporaries, write_table, write_text_atomic
+from tutormetrics.engine.runner import Scored, ScoringJob, run_job
+from tutormetrics.io.atomic import write_text_atomic
+from tutormetrics.io.tables import infer_format, write_table
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
 from tutormetrics.progress import Log, quiet
+
+_T = TypeVar("_T")
 
 
 @dataclass
 class DialogueOptions(DialogueColumns):
-    """The ``score --dialogue`` options (``dialogue.md`` §1): the column names, then the context and role rules;
+    """The ``score --dialogue`` options (``docs/guide/dialogues.md``): the column names, then the context and role rules;
     other options live in :class:`ScoreOptions`."""
 
     context: str = "full"
@@ -69,6 +76,30 @@ class DialogueOptions(DialogueColumns):
         return tag_columns(compile_turn_tag(self.turn_tag))
 
 
+def recorded_read_options(manifest: Mapping[str, Any]) -> ReadOptions:
+    """The reader options a TURNS manifest records (its ``options`` and ``dialogue``), so that what reads the input
+    again (the report) reads it as scoring did: columns, roles, ``--speaker``, ``--turn-tag``, ``--other-role``
+    (``docs/design/scoring.md#one-chat-reader``). Entries a manifest lacks take their defaults.
+
+    >>> opts = recorded_read_options({"options": {"keep_columns": ["tutor"]},
+    ...                               "dialogue": {"speakers": ["Cody=tutor"], "form": "transcript"}})
+    >>> opts.kind("Cody"), opts.keep_columns
+    ('tutor', ['tutor'])
+    """
+    score = _known(ScoreOptions, manifest.get("options"))
+    dialogue = _known(DialogueOptions, manifest.get("dialogue"))
+    return dialogue.read_options(score)
+
+
+def _known(kind: type[_T], recorded: Any) -> _T:
+    """``kind`` from a recorded ``asdict`` (entries it does not know, like the dialogue's ``form``, left out)."""
+    names = {f.name for f in fields(kind)}  # type: ignore[arg-type]
+    values = {k: v for k, v in recorded.items() if k in names} if isinstance(recorded, Mapping) else {}
+    if isinstance(values.get("concision_bands"), list):
+        values["concision_bands"] = tuple(values["concision_bands"])
+    return kind(**values)
+
+
 @dataclass
 class DialogueResult:
     turns: pl.DataFrame | None
@@ -76,6 +107,100 @@ class DialogueResult:
     manifest: dict[str, Any] = field(default_factory=dict)
     n_turn_rows: int = 0
     n_conversations: int = 0
+
+
+class DialogueJob(ScoringJob):
+    """The ``score --dialogue`` kind of :func:`~tutormetrics.engine.runner.run_job`: chunks of whole conversations
+    (:func:`~tutormetrics.dialogue.score.turn_items`), TURNS rows (:func:`~tutormetrics.dialogue.score.turn_rows`),
+    the dialogue options in the run key, and CONV written after TURNS.
+
+    Args:
+        path: the dialogue input (long table, chat JSONL, or an exchange table with a transcript column).
+        options: the score options.
+        dialogue: the dialogue options.
+        log: where the reader's notes go.
+        output: TURNS (its name is checked before any work).
+        conversations_output: CONV, when wanted (likewise).
+    """
+
+    in_memory = True  # CONV is built from TURNS
+
+    def __init__(
+        self, path: Path, options: ScoreOptions, dialogue: DialogueOptions, log: Log = quiet, *,
+        output: Path | None = None, conversations_output: Path | None = None,
+    ) -> None:  # fmt: skip
+        self.context = parse_context(dialogue.context)
+        self.encoding = check_context_encoding(dialogue.context_encoding)
+        for target in (output, conversations_output):  # fail before any work on a bad output name
+            if target is not None:
+                infer_format(target, options.output_format if target == output else None)
+        self.conversations_output = conversations_output
+        found = read_conversations(path, dialogue.read_options(options))
+        for note in found.notes:
+            log(f"note: {note}")
+        self.conversations, self.form = found.conversations, found.form
+        _check_unique_ids(self.conversations)
+        self.silent = [c.conversation_id for c in self.conversations if c.n_tutor_turns == 0]
+        if self.silent:
+            shown = ", ".join(self.silent[:5]) + (", ..." if len(self.silent) > 5 else "")
+            log(f"note: {len(self.silent)} conversation(s) have no tutor turn, so no TURNS rows (CONV has n_tutor_turns = 0): {shown}")
+        n_rows = sum(c.n_tutor_turns for c in self.conversations)
+        # TURNS is keyed by exchange_id = "{conversation_id}:{turn}" whatever --id named in a transcript table.
+        # No text cache across chunks here: chunks hold whole conversations (their turns are encoded once within the
+        # chunk), so every chunk is scored on its own and a resumed run reuses any verified chunk and scores the
+        # others exactly as an uninterrupted run does (the byte-identical resume guarantee).
+        scorer = dialogue_scorer(build_scorer(replace(options, id_columns=["exchange_id"], cache_mb=0), n_rows))
+        super().__init__(path, scorer, n_rows, found.warnings)
+        self.options, self.dialogue = options, dialogue
+        self.keep = [*options.keep_columns, *dialogue.tag_columns()]
+        self.turn_dtype = turn_column_dtype(self.conversations)
+        self._rows = turn_rows(scorer, self.turn_dtype)
+        self.conv: pl.DataFrame | None = None
+
+    def items(self) -> Iterator[tuple[tuple[Any, ...], Any]]:
+        return turn_items(self.conversations, self.scorer, self.context, self.keep, self.encoding)
+
+    def finish(self, frame: pl.DataFrame, extra: Any) -> pl.DataFrame:
+        return self._rows(frame, extra)
+
+    def empty(self) -> pl.DataFrame:
+        return empty_turns_frame(self.scorer, self.keep, self.turn_dtype)
+
+    def key_parts(self) -> dict[str, Any]:
+        return {"dialogue": asdict(self.dialogue)}
+
+    def write_more(self, scored: Scored, output: Path | None) -> None:
+        """CONV (in memory always; written to :attr:`conversations_output` with its own manifest when set)."""
+        assert scored.frame is not None
+        self.conv = conversation_table(self.conversations, scored.frame, mean_columns(self.scorer))
+        target = self.conversations_output
+        if target is None:
+            return
+        if self.options.write_manifest:  # CONV's own column descriptions (before the table: a CSV guard record joins it)
+            conv_columns = conversation_columns(self.scorer.column_descriptions(level="turn"))
+            conv_manifest = {"tutormetrics": __version__, "turns": str(output) if output else None,
+                             MANIFEST_KEY: [d.to_dict() for d in conv_columns],
+                             ROLES_KEY: column_roles(self.conv.columns, id_col="conversation_id", descriptions=conv_columns,
+                                                     kept=list(self.options.keep_columns))}  # fmt: skip
+            write_text_atomic(manifest_path(target), json.dumps(conv_manifest, indent=2, default=str))
+        write_table(self.conv, target, None, formula_guard=self.options.csv_formula_guard, record=self.options.write_manifest)
+
+    def manifest_fields(self, scored: Scored) -> dict[str, Any]:
+        assert scored.frame is not None
+        return {"dialogue": asdict(self.dialogue) | {"form": self.form}, "n_conversations": len(self.conversations),
+                "n_turn_rows": scored.frame.height, "conversations_without_tutor_turn": len(self.silent)}  # fmt: skip
+
+    def manifest_extra(self, scored: Scored) -> dict[str, Any]:
+        assert scored.frame is not None
+        described = self.scorer.column_descriptions(level="turn")
+        roles = column_roles(scored.frame.columns, id_col="exchange_id", descriptions=described,
+                             kept=list(self.options.keep_columns), tags=self.dialogue.tag_columns())  # fmt: skip
+        return {MANIFEST_KEY: [d.to_dict() for d in described], ROLES_KEY: roles}
+
+    def done_message(self, scored: Scored, output: Path) -> str:
+        assert scored.frame is not None
+        return (f"scored {scored.frame.height:,} tutor turns of {len(self.conversations):,} conversations -> {output}"
+                + (f"; conversations -> {self.conversations_output}" if self.conversations_output else ""))
 
 
 def score_dialogue_file(
@@ -92,73 +217,17 @@ def score_dialogue_file(
 
     TURNS and CONV are returned in memory as well (with ``output=None`` TURNS is not checkpointed);
     ``keep_checkpoint`` as in :func:`tutormetrics.engine.file_scoring.score_file`.
+
+    Args:
+        path: the dialogue input (long table, chat JSONL, or an exchange table with ``--transcript-col``).
+        output: TURNS, or ``None`` for the frames in memory only.
+        options: what to score and how (the ``score`` options).
+        dialogue: the dialogue options (columns, context, roles, speakers, turn tags).
+        conversations_output: CONV, when wanted.
+        log: where notes, warnings and the last line go.
+        keep_checkpoint: keep the verified chunks after success.
     """
-    context = parse_context(dialogue.context)
-    encoding = check_context_encoding(dialogue.context_encoding)
-    for target in (output, conversations_output):
-        if target is not None:
-            infer_format(target, options.output_format if target == output else None)
-    found = read_conversations(path, dialogue.read_options(options))
-    for note in found.notes:
-        log(f"note: {note}")
-    convs = found.conversations
-    _check_unique_ids(convs)
-    silent = [c.conversation_id for c in convs if c.n_tutor_turns == 0]
-    if silent:
-        shown = ", ".join(silent[:5]) + (", ..." if len(silent) > 5 else "")
-        log(f"note: {len(silent)} conversation(s) have no tutor turn, so no TURNS rows (CONV has n_tutor_turns = 0): {shown}")
-    n_rows = sum(c.n_tutor_turns for c in convs)
-    # TURNS is keyed by exchange_id = "{conversation_id}:{turn}" whatever --id named in a transcript table
-    # No text cache across chunks here: chunks hold whole conversations (their turns are encoded once within the
-    # chunk), so every chunk is scored on its own and a resumed run reuses any verified chunk and scores the
-    # others exactly as an uninterrupted run does (the byte-identical resume guarantee).
-    scorer = dialogue_scorer(build_scorer(replace(options, id_columns=["exchange_id"], cache_mb=0), n_rows))
-    keep = [*options.keep_columns, *dialogue.tag_columns()]
-    with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as stack:
-        warnings.simplefilter("always")
-        checkpoint = None
-        if output is not None:
-            key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)), dialogue=asdict(dialogue))
-            checkpoint = stack.enter_context(Checkpoint(output, key))
-            checkpoint.open(options.resume, log)
-            remove_stale_temporaries(output)
-        turns, run = score_turns(
-            convs, scorer, context, keep, turn_dtype=turn_column_dtype(convs), context_encoding=encoding,
-            caught=caught, checkpoint=checkpoint,
-        )
-        if output is not None and checkpoint is not None:
-            _write(turns, output, options)
-            if not keep_checkpoint:
-                checkpoint.remove()
-        all_warnings = list(found.warnings) + run.run_warnings()
-    notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
-    log_summary(log, all_warnings, notes)
-    conv = conversation_table(convs, turns, mean_columns(scorer))
-    turn_columns = scorer.column_descriptions(level="turn")
-    if conversations_output is not None:
-        if options.write_manifest:  # CONV's own column descriptions (before the table: a CSV guard record joins it)
-            conv_columns = conversation_columns(turn_columns)
-            conv_manifest = {"tutormetrics": __version__, "turns": str(output) if output else None,
-                             MANIFEST_KEY: [d.to_dict() for d in conv_columns],
-                             ROLES_KEY: column_roles(conv.columns, id_col="conversation_id", descriptions=conv_columns,
-                                                     kept=list(options.keep_columns))}  # fmt: skip
-            write_text_atomic(manifest_path(conversations_output), json.dumps(conv_manifest, indent=2, default=str))
-        _write(conv, conversations_output, options, fmt=None)
-    manifest = run_manifest(
-        scorer, source=path, options=options, warnings=all_warnings, nan_reasons=nan_reasons,
-        dialogue=asdict(dialogue) | {"form": found.form}, n_conversations=len(convs), n_turn_rows=turns.height,
-        conversations_without_tutor_turn=len(silent),
-    )
-    manifest[MANIFEST_KEY] = [d.to_dict() for d in turn_columns]
-    manifest[ROLES_KEY] = column_roles(turns.columns, id_col="exchange_id", descriptions=turn_columns,
-                                       kept=list(options.keep_columns), tags=dialogue.tag_columns())  # fmt: skip
-    if output is not None:
-        write_run_manifest(output, manifest, options)
-        log(f"scored {turns.height:,} tutor turns of {len(convs):,} conversations -> {output}"
-            + (f"; conversations -> {conversations_output}" if conversations_output else ""))
-    return DialogueResult(turns, conv, manifest, turns.height, len(convs))
-
-
-def _write(frame: pl.DataFrame, path: Path, options: ScoreOptions, fmt: str | None | object = ...) -> None:
-    fmt = options.output_format if fmt is ... else fmt
-    write_table(frame, path, fmt, formula_guard=options.csv_formula_guard, record=options.write_manifest)  # type: ignore[arg-type]
+    job = DialogueJob(path, options, dialogue, log, output=output, conversations_output=conversations_output)
+    scored = run_job(job, output, options, log=log, keep_checkpoint=keep_checkpoint)
+    assert scored.frame is not None and job.conv is not None
+    return DialogueResult(scored.frame, job.conv, scored.manifest, scored.frame.height, len(job.conversations))

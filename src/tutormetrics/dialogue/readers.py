@@ -1,4 +1,4 @@
-"""Read conversations from the three input forms (``dialogue.md`` §1).
+"""Read conversations from the three input forms (``docs/guide/dialogues.md``, ``docs/guide/input.md#conversations``).
 
 * long table (CSV, Parquet, JSONL without ``messages``): one row per turn;
 * chat JSONL: one conversation per line, ``{"conversation_id", "messages": [{"role", "content"}]}``;
@@ -27,7 +27,8 @@ from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.transcript import UNKNOWN_LABELS_HINT, parse_transcript, unknown_labels_message
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import IdKey, input_key
-from tutormetrics.io import infer_format, read_table, require_columns, stable_id
+from tutormetrics.engine.exchanges import stable_id
+from tutormetrics.io.tables import infer_format, read_table, require_columns
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 
@@ -41,7 +42,7 @@ class DialogueColumns:
     role_col: str = "role"
     text_col: str = "text"
     transcript_col: str | None = None
-    #: ``--history-col``: each row's response after this history, one exchange per row (``datasets.md`` §3.4)
+    #: ``--history-col``: each row's response after this history, one exchange per row (``docs/guide/dialogues.md#one-response-after-its-history-history-col``)
     history_col: str | None = None
 
 
@@ -61,7 +62,7 @@ class ReadOptions(DialogueColumns):
     turn_tag: re.Pattern[str] | None = None
     #: the response column was named explicitly (--response): a transcript table must then have it
     response_required: bool = False
-    #: ``--id`` (repeatable): a composite exchange_id is built in a transcript table (``datasets.md`` §3.1)
+    #: ``--id`` (repeatable): a composite exchange_id is built in a transcript table (``docs/guide/input.md#composite-ids``)
     id_key: IdKey | None = None
 
     def __post_init__(self) -> None:
@@ -181,7 +182,13 @@ def _is_chat_jsonl(path: Path) -> bool:
 
 # -- long table ------------------------------------------------------------------------------------
 def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = "input") -> list[Conversation]:
-    """One row per turn → conversations (turns sorted by ``turn``, conversations by first appearance)."""
+    """One row per turn → conversations (turns sorted by ``turn``, conversations by first appearance).
+
+    Args:
+        frame: one row per turn.
+        opts: the column names, roles and kept columns.
+        source: the input's name in messages.
+    """
     need = {
         "--conversation-col": opts.conversation_col,
         "--turn-col": opts.turn_col,
@@ -343,8 +350,13 @@ def transcript_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: 
     """Each exchange row is one conversation: the parsed transcript, then ``response`` as the last tutor turn.
 
     Without a response column (and none named with ``--response``) the transcript alone is the conversation
-    (datasets.md §3.2 rule 7). Unknown speaker-like labels after a transcript's first turn stop the run, listed by
+    (``docs/guide/dialogues.md``). Unknown speaker-like labels after a transcript's first turn stop the run, listed by
     count (rule 5).
+
+    Args:
+        frame: the exchange table.
+        opts: the transcript column, roles, speakers, ``--turn-sep`` and kept columns.
+        source: the input's name in messages.
     """
     assert opts.transcript_col is not None
     require_columns(frame, [opts.transcript_col], source=source, option="--transcript-col")

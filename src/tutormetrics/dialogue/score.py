@@ -2,7 +2,7 @@
 
 The engine does the metric work: each tutor turn is an exchange whose prompt is the list of its
 context turns, so every distinct turn is encoded once per chunk and a context's encoder values are
-pooled over its turns (``metrics.md`` §6.2 for that split). Chunks hold whole conversations.
+pooled over its turns (``docs/guide/dialogues.md`` for that split). Chunks hold whole conversations.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from tutormetrics.dialogue.turns import (
     build_exchanges,
     check_context_encoding,
 )
-from tutormetrics.engine.checkpoint import Checkpoint
 from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
@@ -93,6 +92,29 @@ def turn_rows(scorer: Scorer, turn_dtype: pl.DataType) -> Callable[[pl.DataFrame
     return finish
 
 
+def turn_items(
+    conversations: Sequence[Conversation],
+    scorer: Scorer,
+    context: Context = "full",
+    keep_columns: Sequence[str] = (),
+    context_encoding: str = "joined",
+) -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
+    """The chunks of whole conversations (:func:`conversation_chunks`, about ``scorer.chunk_size`` tutor turns each)
+    as ``(chunk, exchanges)`` items: what the scorer takes, and what :func:`turn_rows` builds the TURNS rows from.
+
+    Args:
+        conversations: the conversations, in order.
+        scorer: the scorer (its ``chunk_size``).
+        context: the context of each tutor turn (``docs/guide/dialogues.md``).
+        keep_columns: the ``--keep`` and ``--turn-tag`` columns each turn carries.
+        context_encoding: ``joined`` or ``turns``.
+    """
+    for chunk in conversation_chunks(conversations, scorer.chunk_size):
+        if any(c.n_tutor_turns for c in chunk):
+            built = build_exchanges(chunk, context, keep_columns)
+            yield built.chunk(context_encoding), built
+
+
 def score_turns(
     conversations: Sequence[Conversation],
     scorer: Scorer,
@@ -101,28 +123,23 @@ def score_turns(
     *,
     context_encoding: str = "joined",
     turn_dtype: pl.DataType | None = None,
-    caught: list[Any] | None = None,
-    checkpoint: Checkpoint | None = None,
-) -> tuple[pl.DataFrame, ChunkRun]:
-    """TURNS of every tutor turn, scored in chunks of whole conversations through the engine's chunk pipeline
-    (with a ``checkpoint``: verified chunks reused, the others saved), and the :class:`ChunkRun` (its counts and
-    warnings). ``caught`` is the list a ``warnings.catch_warnings(record=True)`` block records into."""
+) -> pl.DataFrame:
+    """TURNS of every tutor turn, in memory, scored in chunks of whole conversations through the engine's chunk
+    pipeline (files are scored by :mod:`tutormetrics.dialogue.file_scoring`, with checkpoints).
+
+    Args:
+        conversations: the conversations, in order.
+        scorer: the scorer (with the ``dialogue_turn`` family: :func:`dialogue_scorer`).
+        context: the context of each tutor turn.
+        keep_columns: the columns each turn carries into TURNS.
+        context_encoding: ``joined`` or ``turns``.
+        turn_dtype: the ``turn`` column's type (:func:`turn_column_dtype` when ``None``).
+    """
     dtype = turn_dtype or turn_column_dtype(conversations)
     total = sum(c.n_tutor_turns for c in conversations)
-    run = ChunkRun(scorer, total=total, caught=caught, checkpoint=checkpoint, finish=turn_rows(scorer, dtype))
-
-    def items() -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
-        for chunk in conversation_chunks(conversations, scorer.chunk_size):
-            if any(c.n_tutor_turns for c in chunk):
-                built = build_exchanges(chunk, context, keep_columns)
-                yield built.chunk(context_encoding), built
-
-    if checkpoint is None:
-        frames = [frame for _, frame in run.frames(items())]
-    else:
-        frames = [pl.read_parquet(p) for p in run.save_all(items())]
-    turns = pl.concat(frames) if frames else empty_turns_frame(scorer, keep_columns, dtype)
-    return turns, run
+    run = ChunkRun(scorer, total=total, finish=turn_rows(scorer, dtype))
+    frames = [frame for _, frame in run.frames(turn_items(conversations, scorer, context, keep_columns, context_encoding))]
+    return pl.concat(frames, how="vertical_relaxed") if frames else empty_turns_frame(scorer, keep_columns, dtype)
 
 
 def kept_name(column: str, scorer: Scorer) -> str:
@@ -147,7 +164,13 @@ def _turn_series(values: list[Any], dtype: pl.DataType) -> pl.Series:
 
 
 def empty_turns_frame(scorer: Scorer, keep_columns: Sequence[str], turn_dtype: pl.DataType) -> pl.DataFrame:
-    """TURNS with no rows (no tutor turn anywhere), with the full schema."""
+    """TURNS with no rows (no tutor turn anywhere), with the full schema.
+
+    Args:
+        scorer: the scorer (its columns).
+        keep_columns: the kept columns.
+        turn_dtype: the ``turn`` column's type.
+    """
     base = scorer.empty_frame()
     schema: dict[str, Any] = {scorer.id_column: pl.String, "conversation_id": pl.String, "turn": turn_dtype}
     schema.update({"tutor_turn": pl.Int64, "ctx_turns": pl.Int64, **{kept_name(c, scorer): pl.String for c in keep_columns}})
@@ -182,11 +205,11 @@ def score_dialogues(
         data: a file (long table, chat JSONL, or an exchange table with ``transcript_col``), a long
             polars frame (``conversation_id, turn, role, text``), or a list of :class:`Conversation`.
         metrics: families as for :class:`~tutormetrics.engine.scorer.Scorer` (default: ``"lexical"``).
-        context: ``"full"``, ``"last"`` or N (``dialogue.md`` §2).
+        context: ``"full"``, ``"last"`` or N (``docs/guide/dialogues.md``).
         context_encoding: how the encoder families see a context of several turns: ``"joined"``
             (default) encodes the joined text like any prompt, exactly what scoring that text without
-            dialogues gives (``dialogue.md`` §7); ``"turns"`` encodes each turn once and pools the
-            context over its turns (``metrics.md`` §6.2 for the split at turn boundaries): O(T) encoder
+            dialogues gives (``docs/guide/dialogues.md``); ``"turns"`` encodes each turn once and pools the
+            context over its turns (``docs/guide/dialogues.md`` for the split at turn boundaries): O(T) encoder
             work per conversation instead of O(T²), but attention no longer crosses turns, so the
             encoder columns differ from ``"joined"``. Text families are the same either way.
         encoder: an ``EncoderConfig`` or ``TextEncoder`` for the encoder families.
@@ -227,7 +250,7 @@ def score_dialogues(
     scorer = dialogue_scorer(Scorer(metrics, encoder=encoder, chunk_size=chunk_size, progress=progress))
     dtype = turn_column_dtype(conversations)
     encoding = check_context_encoding(context_encoding)
-    turns, _ = score_turns(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding)
+    turns = score_turns(conversations, scorer, ctx, keep_columns, turn_dtype=dtype, context_encoding=encoding)
     conv = conversation_table(conversations, turns, mean_columns(scorer))
     return DialogueScores(turns, conv, warnings)
 

@@ -43,6 +43,7 @@ from tutormetrics.encoders.windows import (
     word_pieces,
 )
 from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -251,12 +252,7 @@ class OnnxTextEncoder(EncoderCommon):
         flat_ids, text_start = flatten(ids)
         del ids
         input_names = list(meta["inputs"])
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
-            total=len(bounds), desc="encoding", unit="batch", file=sys.stderr,
-            disable=None if progress is None else not progress,
-        )  # fmt: skip
+        bar = progress_bar(len(bounds), stage="encode", unit="batches", progress=progress, file=sys.stderr)
         try:
             for b0, b1 in bounds:
                 sel = order[b0:b1]

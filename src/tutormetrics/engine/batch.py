@@ -26,7 +26,7 @@ import polars as pl
 
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import join_prompt_columns, stable_id
+from tutormetrics.engine.exchanges import exchange_rows
 
 
 class ScoreBatch:
@@ -62,14 +62,8 @@ class ScoreBatch:
         missing = [c for c in [*o.prompt_columns, o.response_column, *self.passthrough] if c not in frame.columns]
         if missing:
             raise InputSchemaError(f"batch has no column(s) {', '.join(map(repr, missing))}", hint=f"columns: {frame.columns}")
-        prompts = join_prompt_columns(frame, o.prompt_columns).to_list()
-        responses = frame.get_column(o.response_column).cast(pl.String).to_list()
-        if o.id_column in frame.columns:
-            ids = frame.get_column(o.id_column).cast(pl.String).to_list()
-        else:
-            seen: dict[str, int] = {}
-            ids = [stable_id(p, r, seen) for p, r in zip(prompts, responses)]
-        scored = self.scorer.score(ids, prompts, responses)
+        rows = exchange_rows(frame, o.prompt_columns, o.response_column, id_column=o.id_column)
+        scored = self.scorer.score(*rows)
         if self.passthrough:
             scored = pl.concat([frame.select(self.passthrough), scored], how="horizontal")
         return scored

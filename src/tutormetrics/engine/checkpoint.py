@@ -44,7 +44,8 @@ import polars as pl
 
 from tutormetrics import __version__
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import atomic_output, file_sha256, write_text_atomic
+from tutormetrics.io.atomic import atomic_output, write_text_atomic
+from tutormetrics.io.hashing import file_sha256
 from tutormetrics.progress import Log
 
 _STATE, _LEDGER, _OWNER = "run.json", "chunks.json", "owner.json"
@@ -177,7 +178,13 @@ class Checkpoint:
 
     def save_window_piece(self, start: int, piece: int, write: Callable[[Path], None]) -> None:
         """Write piece ``piece`` of window ``start`` atomically and record its SHA-256 (a new window first
-        drops the pieces of the previous one)."""
+        drops the pieces of the previous one).
+
+        Args:
+            start: the window's first chunk.
+            piece: the piece's number within the window.
+            write: writes the piece's cache lookups to the path it is given.
+        """
         if self.window.get("start") != start:
             self.drop_window()
             self.window = {"start": start, "pieces": []}
@@ -228,7 +235,16 @@ class Checkpoint:
         write_cache: Callable[[Path], None] | None = None,
     ) -> None:
         """Write chunk ``index`` atomically and record it in the ledger; ``write_cache(path)`` writes the
-        chunk's text-cache delta, verified on resume like the chunk."""
+        chunk's text-cache delta, verified on resume like the chunk.
+
+        Args:
+            index: the chunk's number.
+            frame: its output rows.
+            id_col: the id column (its first and last id go into the ledger).
+            stats: the chunk's counts.
+            warnings: the warnings raised while it was scored.
+            write_cache: writes its text-cache delta to the path it is given (``None``: no cache).
+        """
         cache_sha = None
         if write_cache is not None:
             self._write_atomic(self.cache_path(index), write_cache)

@@ -67,6 +67,11 @@ class ChunkRun:
         self._deltas: dict[int, Any] = {}  # chunk index -> the Scorer's text-cache delta, until saved
         self._extra: dict[int, Any] = {}
 
+    @property
+    def stats(self) -> ScoreStats:
+        """The run's counts: the scorer's, reused chunks merged in."""
+        return self.scorer.stats
+
     def save_all(self, items: Iterator[Item]) -> list[Path]:
         """Score every item not reusable from the checkpoint, save each, and return every chunk's file in order."""
         checkpoint = self.checkpoint

@@ -34,7 +34,8 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import write_table, write_text_atomic
+from tutormetrics.io.atomic import write_text_atomic
+from tutormetrics.io.tables import write_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.artifacts import EncodedTexts
@@ -291,3 +292,23 @@ def finish_embeddings(
     finally:
         scorer.close()
     return write_embeddings(path, sink, ids, scorer, id_column=id_column, metrics_table=metrics_table)
+
+
+class EmbeddingOutput:
+    """A scoring job's side file: the sink attached to its Scorer now, the file written by the job's
+    ``write_more`` step (after the output, before its manifest) from the job's chunks in order.
+
+    Args:
+        request: where the file goes and which layers it keeps.
+        scorer: the job's Scorer (its encoder pass is observed).
+        id_column: the output's id column.
+    """
+
+    def __init__(self, request: EmbeddingRequest, scorer: Scorer, id_column: str) -> None:
+        self.request, self.scorer, self.id_column = request, scorer, id_column
+        self.sink = attach_sink(scorer, request.layers)
+
+    def write(self, chunks: Iterable[tuple[Any, ...]], metrics_table: Path | None) -> dict[str, Any]:
+        """:func:`finish_embeddings` over ``chunks`` (the job's chunks again)."""
+        return finish_embeddings(self.request.path, self.sink, self.scorer, chunks, id_column=self.id_column,
+                                 metrics_table=metrics_table)  # fmt: skip

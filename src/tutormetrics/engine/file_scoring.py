@@ -1,6 +1,9 @@
 """Score a file of exchanges: validate, stream in chunks, checkpoint each chunk, write atomically.
 
-This is the library function behind ``tutormetrics score``; the command only parses options.
+This is the library function behind ``tutormetrics score``; the command only parses options. The options
+(:class:`ScoreOptions`), the input's checks and chunked reading (:func:`plan_input`, :func:`iter_exchanges`, shared
+with the Ray engine) and the scorer (:func:`build_scorer`, shared by every kind) live here; the sequence around the
+chunks is the runner's (:mod:`tutormetrics.engine.runner`), which this kind fills with :class:`ExchangeFileJob`.
 
 * **Streaming.** The input is read in chunks of ``chunk_size`` rows (polars ``collect_batches``), so
   peak memory does not grow with the number of exchanges.
@@ -15,9 +18,8 @@ This is the library function behind ``tutormetrics score``; the command only par
 
 from __future__ import annotations
 
-import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,22 +28,11 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
-from tutormetrics.io import (
-    infer_format,
-    remove_stale_temporaries,
-    join_prompt_columns,
-    require_columns,
-    scan_table,
-    stable_id,
-    write_table,
-)
-from tutormetrics.engine.checkpoint import Checkpoint
-from tutormetrics.engine.chunk_run import ChunkRun
-from tutormetrics.engine.embedding_file import EmbeddingRequest, attach_sink, finish_embeddings
-from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
-from tutormetrics.engine.resolved import resolved_settings
-from tutormetrics.engine.run_warnings import run_notes
+from tutormetrics.engine.embedding_file import EmbeddingOutput, EmbeddingRequest
+from tutormetrics.engine.exchanges import ExchangeRows, exchange_rows
+from tutormetrics.engine.runner import Scored, ScoringJob, run_job
 from tutormetrics.engine.scorer import Scorer
+from tutormetrics.io.tables import infer_format, require_columns, scan_table
 from tutormetrics.progress import Log, quiet
 
 
@@ -49,7 +40,7 @@ from tutormetrics.progress import Log, quiet
 class ScoreOptions:
     """Everything ``score`` can be told; the same names as the CLI options and the Python API."""
 
-    #: ``--id``: the id column, or (two or more) the parts ``exchange_id`` is built from (``datasets.md`` §3.1)
+    #: ``--id``: the id column, or (two or more) the parts ``exchange_id`` is built from (``docs/guide/input.md#composite-ids``)
     id_columns: list[str] = field(default_factory=lambda: ["exchange_id"])
     id_sep: str = "/"  # ``--id-sep``: joins the parts of a composite id
     prompt_columns: list[str] = field(default_factory=lambda: ["prompt"])
@@ -68,7 +59,7 @@ class ScoreOptions:
     long_text: str = "window"
     trust_remote_code: bool = False
     syllables: str = "auto"
-    lang: str = "auto"  # auto | en | zh | ja (languages.md §3)
+    lang: str = "auto"  # auto | en | zh | ja (docs/guide/languages.md)
     segmenter: str = "char"  # char | rjieba (Chinese rows only; extra tutormetrics[zh])
     chars_per_sentence: float = 100.0  # concision: characters per sentence-equivalent
     concision_bands: tuple[float, float] = (3.0, 6.0)  # concision_band 2 up to the first, 1 up to the second
@@ -100,17 +91,22 @@ class ScoreOptions:
         """The output's id column: the one ``--id``, or ``exchange_id`` built from several."""
         return self.id_key.column
 
-    def result_key(self, resolved: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The options that can change the numbers (progress, manifest and resume cannot). Whether the text cache
-        is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of the
-        key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
-        byte-identical encoder columns). ``resolved`` (:func:`tutormetrics.engine.resolved.resolved_settings`)
-        replaces ``auto`` by what ran: ``syllables``, ``backend``, ``device``, ``dtype``."""
+    def result_key(self) -> dict[str, Any]:
+        """The options that can change the numbers (progress, manifest and resume cannot), as given: the run key adds
+        what ``auto`` became once, beside them (:func:`tutormetrics.engine.run_summary.run_key`). Whether the text
+        cache is on decides how texts are batched (encoder values move in the last float32 bits), so it is part of
+        the key; its budget is not (a resume replays the checkpointed cache; resume with the same ``--cache-mb`` for
+        byte-identical encoder columns).
+
+        >>> key = ScoreOptions(syllables="auto", progress=True).result_key()
+        >>> key["syllables"], "progress" in key, key["text_cache"]
+        ('auto', False, True)
+        """
         skip = {"progress", "progress_every", "write_manifest", "resume", "output_format", "csv_formula_guard", "n_jobs", "cache_mb",
                 "engine", "ray_address", "num_actors", "gpus_per_actor",
                 "backend", "quantize"}  # the encoder fingerprint covers the resolved backend and quantisation
         key = {k: v for k, v in asdict(self).items() if k not in skip}
-        return key | {"text_cache": self.cache_mb != 0} | dict(resolved or {})
+        return key | {"text_cache": self.cache_mb != 0}
 
 
 @dataclass
@@ -222,7 +218,14 @@ def _check_text_columns(schema: pl.Schema, columns: list[str], path: Path) -> No
 
 def open_input(path: Path, output: Path | None, options: ScoreOptions, log: Log) -> tuple[pl.LazyFrame, InputPlan, int]:
     """:func:`plan_input`, the notes on generated ids and dropped duplicates, the output name checked before any
-    work; returns the lazy input, its plan and the number of rows that will be scored (every engine starts here)."""
+    work; returns the lazy input, its plan and the number of rows that will be scored (every engine starts here).
+
+    Args:
+        path: the exchange table.
+        output: the output (its format checked now), or ``None``.
+        options: the score options.
+        log: where the notes on generated ids and dropped duplicates go.
+    """
     lf, plan = plan_input(path, options)
     if not plan.has_id:
         log(f"note: {path} has no {options.id_column!r} column; generated stable content ids (sha1 of prompt and response)")
@@ -239,10 +242,18 @@ def iter_exchanges(
     options: ScoreOptions,
     kept: deque[pl.DataFrame] | None = None,
     source: str = "input",
-) -> Iterator[tuple[list[str], list[str | None], list[str | None]]]:
-    """Yield ``(ids, prompts, responses)`` in chunks of exactly ``chunk_size`` rows (the last may be shorter).
+) -> Iterator[ExchangeRows]:
+    """Yield ``(ids, prompts, responses)`` (:func:`~tutormetrics.engine.exchanges.exchange_rows`) in chunks of exactly
+    ``chunk_size`` rows (the last may be shorter).
 
     The ``--keep`` columns of each chunk are appended to ``kept`` in the same order.
+
+    Args:
+        lf: the input, opened by :func:`plan_input`.
+        plan: what :func:`plan_input` learnt (ids given, rows kept, kept columns).
+        options: the score options (``chunk_size``, the prompt, response and id columns).
+        kept: where each chunk's kept columns are appended, in order (``None``: not wanted).
+        source: the input's name in read errors.
     """
     id_cols = [options.id_column] if plan.has_id else []
     cols = list(dict.fromkeys([*options.prompt_columns, options.response_column, *id_cols]))
@@ -281,16 +292,11 @@ def _batches(frame: pl.LazyFrame, size: int, source: str) -> Iterator[pl.DataFra
 
 def _columns(
     df: pl.DataFrame, plan: InputPlan, options: ScoreOptions, seen: dict[str, int], kept: deque[pl.DataFrame] | None
-) -> tuple[list[str], list[str | None], list[str | None]]:
+) -> ExchangeRows:
     if kept is not None and plan.kept:
         kept.append(df.select([pl.col(f"__keep_{c}").alias(c) for c in plan.kept]))
-    prompts = join_prompt_columns(df, options.prompt_columns).to_list()
-    responses = df.get_column(options.response_column).to_list()
-    if plan.has_id:
-        ids = df.get_column(options.id_column).to_list()
-    else:
-        ids = [stable_id(p, r, seen) for p, r in zip(prompts, responses)]
-    return ids, prompts, responses
+    id_column = options.id_column if plan.has_id else None
+    return exchange_rows(df, options.prompt_columns, options.response_column, id_column=id_column, seen=seen)
 
 
 def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
@@ -351,6 +357,51 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     return scorer
 
 
+class ExchangeFileJob(ScoringJob):
+    """The local kind of :func:`~tutormetrics.engine.runner.run_job`: an exchange table read in chunks of exactly
+    ``chunk_size`` rows (:func:`iter_exchanges`), each chunk's rows the id, the kept columns, then the scores; the
+    output is streamed from the chunk files.
+
+    Args:
+        source: the exchange table.
+        options: the score options.
+        log: where the input's notes go.
+        output: the output (its name is checked before any work).
+        embeddings: also write the pooled vectors of the encoder pass (:mod:`tutormetrics.engine.embedding_file`).
+    """
+
+    def __init__(self, source: Path, options: ScoreOptions, log: Log = quiet, output: Path | None = None,
+                 embeddings: EmbeddingRequest | None = None) -> None:  # fmt: skip
+        self.lf, self.plan, n_kept = open_input(source, output, options, log)
+        super().__init__(source, build_scorer(options, n_kept), n_kept)
+        self.options = options
+        self.embeddings = None if embeddings is None else EmbeddingOutput(embeddings, self.scorer, options.id_column)
+
+    def items(self) -> Iterator[tuple[tuple[Any, ...], pl.DataFrame | None]]:
+        kept: deque[pl.DataFrame] = deque()
+        for chunk in iter_exchanges(self.lf, self.plan, self.options, kept, source=str(self.source)):
+            yield chunk, kept.popleft() if self.plan.kept else None
+
+    def finish(self, frame: pl.DataFrame, kept: pl.DataFrame | None) -> pl.DataFrame:
+        """The id, the ``--keep`` columns (when any), then the scored columns."""
+        if kept is None:
+            return frame
+        id_column = self.scorer.id_column
+        return pl.concat([frame.select(id_column), kept, frame.drop(id_column)], how="horizontal")
+
+    def write_more(self, scored: Scored, output: Path | None) -> None:
+        """The embeddings side file, when asked for."""
+        if self.embeddings is not None:
+            self.embeddings.write((chunk for chunk, _ in self.items()), output)
+
+    def manifest_fields(self, scored: Scored) -> dict[str, Any]:
+        return {"n_rows": self.total, "dropped_duplicates": self.plan.n_dropped_duplicates,
+                "generated_ids": not self.plan.has_id}  # fmt: skip
+
+    def done_message(self, scored: Scored, output: Path) -> str:
+        return f"scored {self.total:,} exchanges -> {output}"
+
+
 def score_file(
     path: Path,
     output: Path | None,
@@ -368,74 +419,21 @@ def score_file(
     ``keep_checkpoint`` leaves the verified chunks in ``<output>.partial/`` after the output is written, so a
     rerun of the same command reuses every chunk (``run`` resumes after its scoring step this way and removes
     them when the whole run has finished: :func:`~tutormetrics.engine.checkpoint.remove_checkpoint`).
-    ``embeddings``: also write the pooled vectors of the encoder pass there (:mod:`tutormetrics.engine.embedding_file`).
+
+    Args:
+        path: the exchange table (CSV, TSV, Parquet, JSONL).
+        output: the metrics table, or ``None`` for the frame in memory only.
+        options: what to score and how (:class:`ScoreOptions`).
+        log: where notes, warnings and the last line go.
+        keep_frame: return the frame although it was written.
+        keep_checkpoint: keep the verified chunks after success.
+        embeddings: also write the pooled vectors of the encoder pass there (:mod:`tutormetrics.engine.embedding_file`).
     """
     if options.engine != "local":  # the Ray engine sits above this module (it reuses the reader and the options)
         raise ConfigError(
             f"score_file runs the local engine, not {options.engine!r}",
             hint="for Ray call tutormetrics.engine.ray_engine.score_file_ray (the CLI: --engine ray)",
         )
-    lf, plan, n_kept = open_input(path, output, options, log)
-    scorer = build_scorer(options, n_kept)
-    sink = attach_sink(scorer, embeddings.layers) if embeddings is not None else None
-    kept: deque[pl.DataFrame] = deque()
-    items = ((chunk, kept.popleft() if plan.kept else None)
-             for chunk in iter_exchanges(lf, plan, options, kept, source=str(path)))
-    finish = _with_kept(options.id_column)
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if output is None:
-            run = ChunkRun(scorer, total=n_kept, caught=caught, finish=finish)
-            frames = [frame for _, frame in run.frames(items)]
-            frame: pl.DataFrame | None = pl.concat(frames) if frames else scorer.empty_frame()
-        else:
-            key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)))
-            with Checkpoint(output, key) as checkpoint:
-                checkpoint.open(options.resume, log)
-                remove_stale_temporaries(output)
-                run = ChunkRun(scorer, total=n_kept, caught=caught, checkpoint=checkpoint, finish=finish)
-                parts = run.save_all(items)
-                _assemble(parts, output, options, scorer)
-                frame = _read_parts(parts, scorer) if keep_frame else None
-                if not keep_checkpoint:
-                    checkpoint.remove()
-        all_warnings = run.run_warnings()
-    if sink is not None and embeddings is not None:
-        finish_embeddings(embeddings.path, sink, scorer, iter_exchanges(lf, plan, options, source=str(path)),
-                                         id_column=options.id_column, metrics_table=output)  # fmt: skip
-    notes, nan_reasons = run_notes(scorer.stats, [f.name for f in scorer.families])
-    log_summary(log, all_warnings, notes)
-    manifest = run_manifest(
-        scorer, source=path, options=options, warnings=all_warnings, nan_reasons=nan_reasons,
-        n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
-    )
-    if output is not None:
-        write_run_manifest(output, manifest, options)
-        log(f"scored {n_kept:,} exchanges -> {output}")
-    return ScoreResult(frame, manifest, output, n_kept, run.n_reused, scorer.column_families())
-
-
-def _with_kept(id_column: str) -> Callable[[pl.DataFrame, pl.DataFrame | None], pl.DataFrame]:
-    """A chunk's output rows: the id, the ``--keep`` columns (when any), then the scored columns."""
-
-    def finish(frame: pl.DataFrame, kept: pl.DataFrame | None) -> pl.DataFrame:
-        if kept is None:
-            return frame
-        return pl.concat([frame.select(id_column), kept, frame.drop(id_column)], how="horizontal")
-
-    return finish
-
-
-def _assemble(parts: list[Path], output: Path, options: ScoreOptions, scorer: Scorer) -> None:
-    write_table(
-        pl.scan_parquet(parts) if parts else scorer.empty_frame(),
-        output,
-        options.output_format,
-        formula_guard=options.csv_formula_guard,
-        record=options.write_manifest,
-    )
-
-
-def _read_parts(parts: list[Path], scorer: Scorer) -> pl.DataFrame:
-    return pl.read_parquet(parts) if parts else scorer.empty_frame()
+    job = ExchangeFileJob(path, options, log, output, embeddings)
+    scored = run_job(job, output, options, log=log, keep_frame=keep_frame, keep_checkpoint=keep_checkpoint)
+    return ScoreResult(scored.frame, scored.manifest, output, job.total, scored.n_reused, job.scorer.column_families())

@@ -10,7 +10,7 @@
    compute=ActorPoolStrategy(size=num_actors), num_gpus=gpus_per_actor)``: one Scorer (one model load, one text
    cache) per actor, one block per call.
 4. Ray Data writes Parquet shards; the driver sorts them back into input order by row number, checks that every
-   row came back once, and writes the final file with the same atomic :func:`~tutormetrics.io.write_table`
+   row came back once, and writes the final file with the same atomic :func:`~tutormetrics.io.tables.write_table`
    (CSV formula guard included), then removes the staging folder. On a multi-node cluster the output's folder
    must be on storage every node sees (as for any Ray Data ``read_parquet``/``write_parquet``).
 
@@ -29,6 +29,7 @@ import shutil
 import tempfile
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -36,19 +37,11 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.engine.checkpoint import Checkpoint
-from tutormetrics.engine.file_scoring import (
-    ScoreOptions,
-    ScoreResult,
-    build_scorer,
-    iter_exchanges,
-    open_input,
-)
-from tutormetrics.engine.resolved import resolved_settings
+from tutormetrics.engine.file_scoring import ExchangeFileJob, ScoreOptions, ScoreResult, iter_exchanges
 from tutormetrics.engine.run_stats import ScoreStats
-from tutormetrics.engine.run_summary import log_summary, run_key, run_manifest, write_run_manifest
-from tutormetrics.engine.run_warnings import long_text_warning, mostly_nan_warnings, run_notes
+from tutormetrics.engine.run_warnings import long_text_warning, mostly_nan_warnings
+from tutormetrics.engine.runner import Scored, run_job
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import write_table
 from tutormetrics.progress import Log, quiet
 
 ROW, PROMPT, RESPONSE = "__row", "__prompt", "__response"
@@ -99,6 +92,13 @@ def stage_input(lf: pl.LazyFrame, plan: Any, options: ScoreOptions, folder: Path
     The input is read with the local engine's reader, a window of ``32 · chunk_size`` rows at a time (memory stays
     bounded), and each window is packed with :func:`pack_blocks`. Columns: the row number, the id, the joined
     prompt, the response and the ``--keep`` columns (``__keep_<name>``).
+
+    Args:
+        lf: the input, opened by :func:`~tutormetrics.engine.file_scoring.plan_input`.
+        plan: its plan.
+        options: the score options (``chunk_size``, the columns).
+        folder: the staging folder to create.
+        source: the input's name in read errors.
     """
     folder.mkdir(parents=True)
     window = replace(options, chunk_size=32 * options.chunk_size)
@@ -148,6 +148,93 @@ def _quiet(ray: Any, progress: bool | None) -> None:
     logging.getLogger("ray.data").setLevel(logging.INFO if progress else logging.WARNING)
 
 
+class RayJob(ExchangeFileJob):
+    """``--engine ray`` as a kind of :func:`~tutormetrics.engine.runner.run_job`: the local kind's reader and rows,
+    one chunk (the whole input, scored by the actor pool: :class:`RayRun`), ``engine="ray"`` in the run key, and the
+    counts of the manifest read back from the scored frame.
+
+    Args:
+        source: the exchange table.
+        options: the score options (``num_actors``, ``gpus_per_actor``, ``ray_address``).
+        log: where the input's notes and Ray's lines go.
+        output: the output (its name is checked before any work).
+    """
+
+    in_memory = True  # the driver holds the frame Ray returns
+    records_warnings = False  # the actors' warnings stay with them; the driver counts from the frame
+
+    def __init__(self, source: Path, options: ScoreOptions, log: Log = quiet, output: Path | None = None) -> None:
+        self.ray = import_ray()
+        super().__init__(source, options, log, output)  # the model is not loaded on the driver
+        self.log, self.output = log, output
+
+    def items(self) -> Iterator[tuple[tuple[Any, ...], Any]]:
+        yield (self.lf, self.plan), None  # one chunk: the whole input, staged for Ray Data
+
+    def chunk_run(self, caught: Any, checkpoint: Checkpoint | None) -> RayRun:
+        return RayRun(self, checkpoint)
+
+    def key_parts(self) -> dict[str, Any]:
+        return {"engine": "ray"}
+
+    def manifest_fields(self, scored: Scored) -> dict[str, Any]:
+        stats = vars(scored.run.stats)
+        return {"stats": {k: v for k, v in stats.items() if k in _FRAME_STATS}, "load_encoder": False,
+                **super().manifest_fields(scored)}  # fmt: skip
+
+    def manifest_extra(self, scored: Scored) -> dict[str, Any]:
+        return {"engine": scored.run.engine}
+
+    def done_message(self, scored: Scored, output: Path) -> str:
+        return f"scored {self.total:,} exchanges -> {output} (ray, {scored.run.engine['actors']} actor(s))"
+
+
+class RayRun:
+    """The chunk engine of :class:`RayJob`: its one chunk scored on Ray Data, or reused from the checkpoint (one
+    verified Parquet chunk with the whole frame, keyed like the local engine's) without starting Ray; counts and
+    warnings are read back from the frame."""
+
+    def __init__(self, job: RayJob, checkpoint: Checkpoint | None) -> None:
+        self.job, self.checkpoint = job, checkpoint
+        self.n_reused = 0
+        self.frame: pl.DataFrame | None = None
+        self.engine: dict[str, Any] = {}
+        self._stats: ScoreStats | None = None
+
+    def frames(self, items: Iterator[Any]) -> Iterator[tuple[int, pl.DataFrame]]:
+        yield 0, self._score(items)
+
+    def save_all(self, items: Iterator[Any]) -> list[Path]:
+        checkpoint, job = self.checkpoint, self.job
+        assert checkpoint is not None
+        done = checkpoint.ledger.get(0)
+        if done is not None and done.get("rows") == job.total and isinstance(done.get("stats"), dict):
+            self.frame, self.engine, self.n_reused = pl.read_parquet(checkpoint.path(0)), done["stats"]["engine"], 1
+            job.log(f"ray: reusing the {job.total:,} rows scored by an earlier run (verified in {checkpoint.dir})")
+        else:
+            checkpoint.save(0, self._score(items), job.scorer.id_column, {"engine": self.engine}, [])
+        return [checkpoint.path(0)]
+
+    def _score(self, items: Iterator[Any]) -> pl.DataFrame:
+        (lf, plan), _ = next(items)
+        job = self.job
+        self.frame, self.engine = _score_on_ray(job.ray, lf, plan, job.total, job.options, job.scorer, job.output,
+                                                str(job.source), job.log)  # fmt: skip
+        return self.frame
+
+    @property
+    def stats(self) -> ScoreStats:
+        """The run's counts, read back once from the scored frame (:func:`frame_stats`)."""
+        if self._stats is None:
+            assert self.frame is not None
+            self._stats = frame_stats(self.frame, self.job.scorer.metric_columns())
+        return self._stats
+
+    def run_warnings(self) -> list[str]:
+        assert self.frame is not None
+        return _long_text_warnings(self.frame, self.job.scorer) + mostly_nan_warnings(self.stats, self.job.scorer.nan_hints())
+
+
 def score_file_ray(
     path: Path, output: Path | None, options: ScoreOptions, *, log: Log = quiet, keep_frame: bool = False,
     keep_checkpoint: bool = False,
@@ -158,45 +245,19 @@ def score_file_ray(
     the input's hash and every option that changes numbers, as the local engine's) before the output is written;
     ``keep_checkpoint`` keeps it after success, so ``run`` can fail at a later step and its rerun reuses the scores
     without starting Ray.
+
+    Args:
+        path: the exchange table.
+        output: the metrics table, or ``None`` for the frame in memory only.
+        options: the score options (``num_actors``, ``gpus_per_actor``, ``ray_address`` for Ray).
+        log: where notes, warnings, Ray's lines and the last line go.
+        keep_frame: return the frame although it was written.
+        keep_checkpoint: keep the verified chunk after success.
     """
-    ray = import_ray()
-    lf, plan, n_kept = open_input(path, output, options, log)
-    scorer = build_scorer(options, n_kept)  # columns and manifest on the driver; the model is not loaded here
-
-    def finish(frame: pl.DataFrame, engine: dict[str, Any]) -> ScoreResult:
-        """Warnings, manifest, and (with an output) the output and its manifest."""
-        stats = frame_stats(frame, scorer.metric_columns())
-        run_warnings = _long_text_warnings(frame, scorer) + mostly_nan_warnings(stats, scorer.nan_hints())
-        notes, nan_reasons = run_notes(stats, [f.name for f in scorer.families])
-        log_summary(log, run_warnings, notes)
-        manifest = run_manifest(
-            scorer, source=path, options=options, warnings=run_warnings, nan_reasons=nan_reasons,
-            stats={k: v for k, v in vars(stats).items() if k in _FRAME_STATS}, load_encoder=False,
-            n_rows=n_kept, dropped_duplicates=plan.n_dropped_duplicates, generated_ids=not plan.has_id,
-        ) | {"engine": engine}
-        if output is not None:
-            write_table(frame, output, options.output_format, formula_guard=options.csv_formula_guard, record=options.write_manifest)
-            write_run_manifest(output, manifest, options)
-            log(f"scored {n_kept:,} exchanges -> {output} (ray, {engine['actors']} actor(s))")
-        keep = output is None or keep_frame
-        return ScoreResult(frame if keep else None, manifest, output, n_kept, 0, scorer.column_families())
-
-    if output is None:
-        return finish(*_score_on_ray(ray, lf, plan, n_kept, options, scorer, None, str(path), log))
-    key = run_key(path, scorer, options=options.result_key(resolved_settings(scorer)), engine="ray")
-    with Checkpoint(output, key) as checkpoint:
-        checkpoint.open(options.resume, log)
-        done = checkpoint.ledger.get(0)
-        if done is not None and done.get("rows") == n_kept and isinstance(done.get("stats"), dict):
-            frame, engine = pl.read_parquet(checkpoint.path(0)), done["stats"]["engine"]
-            log(f"ray: reusing the {n_kept:,} rows scored by an earlier run (verified in {checkpoint.dir})")
-        else:
-            frame, engine = _score_on_ray(ray, lf, plan, n_kept, options, scorer, output, str(path), log)
-            checkpoint.save(0, frame, options.id_column, {"engine": engine}, [])
-        result = finish(frame, engine)
-        if not keep_checkpoint:  # the output and its manifest are written: the checkpoint has done its job
-            checkpoint.remove()
-    return result
+    job = RayJob(path, options, log, output)
+    scored = run_job(job, output, options, log=log, keep_frame=keep_frame, keep_checkpoint=keep_checkpoint)
+    frame = scored.frame if output is None or keep_frame else None
+    return ScoreResult(frame, scored.manifest, output, job.total, scored.n_reused, job.scorer.column_families())
 
 
 def _score_on_ray(

@@ -3,13 +3,13 @@
 1. Texts are NFC-normalised and deduplicated (MRBench: 1,655 exchanges share 200 prompts).
 2. ``T(x)`` and ``S(x)`` run once per unique text; the encoder runs once per unique text
    (one forward pass feeds the embedding and synchrony families). Each row gets a ``lang``
-   (languages.md §3) from its response; under ``segmenter="rjieba"`` the texts of Chinese rows are
+   (``docs/guide/languages.md``) from its response; under ``segmenter="rjieba"`` the texts of Chinese rows are
    kept apart from the same texts in other rows, since their tokens differ.
 3. Every family scores the same read-only :class:`~tutormetrics.metrics.base.Artifacts`.
 4. Input is processed in chunks of ``chunk_size`` exchanges, so memory stays flat as input grows.
 5. A prompt may be a list of parts (a dialogue's context turns): the text families see the parts joined
    with ``"\n"``, the encoder encodes each part once and pools the prompt over its parts
-   (:func:`tutormetrics.encoders.compose.pool_parts`, the ``metrics.md`` §6.2 rule for that split).
+   (:func:`tutormetrics.encoders.compose.pool_parts`, ``docs/guide/dialogues.md`` for the split at turn boundaries).
 6. ``aux`` texts (e.g. a dialogue's previous student turn) join the same pass; families read their
    indices from ``ExchangeBatch.aux_idx``.
 """
@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.progress import DEFAULT_EVERY, progress_bar
+from tutormetrics.progress import DEFAULT_EVERY, RunProgress, run_progress
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, describe_columns
 from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
@@ -67,7 +67,7 @@ class Scorer:
             families with the forward passes instead).
         cpu_overlap: where the CPU families run during the encoder pass: ``"thread"``, ``"process"``
             (one persistent worker), or ``"auto"`` (process when the encoder is on CUDA, else thread).
-        lang: ``"auto"`` (the rule of languages.md §3 on each response) or ``"en"``, ``"zh"``, ``"ja"``
+        lang: ``"auto"`` (the rule of ``docs/guide/languages.md`` on each response) or ``"en"``, ``"zh"``, ``"ja"``
             for every row; written to the ``lang`` column. Readability is NaN unless ``lang`` is ``en``.
         segmenter: ``"char"`` (one token per CJK character) or ``"rjieba"`` (Chinese word segmentation
             of Han runs in rows whose ``lang`` is ``zh``; extra ``tutormetrics[zh]``).
@@ -112,9 +112,10 @@ class Scorer:
         self.families = _instantiate(metrics, registry)
         self.chunk_size = chunk_size
         self.progress = progress
-        #: seconds between progress lines off a terminal (datasets.md §7), and what the rows are called in them
+        #: seconds between progress lines off a terminal (``docs/design/scoring.md#progress``), and what the rows are called in them
         self.progress_every = DEFAULT_EVERY
         self.progress_unit = "exchanges"
+        self._run_progress: RunProgress | None = None  # the progress of the run under way (iter_scores)
         self.id_column = id_column
         self.stats = ScoreStats()
         self._encoder_arg = encoder
@@ -249,6 +250,12 @@ class Scorer:
         text per exchange (``None`` = none), encoded in the same pass and read by families through
         ``ExchangeBatch.aux_idx``.
 
+        Args:
+            ids: one id per exchange.
+            prompts: one prompt (or list of parts) per exchange.
+            responses: one response per exchange.
+            aux: further texts by name, one per exchange (``None``: none).
+
         Example:
             >>> round(Scorer(["overlap"]).score(["e"], [["a rose", "is a rose"]], ["a rose"])["jaccard_1"][0], 6)
             0.666667
@@ -276,10 +283,16 @@ class Scorer:
 
         With ``n_jobs > 1`` and no encoder family, chunks are scored in worker processes (results are
         identical: every metric is a pure function of its exchange).
+
+        Args:
+            chunks: ``(ids, prompts, responses[, aux])`` chunks.
+            total: rows in all chunks (the progress total).
+            initial: rows already done (a resumed run).
         """
-        bar = progress_bar(
+        bar = run_progress(
             total, stage="score", unit=self.progress_unit, progress=self.progress, every=self.progress_every, initial=initial
         )
+        self._run_progress = bar if isinstance(bar, RunProgress) else None  # the encoder reports its batches into it
         try:
             for frame, delta in self._scored_chunks(chunks):
                 self.stats.merge(delta)
@@ -287,6 +300,7 @@ class Scorer:
                 yield frame
         finally:
             bar.close()
+            self._run_progress = None
             self.close()
             self._warn_long_texts()
             self._warn_mostly_nan(self.stats)  # all chunks of the output, reused checkpoint chunks included
@@ -299,6 +313,49 @@ class Scorer:
     def score_chunk(self, chunk: tuple[Any, ...]) -> tuple[pl.DataFrame, ScoreStats]:
         """One ``(ids, prompts, responses[, aux])`` chunk (as :meth:`score` takes them): its frame and its counts
         (not merged into :attr:`stats`)."""
+        batch, art, parts, row_langs = self._artifacts(chunk)
+        stripped = np.array([not t.strip() for t in art.texts], dtype=bool)
+        p_idx, r_idx = batch.prompt_idx, batch.response_idx
+        delta = ScoreStats(
+            n_exchanges=len(batch),
+            n_unique_texts=len(set(art.texts)),
+            n_empty_prompts=int(stripped[p_idx].sum()),
+            n_empty_responses=int(stripped[r_idx].sum()),
+            n_lang_zh=row_langs.count("zh"),
+            n_lang_ja=row_langs.count("ja"),
+        )
+        outputs = self._family_outputs(batch, art, parts, delta)
+        n_layers = art.encoded.n_layers if art.encoded is not None else None
+        data: dict[str, Any] = {self.id_column: list(batch.ids)}
+        diagnostics: dict[str, Any] = {
+            "prompt_empty": stripped[p_idx],
+            "resp_empty": stripped[r_idx],
+            "lang": pl.Series("lang", row_langs, dtype=pl.String),
+        }
+        for family in self.families:
+            out = outputs[family.name]
+            for col in family.columns(n_layers):
+                if col not in out:
+                    raise RuntimeError(f"metric {family.name!r} did not return column {col!r}")
+                values = np.asarray(out[col], dtype=np.float64)
+                if values.shape != (len(batch),):
+                    raise RuntimeError(f"metric {family.name!r} returned {values.shape} values for {col!r}")
+                data[col] = values + 0.0  # clamp -0.0
+                n_nan = int(np.isnan(values).sum())
+                if n_nan:
+                    delta.nan_counts[col] = n_nan
+            merge_counts(delta.nan_reasons, family.nan_reasons(batch, art))
+        if art.encoded is not None:
+            from tutormetrics.metrics.embedding import window_diagnostics
+
+            diagnostics.update(window_diagnostics(art.encoded, p_idx, r_idx))
+        for col in self.diagnostic_columns():
+            data[col] = diagnostics[col]
+        return pl.DataFrame(data), delta
+
+    def _artifacts(self, chunk: tuple[Any, ...]) -> tuple[ExchangeBatch, Artifacts, list[tuple[str, ...] | None], list[str]]:
+        """The chunk's distinct texts (NFC; rjieba rows apart) with each row's indices into them, each text's parts
+        (a prompt of several turns; ``None`` for a plain text), and each row's ``lang`` (from its response)."""
         ids, prompts, responses = chunk[:3]
         aux: Mapping[str, Sequence[str | None]] | None = chunk[3] if len(chunk) > 3 else None
         texts: list[str] = []
@@ -341,71 +398,39 @@ class Scorer:
         }
         batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx, aux_idx)
         art = Artifacts(texts=texts, langs=[lang_of(t) for t in texts], segmented=flags if seg else None)
-        stripped = np.array([not t.strip() for t in texts], dtype=bool)
-        delta = ScoreStats(
-            n_exchanges=len(ids),
-            n_unique_texts=len(set(texts)),
-            n_empty_prompts=int(stripped[p_idx].sum()),
-            n_empty_responses=int(stripped[r_idx].sum()),
-            n_lang_zh=row_langs.count("zh"),
-            n_lang_ja=row_langs.count("ja"),
-        )
+        return batch, art, parts, row_langs
 
+    def _family_outputs(
+        self, batch: ExchangeBatch, art: Artifacts, parts: list[tuple[str, ...] | None], delta: ScoreStats
+    ) -> dict[str, Any]:
+        """Every family's columns for the chunk; with encoder families, the CPU families run beside the encoder and
+        ``delta`` gets the encoder's counts."""
         cpu_families = [f for f in self.families if "encoder" not in f.requires]
         encoder_families = [f for f in self.families if "encoder" in f.requires]
-        if encoder_families:
-            # The CPU families run beside the encoder so the lexical work hides under the forward
-            # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
-            # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
-            if cpu_families and self._cpu_in_process():
-                texts_only = Artifacts(texts=texts, langs=art.langs, segmented=art.segmented)  # not art: it gets the encoder values
-                cpu_future = self._cpu_pool().submit(score_text_families, cpu_families, batch, texts_only)
+        if not encoder_families:
+            return score_text_families(cpu_families, batch, art)
+        texts = art.texts
+        # The CPU families run beside the encoder so the lexical work hides under the forward
+        # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
+        # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
+        if cpu_families and self._cpu_in_process():
+            texts_only = Artifacts(texts=texts, langs=art.langs, segmented=art.segmented)  # not art: it gets the encoder values
+            cpu_future = self._cpu_pool().submit(score_text_families, cpu_families, batch, texts_only)
+            art.encoded, atoms = self._encode(texts, parts)
+            outputs = {f.name: f.score(batch, art) for f in encoder_families}
+            outputs.update(cpu_future.result())
+        else:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                cpu_future = pool.submit(score_text_families, cpu_families, batch, art)
                 art.encoded, atoms = self._encode(texts, parts)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
-            else:
-                with ThreadPoolExecutor(max_workers=1) as pool:
-                    cpu_future = pool.submit(score_text_families, cpu_families, batch, art)
-                    art.encoded, atoms = self._encode(texts, parts)
-                    outputs = {f.name: f.score(batch, art) for f in encoder_families}
-                    outputs.update(cpu_future.result())
-            if self.encoded_observer is not None:
-                self.encoded_observer(batch, art.encoded)
-            delta.n_encoded_texts = int((atoms.n_windows > 0).sum())
-            delta.n_long_texts = int(((atoms.n_windows > 1) | atoms.truncated).sum())
-            delta.n_encoded_tokens = int(
-                atoms.n_content_tokens.sum() + self.encoder.n_special_tokens * atoms.n_windows.sum()
-            )
-        else:
-            outputs = score_text_families(cpu_families, batch, art)
-
-        n_layers = art.encoded.n_layers if art.encoded is not None else None
-        data: dict[str, Any] = {self.id_column: list(batch.ids)}
-        diagnostics: dict[str, Any] = {
-            "prompt_empty": stripped[p_idx],
-            "resp_empty": stripped[r_idx],
-            "lang": pl.Series("lang", row_langs, dtype=pl.String),
-        }
-        for family in self.families:
-            out = outputs[family.name]
-            for col in family.columns(n_layers):
-                if col not in out:
-                    raise RuntimeError(f"metric {family.name!r} did not return column {col!r}")
-                values = np.asarray(out[col], dtype=np.float64)
-                if values.shape != (len(batch),):
-                    raise RuntimeError(f"metric {family.name!r} returned {values.shape} values for {col!r}")
-                data[col] = values + 0.0  # clamp -0.0
-                n_nan = int(np.isnan(values).sum())
-                if n_nan:
-                    delta.nan_counts[col] = n_nan
-            merge_counts(delta.nan_reasons, family.nan_reasons(batch, art))
-        if art.encoded is not None:
-            from tutormetrics.metrics.embedding import window_diagnostics
-
-            diagnostics.update(window_diagnostics(art.encoded, p_idx, r_idx))
-        for col in self.diagnostic_columns():
-            data[col] = diagnostics[col]
-        return pl.DataFrame(data), delta
+        if self.encoded_observer is not None:
+            self.encoded_observer(batch, art.encoded)
+        delta.n_encoded_texts = int((atoms.n_windows > 0).sum())
+        delta.n_long_texts = int(((atoms.n_windows > 1) | atoms.truncated).sum())
+        delta.n_encoded_tokens = int(atoms.n_content_tokens.sum() + self.encoder.n_special_tokens * atoms.n_windows.sum())
+        return outputs
 
     def _encode(self, texts: list[str], parts: list[tuple[str, ...] | None]) -> tuple[EncodedTexts, EncodedTexts]:
         """Encoder values of every text, and of the texts actually encoded ("atoms").
@@ -441,11 +466,19 @@ class Scorer:
         """Encode distinct texts, through the text cache when there is one."""
         cache = self.text_cache
         if cache is None or not atoms:
-            return self.encoder.encode(atoms, progress=self.progress)
-        encoded, *op = cache.encode(atoms, lambda todo: self.encoder.encode(todo, progress=self.progress))
+            return self._encode_now(atoms)
+        encoded, *op = cache.encode(atoms, self._encode_now)
         if self.record_cache_ops:
             self._cache_ops.append(tuple(op))
         return encoded
+
+    def _encode_now(self, texts: list[str]) -> EncodedTexts:
+        """The encoder on ``texts``, its batches reported into the run's progress (within the chunk) when there is one."""
+        run = self._run_progress
+        if run is None or not texts:
+            return self.encoder.encode(texts, progress=self.progress)
+        run.encoding(len(texts))
+        return self.encoder.encode(texts, progress=run)  # type: ignore[arg-type]  # progress_bar takes a RunProgress
 
     @property
     def encode_ahead(self) -> int:
@@ -540,6 +573,7 @@ class Scorer:
         state = dict(self.__dict__)
         state["_pool"] = None
         state["encoded_observer"] = None  # the sink stays with the process that writes the side file
+        state["_run_progress"] = None  # a worker process reports nothing (its heartbeat thread stays here)
         state["_text_cache"], state["_cache_ops"] = None, []  # a copy (a worker process) starts with an empty cache
         return state
 
@@ -584,6 +618,13 @@ def score_texts(
     **kwargs: Any,
 ) -> pl.DataFrame:
     """Score two aligned lists of texts; returns a polars DataFrame keyed by ``exchange_id``.
+
+    Args:
+        prompts: one prompt per exchange.
+        responses: one response per exchange.
+        metrics: families or groups, as for :class:`Scorer`.
+        ids: exchange ids (``0, 1, ...`` when ``None``).
+        kwargs: further :class:`Scorer` arguments.
 
     >>> score_texts(["a rose is a flower which is a rose"], ["a rose is a rose is a rose"])["jaccard_2"][0]
     0.5

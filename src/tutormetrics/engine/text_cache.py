@@ -29,7 +29,7 @@ import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.spill import is_spilled
-from tutormetrics.io import write_bytes_atomic
+from tutormetrics.io.atomic import write_bytes_atomic
 
 #: Default budget: an eighth of the machine's memory, at most 4 GiB, at least 64 MiB.
 MAX_DEFAULT_MB = 4096

@@ -17,16 +17,18 @@ Example:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.psychometrics.kappa_paradox import PARADOX_COLUMNS
 from tutormetrics.psychometrics.multirater_agreement import (
     alpha_bootstrap,
+    alpha_resampled,
     exact_agreement,
     fleiss_kappa_modal,
     gwet_ac1_counts,
@@ -35,9 +37,11 @@ from tutormetrics.psychometrics.multirater_agreement import (
 )
 from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, contingency_table, pair_statistics
 from tutormetrics.psychometrics.ratings import Ratings, RatingsLike, cleaned_long, ratings_table
+from tutormetrics.psychometrics.resampled_agreement import UnitClusters, pair_clusters, resampled_tables, unit_clusters
 from tutormetrics.stats.bootstrap import percentile_ci
+from tutormetrics.stats.cluster_resample import MIN_CLUSTERS, ClusterDraws, percentile_interval
 
-__all__ = ["agreement_table", "clean_ratings", "join_reasons", "split_criteria"]
+__all__ = ["SharedDraws", "agreement_table", "clean_ratings", "join_reasons", "split_criteria"]
 
 
 _MULTI = ["exact", "fleiss_kappa", "krippendorff_alpha", "alpha_ordinal", "alpha_interval", "gwet_ac1"]
@@ -55,6 +59,7 @@ class _Criterion(NamedTuple):
     values: np.ndarray
     n_units: int
     raters: list[str]
+    ids: tuple[object, ...] = ()  # the unit ids, in unit order (sorted, as the dense rank numbers them)
 
     def rater_codes(self, name: str) -> np.ndarray:
         """Per unit, the category code given by rater ``name`` (−1 where it did not rate the unit)."""
@@ -115,6 +120,7 @@ def split_criteria(long: pl.DataFrame) -> list[_Criterion]:
                 values=values,
                 n_units=int(unit.max()) + 1 if unit.size else 0,
                 raters=sorted(sub["_rater"].unique().to_list()),
+                ids=tuple(sub["_id"].unique().sort().to_list()),
             )
         )
     return out
@@ -137,10 +143,34 @@ def _nan_stats(cols: list[str]) -> dict[str, float]:
     return {k: float("nan") for k in cols}
 
 
+class SharedDraws(NamedTuple):
+    """The dialogue draws of one criterion (``docs/guide/judges.md#many-raters``): its units' clusters, the
+    draws and the fewest clusters for an interval."""
+
+    clusters: UnitClusters
+    draws: ClusterDraws
+    min_clusters: int
+
+    def too_few(self, mask: np.ndarray | None = None) -> bool:
+        """Whether the units (all, or those in ``mask``) fall in fewer than ``min_clusters`` clusters."""
+        n = self.clusters.n_clusters if mask is None else pair_clusters(self.clusters, mask)
+        return n < self.min_clusters
+
+
+def _cluster_intervals(boot: dict[str, np.ndarray], confidence_level: float) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """Percentile intervals of resampled statistics and ``ci_dropped_<k>`` (the most any one left out)."""
+    out, dropped = {}, 0
+    for k, v in boot.items():
+        interval = percentile_interval(v, confidence_level)
+        out[k], dropped = (interval.low, interval.high), max(dropped, interval.dropped)
+    return out, [f"ci_dropped_{dropped}"] if dropped else []
+
+
 def multirater_row(
-    crit: _Criterion, *, n_min: int, n_resamples: int, seed: int, confidence_level: float
+    crit: _Criterion, *, n_min: int, n_resamples: int, seed: int, confidence_level: float, shared: SharedDraws | None = None
 ) -> tuple[dict[str, Any], list[str]]:
-    """The many-rater block of one criterion (``raters.md`` §2) and its reason codes."""
+    """The many-rater block of one criterion (``raters.md`` §2) and its reason codes; with ``shared`` the
+    interval of α resamples dialogues."""
     counts = unit_counts(crit.unit, crit.code, crit.n_units, crit.values.size)
     n_raters = len(crit.raters)
     row: dict[str, Any] = {
@@ -168,10 +198,15 @@ def multirater_row(
             row["alpha_ordinal"] = krippendorff_alpha_counts(counts, crit.values, "ordinal")
             row["alpha_interval"] = krippendorff_alpha_counts(counts, crit.values, "interval")
         row["gwet_ac1"] = gwet_ac1_counts(counts)
-        if n_resamples > 0 and q > 1:
+        if n_resamples > 0 and q > 1 and shared is None:
             row["alpha_ci_low"], row["alpha_ci_high"] = alpha_bootstrap(
                 counts, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level
             )
+        elif n_resamples > 0 and q > 1 and shared.too_few():
+            reasons.append("too_few_clusters")
+        elif n_resamples > 0 and q > 1:
+            cis, dropped = _cluster_intervals({"alpha": alpha_resampled(counts, shared.draws, shared.clusters.codes)}, confidence_level)
+            (row["alpha_ci_low"], row["alpha_ci_high"]), reasons = cis["alpha"], reasons + dropped
     reasons.append(fleiss.reason)
     return row, reasons
 
@@ -185,8 +220,10 @@ def two_rater_row(
     n_resamples: int,
     seed: int,
     confidence_level: float,
+    shared: SharedDraws | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The two-rater block of one criterion (``statistics.md`` §3) for the raters in ``pair``."""
+    """The two-rater block of one criterion (``statistics.md`` §3) for the raters in ``pair``; with ``shared``
+    its intervals resample dialogues (``docs/guide/judges.md#many-raters``)."""
     q = crit.values.size
     ordinal = q > 2
     a_codes = crit.rater_codes(pair[0])
@@ -204,9 +241,16 @@ def two_rater_row(
         est.update({k: float(v) for k, v in pair_statistics(table, crit.values, ordinal).items()})
         if q < 2 or np.count_nonzero(table.sum(0) + table.sum(1)) < 2:
             reasons.append("constant")
-        if n_resamples > 0:
+        if n_resamples > 0 and shared is None:
             boot = pair_statistics(bootstrap_tables(table, n_resamples, np.random.default_rng(seed)), crit.values, ordinal)
             ci.update({k: percentile_ci(v, confidence_level) for k, v in boot.items()})
+        elif n_resamples > 0 and shared.too_few(both):
+            reasons.append("too_few_clusters")
+        elif n_resamples > 0:
+            tables = resampled_tables(shared.clusters, shared.draws, [(a_codes, b_codes)], q)[:, 0]
+            cis, dropped = _cluster_intervals(pair_statistics(tables, crit.values, ordinal), confidence_level)
+            ci.update(cis)
+            reasons.extend(dropped)
     row: dict[str, Any] = {"n": n, **{k: est[k] for k in stats_cols}}
     for k in stats_cols:
         row[f"{k}_ci_low"], row[f"{k}_ci_high"] = ci[k]
@@ -251,6 +295,8 @@ def agreement_table(
     confidence_level: float = 0.95,
     n_min: int = 10,
     exchangeable: bool = False,
+    cluster_labels: Mapping[str, str] | None = None,
+    min_clusters: int = MIN_CLUSTERS,
 ) -> pl.DataFrame:
     """Agreement per criterion among any number of raters, then the two-rater block (``raters.md`` §2).
 
@@ -264,6 +310,12 @@ def agreement_table(
     CIs: percentile bootstrap over units, ``n_resamples`` resamples, a fresh ``default_rng(seed)``
     per criterion. Reasons: ``one_rater``, ``too_few`` (fewer than ``n_min`` units with two ratings),
     ``constant``, ``fleiss_<u>_of_<v>_units_with_<m>_ratings``, ``first_two_of_<k>_raters``.
+
+    ``cluster_labels`` (exchange id as text → its dialogue, ``--cluster-col``): ``alpha_ci_*`` and every
+    two-rater interval resample dialogues with the shared draws of ``docs/guide/judges.md#many-raters``
+    (``default_rng([seed, c])`` for criterion c), and ``n_clusters`` (clusters among the criterion's units)
+    and ``ci_method`` (``cluster_percentile``, or ``none`` with ``too_few_clusters``: fewer than
+    ``min_clusters``) follow ``reason``; resamples where a statistic is undefined add ``ci_dropped_<k>``.
 
     ``exchangeable`` (``--raters exchangeable``, ``datasets.md`` §5): the labels are anonymous slots; the
     many-rater columns (which depend only on each unit's multiset of scores) are computed as usual with
@@ -295,12 +347,16 @@ def agreement_table(
     stats_cols = _BASE + (_ORDINAL if any_ordinal else [])
     opts = {"n_min": n_min, "n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level}
     rows = []
-    for crit in criteria:
-        multi, reasons = multirater_row(crit, **opts)
+    for c, crit in enumerate(criteria):
+        shared = None
+        if cluster_labels is not None:
+            clusters = unit_clusters(crit.ids, cluster_labels)
+            shared = SharedDraws(clusters, ClusterDraws(clusters.n_clusters, n_resamples, seed, c), min_clusters)
+        multi, reasons = multirater_row(crit, **opts, shared=shared)
         if exchangeable:  # no pair of people to compare: the whole block is empty
             two, two_reasons = {"n": None, **{k: None for k in _schema(stats_cols) if k in _two_rater_keys(stats_cols)}}, []
         else:
-            two, two_reasons = two_rater_row(crit, pair, stats_cols, **opts)
+            two, two_reasons = two_rater_row(crit, pair, stats_cols, **opts, shared=shared)
         if "one_rater" in reasons and not exchangeable:
             two = {**two, **_nan_stats([k for k in two if k != "n"])}
             two_reasons = []
@@ -314,7 +370,12 @@ def agreement_table(
                 "reason": join_reasons([*reasons, *two_reasons, note]),
             }
         )
+        if shared is not None:
+            none = n_resamples <= 0 or "too_few_clusters" in rows[-1]["reason"].split(";")
+            rows[-1].update(n_clusters=shared.clusters.n_clusters, ci_method="none" if none else "cluster_percentile")
     schema = _schema(stats_cols)
+    if cluster_labels is not None:
+        schema.update({"n_clusters": pl.Int64, "ci_method": pl.String})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from tutormetrics.psychometrics.level_scale import LevelScale, as_level_scale
+
 __all__ = ["PARADOX_COLUMNS", "paradox_indices", "per_rater_table"]
 
 PARADOX_COLUMNS: tuple[str, ...] = ("pabak", "prevalence_index", "bias_index", "p_pos", "p_neg")
@@ -56,13 +58,15 @@ def paradox_indices(tables: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def per_rater_table(
-    long: pl.DataFrame, *, levels: list[float] | None = None
+    long: pl.DataFrame, *, levels: LevelScale | list[float] | None = None
 ) -> pl.DataFrame:
     """One row per criterion × rater: ``criterion, rater, n, endorsed, rate, top_score`` (``effects.md`` §8.2).
 
     ``long`` has the cleaned columns ``_id, _rater, _crit, _score`` (missing scores dropped). Criteria in
     first-appearance order, raters sorted; ``top_score`` = max of ``levels`` when given, else the highest
     score of the criterion over all raters; ``endorsed`` = ratings equal to it; ``rate = endorsed/n``.
+    ``levels`` may be a :class:`~tutormetrics.psychometrics.level_scale.LevelScale` (``--levels CRIT=L``,
+    ``docs/guide/paper.md#scale``).
 
     Example:
         >>> df = pl.DataFrame({"_id": ["a", "b", "a", "b"], "_rater": ["A", "A", "B", "B"],
@@ -71,8 +75,10 @@ def per_rater_table(
         [1.0, 0.5]
     """
     rows: list[dict] = []
+    scale = as_level_scale(levels)
     for (crit,), sub in long.group_by("_crit", maintain_order=True):
-        top = max(levels) if levels else float(sub["_score"].max())  # type: ignore[arg-type]
+        declared = scale.levels_for(str(crit))
+        top = max(declared) if declared else float(sub["_score"].max())  # type: ignore[arg-type]
         for rater in sorted(sub["_rater"].unique().to_list()):
             s = sub.filter(pl.col("_rater") == rater)["_score"]
             n = s.len()

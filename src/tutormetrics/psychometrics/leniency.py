@@ -4,7 +4,10 @@ On the n units both rated (y = reference, ŷ = judge) and their Q × Q table (ro
 means, ``mean_diff = mean(ŷ − y)`` (> 0: the judge is more lenient) with a percentile bootstrap CI over
 units, percent of maximum ``100·(mean − lo)/(hi − lo)``, the shares above/below the diagonal, the exact
 sign test (McNemar's exact test on 2 × 2), Bowker's symmetry test and the Stuart–Maxwell test of
-marginal homogeneity over the Q′ categories that occur off the diagonal.
+marginal homogeneity over the Q′ categories that occur off the diagonal. Bowker's df is Q(Q − 1)/2 for the
+table's dimension Q, as statsmodels' ``SquareTable.symmetry`` counts it: under a declared scale the table
+has every declared level, empty ones included (``docs/guide/paper.md#bowker``). :func:`pooled_leniency`
+is the all-criteria row, with units (each carrying all its pairs) as the independent draws.
 
 Example:
     >>> t = np.array([[3, 2], [0, 5]])
@@ -21,8 +24,12 @@ import numpy as np
 from scipy import stats
 
 from tutormetrics.stats.paired import mean_diff_ci
+from tutormetrics.stats.paired_bootstrap import bootstrap_paired, percentile_interval
 
-__all__ = ["LENIENCY_COLUMNS", "leniency_columns", "symmetry_tests"]
+__all__ = ["LENIENCY_COLUMNS", "POOLED", "leniency_columns", "pooled_leniency", "symmetry_tests"]
+
+#: The criterion of the pooled all-criteria row of ``agree --judge`` (``docs/guide/paper.md#pooled``).
+POOLED = "(all)"
 
 LENIENCY_COLUMNS: list[str] = [
     "mean_judge", "mean_ref", "mean_diff", "diff_ci_low", "diff_ci_high", "pct_max_judge", "pct_max_ref",
@@ -104,3 +111,61 @@ def leniency_columns(
     reasons = tests.pop("reasons")
     out.update({k: float(v) for k, v in tests.items()})
     return out, reasons
+
+
+def pooled_leniency(
+    units: np.ndarray,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> dict[str, float]:
+    """The pooled all-criteria row over (unit, criterion) pairs (``docs/guide/paper.md#pooled``).
+
+    ``n`` pairs; ``accuracy``, the means, ``mean_diff``, ``over_rate`` and ``under_rate`` over the pairs;
+    ``pct_max_* = 100·Σ(score − lo_c)/Σ(hi_c − lo_c)`` with each pair's criterion scale. Units are the
+    independent draws: ``diff_ci_*`` is a percentile bootstrap of Σd/Σn over resampled units (the draws of
+    ``default_rng(seed).integers(0, U, (n_resamples, U))``, as ``scipy.stats.bootstrap(..., paired=True)``),
+    ``sign_p`` the exact sign test over the units' d_u = Σ_c (ŷ − y), d_u = 0 dropped. Every other
+    leniency column is NaN.
+
+    Args:
+        units: the unit (exchange id) of each pair.
+        y, yhat: reference and judge scores of each pair.
+        lo, hi: the lowest and highest level of each pair's criterion.
+
+    Example:
+        >>> r = pooled_leniency(np.array(["a", "a", "b"]), np.array([0.0, 1, 1]), np.array([1.0, 1, 2]),
+        ...                     np.zeros(3), np.full(3, 2.0), n_resamples=0)
+        >>> r["n"], round(r["pct_max_judge"], 4), r["sign_p"]
+        (3, 66.6667, 0.5)
+    """
+    out: dict[str, float] = {c: _NAN for c in LENIENCY_COLUMNS}
+    y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    n = int(y.size)
+    out.update(n=n, accuracy=_NAN)
+    if n == 0:
+        return out
+    d = yhat - y
+    span = float((hi - lo).sum())
+    out.update(
+        n=n, accuracy=float((d == 0).mean()), mean_judge=float(yhat.mean()), mean_ref=float(y.mean()), mean_diff=float(d.mean()),
+        pct_max_judge=100 * float((yhat - lo).sum()) / span if span > 0 else _NAN,
+        pct_max_ref=100 * float((y - lo).sum()) / span if span > 0 else _NAN,
+        over_rate=float((d > 0).mean()), under_rate=float((d < 0).mean()),
+    )  # fmt: skip
+    _, inverse = np.unique(np.asarray(units), return_inverse=True)
+    d_unit = np.bincount(inverse, weights=d)
+    n_unit = np.bincount(inverse).astype(float)
+    n_over, n_under = int((d_unit > 0).sum()), int((d_unit < 0).sum())
+    out["sign_p"] = float(stats.binomtest(n_over, n_over + n_under, 0.5).pvalue) if n_over + n_under else 1.0
+    if d_unit.size >= 2 and n_resamples > 0:
+        _, (sum_d, sum_n) = bootstrap_paired([], [d_unit, n_unit], d_unit.size, n_resamples, seed)
+        lo_ci, hi_ci = percentile_interval(np.asarray(sum_d) / np.asarray(sum_n), confidence_level)
+        out.update(diff_ci_low=lo_ci, diff_ci_high=hi_ci)
+    return out

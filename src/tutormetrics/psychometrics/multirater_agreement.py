@@ -24,12 +24,14 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from tutormetrics.stats.bootstrap import percentile_ci
+from tutormetrics.stats.cluster_resample import ClusterDraws, cluster_sums, resampled_sums
 
 __all__ = [
     "FleissResult",
     "alpha_bootstrap",
     "alpha_bootstrap_values",
     "alpha_from_coincidence",
+    "alpha_resampled",
     "coincidence_matrix",
     "exact_agreement",
     "fleiss_kappa_modal",
@@ -229,6 +231,19 @@ def alpha_bootstrap_values(counts: np.ndarray, weights: np.ndarray) -> np.ndarra
         [0.4444, 1.0]
     """
     return _alpha_nominal_from_sums(np.asarray(weights, dtype=float) @ _alpha_nominal_features(counts))
+
+
+def alpha_resampled(counts: np.ndarray, draws: ClusterDraws, unit_cluster: np.ndarray) -> np.ndarray:
+    """Nominal α of every resample of the shared draws (``docs/guide/judges.md#resamples``): the coincidence
+    matrix under unit weights, ``o_ck = Σᵢ wᵢ·rᵢc(rᵢk − [c = k])/(rᵢ − 1)``, from the clusters' feature sums.
+
+    Example:
+        >>> r = np.array([[2, 0], [0, 2], [1, 1]])
+        >>> alpha_resampled(r, ClusterDraws(2, 3, seed=0, criterion=0), np.array([0, 0, 1])).shape
+        (3,)
+    """
+    feats = _alpha_nominal_features(counts)
+    return _alpha_nominal_from_sums(resampled_sums(draws, cluster_sums(unit_cluster, feats, draws.n_clusters)))
 
 
 def alpha_bootstrap(

@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import read_table, require_columns
+from tutormetrics.io.tables import read_table, require_columns
 from tutormetrics.progress import Log, quiet
 
 Aggregate = Literal["mean", "per_rater", "min", "max"]

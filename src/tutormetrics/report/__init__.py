@@ -60,7 +60,7 @@ def write_report(
     on_stale: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path."""
-    from tutormetrics.io import write_text_atomic
+    from tutormetrics.io.atomic import write_text_atomic
 
     target = Path(output) if output is not None else Path(outdir) / "report.html"
     page = build_report(outdir, exchanges=exchanges, max_exchanges=max_exchanges, on_stale=on_stale)

@@ -15,34 +15,42 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from tutormetrics.engine.exchanges import exchange_rows
 from tutormetrics.errors import InputSchemaError, TutorMetricsError
 from tutormetrics.ids import IdKey, with_key
-from tutormetrics.io import join_prompt_columns, read_table, stable_id
-from tutormetrics.metrics.columns import NOT_METRICS, OTHER, ColumnDescription, columns_near, describe_frame, family_labels
-from tutormetrics.report.embed import compact
-
-#: Table kinds recognised from a header, tried in order: (kind, columns that must all be present).
-KINDS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("correlations", frozenset({"metric", "target", "rho"})),
-    ("predictive", frozenset({"target", "model", "measure", "estimate", "n_groups"})),
-    ("comparisons", frozenset({"metric", "group_a", "group_b"})),
-    ("summary", frozenset({"group", "variable", "mean"})),
-    ("judge", frozenset({"criterion", "judge", "reference"})),
-    ("facets", frozenset({"facet", "level", "estimate"})),
-    ("conversations", frozenset({"conversation_id", "n_turns", "n_tutor_turns"})),
-    ("theta", frozenset({"theta", "theta_sd"})),
+from tutormetrics.io.tables import read_table
+from tutormetrics.metrics.columns import (
+    NOT_METRICS,
+    OTHER,
+    ColumnDescription,
+    columns_near,
+    describe_frame,
+    family_labels,
 )
+from tutormetrics.report.conversation_view import (
+    CONVERSATION_ID,
+    ConversationInputs,
+    conversation_view,
+    keep_dialogues,
+)
+from tutormetrics.report.embed import compact
+from tutormetrics.report.keyed_values import read_keyed, theta_by_id, values_by_id
+from tutormetrics.report.portable_paths import portable_page
+from tutormetrics.report.table_kinds import DECLARED, kind_of
+
 _AGREEMENT_COLUMNS = frozenset({"kappa", "ac1", "gwet_ac1", "krippendorff_alpha", "fleiss_kappa", "alpha_nominal"})
 _TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl")
 
 
 def classify(columns: Iterable[str], id_col: str = "exchange_id") -> str | None:
-    """Kind of a table from its column names, or ``None`` when it is not one the report shows.
+    """Kind of a table from its column names (:mod:`tutormetrics.report.table_kinds`), or ``None`` when it is not one
+    the report shows.
 
     Example:
         >>> classify(["metric", "target", "n", "rho"]), classify(["criterion", "n", "kappa"])
@@ -51,9 +59,9 @@ def classify(columns: Iterable[str], id_col: str = "exchange_id") -> str | None:
         ('metrics', None)
     """
     cols = set(columns)
-    for kind, needed in KINDS:
-        if needed <= cols:
-            return kind
+    kind = kind_of(cols)
+    if kind is not None:
+        return kind.name
     if "criterion" in cols and cols & _AGREEMENT_COLUMNS:
         return "agreement"
     if id_col in cols and len(cols) > 1 and "metric" not in cols:
@@ -107,15 +115,6 @@ def scan_folder(
     return found
 
 
-def _read_keyed(path: Path, id_col: str) -> pl.DataFrame:
-    """A table with its id column read as text (a CSV id such as ``007`` keeps its zeros, as in ``score``)."""
-    df = read_table(path)
-    if id_col in df.columns:
-        ids = read_table(path, string_columns=True).get_column(id_col) if path.suffix.lower() == ".csv" else df.get_column(id_col)
-        df = df.with_columns(ids.cast(pl.String).alias(id_col))
-    return df
-
-
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         value = json.loads(path.read_text(encoding="utf8"))
@@ -160,16 +159,10 @@ def _exchange_texts(
     if missing:
         notes.append(f"prompts and responses not shown: {source.name} lacks column(s) {', '.join(missing)}")
         return {}
-    prompts = join_prompt_columns(df, prompt_cols).to_list()
-    responses = df.get_column(response_col).cast(pl.String).fill_null("").to_list()
-    if id_col in df.columns and not generated_ids:
-        keys = df.get_column(id_col).cast(pl.String).to_list()
-    else:
-        seen: dict[str, int] = {}
-        keys = [stable_id(p, r, seen) for p, r in zip(prompts, responses)]
+    rows = exchange_rows(df, prompt_cols, response_col, id_column=None if generated_ids else id_col)
     texts: dict[str, tuple[str, str]] = {}
-    for key, prompt, response in zip(keys, prompts, responses):
-        texts.setdefault(key, (prompt or "", response or ""))
+    for key, prompt, response in zip(*rows, strict=False):
+        texts.setdefault(key, (prompt, response))
     wanted = set(ids)
     n_found = sum(1 for i in wanted if i in texts)
     if n_found < len(wanted):
@@ -177,49 +170,21 @@ def _exchange_texts(
     return texts
 
 
-def _dialogues(source: Path, options: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
-    """Whole conversations (every turn with its role) from a long dialogue table or chat JSONL."""
-    conv_col = options.get("conversation_col", "conversation_id")
-    turn_col, role_col, text_col = options.get("turn_col", "turn"), options.get("role_col", "role"), options.get("text_col", "text")
+def _dialogues(source: Path, manifest: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    """Whole conversations (every turn with its role and kind), read as scoring read them: the dialogue reader with
+    the options the TURNS manifest records (columns, roles, ``--speaker``, ``--turn-tag``, ``--other-role``)."""
+    from tutormetrics.dialogue.file_scoring import recorded_read_options
+    from tutormetrics.dialogue.readers import read_conversations
+
     try:
-        df = read_table(source, options.get("input_format"), encoding=options.get("encoding", "utf8"))
+        found = read_conversations(source, recorded_read_options(manifest))
     except TutorMetricsError as exc:
         notes.append(f"dialogue turns not shown: {str(exc).splitlines()[0]}")
         return []
-    convs: dict[str, list[dict[str, Any]]] = {}
-    if {conv_col, turn_col, role_col, text_col} <= set(df.columns):
-        for conv, turn, role, text in df.select(conv_col, turn_col, role_col, text_col).iter_rows():
-            convs.setdefault(str(conv), []).append({"turn": turn, "role": str(role or ""), "text": str(text or "")})
-    elif {conv_col, "messages"} <= set(df.columns):
-        for conv, messages in df.select(conv_col, "messages").iter_rows():
-            turns = convs.setdefault(str(conv), [])
-            for index, message in enumerate(messages or []):
-                message = message or {}
-                role = str(message.get("role") or "")
-                if role.casefold() == "system":
-                    continue
-                content = message.get("content")
-                if isinstance(content, list):
-                    content = "".join(str((part or {}).get("text") or "") for part in content)
-                turns.append({"turn": index, "role": role, "text": str(content or "")})
-    else:
-        notes.append(f"dialogue turns not shown: {source.name} is neither a long dialogue table nor chat JSONL")
-        return []
-    out = []
-    for conv, turns in convs.items():
-        turns.sort(key=lambda t: (_turn_key(t["turn"])))
-        for t in turns:
-            t["exchange_id"] = f"{conv}:{t['turn']}"
-            t["turn"] = str(t["turn"])
-        out.append({"conversation_id": conv, "turns": turns})
-    return out
-
-
-def _turn_key(turn: Any) -> tuple[int, Any]:
-    try:
-        return (0, int(turn))
-    except (TypeError, ValueError):
-        return (1, str(turn))
+    return [{"conversation_id": c.conversation_id,
+             "turns": [{"turn": str(t.turn), "role": str(t.role or ""), "kind": t.kind, "text": t.text,
+                        "exchange_id": f"{c.conversation_id}:{t.turn}"} for t in c.turns]}
+            for c in found.conversations]  # fmt: skip
 
 
 def _recorded_file(run: dict[str, Any], key: str) -> str | None:
@@ -229,30 +194,25 @@ def _recorded_file(run: dict[str, Any], key: str) -> str | None:
     return Path(value).name if isinstance(value, str) and value else None
 
 
-def _ratings(outdir: Path, run: dict[str, Any], check: Any, ids: list[str], id_col: str, notes: list[str]) -> dict[str, list[Any]]:
-    """Per target, each exchange's rating as ``run`` correlated it: its ``targets.csv`` (see the module docstring)."""
+def _targets(outdir: Path, run: dict[str, Any], check: Any, id_col: str, notes: list[str]) -> tuple[pl.DataFrame | None, str | None]:
+    """The rating targets as ``run`` correlated them (its ``targets.csv``, see the module docstring) and their key:
+    ``id_col`` (per exchange or tutor turn) or ``conversation_id`` (a run validated per conversation)."""
     name = _recorded_file(run, "targets")
     if name is None:
         if run.get("ratings") and run.get("validated", True):
             notes.append("ratings per exchange not shown: run.json names no targets table (a run of an older "
                          "tutormetrics; run it again to see them)")  # fmt: skip
-        return {}
+        return None, None
     path = outdir / name
     if not check.may_read(path) or not path.is_file():
-        return {}  # the stale banner says why
-    targets = _read_keyed(path, id_col)
-    if id_col not in targets.columns:
-        key = targets.columns[0] if targets.columns else "?"
-        notes.append(f"ratings per exchange not shown: the ratings are keyed by {key} ({name}), not by {id_col}")
-        return {}
-    index = {key: i for i, key in enumerate(targets.get_column(id_col).to_list())}
-    out: dict[str, list[Any]] = {}
-    for col in targets.columns:
-        if col == id_col:
-            continue
-        values = targets.get_column(col).cast(pl.Float64).to_list()
-        out[col] = [compact(values[index[i]]) if i in index and values[index[i]] is not None else None for i in ids]
-    return out
+        return None, None  # the stale banner says why
+    header = _header(path)
+    key = id_col if id_col in header else (CONVERSATION_ID if CONVERSATION_ID in header else None)
+    if key is None:
+        notes.append(f"ratings not shown: {name} is keyed by {header[0] if header else '?'}, neither by {id_col} nor by "
+                     f"{CONVERSATION_ID}")  # fmt: skip
+        return None, None
+    return read_keyed(path, key), key
 
 
 def _exchanges(
@@ -340,12 +300,12 @@ def _input_texts(
     if source is None:
         notes.append("prompts and responses not shown: the scored input is not recorded (pass --exchanges)")
     elif not source.is_file():
-        notes.append(f"prompts and responses not shown: {source} not found (pass --exchanges)")
+        notes.append(f"prompts and responses not shown: {source.name} not found (pass --exchanges)")
     elif check.input_matches("exchanges", source) is False:
-        check.stale.append(f"prompts and responses not shown: {source} is not the input that was scored (its SHA-256 "
-                           "differs from run.json); pass --exchanges with the scored file")  # fmt: skip
+        check.stale.append(f"prompts and responses not shown: {source.name} is not the input that was scored (its "
+                           "SHA-256 differs from run.json); pass --exchanges with the scored file")  # fmt: skip
     elif is_dialogue:
-        data["dialogues"] = _dialogues(source, manifest.get("options") or {}, notes)
+        data["dialogues"] = _dialogues(source, manifest, notes)
         by_id = {t["exchange_id"]: t["text"] for d in data["dialogues"] for t in d["turns"]}
         _attach_texts(ex, {i: ("", by_id.get(i, "")) for i in ex["ids"] if i in by_id})
     else:
@@ -354,19 +314,32 @@ def _input_texts(
         _attach_texts(ex, texts)
 
 
-def _exchange_section(
-    data: dict[str, Any], outdir: Path, run: dict[str, Any], check: Any, found: dict[str, list[Path]],
-    metrics_path: Path, id_col: str, sample: tuple[int, int], exchanges: Path | None,
-) -> None:  # fmt: skip
+@dataclass
+class _Folder:
+    """What every part of the page reads: the folder, its ``run.json``, what may be read, the tables by kind and the
+    rating targets with their key."""
+
+    outdir: Path
+    run: dict[str, Any]
+    check: Any
+    found: dict[str, list[Path]]
+    id_col: str
+    targets: pl.DataFrame | None = None
+    targets_key: str | None = None
+
+
+def _exchange_section(data: dict[str, Any], folder: _Folder, metrics_path: Path, sample: tuple[int, int],
+                      exchanges: Path | None) -> None:  # fmt: skip
     """The scored table's part of the page: its manifest, columns, NaN counts and the per-exchange drill-down
     (values, θ, the ratings ``run`` correlated, the texts); ``sample`` is ``(max_exchanges, seed)``."""
     notes: list[str] = data["notes"]
+    id_col, check = folder.id_col, folder.check
     manifest_file = metrics_path.with_name(metrics_path.name + ".manifest.json")
     manifest = _read_json(manifest_file) if check.may_read(manifest_file) else {}
     data["manifest"] = manifest
     data["metrics_file"] = metrics_path.name
-    metrics = _read_keyed(metrics_path, id_col)
-    described = describe_frame(metrics, source=metrics_path, exclude=[id_col, "conversation_id"])
+    metrics = read_keyed(metrics_path, id_col)
+    described = describe_frame(metrics, source=metrics_path, exclude=[id_col, CONVERSATION_ID])
     data["columns"] = [d.to_dict() for d in described]
     nans = nan_table(manifest, described)
     if nans is not None:
@@ -377,26 +350,69 @@ def _exchange_section(
                      f"exchanges (seed {seed}); every statistic comes from all of them (--max-exchanges to change)")
         metrics = metrics.with_row_index("__row").sample(max_exchanges, seed=seed).sort("__row").drop("__row")
     ex = _exchanges(metrics, id_col, _metric_order(data["correlations"]), described)
-    theta = _theta(found.get("theta", []), id_col, ex["ids"])
+    theta = theta_by_id(folder.found.get("theta", []), id_col, ex["ids"])
     if theta:
         ex["theta"] = theta
-    ex["ratings"] = _ratings(outdir, run, check, ex["ids"], id_col, notes)
-    is_dialogue = "tutor_turn" in metrics.columns and "conversation_id" in metrics.columns
-    _input_texts(data, ex, exchanges or _source(run, manifest), run, manifest, is_dialogue, check, notes)
+    targets = folder.targets if folder.targets_key == id_col else None
+    ex["ratings"] = values_by_id(targets, id_col, ex["ids"], targets.columns) if targets is not None else {}
+    is_dialogue = "tutor_turn" in metrics.columns and CONVERSATION_ID in metrics.columns
+    _input_texts(data, ex, exchanges or _source(folder.run, manifest), folder.run, manifest, is_dialogue, check, notes)
     data["exchanges"] = ex
+
+
+def _conversation_section(data: dict[str, Any], folder: _Folder, sample: tuple[int, int]) -> None:
+    """The conversation rows (:mod:`tutormetrics.report.conversation_view`) when the folder has that level."""
+    inputs = ConversationInputs(dialogues=data.get("dialogues"))
+    tables = folder.found.get("conversations", [])
+    named = _recorded_file(folder.run, "conversations")
+    path = next((p for p in tables if p.name == named), None) or next((p for p in tables if p.stem == "conversations"), None)
+    path = path or (tables[0] if tables else None)
+    if path is not None:
+        inputs.table, inputs.file = read_keyed(path, CONVERSATION_ID), path.name
+        inputs.described = describe_frame(inputs.table, source=path, exclude=[CONVERSATION_ID])
+    if folder.targets_key == CONVERSATION_ID:
+        inputs.targets = folder.targets
+    for theta_path in folder.found.get("theta", []):
+        if CONVERSATION_ID in _header(theta_path) and folder.id_col not in _header(theta_path):
+            inputs.theta = read_keyed(theta_path, CONVERSATION_ID)
+            break
+    view = conversation_view(inputs, notes=data["notes"], max_rows=sample[0], seed=sample[1])
+    if view is None:
+        return
+    data["conversations"] = view
+    if inputs.dialogues is not None:
+        data["dialogues"] = keep_dialogues(inputs.dialogues, view["ids"])
+    if (view["ratings"] or view["theta"]) and "exchanges" in data:
+        data["notes"].append("The ratings and θ are per conversation: Every conversation shows them with each "
+                             "conversation's measures and turns; the tutor turns carry their scores only.")  # fmt: skip
+
+
+def _declared_sections(found: dict[str, list[Path]]) -> list[dict[str, Any]]:
+    """The sections of the declared table kinds present (:mod:`tutormetrics.report.table_kinds`), each with its
+    tables and the rows its flag marks."""
+    sections = []
+    for kind in DECLARED:
+        tables = []
+        for path in found.get(kind.name, []):
+            table = read_table(path)
+            tables.append({"file": path.name, "table": table_payload(table), "flagged": kind.flagged(table)})
+        if tables:
+            sections.append(kind.section() | {"tables": tables})
+    return sections
 
 
 def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges: int = MAX_EXCHANGES, seed: int = 0) -> dict[str, Any]:
     """Everything the report shows, read from ``outdir`` (plus the scored input for the texts).
 
-    Raises :class:`InputSchemaError` only when ``outdir`` holds no table the report can show.
+    Raises :class:`InputSchemaError` only when ``outdir`` holds no table the report can show. No path of this machine
+    is in it: files inside ``outdir`` are named relative to it, others by their name (``docs/commands/report.md#paths``).
 
     Args:
         outdir: A ``run`` folder, or a folder of tables written by the separate commands.
         exchanges: Overrides the input recorded in ``run.json`` / the metrics manifest (use it when the folder moved
             to another machine).
-        max_exchanges: With more rows, the per-exchange parts hold a random sample of that many (input order kept)
-            and a note says so; tables are never sampled.
+        max_exchanges: With more rows, the per-exchange (and per-conversation) parts hold a random sample of that many
+            (input order kept) and a note says so; tables are never sampled.
         seed: The sample's seed.
     """
     outdir = Path(outdir)
@@ -422,9 +438,10 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     level = level_banner(run)
     if level:
         notes.insert(0, level)
-    for kind in ("agreement", "judge", "facets", "summary", "comparisons", "conversations", "predictive"):
+    for kind in ("agreement", "judge", "facets", "summary", "comparisons", "predictive"):
         if kind in found:
             data[kind] = [{"file": p.name, "table": table_payload(read_table(p))} for p in found[kind]]
+    data["sections"] = _declared_sections(found)
     from tutormetrics.validity.heatmap import RHO_LIMIT, row_descriptions
 
     near = columns_near(outdir / "correlations.csv")  # every manifest in the folder (metrics, turns, conversations)
@@ -432,12 +449,15 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
     data["families"] = family_labels(rows)
     data["aliases"] = {d.name: d.alias_of for d in rows if d.alias_of}
     data["rho_limit"] = RHO_LIMIT
+    folder = _Folder(outdir, run, check, found, id_col)
+    folder.targets, folder.targets_key = _targets(outdir, run, check, id_col, notes)
     metrics_path = _pick_metrics(found.get("metrics", []), run)
     if metrics_path is not None:
-        _exchange_section(data, outdir, run, check, found, metrics_path, id_col, (max_exchanges, seed), exchanges)
+        _exchange_section(data, folder, metrics_path, (max_exchanges, seed), exchanges)
     elif "theta" in found:
         data["theta_only"] = table_payload(read_table(found["theta"][0]))
-    return data
+    _conversation_section(data, folder, (max_exchanges, seed))
+    return portable_page(data, outdir)
 
 
 def level_banner(run: dict[str, Any]) -> str | None:
@@ -456,21 +476,6 @@ def level_banner(run: dict[str, Any]) -> str | None:
         return text + (f" {run['turn_level']} is the turn level: each turn inherits its conversation's rating, the "
                        "intervals resample conversations and there is no p (reason inherited_rating).")  # fmt: skip
     return text + " The turn level needs --cluster-col conversation_id (intervals over conversations, no p)."
-
-
-def _theta(paths: list[Path], id_col: str, ids: list[str]) -> dict[str, list[Any]]:
-    if not paths:
-        return {}
-    df = _read_keyed(paths[0], id_col)
-    if id_col not in df.columns:
-        return {}
-    index = {key: i for i, key in enumerate(df.get_column(id_col).to_list())}
-    out = {}
-    for col in ("theta", "theta_sd", "theta_low", "theta_high"):
-        if col in df.columns:
-            values = df.get_column(col).cast(pl.Float64).to_list()
-            out[col] = [compact(values[index[i]]) if i in index else None for i in ids]
-    return out
 
 
 def _source(run: dict[str, Any], manifest: dict[str, Any]) -> Path | None:

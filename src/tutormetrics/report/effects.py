@@ -1,24 +1,27 @@
-"""Effect matrix of a ``compare`` table (``raters.md`` §5): r_rb by metric (rows) × contrast (columns).
+"""The figure of a ``compare`` table (``compare --figure``, ``docs/guide/paper.md#figures``): small multiples.
 
-Colours use the diverging ``RdBu_r`` map on [−1, 1]; r_rb > 0 means the first group of "A vs B" is
-higher (the title says so). Each cell prints r_rb with two decimals; cells whose CI of r_rb excludes 0
-are outlined and marked with "†", and |r_rb| ≥ 0.10 is set in bold, the way EduFair-Bench's tables
-read. The title names the interval behind the mark (the table's ``ci_level``: the unadjusted 95% CI
-by default, the family's Bonferroni interval with ``compare --violation-ci bonferroni``) and that
-``p_adj`` is not what the mark shows. Undefined cells are grey and print why (``too_few``/``constant``
-and n), with a footnote. Drawn with matplotlib's object API on
-the Agg canvas (no pyplot state).
+One panel per dimension value (one panel without ``--dimension``), stacked vertically and sharing the x axis:
+x = the strata combinations (``model · domain``), y = the metrics, or metric × pair (``metric  low–high``)
+when the panel compares k ≥ 3 groups. A cell is the signed rank-biserial r of the Wilcoxon row on the
+diverging ``RdBu_r`` map over −1..1 (> 0: the pair's first group higher); its value (two decimals, no
+leading zero) is printed when the cell is at least 0.28 in wide, in bold when |r| ≥ ``threshold``, and the
+cell is outlined when the row is a ``violation``. Undefined cells are grey. Size: width min(7, max(3.5,
+2.0 + 0.35·C)) in for C columns, height 1.6 + 0.3·P + 0.16·R in for P panels and R rows; above 9 in the
+panels go, whole, to ``FILE-1.png``, ``FILE-2.png``, … Drawn with matplotlib's object API on the Agg canvas.
 
 Example:
     >>> t = pl.DataFrame({"metric": ["ttr"], "test": ["wilcoxon"], "group_a": ["A"], "group_b": ["B"],
     ...                   "r_rb": [0.4], "ci_low": [0.1], "ci_high": [0.7]})
     >>> effect_matrix(t)[1], effect_matrix(t)[2].tolist()
     (['A vs B'], [[0.4]])
+    >>> [p.title for p in compare_panels(t)], compare_figure_size(15, [5, 5, 5, 15])
+    (['all'], (7.0, 7.6))
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,14 +32,21 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns, save_figure
-from tutormetrics.plotting import literal_text
+from tutormetrics.errors import InputSchemaError
+from tutormetrics.io.tables import require_columns
+from tutormetrics.plotting import DEFAULT_DPI, MAX_WIDTH_IN, check_figure_path, literal_text, save_paper_figure, wrap_to_width
+from tutormetrics.validity.heatmap import format_rho
 
-__all__ = ["FIGURE_FORMATS", "effect_matrix", "plot_effect_matrix"]
+__all__ = ["FIGURE_FORMATS", "ComparePanel", "compare_figure_size", "compare_figures", "compare_panels", "effect_matrix",
+           "plot_effect_matrix", "save_compare_figure"]  # fmt: skip
 
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
 BOLD_AT = 0.10
+#: Tallest figure before the panels are split over FILE-1, FILE-2, … (a page's text height).
+MAX_HEIGHT_IN = 9.0
+#: Narrowest cell that prints its value.
+VALUE_CELL_IN = 0.28
+_STRATA_JOIN = " · "
 
 
 def _strata(table: pl.DataFrame) -> list[str]:
@@ -60,9 +70,7 @@ def effect_matrix(table: pl.DataFrame) -> tuple[list[str], list[str], np.ndarray
     Rows and columns keep the order of first appearance.
     """
     require_columns(table, ["metric", "group_a", "group_b", "r_rb", "ci_low", "ci_high"], source="comparison table")
-    rows = table.filter(pl.col("test") == "wilcoxon") if "test" in table.columns else table
-    if rows.height == 0:
-        raise InputSchemaError("comparison table has no pairwise (wilcoxon) rows to draw")
+    rows = _wilcoxon(table)
     metrics = rows["metric"].unique(maintain_order=True).to_list()
     named = list(rows.iter_rows(named=True))
     strata = _strata(table)
@@ -78,77 +86,156 @@ def effect_matrix(table: pl.DataFrame) -> tuple[list[str], list[str], np.ndarray
     return metrics, contrasts, r, excl
 
 
-def _empty_cells(table: pl.DataFrame, metrics: list[str], contrasts: list[str]) -> dict[tuple[int, int], str]:
-    """Why a cell has no r_rb: its reason code (``too_few``, ``constant``) and n, drawn in the grey cell."""
+def _wilcoxon(table: pl.DataFrame) -> pl.DataFrame:
     rows = table.filter(pl.col("test") == "wilcoxon") if "test" in table.columns else table
+    if rows.height == 0:
+        raise InputSchemaError("comparison table has no pairwise (wilcoxon) rows to draw")
+    return rows
+
+
+@dataclass(frozen=True)
+class ComparePanel:
+    """One panel: its title, row labels (metrics or metric × pair), and r_rb and violation matrices (rows × columns)."""
+
+    title: str
+    rows: list[str]
+    r: np.ndarray
+    violation: np.ndarray
+
+
+def _columns_of(rows: pl.DataFrame, strata: list[str]) -> pl.Series:
+    if not strata:
+        return pl.Series(["all"] * rows.height)
+    return rows.select(pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in strata], separator=_STRATA_JOIN)).to_series()
+
+
+def compare_panels(table: pl.DataFrame) -> list[ComparePanel]:
+    """The panels of :func:`compare_figures`, in the table's order (see the module docstring)."""
+    require_columns(table, ["metric", "group_a", "group_b", "r_rb"], source="comparison table")
+    rows = _wilcoxon(table)
     strata = _strata(table)
-    out = {}
-    for row in rows.iter_rows(named=True):
-        v = row["r_rb"]
-        if v is None or not np.isfinite(v):
-            reason = (row.get("reason") or "").split(";")[0] or "undefined"
-            n = row.get("n")
-            out[(metrics.index(row["metric"]), contrasts.index(_contrast_label(row, strata)))] = reason + (f"\nn={n}" if n is not None else "")
-    return out
+    rows = rows.with_columns(_columns_of(rows, strata).alias("_col"))
+    columns = rows["_col"].unique(maintain_order=True).to_list()
+    has_dim = "dimension_value" in rows.columns
+    n_dims = rows["dimension"].n_unique() if "dimension" in rows.columns else 0
+    dim = pl.col("dimension").cast(pl.String) if n_dims > 1 else pl.lit("")
+    value = pl.col("dimension_value").cast(pl.String) if has_dim else pl.lit("all")
+    rows = rows.with_columns(pl.concat_str([dim.fill_null(""), value.fill_null("")], separator="\u0000").alias("_panel"))
+    panels = []
+    for key in rows["_panel"].unique(maintain_order=True).to_list():
+        sub = rows.filter(pl.col("_panel") == key)
+        dim, value = key.split("\u0000")
+        pairs = sub.select("group_a", "group_b").unique(maintain_order=True).height
+        label = (pl.col("metric").cast(pl.String) + "  " + pl.col("group_a").cast(pl.String) + "–" + pl.col("group_b").cast(pl.String)
+                 if pairs > 1 else pl.col("metric").cast(pl.String))  # fmt: skip
+        sub = sub.with_columns(label.alias("_row"))
+        labels = sub["_row"].unique(maintain_order=True).to_list()
+        r = np.full((len(labels), len(columns)), np.nan)
+        viol = np.zeros(r.shape, dtype=bool)
+        for row in sub.iter_rows(named=True):
+            i, j = labels.index(row["_row"]), columns.index(row["_col"])
+            r[i, j] = np.nan if row["r_rb"] is None else float(row["r_rb"])
+            viol[i, j] = bool(row.get("violation") or False)
+        panels.append(ComparePanel(f"{dim} = {value}" if dim else str(value), labels, r, viol))
+    return panels
 
 
-def _interval_words(table: pl.DataFrame) -> str:
-    """Which interval the † mark uses, from the table's ``ci_level`` (95% unadjusted when absent)."""
+def compare_figure_size(n_columns: int, panel_rows: list[int]) -> tuple[float, float]:
+    """(width, height) in inches: min(7, max(3.5, 2.0 + 0.35·C)) by 1.6 + 0.3·P + 0.16·R.
+
+    Example:
+        >>> compare_figure_size(4, [3, 9])  # run --example fairness
+        (3.5, 4.12)
+    """
+    width = round(min(MAX_WIDTH_IN, max(3.5, 2.0 + 0.35 * n_columns)), 6)
+    return width, round(1.6 + 0.3 * len(panel_rows) + 0.16 * sum(panel_rows), 6)
+
+
+def _split(panels: list[ComparePanel], n_columns: int) -> list[list[ComparePanel]]:
+    """Whole panels in groups whose figure is at most 9 in tall (a taller single panel stays alone)."""
+    groups: list[list[ComparePanel]] = [[]]
+    for p in panels:
+        trial = [*groups[-1], p]
+        if groups[-1] and compare_figure_size(n_columns, [q.r.shape[0] for q in trial])[1] > MAX_HEIGHT_IN:
+            groups.append([p])
+        else:
+            groups[-1] = trial
+    return groups
+
+
+def _note(table: pl.DataFrame, threshold: float) -> str:
     levels = table["ci_level"].drop_nulls().drop_nans().unique().to_list() if "ci_level" in table.columns else []
-    if not levels or levels == [0.95]:
-        return "unadjusted 95% CI"
-    if len(levels) == 1:
-        return f"Bonferroni-adjusted {100 * levels[0]:.4g}% CI"
-    return f"Bonferroni-adjusted CI ({100 * min(levels):.4g}-{100 * max(levels):.4g}% per family)"
+    ci = "unadjusted 95% CI" if not levels or levels == [0.95] else "Bonferroni-adjusted CI"
+    return (f"Rank-biserial r: > 0 (red) = the first group of the pair higher; bold: |r| ≥ {threshold:g}; outlined: "
+            f"violation ({ci} of r excludes 0); grey: no r.")  # fmt: skip
 
 
 @literal_text
-def plot_effect_matrix(table: pl.DataFrame, output: str | os.PathLike[str] | None = None, *, dpi: int = 200) -> Figure:
-    """Draw the effect matrix (and save it as .png/.svg/.pdf when ``output`` is given)."""
-    out = Path(output) if output is not None else None
-    if out is not None and out.suffix.lower() not in FIGURE_FORMATS:
-        raise ConfigError(
-            f"{out}: cannot tell the figure format from {out.suffix or '(no extension)'!r}",
-            hint="name the figure .png, .svg or .pdf",
-        )
-    metrics, contrasts, r, excl = effect_matrix(table)
-    empty = _empty_cells(table, metrics, contrasts)
-    n_rows, n_cols = r.shape
-    width = min(20.0, 2.0 + 0.9 * n_cols + 0.08 * max(len(m) for m in metrics))
-    fig = Figure(figsize=(max(width, 7.5), 1.9 + 0.45 * n_rows))
+def _draw(panels: list[ComparePanel], columns: list[str], note: str, threshold: float) -> Figure:
+    width, height = compare_figure_size(len(columns), [p.r.shape[0] for p in panels])
+    fig = Figure(figsize=(width, height), layout="constrained")
+    fig.get_layout_engine().set(w_pad=0.06, h_pad=0.06, hspace=0.0)  # type: ignore[union-attr]
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": [p.r.shape[0] for p in panels]})[:, 0]
     cmap = colormaps["RdBu_r"].with_extremes(bad="#dddddd")
-    norm = Normalize(-1.0, 1.0)
-    image = ax.imshow(np.ma.masked_invalid(r), cmap=cmap, norm=norm, aspect="auto")
+    image = None
+    for ax, p in zip(axes, panels):
+        image = ax.imshow(np.ma.masked_invalid(p.r), cmap=cmap, norm=Normalize(-1.0, 1.0), aspect="auto", interpolation="nearest")
+        ax.set_yticks(range(len(p.rows)), p.rows, fontsize=6.5)
+        ax.set_title(p.title, fontsize=7.5, pad=2, loc="left")
+        ax.tick_params(length=0, pad=2)
+        ax.set_xticks(np.arange(-0.5, len(columns), 1), minor=True)
+        ax.set_yticks(np.arange(-0.5, len(p.rows), 1), minor=True)
+        ax.grid(which="minor", color="white", linewidth=0.6)
+        ax.tick_params(which="minor", length=0)
+    axes[-1].set_xticks(range(len(columns)), columns, rotation=45, ha="right", rotation_mode="anchor", fontsize=6.5)
+    cbar = fig.colorbar(image, ax=list(axes), fraction=0.05, pad=0.01, aspect=30)
+    cbar.set_label("r_rb", fontsize=6.5, labelpad=1)
+    cbar.ax.tick_params(labelsize=6, length=2)
+    fig.suptitle("\n".join(wrap_to_width(fig, note, width - 0.2, 6.5)), fontsize=6.5, x=0.01, ha="left")
+    fig.get_layout_engine().execute(fig)  # type: ignore[union-attr]
+    for ax, p in zip(axes, panels):
+        cell_w = ax.get_position().width * width / max(1, len(columns))
+        _annotate(ax, p, threshold, show_values=cell_w >= VALUE_CELL_IN - 1e-9)
+    return fig
+
+
+def _annotate(ax: object, p: ComparePanel, threshold: float, *, show_values: bool) -> None:
+    n_rows, n_cols = p.r.shape
     for i in range(n_rows):
         for j in range(n_cols):
-            v = r[i, j]
-            if not np.isfinite(v):
-                if (i, j) in empty:
-                    ax.text(j, i, empty[(i, j)], ha="center", va="center", fontsize=6, color="#555555")
-                continue
-            text = f"{v:.2f}" + ("†" if excl[i, j] else "")
-            color = "white" if abs(v) > 0.6 else "black"
-            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=color,
-                    fontweight="bold" if abs(v) >= BOLD_AT else "normal")  # fmt: skip
-            if excl[i, j]:
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.2))
-    ax.set_xticks(range(n_cols), contrasts, rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(n_rows), metrics, fontsize=8)
-    adjust = ""
-    if "adjust" in table.columns and table["adjust"].drop_nulls().len():
-        adjust = f"; p_adj ({table['adjust'].drop_nulls()[0]}) is in the table, not in the mark"
-    ax.set_title(
-        f"rank-biserial r: > 0 (red) = the first group of 'A vs B' higher, < 0 (blue) = the second higher\n"
-        f"†, outlined: {_interval_words(table)} of r excludes 0{adjust}; bold: |r| ≥ 0.10",
-        fontsize=8,
-    )
-    if empty:
-        fig.text(0.01, 0.005, "grey: no r - too_few = fewer complete pairs than --n-min; constant = every difference 0",
-                 fontsize=7, color="#555555", ha="left", va="bottom")  # fmt: skip
-    fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02).set_label("r_rb", fontsize=8)
-    fig.tight_layout()
-    if out is not None:
-        save_figure(fig, out, dpi=dpi)
-    return fig
+            v = p.r[i, j]
+            if p.violation[i, j]:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.0))  # type: ignore[attr-defined]
+            if show_values and np.isfinite(v):
+                ax.text(j, i, format_rho(v), ha="center", va="center", fontsize=6, color="white" if abs(v) > 0.6 else "black",  # type: ignore[attr-defined]
+                        fontweight="bold" if abs(v) >= threshold else "normal")  # fmt: skip
+
+
+def compare_figures(table: pl.DataFrame, *, threshold: float = BOLD_AT) -> list[Figure]:
+    """The small-multiple figure(s) of a compare table: one, or several when it would be taller than 9 in."""
+    panels = compare_panels(table)
+    rows = _wilcoxon(table)
+    columns = _columns_of(rows, _strata(table)).unique(maintain_order=True).to_list()
+    note = _note(table, threshold)
+    return [_draw(group, columns, note, threshold) for group in _split(panels, len(columns))]
+
+
+def save_compare_figure(
+    table: pl.DataFrame, path: str | os.PathLike[str], *, threshold: float = BOLD_AT, dpi: int = DEFAULT_DPI
+) -> list[Path]:
+    """Draw :func:`compare_figures` and save them: ``path`` itself, or ``FILE-1.ext``, ``FILE-2.ext``, … when split."""
+    out = check_figure_path(path)
+    figs = compare_figures(table, threshold=threshold)
+    if len(figs) == 1:
+        return [save_paper_figure(figs[0], out, dpi=dpi)]
+    return [save_paper_figure(f, out.with_name(f"{out.stem}-{k}{out.suffix}"), dpi=dpi) for k, f in enumerate(figs, start=1)]
+
+
+def plot_effect_matrix(table: pl.DataFrame, output: str | os.PathLike[str] | None = None, *, dpi: int = DEFAULT_DPI,
+                       threshold: float = BOLD_AT) -> Figure:  # fmt: skip
+    """The compare figure (saved when ``output`` is given, split as :func:`save_compare_figure`); returns the first."""
+    if output is not None:
+        check_figure_path(output)
+        save_compare_figure(table, output, threshold=threshold, dpi=dpi)
+    return compare_figures(table, threshold=threshold)[0]

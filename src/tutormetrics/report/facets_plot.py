@@ -23,11 +23,10 @@ import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tutormetrics.errors import ConfigError
+from tutormetrics.plotting import DEFAULT_DPI, MAX_WIDTH_IN, check_figure_path, literal_text, save_paper_figure
 
 __all__ = ["facets_figure", "facets_panels", "save_facets_figure"]
 
-PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 
 
 def facets_panels(facets: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
@@ -58,12 +57,14 @@ def facets_panels(facets: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     return panels
 
 
+@literal_text
 def facets_figure(result: Any) -> Figure:
     """The facets figure of an ``MFRMResult`` or ``BayesMFRMResult`` (see the module docstring)."""
     theta = result.theta_table()["theta"].to_numpy()
     panels = facets_panels(result.facets_table())
     widths = [1.3] + [max(1.0, 0.16 * p.height + 0.5) if p["group"][0] else 1.0 for _, p in panels]
-    fig = Figure(figsize=(min(7.2, 1.25 * sum(widths) + 0.6), 3.6), layout="constrained")
+    fig = Figure(figsize=(min(MAX_WIDTH_IN, 1.25 * sum(widths) + 0.6), 3.6), layout="constrained")
+    fig.get_layout_engine().set(w_pad=0.06, h_pad=0.06)  # type: ignore[union-attr]  # inside the 7 in of docs/guide/paper.md#figures
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(widths), sharey=True, gridspec_kw={"width_ratios": widths})
     axes = np.atleast_1d(axes)
@@ -103,13 +104,9 @@ def facets_figure(result: Any) -> Figure:
     return fig
 
 
-def save_facets_figure(result: Any, path: str | Path) -> Path:
-    """Write :func:`facets_figure` as PNG (150 dpi), PDF or SVG by the file extension."""
-    path = Path(path)
-    fmt = PLOT_FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise ConfigError(f"{path}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
+def save_facets_figure(result: Any, path: str | Path, *, dpi: int = DEFAULT_DPI) -> Path:
+    """Write :func:`facets_figure` as PNG (``dpi``, default 150), PDF or SVG by the file extension, with the paper
+    rules of ``docs/guide/paper.md#figures`` (tight box, 0.05 in pad, at most 7 in wide)."""
+    path = check_figure_path(path, "--facets-plot")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig = facets_figure(result)
-    fig.savefig(path, format=fmt, dpi=150)
-    return path
+    return save_paper_figure(facets_figure(result), path, dpi=dpi)

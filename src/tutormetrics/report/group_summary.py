@@ -25,7 +25,7 @@ from typing import NamedTuple
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.metrics.columns import ColumnDescription, describe_frame, metric_names
 from tutormetrics.psychometrics.ratings import rating_variables
 from tutormetrics.stats.summary import summarize_groups

@@ -10,10 +10,12 @@ columns. With a total, ``% of max`` and ``rank`` follow the total (columns, or r
 Example:
     >>> t = pl.DataFrame({"group": ["A", "B"], "variable": ["x", "x"], "mean": [0.5, 0.25],
     ...                   "ci_low": [float("nan")] * 2, "ci_high": [float("nan")] * 2})
-    >>> print(paper_table(t, "md", transpose=True))
+    >>> print(paper_table(t, "md", transpose=True, caption="Means."))
     | variable | A | B |
     |---|---|---|
     | x | 0.500 | 0.250 |
+    <BLANKLINE>
+    Table: Means.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.report.tables import cell_text, escape_latex, escape_markdown
+from tutormetrics.report.tables import cell_text, number_text, render_rows
 from tutormetrics.metrics.columns import NOT_METRICS
 
-__all__ = ["paper_table", "paper_variables"]
+__all__ = ["paper_table", "paper_variables", "summary_caption"]
 
 _DIAG_SUFFIXES = ("_truncated", "_empty")
 
@@ -57,10 +59,6 @@ def paper_variables(summary: pl.DataFrame, variables: Sequence[str] | None = Non
     return [v for v in present if (diagnostics or not _is_diagnostic(v)) and not _duplicate_endorsed(summary, v)]
 
 
-def _num(x: object, digits: int = 1) -> str:
-    return "" if x is None or x != x else f"{x:.{digits}f}"  # noqa: PLR0124 - NaN check
-
-
 def paper_table(
     summary: pl.DataFrame,
     fmt: str,
@@ -70,8 +68,12 @@ def paper_table(
     diagnostics: bool = False,
     transpose: bool = False,
     total: str | None = None,
+    caption: str | None = None,
+    label: str = "tab:summary",
 ) -> str:
-    """Render ``summary`` as a GitHub pipe table (``md``) or a booktabs ``tabular`` (``tex``), "mean [CI]" cells."""
+    """Render ``summary`` as a GitHub pipe table with a ``Table:`` caption (``md``) or a ``table`` float with a
+    booktabs ``tabular`` (``tex``), "mean [CI]" cells (``docs/guide/paper.md#tables``); ``caption`` defaults to
+    :func:`summary_caption`."""
     if fmt not in ("md", "tex"):
         raise ConfigError(f"paper table format {fmt!r}", hint="use md or tex")
     names = paper_variables(summary, variables, diagnostics=diagnostics)
@@ -81,8 +83,8 @@ def paper_table(
     if total is not None and total in names and "rank" in summary.columns:
         rows = {r["group"]: r for r in summary.filter(pl.col("variable") == total).iter_rows(named=True)}
         extra = [
-            ("% of max", {g: _num(rows.get(g, {}).get("pct_of_max")) for g in groups}),
-            ("rank", {g: "" if rows.get(g, {}).get("rank") is None else str(rows[g]["rank"]) for g in groups}),
+            ("% of max", {g: number_text(rows.get(g, {}).get("pct_of_max"), "1") for g in groups}),
+            ("rank", {g: number_text(rows.get(g, {}).get("rank"), "int") for g in groups}),
         ]
     columns = [*names, *(label for label, _ in extra)]
 
@@ -98,13 +100,22 @@ def paper_table(
     else:
         header = [group_label, *columns]
         body = [[g, *(value(g, col) for col in columns)] for g in groups]
-    if fmt == "md":
-        lines = ["| " + " | ".join(map(escape_markdown, header)) + " |", "|" + "---|" * len(header)]
-        for row in body:
-            lines.append("| " + " | ".join([escape_markdown(row[0]), *row[1:]]) + " |")
-        return "\n".join(lines)
-    lines = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule", " & ".join(map(escape_latex, header)) + r" \\", r"\midrule"]
-    for row in body:
-        lines.append(" & ".join([escape_latex(row[0]), *(c.replace("[", "{[}").replace("]", "{]}") for c in row[1:])]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines)
+    text = summary_caption(summary, group_label, total=total if extra else None) if caption is None else caption
+    return render_rows(header, body, [False] + [True] * (len(header) - 1), fmt, caption=text, label=label)
+
+
+def summary_caption(summary: pl.DataFrame, group_label: str = "group", *, total: str | None = None) -> str:
+    """The default caption of a ``summarize`` paper table: what the cells are, the groups and n.
+
+    Example:
+        >>> t = pl.DataFrame({"group": ["A", "B"], "variable": ["x", "x"], "n": [3, 5]})
+        >>> summary_caption(t, "tutor")
+        'Mean [95% bootstrap CI] per tutor (2 groups, n = 3–5 per group and variable).'
+    """
+    groups = summary["group"].n_unique() if "group" in summary.columns else 0
+    n = summary["n"].drop_nulls() if "n" in summary.columns else pl.Series([], dtype=pl.Int64)
+    n_text = "" if n.len() == 0 else (f", n = {int(n.min()):,}" if n.min() == n.max() else f", n = {int(n.min()):,}–{int(n.max()):,}")
+    text = f"Mean [95% bootstrap CI] per {group_label} ({groups} group{'' if groups == 1 else 's'}{n_text} per group and variable)"
+    if total is not None:
+        text += f"; {total} with its % of the maximum and the groups' rank by mean (1 = highest)"
+    return text + "."

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutormetrics.io import file_sha256
+from tutormetrics.io.hashing import file_sha256
 
 #: Files of a folder the report reads as tables.
 TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl")

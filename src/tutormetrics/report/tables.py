@@ -1,30 +1,36 @@
-"""Paper tables from a summary (``raters.md`` §4): groups as rows, variables as columns, "mean [CI]".
+"""The pieces of every paper table (``docs/guide/paper.md#tables``): escaping, number rules, one renderer.
 
-``md`` writes a GitHub pipe table, ``tex`` a booktabs ``tabular``; both round to 3 decimals. Group and
-variable names are user text and are escaped (Markdown: backslash before ASCII punctuation, newlines
-as spaces; LaTeX: the ten special characters and brackets).
+``md`` is a GitHub pipe table, a blank line and pandoc's ``Table: <caption>``; ``tex`` a ``table`` float with
+``\\caption``, ``\\label`` and a booktabs ``tabular``. User text is escaped (Markdown: a backslash before
+ASCII punctuation, newlines as spaces; LaTeX: its special characters and brackets); numbers follow
+:func:`number_text` (never a negative zero).
 
 Example:
-    >>> t = pl.DataFrame({"group": ["A"], "variable": ["x_1"], "mean": [0.5], "ci_low": [0.25], "ci_high": [0.75]})
-    >>> print(markdown_table(t))
+    >>> print(render_rows(["group", "x_1"], [["A", "0.500 [0.250, 0.750]"]], [False, True], "md", caption="Means."))
     | group | x\\_1 |
     |---|---|
     | A | 0.500 [0.250, 0.750] |
+    <BLANKLINE>
+    Table: Means.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.io import write_text_atomic
+from tutormetrics.io.atomic import write_text_atomic
 
-__all__ = ["TABLE_FORMATS", "cell_text", "escape_latex", "escape_markdown", "latex_table", "markdown_table", "write_text"]
+__all__ = [
+    "TABLE_FORMATS", "cell_text", "escape_latex", "escape_markdown", "escape_markdown_caption", "number_text", "positive_zero",
+    "render_rows", "write_text",
+]  # fmt: skip
 
 TABLE_FORMATS = ("csv", "md", "tex")
 
@@ -62,6 +68,20 @@ def escape_markdown(text: object) -> str:
     return "".join("\\" + c if c in _MD_PUNCT else c for c in _one_line(text))
 
 
+_MD_PROSE = set(".,:;'\"-()!?/=+&@")
+
+
+def escape_markdown_caption(text: object) -> str:
+    """A caption's text for pandoc's ``Table:`` line: markup characters escaped as in :func:`escape_markdown`,
+    prose punctuation (``. , : ; ' " - ( ) ! ? / = + & @``) kept, which is inert inside a caption paragraph.
+
+    Example:
+        >>> print(escape_markdown_caption("rate: the top score of the rater's ratings; p_adj < .05 (10%)"))
+        rate: the top score of the rater's ratings; p\\_adj \\< .05 (10\\%)
+    """
+    return "".join("\\" + c if c in _MD_PUNCT and c not in _MD_PROSE else c for c in _one_line(text))
+
+
 def escape_latex(text: object) -> str:
     r"""Escape LaTeX's special characters (and brackets, which ``\\`` would read as an argument).
 
@@ -72,8 +92,51 @@ def escape_latex(text: object) -> str:
     return "".join(_LATEX.get(c, c) for c in _one_line(text))
 
 
+def positive_zero(text: str) -> str:
+    """``text`` without the sign of a negative zero: ``-0.000`` → ``0.000``, ``-0`` → ``0`` (``docs/guide/paper.md#tables``).
+
+    Example:
+        >>> positive_zero("-0.000"), positive_zero("-0.001"), positive_zero("-0")
+        ('0.000', '-0.001', '0')
+    """
+    return text[1:] if text.startswith("-") and text[1:].replace(".", "").strip("0") == "" and text[1:] else text
+
+
+def _missing(x: object) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def number_text(x: object, rule: str = "3") -> str:
+    """One number as a paper table writes it (``docs/guide/paper.md#tables``); missing/NaN → ``""``.
+
+    Rules: ``"3"`` three decimals (estimates, CIs, ρ, ΔP, χ², means), ``"p"`` three decimals or ``<0.001``,
+    ``"1"`` one decimal (``pct_*``, ``% of max``, ``share_*``), ``"int"`` a whole number (counts, df, k,
+    rank), ``"g"`` ``%g`` (scale levels), ``"bool"`` ``yes`` or empty. Never a negative zero.
+
+    Example:
+        >>> [number_text(v, r) for v, r in ((-0.0001, "3"), (0.0004, "p"), (0.0123, "p"), (91.17647, "1"), (16.0, "int"), (0.5, "g"), (True, "bool"))]
+        ['0.000', '<0.001', '0.012', '91.2', '16', '0.5', 'yes']
+    """
+    if _missing(x):
+        return ""
+    if rule == "bool":
+        return "yes" if bool(x) else ""
+    v = float(x)  # type: ignore[arg-type]
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if rule == "p":
+        return "<0.001" if v < 0.0005 else positive_zero(f"{v:.3f}")
+    if rule == "1":
+        return positive_zero(f"{v:.1f}")
+    if rule == "int":
+        return positive_zero(f"{v:.0f}")
+    if rule == "g":
+        return positive_zero(f"{v:g}")
+    return positive_zero(f"{v:.3f}")
+
+
 def _num(x: float | None) -> str:
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+    return number_text(x, "3")
 
 
 def cell_text(mean: float | None, lo: float | None, hi: float | None) -> str:
@@ -90,42 +153,45 @@ def cell_text(mean: float | None, lo: float | None, hi: float | None) -> str:
     return f"{m} [{low}, {high}]" if low and high else m
 
 
-def _grid(summary: pl.DataFrame) -> tuple[list[str], list[str], dict[tuple[str, str], str]]:
-    groups = summary["group"].unique(maintain_order=True).to_list()
-    variables = summary["variable"].unique(maintain_order=True).to_list()
-    cells = {
-        (r["group"], r["variable"]): cell_text(r["mean"], r["ci_low"], r["ci_high"])
-        for r in summary.iter_rows(named=True)
-    }
-    return groups, variables, cells
+_SYMBOLS_TEX = {"ΔP": r"$\Delta P$", "χ²": r"$\chi^2$", "κ": r"$\kappa$", "α": r"$\alpha$", "ρ": r"$\rho$", "≥": r"$\geq$",
+                "–": "--"}  # fmt: skip
 
 
-def markdown_table(summary: pl.DataFrame, group_label: str = "group") -> str:
-    """A GitHub pipe table of a summary: one row per group, one column per variable."""
-    groups, variables, cells = _grid(summary)
-    lines = [
-        "| " + " | ".join([escape_markdown(group_label), *map(escape_markdown, variables)]) + " |",
-        "|" + "---|" * (len(variables) + 1),
-    ]
-    for g in groups:
-        lines.append("| " + " | ".join([escape_markdown(g), *(cells.get((g, v), "") for v in variables)]) + " |")
-    return "\n".join(lines)
+def _tex_number(text: str) -> str:
+    """Our own number text in LaTeX: brackets as ``{[}``/``{]}``, ``<`` and χ² in math, stars as a superscript."""
+    stars = re.search(r"\*+$", text)
+    body = text[: stars.start()] if stars else text
+    body = body.replace("[", "{[}").replace("]", "{]}").replace("<", "$<$").replace("χ²", r"$\chi^2$")
+    return body + (f"$^{{{stars.group(0)}}}$" if stars else "")
 
 
-def latex_table(summary: pl.DataFrame, group_label: str = "group") -> str:
-    """A booktabs ``tabular`` of a summary: one row per group, one column per variable."""
-    groups, variables, cells = _grid(summary)
-    lines = [
-        r"\begin{tabular}{l" + "r" * len(variables) + "}",
-        r"\toprule",
-        " & ".join([escape_latex(group_label), *map(escape_latex, variables)]) + r" \\",
-        r"\midrule",
-    ]
-    for g in groups:
-        row = [escape_latex(g), *(cells.get((g, v), "").replace("[", "{[}").replace("]", "{]}") for v in variables)]
-        lines.append(" & ".join(row) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines)
+def _tex_header(text: str) -> str:
+    out = escape_latex(text)
+    for symbol, macro in _SYMBOLS_TEX.items():
+        out = out.replace(symbol, macro)
+    return out
+
+
+def render_rows(header: Sequence[str], body: Sequence[Sequence[str]], numeric: Sequence[bool], fmt: str, *,
+                caption: str, label: str = "tab:table") -> str:  # fmt: skip
+    """A md pipe table + ``Table:`` caption, or a tex ``table`` float with a booktabs ``tabular``.
+
+    ``header`` is plain text with md symbols; ``numeric[i]`` marks a column of our own number text (not
+    escaped; tex brackets, ``<`` and stars converted), the others hold user text (escaped)."""
+    if fmt == "md":
+        lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "---|" * len(header)]
+        for row in body:
+            cells = [c.replace("*", "\\*") if num else escape_markdown(c) for c, num in zip(row, numeric)]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join([*lines, "", f"Table: {escape_markdown_caption(caption)}"])
+    if fmt != "tex":
+        raise ConfigError(f"paper table format {fmt!r}", hint="use md or tex")
+    spec = "".join("r" if num else "l" for num in numeric)
+    lines = [r"\begin{table}[htbp]", r"\centering", rf"\caption{{{escape_latex(caption)}}}", rf"\label{{{label}}}",
+             rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(_tex_header(h) for h in header) + r" \\", r"\midrule"]  # fmt: skip
+    for row in body:
+        lines.append(" & ".join(_tex_number(c) if num else escape_latex(c) for c, num in zip(row, numeric)) + r" \\")
+    return "\n".join([*lines, r"\bottomrule", r"\end{tabular}", r"\end{table}"])
 
 
 def table_format(path: str | os.PathLike[str], fmt: str | None) -> str:
@@ -148,9 +214,6 @@ def table_format(path: str | os.PathLike[str], fmt: str | None) -> str:
             hint="name the file .csv, .md or .tex (or .parquet/.jsonl), or pass --output-format csv|md|tex",
         )
     return known[suffix]
-
-
-RENDERERS: dict[str, Callable[[pl.DataFrame, str], str]] = {"md": markdown_table, "tex": latex_table}
 
 
 def write_text(text: str, path: str | os.PathLike[str]) -> Path:

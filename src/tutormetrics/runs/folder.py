@@ -16,7 +16,7 @@ import polars as pl
 
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import check_outputs
+from tutormetrics.io.paths import check_outputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.runs.layout import run_files

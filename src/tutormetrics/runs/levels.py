@@ -151,7 +151,7 @@ def conversation_controls(vo: ValidateOptions, conv: pl.DataFrame, log: Log) -> 
 
 def _with_turn_clusters(conv: Level, turns: pl.DataFrame, cluster_col: str) -> Level:
     """The conversations with the cluster label of their turns (a column that holds each conversation whole)."""
-    from tutormetrics.io import require_columns
+    from tutormetrics.io.tables import require_columns
     from tutormetrics.validity.level import check_nested
 
     require_columns(turns, [cluster_col], source="turns", option="--cluster-col")

@@ -83,7 +83,7 @@ def _heatmaps(
     from tutormetrics.validity.heatmap import ceiling_note, plot_heatmap
 
     note = ceiling_note(result.joined, [c for c in result.target_cols if c != "theta"])
-    width = max(3.5, 1.6 + 0.55 * len(result.target_cols))
+    width = min(7.0, max(3.5, 1.6 + 0.55 * len(result.target_cols)))  # docs/guide/paper.md#figures: at most 7 in
     for suffix, part in kinds:
         for fmt in record.validate_options.figure_formats:
             path = record.path(f"{prefix}heatmap{suffix}.{fmt}")

@@ -16,7 +16,8 @@ import polars as pl
 
 from tutormetrics import __version__
 from tutormetrics.engine.file_scoring import ScoreOptions
-from tutormetrics.io import write_table, write_text_atomic
+from tutormetrics.io.atomic import write_text_atomic
+from tutormetrics.io.tables import write_table
 from tutormetrics.progress import Log
 from tutormetrics.runs.layout import run_files
 from tutormetrics.validity.study import ValidateOptions

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 
 __all__ = ["SKIP_COLUMNS", "AggregateResult", "aggregate_labels"]
 

@@ -19,6 +19,7 @@ identical resamples (measured speed and agreement: ``benchmarks/RESULTS.md``, st
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -190,6 +191,22 @@ def bootstrap_spearman_block(
         c = min(step, n_resamples - start)
         weights = resample_weights(rng, c, n, clusters)  # identical stream to scipy.stats.bootstrap(paired=True)
         out[:, start : start + c] = _weighted_spearman_block(weights, plan, n_x, pairs).T
+    return out
+
+
+def weighted_spearman(x: np.ndarray, y: np.ndarray, weight_chunks: Iterable[tuple[int, np.ndarray]], n_resamples: int) -> np.ndarray:
+    """Spearman ρ(x, y) of every weighted resample: ``weight_chunks`` yields ``(start, weights)`` with integer
+    weights (c, n); ρ is that of the expanded resample (average ranks), NaN where a side is constant.
+
+    >>> w = [(0, np.array([[1, 1, 1], [2, 0, 1]]))]
+    >>> weighted_spearman(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]), w, 2).round(3).tolist()
+    [0.5, 1.0]
+    """
+    plan = _rank_plan(np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)]))
+    pair = (np.array([0]), np.array([0]))
+    out = np.full(n_resamples, np.nan)
+    for start, weights in weight_chunks:
+        out[start : start + weights.shape[0]] = _weighted_spearman_block(weights, plan, 1, pair)[:, 0]
     return out
 
 

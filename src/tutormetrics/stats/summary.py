@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 
 __all__ = ["SUMMARY_COLUMNS", "bootstrap_mean_ci", "describe", "numeric_variables", "summarize_groups"]
 

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.stats.icc import icc_forms
 
 __all__ = ["variability_table"]

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.validity.join import JoinReport, join_targets, metric_columns, refuse_control_targets
 from tutormetrics.validity.spearman import (
     CI_BACKENDS,

@@ -10,7 +10,6 @@ canvas (no pyplot state), so nothing is shown and nothing stays open.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,9 +23,9 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns, save_figure
+from tutormetrics.io.tables import require_columns
 from tutormetrics.metrics.columns import OTHER, ColumnDescription, aliases, describe_table, family_labels
-from tutormetrics.plotting import literal_text
+from tutormetrics.plotting import MAX_WIDTH_IN, MIN_FONT_PT, literal_text, save_paper_figure, text_extent, wrap_to_width
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -41,6 +40,10 @@ _GREY_NS = "#f4f4f4"
 
 #: The colour scale of ρ in the PNG/PDF heatmaps and the report: ``RdBu_r`` on [−RHO_LIMIT, RHO_LIMIT].
 RHO_LIMIT = 1.0
+#: A page's text height: a taller heatmap shrinks its cells (``docs/guide/paper.md#heatmap``); cell heights (in).
+PAGE_HEIGHT_IN = 9.0
+MAX_CELL_H = 0.32
+MIN_CELL_H = 0.11
 
 
 def star_legend(table: pl.DataFrame) -> str:
@@ -142,26 +145,6 @@ def _arrange(
     return row_order, blocks
 
 
-def _wrap_measured(fig: Figure, text: str, width_in: float, size: float) -> list[str]:
-    """``text`` wrapped at word boundaries so that every line, as rendered at ``size`` points, fits ``width_in``."""
-    width = max(20, int(width_in * 72 / (0.5 * size)))  # a first guess: half an em per character
-    while True:
-        lines = textwrap.wrap(text, width=width, break_on_hyphens=False)
-        if width <= 20 or all(_text_extent(fig, line, size)[0] <= width_in for line in lines):
-            return lines
-        width -= 4
-
-
-def _text_extent(fig: Figure, text: str, size: float, **kw: object) -> tuple[float, float]:
-    """Width and height in inches of ``text`` rendered at ``size`` points."""
-    if not text:
-        return 0.0, 0.0
-    artist = fig.text(0, 0, text, fontsize=size, **kw)  # type: ignore[arg-type]
-    box = artist.get_window_extent(renderer=fig.canvas.get_renderer())  # type: ignore[attr-defined]
-    artist.remove()
-    return box.width / fig.dpi, box.height / fig.dpi
-
-
 @dataclass(frozen=True)
 class _Grid:
     """The table as matrices in display order: values, stars and reason codes, with row/column labels."""
@@ -213,8 +196,9 @@ def _check_options(order: str, width_in: float, output: str | Path | None) -> Pa
     """Validate the drawing options; return the output path (``None`` when nothing is saved)."""
     if order not in ("given", "cluster"):
         raise ConfigError(f"unknown order {order!r}", hint="use 'given' or 'cluster'")
-    if not 1.0 <= width_in <= 20.0:
-        raise ConfigError(f"width_in must lie between 1 and 20 inches, got {width_in}")
+    if not 1.0 <= width_in <= MAX_WIDTH_IN:
+        raise ConfigError(f"the heatmap width must lie between 1 and {MAX_WIDTH_IN:g} inches, got {width_in:g}",
+                          hint="3.5 is one column, 7 a full page width (docs/guide/paper.md#figures)")  # fmt: skip
     out_path = Path(output) if output is not None else None
     if out_path is not None and out_path.suffix.lower() not in _FORMATS:
         raise ConfigError(
@@ -290,17 +274,28 @@ def _colour_limit(values: np.ndarray, vmax: float | None) -> float:
     return vmax
 
 
-def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, note: str | None) -> _Layout:
+def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, note: str | None, max_height_in: float = PAGE_HEIGHT_IN) -> _Layout:
     """Measure the labels on ``fig`` and place the heat map, colour bar and note; resizes ``fig``.
 
-    Cells are ``width / n_targets`` wide and 0.19–0.32 in tall, so the height grows with the metrics.
+    Cells are ``width / n_targets`` wide and 0.19–0.32 in tall, so the height grows with the metrics, until the
+    figure would pass ``max_height_in``: then the cells shrink (down to 0.11 in) to keep it on one page
+    (``docs/guide/paper.md#heatmap``).
     """
+    lay = _layout_once(fig, grid, width_in=width_in, title=title, note=note, cell_h_max=MAX_CELL_H)
+    if lay.height > max_height_in and grid.shape[0]:
+        fits = (max_height_in - (lay.height - lay.heat_h)) / grid.shape[0]
+        lay = _layout_once(fig, grid, width_in=width_in, title=title, note=note, cell_h_max=max(MIN_CELL_H, fits))
+    return lay
+
+
+def _layout_once(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, note: str | None, cell_h_max: float) -> _Layout:
     n_rows, n_cols = grid.shape
     fs = float(np.interp(width_in, [3.5, 7.0], [6.5, 8.0]))  # tick-label size
-    pad = 0.04
-    ylab_w = max(_text_extent(fig, s, fs)[0] for s in grid.rows)
-    fam_h = _text_extent(fig, "Xg", fs, fontweight="bold")[1]
-    fam_len = [_text_extent(fig, fam, fs, fontweight="bold")[0] for fam, _, _ in grid.blocks]
+    fs = max(MIN_FONT_PT, min(fs, cell_h_max * 72 / 1.2))  # rows of 6 pt labels do not collide
+    pad = 0.06  # ≥ the 0.05 in pad of the tight box: the saved file is never larger than the figure
+    ylab_w = max(text_extent(fig, s, fs)[0] for s in grid.rows)
+    fam_h = text_extent(fig, "Xg", fs, fontweight="bold")[1]
+    fam_len = [text_extent(fig, fam, fs, fontweight="bold")[0] for fam, _, _ in grid.blocks]
     right = 0.08
     fam_w, rotated = fam_h, [True] * len(grid.blocks)
     for _ in range(3):  # a label that does not fit along its block is written across it, which widens the margin
@@ -312,14 +307,14 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
                 hint="use a larger width (e.g. 7 for a two-column figure)",
             )
         cell_w = heat_w / n_cols
-        cell_h = float(np.clip(cell_w * 0.8, 0.19, 0.32))
+        cell_h = float(min(cell_h_max, np.clip(cell_w * 0.8, 0.19, MAX_CELL_H)))
         rotated = [w <= (stop - start) * cell_h - 0.02 for w, (_, start, stop) in zip(fam_len, grid.blocks)]
         wanted = max([fam_h] + [w for w, r in zip(fam_len, rotated) if not r])
         if wanted <= fam_w:
             break
         fam_w = wanted
     heat_h = cell_h * n_rows
-    xlab = [_text_extent(fig, s, fs, rotation=45) for s in grid.columns]
+    xlab = [text_extent(fig, s, fs, rotation=45) for s in grid.columns]
     xlab_h = max(h for _, h in xlab)
     # a label anchored at its column centre and rotated 45° runs down-left; keep it on the page
     overhang = max(w - (j + 0.5) * cell_w for j, (w, _) in enumerate(xlab))
@@ -327,9 +322,9 @@ def _layout(fig: Figure, grid: _Grid, *, width_in: float, title: str | None, not
         left = pad + overhang
         heat_w = width_in - left - right
         cell_w = heat_w / n_cols
-    title_h = _text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
-    cbar_h, cbar_lab = 0.07, _text_extent(fig, "Spearman ρ", fs)[1]
-    note_lines = _wrap_measured(fig, note, width_in - 2 * pad, fs - 0.5) if note else []
+    title_h = text_extent(fig, title, fs + 1.5, fontweight="bold")[1] + 0.1 if title else 0.0
+    cbar_h, cbar_lab = 0.07, text_extent(fig, "Spearman ρ", fs)[1]
+    note_lines = wrap_to_width(fig, note, width_in - 2 * pad, fs - 0.5) if note else []
     note_h = len(note_lines) * (fs - 0.5) * 1.3 / 72 + (0.06 if note_lines else 0.0)
     top = pad + title_h
     bottom_stack = 0.05 + xlab_h + 0.12 + cbar_h + fs * 1.3 / 72 + cbar_lab + 0.04 + note_h + pad
@@ -363,34 +358,51 @@ def _draw_heat(fig: Figure, lay: _Layout, grid: _Grid, vmax: float) -> tuple[Axe
     return ax, image
 
 
+def _cell_text_mode(fig: Figure, lay: _Layout, grid: _Grid) -> tuple[str, float]:
+    """How the cells show ρ: on ``"one"`` line with its stars, on ``"two"`` (ρ over its stars), ``"rho"`` (no room for the stars)
+    or ``"none"`` (the colour alone), and the size (at most the tick size, at least 6 pt), from the widest text."""
+    size = max(MIN_FONT_PT, float(min(lay.fs - 0.5, lay.cell_w * 72 / 2.4, lay.cell_h * 72 / 2.5)))
+    room_w, room_h = 0.92 * lay.cell_w, 0.92 * lay.cell_h
+    longest = max((len(str(s)) for s in grid.stars.ravel()), default=0)
+    star = "*" * longest
+    trials = [("one", f"−.88{star}"), ("two", f"−.88\n{star}")] if star else []
+    for mode, text in [*trials, ("rho", "−.88")]:
+        w, h = text_extent(fig, text, size, linespacing=0.9)
+        if w <= room_w and h <= room_h:
+            return mode, size
+    return "none", size
+
+
 def _annotate_cells(ax: Axes, lay: _Layout, grid: _Grid, *, vmax: float, mask_nonsignificant: bool) -> None:
-    """ρ (APA style) and stars in each defined cell; the reason code in grey italics in undefined ones.
+    """ρ (APA style) and stars in each defined cell; the reason code in grey italics in undefined ones; text
+    that would not fit its cell at 6 pt is left out (the colour still shows ρ; ``docs/guide/paper.md#heatmap``).
 
     With ``mask_nonsignificant``, cells without stars get a pale patch and grey text.
     """
+    fig = ax.figure
     n_rows, n_cols = grid.shape
-    cell_w_pt, cell_h_pt = lay.cell_w * 72, lay.cell_h * 72
-    fs_cell = float(min(lay.fs - 0.5, cell_w_pt / 2.4, cell_h_pt / 2.5))
-    fs_reason = max(3.5, fs_cell - 1.5)
+    mode, size = _cell_text_mode(fig, lay, grid)  # type: ignore[arg-type]
+    labels = {c: _REASON_LABEL.get(c, c) for c in {str(r).split(";")[0] for r in grid.reasons.ravel()} if c}
+    fits = {c: (lambda w, h: w <= 0.95 * lay.cell_w and h <= 0.95 * lay.cell_h)(*text_extent(fig, t, MIN_FONT_PT, style="italic"))  # type: ignore[arg-type]
+            for c, t in labels.items()}  # fmt: skip
     for i in range(n_rows):
         for j in range(n_cols):
             v = grid.values[i, j]
             if not np.isfinite(v):
                 code = str(grid.reasons[i, j]).split(";")[0]
-                label = _REASON_LABEL.get(code, code)
-                size = min(fs_reason, 0.9 * cell_w_pt / max(1, 0.55 * len(label)))
-                if label and size >= 2.5:
-                    ax.text(j, i, label, ha="center", va="center", fontsize=size, color="#555555", style="italic")
+                if code and fits.get(code):
+                    ax.text(j, i, labels[code], ha="center", va="center", fontsize=MIN_FONT_PT, color="#555555", style="italic")
                 continue
-            star = grid.stars[i, j]
+            star = str(grid.stars[i, j])
             if mask_nonsignificant and not star:
                 ax.add_patch(_cell_patch(i, j, _GREY_NS))
                 color = "#8c8c8c"
             else:
                 color = "white" if abs(v) > 0.55 * vmax else "black"
-            text = format_rho(v) + (f"\n{star}" if star else "")
-            if fs_cell >= 3.0:
-                ax.text(j, i, text, ha="center", va="center", fontsize=fs_cell, color=color, linespacing=0.9)
+            if mode == "none":
+                continue
+            text = format_rho(v) + ({"two": f"\n{star}", "one": star}.get(mode, "") if star else "")
+            ax.text(j, i, text, ha="center", va="center", fontsize=size, color=color, linespacing=0.9)
 
 
 def _draw_families(ax: Axes, fig: Figure, lay: _Layout, grid: _Grid) -> None:
@@ -452,6 +464,9 @@ def plot_heatmap(
     width_in: float = 3.5,
     dpi: int = 300,
     vmax: float | None = RHO_LIMIT,
+    metrics: Sequence[str] | None = None,
+    families: Sequence[str] | None = None,
+    targets: Sequence[str] | None = None,
 ) -> Figure:
     """Heatmap of ``value`` (default ρ) with metrics as rows and targets as columns.
 
@@ -463,7 +478,10 @@ def plot_heatmap(
     separator lines and family labels on the left; ``order="cluster"`` orders rows within each family
     by average-linkage clustering of their values. The height grows with the number of metrics; fonts
     stay 5–8 pt for widths of 3.5–7 in. With ``output`` the figure is saved as PNG, SVG or PDF
-    (by extension) at ``dpi``.
+    (by extension) at ``dpi``, with a tight bounding box and a 0.05 in pad. ``metrics`` (metric columns),
+    ``families`` (family names or labels) and ``targets`` choose and order what is drawn
+    (:func:`select_cells`); the width is at most 7 in, and a figure that would pass 9 in shrinks its cells to
+    stay on one page (``docs/guide/paper.md#heatmap``).
 
     Example:
         >>> t = pl.DataFrame({"metric": ["resp_chars", "ttr"], "target": ["tone", "tone"],
@@ -475,6 +493,7 @@ def plot_heatmap(
     if control_note:
         note = control_note + (" " + note if note else "")
     _check_table(table, value)
+    table = select_cells(table, columns, metrics=metrics, families=families, targets=targets)
     rows = row_descriptions(table.get_column("metric").cast(pl.String).unique(maintain_order=True).to_list(), columns)
     drawn = {d.name for d in rows if d.alias_of is None}
     table = table.filter(pl.col("metric").cast(pl.String).is_in(list(drawn)))  # an alias is drawn once, as its column
@@ -499,8 +518,66 @@ def plot_heatmap(
     _draw_title_and_note(fig, lay, title)
 
     if out_path is not None:
-        save_figure(fig, out_path, dpi=dpi)
+        save_paper_figure(fig, out_path, dpi=dpi)
     return fig
+
+
+def _unknown(kind: str, names: Sequence[str], known: Sequence[str], option: str) -> ConfigError:
+    import difflib
+
+    close = [c for n in names for c in difflib.get_close_matches(n, list(known), n=2, cutoff=0.6)]
+    hint = f"did you mean {', '.join(dict.fromkeys(close))}?" if close else f"{kind}: {', '.join(list(known)[:20])}"
+    return ConfigError(f"{option}: {', '.join(map(repr, names))} not in the correlation table", hint=hint)
+
+
+def select_cells(
+    table: pl.DataFrame,
+    columns: Sequence[ColumnDescription] | None = None,
+    *,
+    metrics: Sequence[str] | None = None,
+    families: Sequence[str] | None = None,
+    targets: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """The rows of a correlation table a heatmap draws (``docs/guide/paper.md#heatmap``).
+
+    ``metrics`` and ``families`` choose metric rows (a family by its name or figure label; both given: the
+    union), in the order named; ``targets`` chooses and orders the columns. A name that is not in the table
+    is exit 2 with the closest names.
+
+    Example:
+        >>> t = pl.DataFrame({"metric": ["resp_chars", "ttr", "ttr"], "target": ["a", "a", "b"], "rho": [0.1, 0.2, 0.3]})
+        >>> select_cells(t, families=["diversity"], targets=["b", "a"]).rows()
+        [('ttr', 'b', 0.3), ('ttr', 'a', 0.2)]
+    """
+    present = table.get_column("metric").cast(pl.String).unique(maintain_order=True).to_list()
+    keys: list[pl.Expr] = []
+    if metrics or families:
+        chosen = list(dict.fromkeys(metrics or []))
+        missing = [m for m in chosen if m not in present]
+        if missing:
+            raise _unknown("metrics", missing, present, "--metrics-cols")
+        if families:
+            rows = row_descriptions(present, columns)
+            names = {d.family: d.family for d in rows} | {d.family_label: d.family for d in rows}
+            lower = {k.lower(): v for k, v in names.items()}
+            missing = [f for f in families if f.lower() not in lower]
+            if missing:
+                raise _unknown("families", missing, sorted(set(names)), "--families")
+            wanted = [lower[f.lower()] for f in families]
+            for fam in dict.fromkeys(wanted):
+                chosen += [d.name for d in rows if d.family == fam and d.name not in chosen]
+        order = {m: i for i, m in enumerate(chosen)}
+        table = table.filter(pl.col("metric").cast(pl.String).is_in(chosen))
+        keys.append(pl.col("metric").cast(pl.String).replace_strict(order, return_dtype=pl.Int64))
+    if targets:
+        have = table.get_column("target").cast(pl.String).unique(maintain_order=True).to_list()
+        missing = [t for t in targets if t not in have]
+        if missing:
+            raise _unknown("targets", missing, have, "--targets")
+        order = {t: i for i, t in enumerate(dict.fromkeys(targets))}
+        table = table.filter(pl.col("target").cast(pl.String).is_in(list(order)))
+        keys.append(pl.col("target").cast(pl.String).replace_strict(order, return_dtype=pl.Int64))
+    return table.sort(keys, maintain_order=True) if keys else table
 
 
 def partial_rows(table: pl.DataFrame) -> tuple[pl.DataFrame, str]:
@@ -571,8 +648,7 @@ def plot_compare_control(
     ax = fig.axes[0]
     ax.axvline(len(targets) - 0.5, color="black", linewidth=1.6)
     if output is not None:
-        out_path = Path(output)
-        save_figure(fig, out_path, dpi=int(kwargs.get("dpi", 300)))  # type: ignore[call-overload]
+        save_paper_figure(fig, Path(output), dpi=int(kwargs.get("dpi", 300)))  # type: ignore[call-overload]
     return fig
 
 

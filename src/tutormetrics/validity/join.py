@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 
 #: How many unmatched ids :meth:`JoinReport.summary` prints per side and table.
 SUMMARY_MAX_IDS = 10

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import RatingOptions
 from tutormetrics.validity.join import metric_columns, refuse_control_targets

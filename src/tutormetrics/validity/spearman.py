@@ -36,7 +36,7 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.stats.bootstrap import (
     bca_levels,
     bootstrap_spearman_block,

@@ -19,7 +19,7 @@ from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer, score_f
 from tutormetrics.engine.run_stats import ScoreStats
 from tutormetrics.engine.run_summary import run_key
 from tutormetrics.engine.run_warnings import long_text_warning, mostly_nan_warnings, run_notes
-from tutormetrics.io import file_sha256
+from tutormetrics.io.hashing import file_sha256
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "tutormetrics"
 

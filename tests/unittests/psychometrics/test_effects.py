@@ -95,7 +95,7 @@ def test_tiny_example_effects(tiny_fit) -> None:
     e = tiny_fit.effects_table()
     assert e.columns == list(EFFECT_COLUMNS)
     assert e["term"].to_list() == ["suff"] * 3 + ["t1"] * 3 + ["t2"] * 3 + ["t3"] * 3
-    np.testing.assert_allclose(e["p_ref"][:3], [0.369675, 0.572306, 0.564277], atol=1e-6)
+    np.testing.assert_allclose(e["p_ref_plugin"][:3], [0.369675, 0.572306, 0.564277], atol=1e-6)
     want = [0.005583, 0.007639, 0.049881, 0.050865, -0.023492, 0.017503, 0.052410, 0.027124, 0.026318,
             -0.094008, -0.004028, -0.044511]  # fmt: skip
     np.testing.assert_allclose(e["delta_p"], want, atol=1e-6)
@@ -106,9 +106,10 @@ def test_tiny_example_effects(tiny_fit) -> None:
     assert c1["n_draws"] == 4000 and c1["method"] == "mml"
     assert c1["delta_p_sd"] == pytest.approx(0.10, abs=0.01)
     assert c1["hdi_low"] == pytest.approx(-0.18, abs=0.03) and c1["hdi_high"] == pytest.approx(0.20, abs=0.03)
-    # p_ref is the facets baseline probability
-    base = tiny_fit.facets_table().filter(pl.col("facet") == "baseline_probability")["estimate"]
-    np.testing.assert_allclose(e["p_ref"][:3], base, rtol=1e-14)
+    # p_ref is the facets baseline probability (the mean over the same draws, bitwise); p_ref_plugin its plugin
+    base = tiny_fit.facets_table().filter(pl.col("facet") == "baseline_probability")
+    np.testing.assert_array_equal(e["p_ref"][:3], base["estimate"])
+    np.testing.assert_array_equal(e["p_ref_plugin"][:3], base["plugin"])
     # same seed, same draws; another seed differs only by Monte Carlo error (§3.2: at 4,000 draws ≤ 0.008)
     assert e.equals(tiny_fit.effects_table())
     other = tiny_fit.effects_table(seed=1)
@@ -432,13 +433,14 @@ def test_partial_credit_effects_use_the_top_category() -> None:
     cov = truth.select("exchange_id", flag=(pl.col("v") > 0).cast(pl.Int64))
     res = fit_mfrm(ratings, covariates=cov)
     e = res.effects_table(n_draws=300)
-    base = res.facets_table().filter(pl.col("facet") == "baseline_probability", pl.col("level").str.ends_with(":P(y=2)"))
-    np.testing.assert_allclose(e["p_ref"], base["estimate"], rtol=1e-12)
+    base = res.facets_table(n_draws=300).filter(pl.col("facet") == "baseline_probability", pl.col("level").str.ends_with(":P(y=2)"))
+    np.testing.assert_array_equal(e["p_ref"], base["estimate"])
+    np.testing.assert_allclose(e["p_ref_plugin"], base["plugin"], rtol=1e-12)
     assert e["outcome"].to_list() == ["P(y=2)"] * 5
     tau = res.tau
     from tutormetrics.psychometrics.mfrm.design import partial_credit_probabilities
 
-    top = [partial_credit_probabilities(np.array(-res.b[j] + res.gamma[j, 0]), tau[j])[2] - base["estimate"][j] for j in range(5)]
+    top = [partial_credit_probabilities(np.array(-res.b[j] + res.gamma[j, 0]), tau[j])[2] - base["plugin"][j] for j in range(5)]
     np.testing.assert_allclose(e["delta_p"], top, rtol=1e-12)
 
 
@@ -455,7 +457,7 @@ def _check_against_lme4(ref: pl.DataFrame) -> None:
     g_r = ref.filter(pl.col("facet") == "covariate:suff")["estimate"].to_numpy()
     e = res.effects_table(n_draws=200)
     np.testing.assert_allclose(e["delta_p"], expit(-b_r + g_r) - expit(-b_r), atol=2e-4)
-    np.testing.assert_allclose(e["p_ref"], expit(-b_r), atol=2e-4)
+    np.testing.assert_allclose(e["p_ref_plugin"], expit(-b_r), atol=2e-4)
 
 
 def test_facets_and_effects_equal_lme4_fixture() -> None:
@@ -484,7 +486,11 @@ def test_no_covariance_keeps_plugins_and_blanks_draws(tiny_fit) -> None:
     e = bad.effects_table()
     good = tiny_fit.effects_table()
     np.testing.assert_array_equal(e["delta_p"], good["delta_p"])
-    np.testing.assert_array_equal(e["p_ref"], good["p_ref"])
+    np.testing.assert_array_equal(e["p_ref"], good["p_ref_plugin"])  # without draws p_ref is the plug-in
+    np.testing.assert_array_equal(e["p_ref_plugin"], good["p_ref_plugin"])
+    base = bad.facets_table().filter(pl.col("facet") == "baseline_probability")
+    np.testing.assert_array_equal(base["estimate"], base["plugin"])
+    assert base["se"].is_nan().all() and base["lower"].is_nan().all() and base["upper"].is_nan().all()
     assert e["hdi_low"].is_nan().all() and (e["n_draws"] == 0).all()
     assert all(r.endswith("no_covariance") for r in e["reason"].to_list())
     assert not e["hdi_excl_zero"].any()

@@ -12,6 +12,7 @@ import pytest
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.psychometrics.pairwise_agreement import contingency_table, gwet_ac
 from tutormetrics.psychometrics.judge import judge_table, lenient_table, macro_f1, majority_codes
+from tutormetrics.psychometrics.leniency import POOLED
 
 MRBENCH = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "mrbench"
 
@@ -23,10 +24,10 @@ SPEC = {
 }
 # reference, n, accuracy, macro_f1, macro_f1_lenient, cohen_kappa, krippendorff_alpha, gwet_ac1, reason
 SPEC_ROWS = [
-    ("A", 10, 0.6, 0.5444444, 0.6875, 0.3548387, 0.3870968, 0.4202899, ""),
-    ("B", 10, 0.7, 0.6666667, 0.8666667, 0.5238095, 0.544, 0.5636364, ""),
-    ("C", 9, 0.3333333, 0.2222222, 0.3571429, -0.0384615, -0.0099010, 0.0313901, ""),
-    ("majority", 9, 0.6666667, 0.5962963, 0.6785714, 0.4705882, 0.4950495, 0.5156951, "majority_ties_1"),
+    ("A", 10, 0.6, 0.5444444, 0.6875, 0.3548387, 0.3870968, 0.4202899, "scale_inferred"),
+    ("B", 10, 0.7, 0.6666667, 0.8666667, 0.5238095, 0.544, 0.5636364, "scale_inferred"),
+    ("C", 9, 0.3333333, 0.2222222, 0.3571429, -0.0384615, -0.0099010, 0.0313901, "scale_inferred"),
+    ("majority", 9, 0.6666667, 0.5962963, 0.6785714, 0.4705882, 0.4950495, 0.5156951, "majority_ties_1;scale_inferred"),
 ]
 
 
@@ -44,7 +45,7 @@ def test_spec_worked_example() -> None:
     # The spec's table reports C and majority (n = 9) without too_few although §3 sets too_few at n < 10;
     # n_min=9 reproduces the table, the default gate is checked below.
     res = judge_table(_long(SPEC), "J", n_resamples=300, n_min=9)
-    t = res.table
+    t = res.table.filter(pl.col("criterion") != POOLED)  # paper.md §5: the pooled rows follow the judge's criteria
     assert t.columns == [
         "criterion", "judge", "reference", "n", "accuracy", "macro_f1", "macro_f1_lenient", "cohen_kappa",
         "krippendorff_alpha", "gwet_ac1", "kappa_ci_low", "kappa_ci_high",
@@ -52,6 +53,8 @@ def test_spec_worked_example() -> None:
         "mean_judge", "mean_ref", "mean_diff", "diff_ci_low", "diff_ci_high", "pct_max_judge", "pct_max_ref",
         "over_rate", "under_rate", "sign_p", "bowker_chi2", "bowker_df", "bowker_p",
         "stuart_maxwell_chi2", "stuart_maxwell_df", "stuart_maxwell_p", "reason",
+        # judges.md §3.1: the intervals of the shared draws follow reason
+        "alpha_ci_low", "alpha_ci_high", "ac1_ci_low", "ac1_ci_high", "f1_ci_low", "f1_ci_high",
     ]  # fmt: skip
     assert t["reference"].to_list() == ["A", "B", "C", "majority"]
     assert t["judge"].unique().to_list() == ["J"]
@@ -66,7 +69,7 @@ def test_spec_worked_example() -> None:
     conf = res.confusion.filter(pl.col("reference") == "majority")
     assert conf.height == 9 and conf["count"].sum() == 9
     assert res.notes == []
-    default = judge_table(_long(SPEC), "J", n_resamples=0).table
+    default = judge_table(_long(SPEC), "J", n_resamples=0, levels=[0, 1, 2]).table.filter(pl.col("criterion") != POOLED)
     assert default["reason"].to_list() == ["", "", "too_few", "too_few;majority_ties_1"]
     # flagged, and the values still reported: with the defaults they equal the spec's table too
     assert default["accuracy"].to_list() == pytest.approx([0.6, 0.7, 1 / 3, 2 / 3])
@@ -103,7 +106,7 @@ def _simulated(seed: int, n_humans: int = 3, n: int = 150) -> pl.DataFrame:
 def test_against_sklearn_on_simulated(seed: int) -> None:
     metrics = pytest.importorskip("sklearn.metrics")
     ratings = _simulated(seed)
-    table = judge_table(ratings, "llm", n_resamples=0).table
+    table = judge_table(ratings, "llm", n_resamples=0).table.filter(pl.col("criterion") != POOLED)
     wide = ratings.pivot(on="rater", index="exchange_id", values="score").sort("exchange_id")
     q = ratings["score"].n_unique()
     for row in table.iter_rows(named=True):
@@ -133,7 +136,7 @@ def test_majority_rule_and_ties() -> None:
     wide = {"a": [0, 0] + [1] * 10, "b": [2, 2] + [1] * 10, "c": [None, None] + [1] * 10, "llm": [0, None] + [1] * 10}
     row = judge_table(_long(wide), "llm", n_resamples=0).table.filter(pl.col("reference") == "majority").row(0, named=True)
     assert row["n"] == 10
-    assert row["reason"] == "constant;no_discordant;majority_ties_1"  # studies.md §7: no unit off the diagonal
+    assert row["reason"] == "constant;no_discordant;majority_ties_1;scale_inferred"  # studies.md §7: no unit off the diagonal
 
 
 def test_lenient_and_macro_f1_helpers() -> None:
@@ -149,8 +152,8 @@ def test_lenient_and_macro_f1_helpers() -> None:
 def test_too_few_and_judge_only_scale() -> None:
     wide = {"h": [0, 1] * 4, "llm": [0, 1, 2, 1] * 2}
     res = judge_table(_long(wide), "llm", n_resamples=0)
-    assert res.table["reason"].to_list() == ["too_few", "too_few"]
-    assert res.table["accuracy"].to_list() == [0.75, 0.75]  # flagged, still reported
+    assert res.table["reason"].to_list() == ["too_few;scale_inferred"] * 2 + ["pooled;scale_inferred"] * 2
+    assert res.table["accuracy"].to_list() == [0.75, 0.75] * 2  # flagged, still reported; one criterion: pooled = it
     assert res.notes == ["c: the judge uses score(s) 2 that no human used"]
 
 
@@ -175,7 +178,8 @@ def test_mrbench_tutor_as_judge_against_sklearn() -> None:
         pl.col("conversation_id").alias("exchange_id"), pl.col("tutor").alias("rater"), "criterion", "score"
     ).filter(pl.col("rater").is_in(["GPT4", "Expert", "Novice", "Sonnet"]))
     table = judge_table(long, "GPT4", n_resamples=0).table
-    assert table.height == 8 * 4
+    assert table.height == 8 * 4 + 4  # + the pooled row per reference
+    table = table.filter(pl.col("criterion") != POOLED)
     for row in table.filter(pl.col("reference") != "majority").iter_rows(named=True):
         sub = long.filter(pl.col("criterion") == row["criterion"]).pivot(on="rater", index="exchange_id", values="score")
         pair = sub.select(row["reference"], "GPT4").drop_nulls()

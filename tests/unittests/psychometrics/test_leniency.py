@@ -11,7 +11,7 @@ from statsmodels.stats.contingency_tables import SquareTable
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.judge import judge_table
-from tutormetrics.psychometrics.leniency import symmetry_tests
+from tutormetrics.psychometrics.leniency import POOLED, symmetry_tests
 from tutormetrics.psychometrics.na_codes import (
     drop_na_codes,
     negative_category_warnings,
@@ -42,7 +42,9 @@ def _long(wide: dict[str, list]) -> pl.DataFrame:
 
 def test_two_judges_worked_example() -> None:
     res = judge_table(_long(WIDE), ["J", "L"], n_resamples=500, n_min=9)
-    t = res.table
+    # paper.md §5: each judge's pooled rows (one criterion here) follow its criterion rows
+    assert res.table["criterion"].to_list() == (["c"] * 4 + [POOLED] * 4) * 2
+    t = res.table.filter(pl.col("criterion") != POOLED)
     assert t["judge"].to_list() == ["J"] * 4 + ["L"] * 4
     assert t["reference"].to_list() == ["A", "B", "C", "majority"] * 2  # L is not a human reference of J
     rows = {(r["judge"], r["reference"]): r for r in t.iter_rows(named=True)}
@@ -54,7 +56,7 @@ def test_two_judges_worked_example() -> None:
     assert lb["bowker_chi2"] == pytest.approx(5) and lb["bowker_p"] == pytest.approx(0.1717971, abs=5e-8)
     assert lb["stuart_maxwell_chi2"] == pytest.approx(4.5) and lb["stuart_maxwell_p"] == pytest.approx(0.1053992, abs=5e-8)
     # the single-judge table's agreement numbers do not change with a second judge
-    one = judge_table(_long({k: v for k, v in WIDE.items() if k != "L"}), "J", n_resamples=500, n_min=9).table
+    one = judge_table(_long({k: v for k, v in WIDE.items() if k != "L"}), "J", n_resamples=500, n_min=9).table.head(4)
     assert one.drop("reason").equals(t.head(4).drop("reason"))
     assert res.confusion.columns[0] == "judge" and set(res.confusion["judge"]) == {"J", "L"}
     # the mean-difference CI is the percentile bootstrap over units of mean(ŷ − y)

@@ -304,6 +304,12 @@ def test_nuts_topics_named_models_pooled_theta_and_effects() -> None:
     np.testing.assert_allclose(eff["delta_p"], mml["delta_p"], atol=0.08)  # same rows, same order
     assert (eff["n_draws"] == 400).all() and (eff["method"] == "nuts").all()
     assert ((eff["hdi_low"] <= eff["delta_p"]) & (eff["delta_p"] <= eff["hdi_high"])).all()
+    # p_ref = the facets baseline (posterior mean of p), p_ref_plugin = p at the posterior mean of b
+    base = fit.facets_table().filter(pl.col("facet") == "baseline_probability")
+    np.testing.assert_allclose(eff["p_ref"][:5], base["estimate"], rtol=1e-9)
+    b_mean = fit.facets_table().filter(pl.col("facet") == "criterion")["estimate"].to_numpy()
+    np.testing.assert_allclose(eff["p_ref_plugin"][:5], 1 / (1 + np.exp(b_mean)), rtol=1e-12)
+    np.testing.assert_allclose(base["plugin"], 1 / (1 + np.exp(b_mean)), rtol=1e-12)
     assert eff["reason"].str.contains("not_converged").all()  # 2 × 200 draws cannot reach ESS 400
     table = compare_models(ratings, covariates=cov, topics=top, specs=[("M0", []), ("M1", ["suff"]), ("M3", ["suff", "topics"])], **opts)
     assert sorted(table["model"].to_list()) == ["M0", "M1", "M3"] and (table["ref_model"] == "M0").all()

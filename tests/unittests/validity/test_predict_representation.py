@@ -11,19 +11,19 @@ import polars as pl
 import pytest
 
 sklearn = pytest.importorskip("sklearn")
-from sklearn.compose import ColumnTransformer
-from sklearn.decomposition import PCA
-from sklearn.impute import SimpleImputer
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.decomposition import PCA  # noqa: E402
+from sklearn.impute import SimpleImputer  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.metrics import f1_score  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.validity.decision_rules import decode, tune_thresholds
-from tutormetrics.validity.folds import group_folds
-from tutormetrics.validity.predictive import PredictOptions, predict_frame
-from tutormetrics.validity.representation import representation_matrix
+from tutormetrics.errors import ConfigError, InputSchemaError  # noqa: E402
+from tutormetrics.validity.decision_rules import decode, tune_thresholds  # noqa: E402
+from tutormetrics.validity.folds import group_folds  # noqa: E402
+from tutormetrics.validity.predictive import PredictOptions, predict_frame  # noqa: E402
+from tutormetrics.validity.representation import representation_matrix  # noqa: E402
 
 LR = {"C": 1.0, "l1_ratio": 0.0, "solver": "newton-cholesky", "tol": 1e-8, "max_iter": 100}
 K = 4
@@ -75,7 +75,7 @@ def _proba(result, model: str, n_levels: int) -> np.ndarray:
     return sub.select([f"p_{k}" for k in range(n_levels)]).to_numpy()
 
 
-@pytest.mark.parametrize("n_levels, class_weight", [(3, "none"), (2, "balanced")])
+@pytest.mark.parametrize(("n_levels", "class_weight"), [(3, "none"), (2, "balanced")])
 def test_representation_equals_sklearn_pipeline(n_levels, class_weight):
     frame, block = _study(n_levels=n_levels)
     cw = None if class_weight == "none" else class_weight
@@ -130,7 +130,9 @@ def test_shuffled_test_fold_labels_leave_its_model_and_thresholds_unchanged(deci
         for col in ("score", "label", "p_0", "p_1", "p_2"):
             np.testing.assert_array_equal(a[col].to_numpy(), b[col].to_numpy())
     if decision == "ordinal":
-        cut = lambda r: r.thresholds.filter(pl.col("fold") == 2).sort("model")
+        def cut(r):
+            return r.thresholds.filter(pl.col("fold") == 2).sort("model")
+
         assert cut(base).equals(cut(shuffled))
         assert cut(base)["t_1"].is_not_null().all()
         # the other folds' thresholds did see fold 2's labels
@@ -159,7 +161,7 @@ def _brute_force(score, codes, n_levels):
     return best, cut
 
 
-@pytest.mark.parametrize("seed, n_levels", [(0, 3), (1, 3), (2, 2), (3, 2)])
+@pytest.mark.parametrize(("seed", "n_levels"), [(0, 3), (1, 3), (2, 2), (3, 2)])
 def test_tuned_thresholds_reach_the_brute_force_macro_f1(seed, n_levels):
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, n_levels, 20)

@@ -404,11 +404,12 @@ class BayesMFRMResult:
         ``estimate`` is the posterior mean, ``se`` the posterior SD, ``lower``/``upper`` the 94% HDI;
         baseline probabilities are summarised per draw at ``reference_point``.
         """
-        rows: dict[str, list[Any]] = {k: [] for k in ("facet", "level", "estimate", "se", "lower", "upper", "reference")}
+        cols = ("facet", "level", "estimate", "se", "lower", "upper", "reference", "plugin")
+        rows: dict[str, list[Any]] = {k: [] for k in cols}
 
-        def add(facet: str, level: str, var: str, index: tuple[int, ...], ref: str = "") -> None:
+        def add(facet: str, level: str, var: str, index: tuple[int, ...], ref: str = "", plugin: float | None = None) -> None:
             vals = [float(self._metric(var, m)[index]) for m in ("mean", "sd", "hdi_3%", "hdi_97%")]
-            for key, val in zip(("facet", "level", "estimate", "se", "lower", "upper", "reference"), [facet, level, *vals, ref]):
+            for key, val in zip(cols, [facet, level, *vals, ref, plugin]):
                 rows[key].append(val)
 
         for j, crit in self._shown():
@@ -436,14 +437,27 @@ class BayesMFRMResult:
                         add("threshold", f"{crit}:{h}", "tau", (j, h - 1))
         for j, crit in self._shown():
             m = int(self.n_steps[j])
+            plug = self._baseline_plugin(j, m)
             if self._metric("baseline_p", "mean").ndim == 1:
-                add("baseline_probability", crit, "baseline_p", (j,), self.reference_point)
+                add("baseline_probability", crit, "baseline_p", (j,), self.reference_point, float(plug[-1]))
             elif m <= 1:  # a one-step criterion in a partial-credit fit is a Rasch item: P(y=1), as in MML
-                add("baseline_probability", crit, "baseline_p", (j, 1), self.reference_point)
+                add("baseline_probability", crit, "baseline_p", (j, 1), self.reference_point, float(plug[-1]))
             else:
                 for k in range(m + 1):
-                    add("baseline_probability", f"{crit}:P(y={k})", "baseline_p", (j, k), self.reference_point)
-        return pl.DataFrame(rows, schema={"facet": pl.String, "level": pl.String, "estimate": pl.Float64, "se": pl.Float64, "lower": pl.Float64, "upper": pl.Float64, "reference": pl.String})
+                    add("baseline_probability", f"{crit}:P(y={k})", "baseline_p", (j, k), self.reference_point, float(plug[k]))
+        schema = {c: pl.Float64 for c in cols}
+        schema.update({"facet": pl.String, "level": pl.String, "reference": pl.String})
+        return pl.DataFrame(rows, schema=schema)
+
+    def _baseline_plugin(self, j: int, m: int) -> np.ndarray:
+        """p at the posterior mean of b_j (and τ_j): ``[P(y=0), P(y=1)]`` (binary) or P(y=k), k = 0..m."""
+        from tutormetrics.psychometrics.mfrm.effects import baseline_rows
+
+        b = float(self._metric("b", "mean")[j])
+        tau = np.asarray(self._metric("tau", "mean"), dtype=float)[j] if (m > 1 and self._has("tau")) else None
+        rows = baseline_rows("c", m if tau is not None else 1, b, tau, None, None)
+        plugin = np.array([r.plugin for r in rows])
+        return plugin if plugin.size > 1 else np.array([1 - plugin[0], plugin[0]])
 
     def effects_table(self) -> pl.DataFrame:
         """Δp per covariate, topic and group level per criterion over every posterior draw (``effects.md`` §3);

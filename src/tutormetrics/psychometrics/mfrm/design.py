@@ -21,7 +21,7 @@ from scipy import sparse
 from scipy.special import logsumexp
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io import require_columns
+from tutormetrics.io.tables import require_columns
 from tutormetrics.psychometrics.ratings import (
     Ratings,
     RatingsLike,

@@ -6,7 +6,9 @@ groups at their zero-sum mean) each term's contrast is ``Δp_j = p(η*_j + c_j) 
 and ``p`` the probability of the criterion's top category (σ for a binary criterion). Draws: for MML
 ``x⁽ˢ⁾ = x̂ + L z⁽ˢ⁾`` with ``L = chol(Ĥ⁻¹)`` and ``z = default_rng(seed).standard_normal((S, n_x))``;
 for NUTS every posterior draw. Summaries: mean, SD (ddof 1), the 94% HDI by ArviZ's rule, and the
-share of draws with Δp > 0.
+share of draws with Δp > 0. The reference probability ``p_ref`` is the mean of ``p(η*_j)`` over the same
+draws (the facets table's ``baseline_probability`` estimate); ``p_ref_plugin`` is ``p`` at the point
+estimate (``docs/guide/paper.md#baseline``).
 
 Example:
     >>> hdi(np.array([0.12, -0.03, 0.05, 0.08, 0.31, 0.02, 0.07, 0.04, 0.10, -0.01,
@@ -27,14 +29,17 @@ from scipy.special import expit
 
 from tutormetrics.psychometrics.mfrm.design import partial_credit_probabilities, short_number
 
-__all__ = ["EFFECT_COLUMNS", "HDI_PROB", "EffectTerm", "effects_frame", "hdi", "mml_effects", "top_probability"]
+__all__ = [
+    "EFFECT_COLUMNS", "HDI_PROB", "BaselineRow", "EffectTerm", "baseline_rows", "effects_frame", "hdi", "mml_effects",
+    "mml_parameter_draws", "top_probability",
+]  # fmt: skip
 
 #: Mass of the highest-density interval.
 HDI_PROB = 0.94
 #: A 0/1 covariate or topic with fewer exchanges at the contrast level gets reason ``sparse_<n>``.
 SPARSE_BELOW = 10
 EFFECT_COLUMNS: tuple[str, ...] = (
-    "effect", "term", "criterion", "contrast", "reference", "outcome", "p_ref", "delta_p", "delta_p_mean",
+    "effect", "term", "criterion", "contrast", "reference", "outcome", "p_ref", "p_ref_plugin", "delta_p", "delta_p_mean",
     "delta_p_sd", "hdi_low", "hdi_high", "p_gt_zero", "hdi_excl_zero", "method", "n_draws", "reason",
 )  # fmt: skip
 
@@ -100,19 +105,84 @@ def covariate_contrast(name: str, scale: tuple[str, float, float]) -> str:
 
 
 def sparse_reason(indicator: np.ndarray | None) -> tuple[str, ...]:
-    """``("sparse_<n>",)`` when a 0/1 column has n < 10 exchanges at 1; ``()`` otherwise (or not 0/1).
+    """``("sparse_<n>",)`` when a 0/1 column has n < 10 exchanges at its rarer level; ``()`` otherwise (or not 0/1).
+
+    n is the smaller of the two level counts (v = 0 and v = 1; a topic absent and present) among the rated
+    exchanges, so the rule does not depend on how the column is coded (``docs/guide/paper.md#sparse``).
 
     Example:
-        >>> sparse_reason(np.array([1.0, 0, 0, 1]))
-        ('sparse_2',)
+        >>> sparse_reason(np.array([1.0, 0, 0, 1])), sparse_reason(np.array([1.0] * 12 + [0.0] * 3))
+        (('sparse_2',), ('sparse_3',))
     """
     if indicator is None:
         return ()
     col = np.asarray(indicator, dtype=float)
     if not np.all((col == 0) | (col == 1)):
         return ()
-    n = int((col == 1).sum())
+    n = int(min((col == 1).sum(), (col == 0).sum()))
     return (f"sparse_{n}",) if n < SPARSE_BELOW else ()
+
+
+def draw_summary(values: np.ndarray) -> tuple[float, float, float, float]:
+    """Mean, SD (ddof 1), and the 94% HDI of one quantity's draws.
+
+    Example:
+        >>> draw_summary(np.array([1.0, 2.0, 3.0]))
+        (2.0, 1.0, 1.0, 3.0)
+    """
+    lo, hi = hdi(values)
+    sd = float(values.std(ddof=1)) if values.size > 1 else float("nan")
+    return float(values.mean()), sd, lo, hi
+
+
+@dataclass(frozen=True)
+class BaselineRow:
+    """One ``baseline_probability`` row of the facets table (``docs/guide/paper.md#baseline``)."""
+
+    level: str
+    estimate: float
+    se: float
+    lower: float
+    upper: float
+    plugin: float
+
+
+def baseline_rows(
+    criterion: str, m: int, b: float, tau: np.ndarray | None, b_draws: np.ndarray | None, tau_draws: np.ndarray | None
+) -> list[BaselineRow]:
+    """The baseline probabilities of one criterion at η* = −b: P(y = 1) (``m ≤ 1``) or P(y = k), k = 0..m.
+
+    ``estimate`` is the mean of p(η*) over the draws, ``se`` their SD (ddof 1), ``lower``/``upper`` their
+    94% HDI and ``plugin`` p at the point (b, τ). Without draws ``estimate = plugin`` and the rest is NaN.
+    The top category's per-draw values are exactly those behind the effects table's ``p_ref``.
+
+    Args:
+        criterion: the criterion name (the row's ``level``, with ``:P(y=k)`` for partial credit).
+        m: its number of steps (1 = binary).
+        b, tau: the point estimate of b_j and its thresholds (``tau[:m]``).
+        b_draws, tau_draws: (S,) and (S, ≥ m) draws, or ``None``.
+
+    Example:
+        >>> r = baseline_rows("c", 1, 0.0, None, np.array([-0.1, 0.0, 0.1]), None)
+        >>> r[0].plugin, round(r[0].estimate, 12)
+        (0.5, 0.5)
+    """
+    nan = float("nan")
+    if m <= 1:
+        plug = np.array([float(top_probability(np.array(-b), None, 1))])
+        draws = None if b_draws is None else top_probability(-b_draws, None, 1)[:, None]
+        levels = [criterion]
+    else:
+        t = np.asarray(tau, dtype=float)[:m]
+        plug = partial_credit_probabilities(np.array(-b), t)
+        draws = None if b_draws is None or tau_draws is None else partial_credit_probabilities(-b_draws, tau_draws[:, :m])
+        levels = [f"{criterion}:P(y={k})" for k in range(m + 1)]
+    out = []
+    for k, level in enumerate(levels):
+        p0 = float(plug[k])
+        stats = (p0, nan, nan, nan) if draws is None else draw_summary(draws[:, k])
+        out.append(BaselineRow(level, *stats, plugin=p0))
+    return out
 
 
 def effects_frame(
@@ -131,12 +201,13 @@ def effects_frame(
     extra_reason: Sequence[str] = (),
     row_reason: Callable[[int, int], Sequence[str]] | None = None,
 ) -> pl.DataFrame:
-    """The effects table (``effects.md`` §3.3): one row per term × criterion.
+    """The effects table (``effects.md`` §3.3, ``docs/guide/paper.md#baseline``): one row per term × criterion.
 
-    ``b_draws`` (S, J) and ``tau_draws`` (S, J, M) give the per-draw reference point; with
-    ``point_from_draws`` (NUTS) ``p_ref`` and ``delta_p`` are means over draws, else plug-ins at the
-    point estimate. Without draws the draw columns are NaN and ``n_draws`` 0. ``row_reason(t, j)`` adds
-    codes for term ``t`` at criterion ``j`` (NUTS: ``not_converged`` from that row's diagnostics).
+    ``b_draws`` (S, J) and ``tau_draws`` (S, J, M) give the per-draw reference point. ``p_ref`` is the mean
+    of p(η*_j) over the draws (the facets ``baseline_probability`` estimate) and ``p_ref_plugin`` p at the
+    point estimate; without draws both are the plug-in, the draw columns NaN and ``n_draws`` 0. With
+    ``point_from_draws`` (NUTS) ``delta_p`` is the mean over draws, else the plug-in at the point.
+    ``row_reason(t, j)`` adds codes for term ``t`` at criterion ``j`` (NUTS: ``not_converged``).
     """
     rows: dict[str, list[Any]] = {c: [] for c in EFFECT_COLUMNS}
     n_draws = 0 if b_draws is None else int(b_draws.shape[0])
@@ -145,25 +216,25 @@ def effects_frame(
             m = int(n_steps[j])
             eta0 = -float(b_point[j])
             tau0 = tau_point[j] if m > 1 else None
-            p_ref = float(top_probability(np.array(eta0), tau0, m))
-            dp = float(top_probability(np.array(eta0 + float(term.point[j])), tau0, m)) - p_ref
+            p_plugin = float(top_probability(np.array(eta0), tau0, m))
+            p_ref, dp = p_plugin, float(top_probability(np.array(eta0 + float(term.point[j])), tau0, m)) - p_plugin
             stats = (float("nan"),) * 5
             if b_draws is not None and term.draws is not None:
                 eta_s = -b_draws[:, j]
                 tau_s = tau_draws[:, j] if (m > 1 and tau_draws is not None) else None
                 p_s = top_probability(eta_s, tau_s, m)
                 d_s = top_probability(eta_s + term.draws[:, j], tau_s, m) - p_s
-                lo, hi = hdi(d_s)
-                stats = (float(d_s.mean()), float(d_s.std(ddof=1)) if d_s.size > 1 else float("nan"), lo, hi,
-                         float((d_s > 0).mean()))  # fmt: skip
+                mean, sd, lo, hi = draw_summary(d_s)
+                stats = (mean, sd, lo, hi, float((d_s > 0).mean()))
+                p_ref = float(p_s.mean())
                 if point_from_draws:
-                    p_ref, dp = float(p_s.mean()), stats[0]
+                    dp = mean
             mean, sd, lo, hi, pgt = stats
             reason = [*term.reason, *extra_reason, *(row_reason(t_index, j) if row_reason else ())]
             for col, val in zip(
                 EFFECT_COLUMNS,
-                (term.effect, term.term, crit, term.contrast, reference, outcomes[j], p_ref, dp, mean, sd, lo, hi, pgt,
-                 bool(lo > 0 or hi < 0), method, n_draws if term.draws is not None else 0, ";".join(reason)),
+                (term.effect, term.term, crit, term.contrast, reference, outcomes[j], p_ref, p_plugin, dp, mean, sd, lo,
+                 hi, pgt, bool(lo > 0 or hi < 0), method, n_draws if term.draws is not None else 0, ";".join(reason)),
             ):  # fmt: skip
                 rows[col].append(val)
     schema = {c: pl.Float64 for c in EFFECT_COLUMNS}
@@ -204,19 +275,46 @@ def mml_draws(free_x: np.ndarray, free_cov: np.ndarray, n_draws: int, seed: int)
     return free_x[None, :] + z @ chol.T
 
 
+@dataclass(frozen=True)
+class ParameterDraws:
+    """MML draws mapped to the natural parameters: all of them (S, n_natural), b (S, J) and τ (S, J, M) or ``None``."""
+
+    natural: np.ndarray
+    b: np.ndarray
+    tau: np.ndarray | None
+
+
+def mml_parameter_draws(result: Any, n_draws: int = 4000, seed: int = 0) -> ParameterDraws | None:
+    """The S draws of an MML fit (``effects.md`` §3.2) that both ``theta --effects`` and the facets table's
+    baseline probabilities use: ``x̂ + L z`` with the given ``seed``, mapped by the zero-sum maps;
+    ``None`` when Ĥ is not positive definite (``no_covariance``)."""
+    free = mml_draws(result.free_x, result.free_covariance, n_draws, seed)
+    if free is None:
+        return None
+    nat = free @ result.natural_map.T
+    index = {lab: i for i, lab in enumerate(result.natural_labels)}
+    n_crit = len(result.criteria)
+    b = np.stack([nat[:, index[("criterion", str(j), "")]] for j in range(n_crit)], axis=1)
+    tau = None
+    if result.tau.shape[1] and np.any(result.n_steps > 1):
+        tau = np.zeros((nat.shape[0], n_crit, result.tau.shape[1]))
+        for j in range(n_crit):
+            m = int(result.n_steps[j])
+            for h in range(1, m + 1 if m > 1 else 1):
+                tau[:, j, h - 1] = nat[:, index[("threshold", str(j), str(h))]]
+    return ParameterDraws(nat, b, tau)
+
+
 def mml_effects(result: Any, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
     """The effects table of an MML fit (``MFRMResult``; ``effects.md`` §3), draws from N(x̂, Ĥ⁻¹)."""
-    labels = result.natural_labels
-    index = {lab: i for i, lab in enumerate(labels)}
-    amap = result.natural_map
-    draws_free = mml_draws(result.free_x, result.free_covariance, n_draws, seed)
-    nat = None if draws_free is None else draws_free @ amap.T  # (S, n_natural)
+    index = {lab: i for i, lab in enumerate(result.natural_labels)}
+    draws = mml_parameter_draws(result, n_draws, seed)
     crits = range(len(result.criteria))
 
     def pick(facet: str, k: str) -> np.ndarray | None:
-        if nat is None:
+        if draws is None:
             return None
-        return np.stack([nat[:, index[(facet, str(j), k)]] for j in crits], axis=1)
+        return np.stack([draws.natural[:, index[(facet, str(j), k)]] for j in crits], axis=1)
 
     terms: list[EffectTerm] = []
     raw = result.covariate_raw
@@ -231,16 +329,8 @@ def mml_effects(result: Any, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame
     if len(result.group_levels) > 1:
         for g, name in enumerate(result.group_levels):
             terms.append(EffectTerm("group", name, f"{name} vs mean of groups", result.beta[:, g], pick("group", str(g))))
-    b_draws = pick("criterion", "")
-    tau_draws = None
-    if nat is not None and result.tau.shape[1] and np.any(result.n_steps > 1):
-        tau_draws = np.zeros((nat.shape[0], len(result.criteria), result.tau.shape[1]))
-        for j in crits:
-            for h in range(1, int(result.n_steps[j]) + 1):
-                if int(result.n_steps[j]) > 1:
-                    tau_draws[:, j, h - 1] = nat[:, index[("threshold", str(j), str(h))]]
     extra = [] if result.converged else ["not_converged"]
-    if nat is None:
+    if draws is None:
         extra.append("no_covariance")
     return effects_frame(
         terms,
@@ -249,8 +339,8 @@ def mml_effects(result: Any, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame
         n_steps=result.n_steps,
         b_point=result.b,
         tau_point=result.tau,
-        b_draws=b_draws,
-        tau_draws=tau_draws,
+        b_draws=None if draws is None else draws.b,
+        tau_draws=None if draws is None else draws.tau,
         reference=result.reference_point,
         method="mml",
         point_from_draws=False,

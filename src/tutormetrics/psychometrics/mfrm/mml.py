@@ -42,7 +42,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -357,25 +356,26 @@ class MFRMResult:
         diag = np.diag(self.covariance) if self.covariance.size else np.zeros(0)
         return np.sqrt(np.where(diag >= 0, diag, np.nan))
 
-    def facets_table(self) -> pl.DataFrame:
-        """Tidy facet estimates: ``facet, level, estimate, se, lower, upper, reference``.
+    def facets_table(self, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
+        """Tidy facet estimates: ``facet, level, estimate, se, lower, upper, reference, plugin``.
 
         Facets: ``criterion`` (b_j), ``rater`` (s_r), ``covariate:<name>`` (γ_j, level = criterion),
         ``group:<level>`` (β_jk, level = criterion), ``threshold`` (τ_jh, level ``<criterion>:<h>``)
-        and ``baseline_probability`` (binary criterion: ``plogis(−b_j)``; partial credit: one row
-        ``<criterion>:P(y=k)`` per category at ``η = −b_j``), evaluated at ``reference_point``.
+        and ``baseline_probability`` (binary criterion: P(y = 1); partial credit: one row
+        ``<criterion>:P(y=k)`` per category) at η = −b_j, evaluated at ``reference_point``. The
+        baseline rows summarise the ``n_draws`` draws of :meth:`effects_table` (same ``seed``): the mean,
+        the SD and the 94% HDI; ``plugin`` is p at the mode, empty on the other facets
+        (``docs/guide/paper.md#baseline``). Without a positive-definite Ĥ the estimate is the plug-in.
         """
-        se_all = self._se()
-        rows: dict[str, list] = {k: [] for k in ("facet", "level", "estimate", "se", "lower", "upper", "reference")}
+        from tutormetrics.psychometrics.mfrm.effects import baseline_rows, mml_parameter_draws
 
-        def add(facet: str, level: str, est: float, se: float, lo: float, hi: float, ref: str = "") -> None:
-            rows["facet"].append(facet)
-            rows["level"].append(level)
-            rows["estimate"].append(float(est))
-            rows["se"].append(float(se))
-            rows["lower"].append(float(lo))
-            rows["upper"].append(float(hi))
-            rows["reference"].append(ref)
+        se_all = self._se()
+        cols = ("facet", "level", "estimate", "se", "lower", "upper", "reference", "plugin")
+        rows: dict[str, list] = {k: [] for k in cols}
+
+        def add(facet: str, level: str, est: float, se: float, lo: float, hi: float, ref: str = "", plugin: float | None = None) -> None:
+            for key, val in zip(cols, (facet, level, float(est), float(se), float(lo), float(hi), ref, plugin)):
+                rows[key].append(val)
 
         index = {lab: i for i, lab in enumerate(self.natural_labels)}
 
@@ -411,43 +411,16 @@ class MFRMResult:
                 for h in range(1, m + 1):
                     est, se = self.tau[j, h - 1], se_of(("threshold", str(j), str(h)))
                     add("threshold", f"{crit}:{h}", est, se, est - Z94 * se, est + Z94 * se)
+        draws = mml_parameter_draws(self, n_draws, seed)
         for j, crit in enumerate(self.criteria):
-            for level, est, se_logit, se_p in self._baseline(j, index):
-                lo = expit(math.log(est / (1 - est)) - Z94 * se_logit) if 0 < est < 1 else float("nan")
-                hi = expit(math.log(est / (1 - est)) + Z94 * se_logit) if 0 < est < 1 else float("nan")
-                add("baseline_probability", level, est, se_p, lo, hi, self.reference_point)
-        return pl.DataFrame(rows)
-
-    def _baseline(self, j: int, index: dict) -> list[tuple[str, float, float, float]]:
-        """(level, P, SE on the logit scale, SE on the probability scale) at η = −b_j (delta method)."""
-        crit, m = self.criteria[j], int(self.n_steps[j])
-        cov = self.covariance
-        ib = index.get(("criterion", str(j), ""))
-        itau = [index.get(("threshold", str(j), str(h))) for h in range(1, m + 1)] if m > 1 else []
-        if m <= 1:
-            p = float(expit(-self.b[j]))
-            var_b = float(cov[ib, ib]) if cov.size else float("nan")
-            se_logit = math.sqrt(var_b) if var_b >= 0 else float("nan")
-            return [(crit, p, se_logit, p * (1 - p) * se_logit)]
-        tau = self.tau[j, :m]
-        probs = partial_credit_probabilities(np.array(-self.b[j]), tau)
-        ks = np.arange(m + 1)
-        mean_k = float(probs @ ks)
-        p_ge = np.cumsum(probs[::-1])[::-1][1:]  # P(Y >= h), h = 1..m
-        idx = [ib, *itau]
-        sub = cov[np.ix_(idx, idx)] if cov.size else np.full((m + 1, m + 1), np.nan)
-        out = []
-        for k in range(m + 1):
-            pk = float(probs[k])
-            # dP_k/db = -P_k (k - E[k]);  dP_k/dτ_h = P_k (P(Y>=h) - 1[h<=k])
-            grad = np.empty(m + 1)
-            grad[0] = -pk * (k - mean_k)
-            grad[1:] = pk * (p_ge - (np.arange(1, m + 1) <= k))
-            var_p = float(grad @ sub @ grad)
-            se_p = math.sqrt(var_p) if var_p >= 0 else float("nan")
-            se_logit = se_p / (pk * (1 - pk)) if 0 < pk < 1 else float("nan")
-            out.append((f"{crit}:P(y={k})", pk, se_logit, se_p))
-        return out
+            m = int(self.n_steps[j])
+            b_s = None if draws is None else draws.b[:, j]
+            tau_s = None if draws is None or draws.tau is None else draws.tau[:, j]
+            for row in baseline_rows(crit, m, float(self.b[j]), self.tau[j] if m > 1 else None, b_s, tau_s):
+                add("baseline_probability", row.level, row.estimate, row.se, row.lower, row.upper, self.reference_point, row.plugin)
+        schema = {c: pl.Float64 for c in cols}
+        schema.update({"facet": pl.String, "level": pl.String, "reference": pl.String})
+        return pl.DataFrame(rows, schema=schema)
 
     def effects_table(self, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
         """Δp per covariate, topic and group level per criterion at the reference point, with draws from

@@ -122,11 +122,12 @@
   /* ---------- generic sortable table ---------- */
   var CI_PAIRS = [["rho", "ci_low", "ci_high"], ["mean", "ci_low", "ci_high"], ["r_rb", "ci_low", "ci_high"],
     ["estimate", "lower", "upper"], ["theta", "theta_low", "theta_high"]];
-  function columnSpecs(table) {
+  function columnSpecs(table, intervals) {
     var cols = table.columns, used = dict(), specs = [];
     var pairs = dict();
+    (intervals || []).forEach(function (p) { if (col(table, p[0]) >= 0 && col(table, p[1]) >= 0 && col(table, p[2]) >= 0) pairs[p[0]] = [p[1], p[2]]; });
     cols.forEach(function (c) {
-      if (col(table, c + "_ci_low") >= 0 && col(table, c + "_ci_high") >= 0) pairs[c] = [c + "_ci_low", c + "_ci_high"];
+      if (!pairs[c] && col(table, c + "_ci_low") >= 0 && col(table, c + "_ci_high") >= 0) pairs[c] = [c + "_ci_low", c + "_ci_high"];
     });
     CI_PAIRS.forEach(function (p) { if (col(table, p[0]) >= 0 && col(table, p[1]) >= 0 && col(table, p[2]) >= 0 && !pairs[p[0]]) pairs[p[0]] = [p[1], p[2]]; });
     var claimed = dict();
@@ -137,15 +138,15 @@
       var numeric = table.rows.some(function (r) { return isNum(g(r)); });
       if (pairs[c]) {
         var lo = getter(table, pairs[c][0]), hi = getter(table, pairs[c][1]);
-        specs.push({ label: c + " [95% CI]", num: true, key: g, show: function (r) {
+        specs.push({ label: c + " [95% CI]", name: c, num: true, key: g, show: function (r) {
           var v = g(r);
           if (!isNum(v)) return "—";
           return fmt(v) + (isNum(lo(r)) ? " [" + fmt(lo(r)) + ", " + fmt(hi(r)) + "]" : "");
         } });
       } else if (/^p(_adj)?$/.test(c)) {
-        specs.push({ label: c, num: true, key: g, show: function (r) { return fmtP(g(r)); } });
+        specs.push({ label: c, name: c, num: true, key: g, show: function (r) { return fmtP(g(r)); } });
       } else {
-        specs.push({ label: c, num: numeric, key: g, show: function (r) { return fmt(g(r)); } });
+        specs.push({ label: c, name: c, num: numeric, key: g, show: function (r) { return fmt(g(r)); } });
       }
       used[c] = 1;
     });
@@ -166,9 +167,20 @@
     th.appendChild(b);
     th.setAttribute("aria-sort", "none");
   }
+  /* opts: caption; intervals [[estimate, low, high]]; highlight [columns shown emphasised]; flagged [row indexes marked ⚑] */
   function dataTable(table, opts) {
     opts = opts || dict();
-    var specs = columnSpecs(table);
+    var specs = columnSpecs(table, opts.intervals), hl = dict();
+    (opts.highlight || []).forEach(function (c) { hl[c] = 1; });
+    if (opts.highlight && opts.highlight.length) {  // the leading text columns (what a row is), then the highlighted ones, then the rest
+      var lead = 0;
+      while (lead < specs.length && !specs[lead].num && !hl[specs[lead].name]) lead++;
+      var first = specs.slice(lead).filter(function (s) { return hl[s.name]; });
+      first.sort(function (a, b) { return opts.highlight.indexOf(a.name) - opts.highlight.indexOf(b.name); });
+      specs = specs.slice(0, lead).concat(first, specs.slice(lead).filter(function (s) { return !hl[s.name]; }));
+    }
+    var marked = new Set((opts.flagged || []).map(function (i) { return table.rows[i]; }));
+    if (opts.flagged) specs.unshift({ label: "⚑", name: "flagged", key: function (r) { return marked.has(r) ? 1 : 0; }, show: function (r) { return marked.has(r) ? "⚑ flagged" : ""; } });
     var box = el("div", { cls: "tablebox", tabindex: "0", role: "region", "aria-label": opts.caption || "table" });
     var t = el("table", { cls: "t" });
     if (opts.caption) t.appendChild(el("caption", { cls: "hidden", text: opts.caption }));
@@ -180,8 +192,8 @@
       var frag = document.createDocumentFragment();
       list.forEach(function (r) {
         if (filter && !filter(r)) return;
-        frag.appendChild(el("tr", null, specs.map(function (s) {
-          var v = s.show(r), td = el("td", { cls: s.num ? "num" : null, text: v });
+        frag.appendChild(el("tr", { cls: marked.has(r) ? "flag" : null }, specs.map(function (s) {
+          var v = s.show(r), td = el("td", { cls: [s.num ? "num" : "", hl[s.name] ? "hl" : ""].join(" ").trim() || null, text: v });
           if (v === "—") td.className += " na";
           if (s.label === "stars" && v !== "—") td.className += " stars";
           return td;
@@ -190,7 +202,7 @@
       body.appendChild(frag);
     }
     specs.forEach(function (s, i) {
-      var th = el("th", { scope: "col", cls: s.num ? "num" : null });
+      var th = el("th", { scope: "col", cls: [s.num ? "num" : "", hl[s.name] ? "hl" : ""].join(" ").trim() || null });
       sortableHeader(th, s.label, function () {
         state.dir = state.i === i ? -state.dir : 1; state.i = i;
         Array.prototype.forEach.call(head.children, function (h) { h.setAttribute("aria-sort", "none"); });
@@ -271,7 +283,7 @@
   function fmtTick(t) { return Math.abs(t) >= 10 || Number.isInteger(t) ? String(t).replace("-", "−") : String(+t.toFixed(2)).replace("-", "−"); }
 
   /* ---------- sections ---------- */
-  var run = D.run || dict(), man = D.manifest || dict(), EX = D.exchanges || null;
+  var run = D.run || dict(), man = D.manifest || dict(), EX = D.exchanges || null, CV = D.conversations || null;
   var corrs = D.correlations || [];
   var nEx = EX ? EX.ids.length : (man.n_rows || null);
 
@@ -293,7 +305,7 @@
       targets.length ? [String(targets.length), "targets"] : null,
       nCells ? [nSig + " / " + nCells, "cells with p_adj < .05"] : null,
       isNum(theta.reliability) ? [theta.reliability.toFixed(3), "θ EAP reliability"] : null,
-      D.dialogues && !perConv ? [String(D.dialogues.length), "conversations"] : null
+      CV && !perConv ? [String(CV.ids.length), "conversations"] : null
     ]));
     var sub = document.getElementById("subtitle");
     sub.textContent = [perConv && isNum(run.n_conversations) ? run.n_conversations + " conversations (validated per conversation)" : null,
@@ -492,18 +504,19 @@
   }
 
   function thetaSection() {
-    var th = EX && EX.theta && EX.theta.theta ? EX.theta.theta.filter(isNum) : null;
+    var th = EX && EX.theta && EX.theta.theta ? EX.theta.theta.filter(isNum) : null, unit = "exchange";
+    if (!th && CV && CV.theta && CV.theta.theta) { th = CV.theta.theta.filter(isNum); unit = "conversation"; }  // θ at the level rated
     if (!th && D.theta_only) { var gt = getter(D.theta_only, "theta"); th = D.theta_only.rows.map(gt).filter(isNum); }
     var facets = D.facets ? D.facets[0].table : null;
     if ((!th || !th.length) && !facets) return;
-    var s = section("theta", "θ: many-facet Rasch model", "EAP estimates of each exchange's latent quality θ (logits), criterion difficulties and rater severities with 94% intervals, and a Wright map that puts them on one scale.");
+    var s = section("theta", "θ: many-facet Rasch model", "EAP estimates of each " + unit + "'s latent quality θ (logits), criterion difficulties and rater severities with 94% intervals, and a Wright map that puts them on one scale.");
     var rel = (run.theta || dict()).reliability;
     if (th && th.length) {
       var mean = th.reduce(function (a, b) { return a + b; }, 0) / th.length;
       var sd = Math.sqrt(th.reduce(function (a, b) { return a + (b - mean) * (b - mean); }, 0) / Math.max(1, th.length - 1));
-      s.appendChild(kpis([[String(th.length), "exchanges with θ"], [fmt(mean, 2), "mean θ"], [fmt(sd, 2), "SD of θ"], isNum(rel) ? [rel.toFixed(3), "EAP reliability"] : null]));
+      s.appendChild(kpis([[String(th.length), unit + "s with θ"], [fmt(mean, 2), "mean θ"], [fmt(sd, 2), "SD of θ"], isNum(rel) ? [rel.toFixed(3), "EAP reliability"] : null]));
       s.appendChild(el("h3", { text: "Distribution of θ" }));
-      s.appendChild(histogram(th, "θ (logits)"));
+      s.appendChild(histogram(th, "θ (logits)", unit + "s"));
     }
     if (facets) {
       var F = { facet: getter(facets, "facet"), level: getter(facets, "level"), est: getter(facets, "estimate"), lo: getter(facets, "lower"), hi: getter(facets, "upper") };
@@ -514,7 +527,7 @@
         { title: "facet estimates with intervals", axis: "logits (criterion: difficulty b; rater: severity s)" }));
       if (th && th.length) {
         s.appendChild(el("h3", { text: "Wright map" }));
-        s.appendChild(wright(th, rows.filter(function (r) { return F.facet(r) !== "threshold"; }), F));
+        s.appendChild(wright(th, rows.filter(function (r) { return F.facet(r) !== "threshold"; }), F, unit + "s"));
       }
       s.appendChild(el("h3", { text: "Facet table" }));
       if (base.length) {
@@ -524,7 +537,7 @@
       s.appendChild(dataTable(facets, { caption: "facets" }));
     }
   }
-  function histogram(values, axis) {
+  function histogram(values, axis, units) {
     var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
     if (hi - lo < 1e-9) { lo -= 0.5; hi += 0.5; }
     var nb = Math.max(5, Math.min(30, Math.round(Math.sqrt(values.length) * 1.5)));
@@ -546,17 +559,18 @@
       var x = L + (t - lo) / (hi - lo) * pw;
       add(g, [sv("line", { x1: x, x2: x, y1: top + ph, y2: top + ph + 4, stroke: "#6b7280" }), sv("text", { x: x, y: top + ph + 16, "text-anchor": "middle", "font-size": 11, fill: "#4b5563", text: fmtTick(t) })]);
     });
-    add(g, [sv("line", { x1: L, x2: L + pw, y1: top + ph, y2: top + ph, stroke: "#6b7280" }), sv("text", { x: L + pw / 2, y: H - 4, "text-anchor": "middle", "font-size": 11.5, fill: "#1d2330", text: axis + " — count of exchanges per bin" })]);
+    add(g, [sv("line", { x1: L, x2: L + pw, y1: top + ph, y2: top + ph, stroke: "#6b7280" }), sv("text", { x: L + pw / 2, y: H - 4, "text-anchor": "middle", "font-size": 11.5, fill: "#1d2330", text: axis + " — count of " + units + " per bin" })]);
     return el("div", { cls: "fig" }, g);
   }
-  function wright(th, rows, F) {
+  function wright(th, rows, F, units) {
+    var misfit = misfitFlags();
     var ests = rows.map(F.est).filter(isNum);
     var lo = Math.min(Math.min.apply(null, th), Math.min.apply(null, ests)), hi = Math.max(Math.max.apply(null, th), Math.max.apply(null, ests));
     lo = Math.floor(lo * 2) / 2 - 0.25; hi = Math.ceil(hi * 2) / 2 + 0.25;
     var facetNames = unique(rows.map(F.facet));
     var H = 420, top = 12, ph = H - 40, W = 300 + facetNames.length * 240, axisX = 250;
     var y = function (v) { return top + (hi - v) / (hi - lo) * ph; };
-    var g = sv("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Wright map: exchanges' θ and facet estimates on one logit scale" });
+    var g = sv("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Wright map: " + units + "' θ and facet estimates on one logit scale" });
     var nb = Math.max(8, Math.round((hi - lo) / 0.25)), bw = (hi - lo) / nb, counts = new Array(nb).fill(0);
     th.forEach(function (v) { counts[Math.min(nb - 1, Math.max(0, Math.floor((v - lo) / bw)))]++; });
     var cmax = Math.max.apply(null, counts);
@@ -564,7 +578,7 @@
       if (!c) return;
       var y1 = y(lo + (i + 1) * bw), y2 = y(lo + i * bw), len = c / cmax * (axisX - 60);
       var r = sv("rect", { x: axisX - 8 - len, y: y1 + 0.5, width: len, height: Math.max(1, y2 - y1 - 1), fill: "#4a78b5" });
-      add(r, sv("title", { text: c + " exchanges with θ in [" + fmt(lo + i * bw, 2) + ", " + fmt(lo + (i + 1) * bw, 2) + ")" }));
+      add(r, sv("title", { text: c + " " + units + " with θ in [" + fmt(lo + i * bw, 2) + ", " + fmt(lo + (i + 1) * bw, 2) + ")" }));
       add(g, r);
     });
     niceTicks(lo, hi, 10).forEach(function (t) {
@@ -572,7 +586,7 @@
         sv("line", { x1: axisX + 30, x2: W - 8, y1: y(t), y2: y(t), stroke: "#f1f3f6" })]);
     });
     add(g, sv("line", { x1: axisX, x2: axisX, y1: top, y2: top + ph, stroke: "#374151", "stroke-width": 1.5 }));
-    add(g, sv("text", { x: axisX - 8, y: H - 8, "text-anchor": "end", "font-size": 11.5, fill: "#1d2330", text: "exchanges (θ) ◀" }));
+    add(g, sv("text", { x: axisX - 8, y: H - 8, "text-anchor": "end", "font-size": 11.5, fill: "#1d2330", text: units + " (θ) ◀" }));
     facetNames.forEach(function (f, k) {
       var x0 = axisX + 50 + k * 240;
       add(g, sv("text", { x: x0, y: H - 8, "font-size": 11.5, "font-weight": 700, fill: "#1d2330", text: "▶ " + f }));
@@ -582,11 +596,21 @@
       items.forEach(function (it) {
         var yy = Math.max(y(it.v), lastY + 13);
         lastY = yy;
-        add(g, [sv("line", { x1: x0 - 14, x2: x0 - 4, y1: y(it.v), y2: yy - 4, stroke: "#9ca3af" }), marker("diamond", x0 - 16, y(it.v), "#c2410c"),
-          sv("text", { x: x0, y: yy, "font-size": 11.5, fill: "#1d2330", text: it.label + " (" + fmt(it.v, 2) + ")" })]);
+        var dot = marker("diamond", x0 - 16, y(it.v), "#c2410c"), bad = misfit.flags[f + "\u0000" + it.label] === "underfit";
+        if (bad) { dot.setAttribute("fill", "#ffffff"); dot.setAttribute("stroke", "#b3261e"); dot.setAttribute("stroke-width", "2"); dot.setAttribute("class", "underfit"); }
+        add(g, [sv("line", { x1: x0 - 14, x2: x0 - 4, y1: y(it.v), y2: yy - 4, stroke: "#9ca3af" }), dot,
+          sv("text", { x: x0, y: yy, "font-size": 11.5, fill: bad ? "#b3261e" : "#1d2330", text: it.label + " (" + fmt(it.v, 2) + ")" + (bad ? " underfit" : "") })]);
       });
     });
-    return el("div", { cls: "fig" }, g, el("p", { cls: "legend", text: "Higher is a better exchange (θ), a harder criterion (b) or a more severe rater (s). An exchange at the height of a criterion has a 50% chance of being endorsed on it by an average rater." }));
+    return el("div", { cls: "fig" }, g, el("p", { cls: "legend", text: "Higher is a better " + units.replace(/s$/, "") + " (θ), a harder criterion (b) or a more severe rater (s). " + (units === "exchanges" ? "An exchange" : "A " + units.replace(/s$/, "")) + " at the height of a criterion has a 50% chance of being endorsed on it by an average rater." +
+      (misfit.file ? " Open red markers: elements " + misfit.file + " flags underfit (more noise than the model expects)." : "") }));
+  }
+  function misfitFlags() {  // facet + level -> flag, from the first fit table (docs/measurement.md#fit-flag)
+    var fit = (D.sections || []).filter(function (d) { return d.kind === "fit"; })[0], flags = dict();
+    if (!fit) return { flags: flags, file: null };
+    var T = fit.tables[0].table, gf = getter(T, "facet"), gl = getter(T, "level"), gg = getter(T, "flag");
+    T.rows.forEach(function (r) { if (gg(r)) flags[gf(r) + "\u0000" + gl(r)] = gg(r); });
+    return { flags: flags, file: fit.tables[0].file };
   }
 
   function groups() {
@@ -643,43 +667,34 @@
     }
     return box;
   }
-  function drilldown() {
-    if (!EX) return;
-    var n = EX.ids.length, hasText = !!EX.texts;
-    var s = section("exchanges", "Every exchange", "One row per exchange. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its prompt, response, ratings, θ and every metric value.");
-    var vals = EX.values || dict(), fields = EX.fields || dict();
-    var flags = EX.flags || [];
-    var fieldNames = Object.keys(fields).filter(function (f) { return flags.indexOf(f) < 0 && fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);
-    var metricNames = Object.keys(vals).filter(function (m) { return EX.families[m] !== "diagnostic"; });
-    var search = el("input", { type: "search", id: "dd-search", placeholder: "Search…", "aria-controls": "dd-table", autocomplete: "off" });
-    var pick = el("select", { id: "dd-metric" }, metricNames.map(function (m) { return el("option", { value: m, text: m }); }));
-    var firstCorr = corrs[0];
-    var def = metricNames.indexOf("emb_mean_cos") >= 0 ? "emb_mean_cos" : metricNames[0];
-    if (firstCorr) {  // the metric with the strongest significant correlation is the most interesting default
-      var best = null, rg = getter(firstCorr.table, "rho"), mg = getter(firstCorr.table, "metric");
-      firstCorr.table.rows.forEach(function (r) { if (isNum(rg(r)) && vals[mg(r)] && (!best || Math.abs(rg(r)) > Math.abs(rg(best)))) best = r; });
-      if (best) def = mg(best);
-    }
-    if (def) pick.value = def;
-    var count = el("span", { cls: "count", "aria-live": "polite", id: "dd-count" });
-    s.appendChild(el("div", { cls: "controls" }, el("label", { "for": "dd-search" }, "Search", search), el("label", { "for": "dd-metric" }, "Metric column", pick), count));
-    var thetaV = EX.theta && EX.theta.theta;
-    var ratingNames = Object.keys(EX.ratings || dict());
-    var cols = [{ label: "exchange", key: function (i) { return EX.ids[i]; }, show: function (i) { return EX.ids[i]; } }];
-    fieldNames.forEach(function (f) { cols.push({ label: f, key: function (i) { return fields[f][i]; }, show: function (i) { return fmt(fields[f][i]); } }); });
-    if (hasText) cols.push({ label: "response", key: function (i) { return text(EX.response[i]); }, show: function (i) { return text(EX.response[i]).slice(0, 120); }, cls: "prev" });
-    if (vals.resp_words) cols.push({ label: "words", num: true, key: function (i) { return vals.resp_words[i]; }, show: function (i) { return fmt(vals.resp_words[i]); } });
-    if (thetaV) cols.push({ label: "θ", num: true, key: function (i) { return thetaV[i]; }, show: function (i) { return fmt(thetaV[i], 2); } });
-    var metricCol = { label: "metric", num: true, dyn: true, key: function (i) { var v = vals[pick.value]; return v ? v[i] : null; }, show: function (i) { var v = vals[pick.value]; return v ? fmt(v[i]) : "—"; } };
-    if (metricNames.length) cols.push(metricCol);
-    function text(k) { return k === undefined || k < 0 ? "" : EX.texts[k]; }
-    // Rows are ARIA grid rows (divs, not <tr>) so that each can skip layout while off screen (content-visibility).
-    var table = el("div", { cls: "dd", id: "dd-table", role: "table", "aria-label": "every exchange", "aria-rowcount": n + 1 });
-    var template = "40px minmax(160px,1.3fr)" + cols.slice(1).map(function (c) { return c.num ? " 96px" : (c.cls === "prev" ? " minmax(200px,2.2fr)" : " minmax(90px,.8fr)"); }).join("");
+  /* Rows are ARIA grid rows (divs, not <tr>) so that each can skip layout while off screen (content-visibility).
+     o: prefix (element ids), section, n, ids, label (first column), noun, cols [{label, num, key(i), show(i), cls}],
+     pickers [{id, label, names, value}] (each a column whose values follow its select), values (name -> list),
+     haystack(i) (the searched text), detail(i) (the opened row's element). */
+  function drillTable(o) {
+    var n = o.n, s = o.section;
+    var search = el("input", { type: "search", id: o.prefix + "-search", placeholder: "Search…", "aria-controls": o.prefix + "-table", autocomplete: "off" });
+    var count = el("span", { cls: "count", "aria-live": "polite", id: o.prefix + "-count" });
+    var controls = el("div", { cls: "controls" }, el("label", { "for": search.id }, "Search", search));
+    var cols = [{ label: o.label, key: function (i) { return o.ids[i]; }, show: function (i) { return o.ids[i]; } }].concat(o.cols);
+    (o.pickers || []).forEach(function (p) {
+      var pick = el("select", { id: p.id }, p.names.map(function (m) { return el("option", { value: m, text: m }); }));
+      if (p.value) pick.value = p.value;
+      controls.appendChild(el("label", { "for": p.id }, p.label, pick));
+      var column = { label: pick.value, num: true, pick: pick,
+        key: function (i) { var v = o.values[pick.value]; return v ? v[i] : null; },
+        show: function (i) { var v = o.values[pick.value]; return v ? fmt(v[i]) : "—"; } };
+      p.column = column; cols.push(column);
+    });
+    controls.appendChild(count);
+    s.appendChild(controls);
+    var table = el("div", { cls: "dd", id: o.prefix + "-table", role: "table", "aria-label": "every " + o.label, "aria-rowcount": n + 1 });
+    var template = "40px minmax(160px,1.3fr)" + cols.slice(1).map(function (c) {
+      return c.num ? " " + (c.pick ? 110 : Math.min(180, Math.max(96, 40 + 8.5 * String(c.label).length))) + "px" : (c.cls === "prev" ? " minmax(200px,2.2fr)" : " minmax(90px,.8fr)");
+    }).join("");
     table.style.setProperty("--dd-cols", template);
     var head = el("div", { cls: "dd-head", role: "row" }, el("div", { role: "columnheader" }, el("span", { cls: "hidden", text: "expand" })));
     var state = { c: -1, dir: 1 };
-    var metricTh = null;
     cols.forEach(function (c, ci) {
       var th = el("div", { role: "columnheader", cls: c.num ? "num" : null });
       sortableHeader(th, c.label, function () {
@@ -688,7 +703,7 @@
         th.setAttribute("aria-sort", state.dir > 0 ? "ascending" : "descending");
         order();
       });
-      if (c.dyn) metricTh = th;
+      c.th = th;
       head.appendChild(th);
     });
     table.appendChild(el("div", { role: "rowgroup" }, head));
@@ -698,8 +713,7 @@
     var frag = document.createDocumentFragment();
     for (var i = 0; i < n; i++) {
       var tr = el("div", { cls: "tm-row", role: "row", "data-i": i });
-      var btn = el("button", { type: "button", cls: "xbtn", "aria-expanded": "false", "aria-label": "Show details of " + EX.ids[i], text: "+" });
-      tr.appendChild(el("div", { role: "cell" }, btn));
+      tr.appendChild(el("div", { role: "cell" }, el("button", { type: "button", cls: "xbtn", "aria-expanded": "false", "aria-label": "Show details of " + o.ids[i], text: "+" })));
       cols.forEach(function (c) {
         var v = c.show(i);
         tr.appendChild(el("div", { role: "cell", cls: (c.num ? "num" : "") + (c.cls ? " " + c.cls : "") + (v === "—" ? " na" : "") || null, text: v }));
@@ -708,70 +722,41 @@
       frag.appendChild(tr);
     }
     body.appendChild(frag);
-    var box = el("div", { cls: "tablebox" }, table);
-    s.appendChild(box);
-    function setMetricHeader() {
-      if (!metricTh) return;
-      metricTh.querySelector("button span").textContent = pick.value;
-      metricTh.querySelector("button").setAttribute("aria-label", "Sort by " + pick.value);
-    }
-    setMetricHeader();
-    pick.addEventListener("change", function () {
-      var ci = cols.indexOf(metricCol) + 1;
-      for (var i = 0; i < n; i++) {
-        var td = rows[i].children[ci], v = metricCol.show(i);
-        td.textContent = v; td.className = "num" + (v === "—" ? " na" : "");
+    s.appendChild(el("div", { cls: "tablebox" }, table));
+    cols.forEach(function (c, ci) {
+      if (!c.pick) return;
+      function relabel() {
+        c.th.querySelector("button span").textContent = c.pick.value;
+        c.th.querySelector("button").setAttribute("aria-label", "Sort by " + c.pick.value);
       }
-      setMetricHeader();
-      if (cols[state.c] === metricCol) order();
+      relabel();
+      c.pick.addEventListener("change", function () {
+        for (var i = 0; i < n; i++) {
+          var td = rows[i].children[ci + 1], v = c.show(i);
+          td.textContent = v; td.className = "num" + (v === "—" ? " na" : "");
+        }
+        relabel();
+        if (state.c === ci) order();
+      });
     });
     function toggle(i) {
       var tr = rows[i], b = tr.querySelector(".xbtn"), d = details[i];
       if (d && !d.classList.contains("hidden")) { d.classList.add("hidden"); tr.classList.remove("open"); b.setAttribute("aria-expanded", "false"); b.textContent = "+"; return; }
-      if (!d) { d = details[i] = detailRow(i); tr.parentNode.insertBefore(d, tr.nextSibling); }
+      if (!d) { d = details[i] = el("div", { cls: "detail", role: "row" }, o.detail(i)); tr.parentNode.insertBefore(d, tr.nextSibling); }
       d.classList.remove("hidden"); tr.classList.add("open"); b.setAttribute("aria-expanded", "true"); b.textContent = "−";
     }
-    function detailRow(i) {
-      var td = el("div", { role: "cell" });
-      if (hasText) td.appendChild(el("div", { cls: "texts" }, textBox("Prompt" + (EX.prompt[i] < 0 ? " (not found)" : ""), text(EX.prompt[i])), textBox("Response", text(EX.response[i]))));
-      var grid = el("div", { cls: "mgrid" });
-      var extra = [];
-      if (thetaV) extra.push(["theta", fmt(thetaV[i], 3) + (EX.theta.theta_low ? " [" + fmt(EX.theta.theta_low[i], 2) + ", " + fmt(EX.theta.theta_high[i], 2) + "]" : "")]);
-      ratingNames.forEach(function (r) { extra.push([r, fmt(EX.ratings[r][i], 2)]); });
-      Object.keys(fields).forEach(function (f) { extra.push([f, fmt(fields[f][i])]); });
-      if (extra.length) {
-        grid.appendChild(el("div", { cls: "fam", text: "ratings, θ and kept columns" }));
-        extra.forEach(function (kv) { grid.appendChild(el("div", null, el("span", { text: kv[0] }), el("span", { text: kv[1] }))); });
-      }
-      var lastFam = null;
-      Object.keys(vals).forEach(function (m) {
-        var f = EX.families[m];
-        if (f !== lastFam) { grid.appendChild(el("div", { cls: "fam", text: f })); lastFam = f; }
-        grid.appendChild(el("div", null, el("span", { text: m }), el("span", { text: fmt(vals[m][i], 4) })));
-      });
-      td.appendChild(grid);
-      return el("div", { cls: "detail", role: "row" }, td);
-    }
     body.addEventListener("click", function (e) {
+      if (e.target.closest(".detail")) return;
       var tr = e.target.closest(".tm-row");
       if (tr) toggle(+tr.getAttribute("data-i"));
     });
     var hay = null;
     function haystack() {
-      if (hay) return hay;
-      hay = new Array(n);
-      for (var i = 0; i < n; i++) {
-        var parts = [EX.ids[i]];
-        Object.keys(fields).forEach(function (f) { if (fields[f][i] !== null) parts.push(fields[f][i]); });
-        if (hasText) { parts.push(text(EX.prompt[i])); parts.push(text(EX.response[i])); }
-        hay[i] = parts.join("\n").toLowerCase();
-      }
+      if (!hay) { hay = new Array(n); for (var i = 0; i < n; i++) hay[i] = o.haystack(i).toLowerCase(); }
       return hay;
     }
-    var shown = n;
     function filter() {
-      var q = search.value.trim().toLowerCase(), words = q ? q.split(/\s+/) : [], h = words.length ? haystack() : null;
-      shown = 0;
+      var q = search.value.trim().toLowerCase(), words = q ? q.split(/\s+/) : [], h = words.length ? haystack() : null, shown = 0;
       for (var i = 0; i < n; i++) {
         var ok = !words.length || words.every(function (w) { return h[i].indexOf(w) >= 0; });
         rows[i].classList.toggle("hidden", !ok);
@@ -779,7 +764,7 @@
         if (details[i] && ok && rows[i].classList.contains("open")) details[i].classList.remove("hidden");
         if (ok) shown++;
       }
-      count.textContent = "Showing " + shown + " of " + n + " exchanges";
+      count.textContent = "Showing " + shown + " of " + n + " " + o.noun;
     }
     var timer = null;
     search.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(filter, n > 500 ? 120 : 0); });
@@ -791,35 +776,133 @@
       body.appendChild(f);
     }
     filter();
-    window.tmFilter = filter;  // used by tests that set the search box directly
+    window.tmFilters = window.tmFilters || dict();
+    window.tmFilters[o.prefix] = filter;  // used by tests that set the search box directly
+    return { filter: filter };
+  }
+  function kvGrid(title, pairs) {  // a heading and name/value rows in the detail grid
+    var grid = el("div", { cls: "mgrid" });
+    if (pairs.length) {
+      grid.appendChild(el("div", { cls: "fam", text: title }));
+      pairs.forEach(function (kv) { grid.appendChild(el("div", null, el("span", { text: kv[0] }), el("span", { text: kv[1] }))); });
+    }
+    return grid;
+  }
+  function familyRows(grid, names, families, values, i) {  // every value, under its family's heading
+    var lastFam = null;
+    names.forEach(function (m) {
+      var f = families[m] || "other";
+      if (f !== lastFam) { grid.appendChild(el("div", { cls: "fam", text: f })); lastFam = f; }
+      grid.appendChild(el("div", null, el("span", { text: m }), el("span", { text: fmt(values[m][i], 4) })));
+    });
+  }
+  function thetaText(T, i) { return fmt(T.theta[i], 3) + (T.theta_low ? " [" + fmt(T.theta_low[i], 2) + ", " + fmt(T.theta_high[i], 2) + "]" : ""); }
+  function strongestMetric(names, vals, fallback) {  // the metric with the strongest correlation is the most interesting default
+    var firstCorr = corrs[0], def = fallback;
+    if (firstCorr) {
+      var best = null, rg = getter(firstCorr.table, "rho"), mg = getter(firstCorr.table, "metric");
+      firstCorr.table.rows.forEach(function (r) { if (isNum(rg(r)) && vals[mg(r)] && (!best || Math.abs(rg(r)) > Math.abs(rg(best)))) best = r; });
+      if (best) def = mg(best);
+    }
+    return def;
   }
 
-  function dialogues() {
-    var ds = D.dialogues;
-    if (!ds || !ds.length) return;
-    var s = section("dialogues", "Dialogues turn by turn", "Each conversation in order; tutor turns carry their scores (the context of a tutor turn is every earlier turn unless the run chose otherwise).");
+  function drilldown() {
+    if (!EX) return;
+    var n = EX.ids.length, hasText = !!EX.texts, turnsView = !!(D.dialogues || (EX.values && EX.values.tutor_turn));
+    var s = section("exchanges", turnsView ? "Every tutor turn" : "Every exchange", turnsView ?
+      "One row per scored tutor turn. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its text" + (CV && (ratingNames(CV).length || CV.theta.theta) ? " and every metric value (the ratings and θ are per conversation, above)." : ", ratings, θ and every metric value.") :
+      "One row per exchange. Search ids, kept columns and texts; sort by any column; open a row (click, Enter or Space) for its prompt, response, ratings, θ and every metric value.");
+    var vals = EX.values || dict(), fields = EX.fields || dict(), flags = EX.flags || [];
+    var fieldNames = Object.keys(fields).filter(function (f) { return flags.indexOf(f) < 0 && fields[f].some(function (v) { return v !== null && String(v).length <= 80; }); }).slice(0, 4);
+    var metricNames = Object.keys(vals).filter(function (m) { return EX.families[m] !== "diagnostic"; });
+    var thetaV = EX.theta && EX.theta.theta, ratings = ratingNames(EX);
+    function text(k) { return k === undefined || k < 0 ? "" : EX.texts[k]; }
+    var cols = [];
+    fieldNames.forEach(function (f) { cols.push({ label: f, key: function (i) { return fields[f][i]; }, show: function (i) { return fmt(fields[f][i]); } }); });
+    if (hasText) cols.push({ label: "response", key: function (i) { return text(EX.response[i]); }, show: function (i) { return text(EX.response[i]).slice(0, 120); }, cls: "prev" });
+    if (vals.resp_words) cols.push({ label: "words", num: true, key: function (i) { return vals.resp_words[i]; }, show: function (i) { return fmt(vals.resp_words[i]); } });
+    if (thetaV) cols.push({ label: "θ", num: true, key: function (i) { return thetaV[i]; }, show: function (i) { return fmt(thetaV[i], 2); } });
+    var def = strongestMetric(metricNames, vals, metricNames.indexOf("emb_mean_cos") >= 0 ? "emb_mean_cos" : metricNames[0]);
+    drillTable({ prefix: "dd", section: s, n: n, ids: EX.ids, label: "exchange", noun: turnsView ? "tutor turns" : "exchanges", cols: cols, values: vals,
+      pickers: metricNames.length ? [{ id: "dd-metric", label: "Metric column", names: metricNames, value: def }] : [],
+      haystack: function (i) {
+        var parts = [EX.ids[i]];
+        Object.keys(fields).forEach(function (f) { if (fields[f][i] !== null) parts.push(fields[f][i]); });
+        if (hasText) { parts.push(text(EX.prompt[i])); parts.push(text(EX.response[i])); }
+        return parts.join("\n");
+      },
+      detail: function (i) {
+        var td = el("div", { role: "cell" });
+        if (hasText) td.appendChild(el("div", { cls: "texts" }, textBox("Prompt" + (EX.prompt[i] < 0 ? " (not found)" : ""), text(EX.prompt[i])), textBox("Response", text(EX.response[i]))));
+        var extra = [];
+        if (thetaV) extra.push(["theta", thetaText(EX.theta, i)]);
+        ratings.forEach(function (r) { extra.push([r, fmt(EX.ratings[r][i], 2)]); });
+        Object.keys(fields).forEach(function (f) { extra.push([f, fmt(fields[f][i])]); });
+        var grid = kvGrid("ratings, θ and kept columns", extra);
+        familyRows(grid, Object.keys(vals), EX.families, vals, i);
+        td.appendChild(grid);
+        return td;
+      } });
+    window.tmFilter = window.tmFilters.dd;  // used by tests that set the search box directly
+  }
+  function ratingNames(V) { return Object.keys(V.ratings || dict()); }
+
+  /* ---------- conversations: ratings and θ at their level, the turns on demand ---------- */
+  function turnList(d) {
     var index = dict();
     if (EX) EX.ids.forEach(function (id, i) { index[id] = i; });
     var show = ["resp_words", "emb_mean_cos", "prev_student_jaccard_1", "emb_prev_student_cos", "jaccard_1"].filter(function (m) { return EX && EX.values[m]; });
-    ds.forEach(function (d, k) {
-      var det = el("details", { cls: "conv" }, el("summary", { text: d.conversation_id + " — " + d.turns.length + " turns" }));
-      var filled = false;
-      function fill() {
-        if (filled) return; filled = true;
-        var ul = el("ol", { cls: "turns" });
-        d.turns.forEach(function (t) {
-          var role = String(t.role).toLowerCase(), kind = /tutor|assistant|teacher/.test(role) ? "tutor" : (/student|user|learner/.test(role) ? "student" : "other");
-          var li = el("li", { cls: "turn " + kind }, el("div", { cls: "who", text: t.role + " · turn " + t.turn }), el("pre", { text: t.text }));
-          var i = index[t.exchange_id];
-          if (i !== undefined && show.length) li.appendChild(el("div", { cls: "tm", text: show.map(function (m) { return m + " " + fmt(EX.values[m][i], 3); }).join(" · ") }));
-          ul.appendChild(li);
-        });
-        det.appendChild(ul);
-      }
-      det.addEventListener("toggle", fill);
-      if (k === 0) { det.open = true; fill(); }
-      s.appendChild(det);
+    var ul = el("ol", { cls: "turns" });
+    d.turns.forEach(function (t) {
+      // the kind scoring gave the turn (--tutor-role, --student-role, --speaker); a guess from the label only for old data
+      var role = String(t.role).toLowerCase(), kind = t.kind === "tutor" || t.kind === "student" || t.kind === "other" ? t.kind :
+        (/tutor|assistant|teacher/.test(role) ? "tutor" : (/student|user|learner/.test(role) ? "student" : "other"));
+      var li = el("li", { cls: "turn " + kind }, el("div", { cls: "who", text: t.role + " · turn " + t.turn }), el("pre", { text: t.text }));
+      var i = index[t.exchange_id];
+      if (i !== undefined && show.length) li.appendChild(el("div", { cls: "tm", text: show.map(function (m) { return m + " " + fmt(EX.values[m][i], 3); }).join(" · ") }));
+      ul.appendChild(li);
     });
+    return ul;
+  }
+  function conversations() {
+    if (!CV || !CV.ids.length) return;
+    var n = CV.ids.length, ds = D.dialogues || [], vals = CV.values || dict(), ratings = ratingNames(CV), thetaV = CV.theta && CV.theta.theta;
+    var perConv = run.level === "conversation";
+    var s = section("conversations", "Every conversation", "One row per conversation" + (ratings.length || thetaV ? ": its ratings and θ" + (perConv ? " (the level this run validated: the ratings as correlated, from targets.csv)" : "") + ", " : ": ") +
+      "its conversation measures" + (ds.length ? " and, when opened (click, Enter or Space), its turns" : "") + ". Search ids" + (ds.length ? " and the words of the turns" : "") + "; sort by any column.");
+    function dialogue(i) { var k = CV.dialogue[i]; return k >= 0 ? ds[k] : null; }
+    var cols = [];
+    var nTurns = vals.n_turns ? function (i) { return vals.n_turns[i]; } : function (i) { var d = dialogue(i); return d ? d.turns.length : null; };
+    cols.push({ label: "turns", num: true, key: nTurns, show: function (i) { return fmt(nTurns(i)); } });
+    if (thetaV) cols.push({ label: "θ", num: true, key: function (i) { return thetaV[i]; }, show: function (i) { return fmt(thetaV[i], 2); } });
+    var direct = ratings.length <= 6 ? ratings : [];
+    direct.forEach(function (r) { cols.push({ label: r, num: true, key: function (i) { return CV.ratings[r][i]; }, show: function (i) { return fmt(CV.ratings[r][i], 2); } }); });
+    var pool = Object.assign(dict(), vals), pickers = [];
+    if (!direct.length && ratings.length) {
+      ratings.forEach(function (r) { pool["rating: " + r] = CV.ratings[r]; });
+      pickers.push({ id: "cv-rating", label: "Rating", names: ratings.map(function (r) { return "rating: " + r; }) });
+    }
+    var measures = Object.keys(vals).filter(function (m) { return m !== "n_turns"; });
+    if (measures.length) pickers.push({ id: "cv-metric", label: "Measure", names: measures, value: strongestMetric(measures, vals, measures[0]) });
+    drillTable({ prefix: "cv", section: s, n: n, ids: CV.ids, label: "conversation", noun: "conversations", cols: cols, values: pool, pickers: pickers,
+      haystack: function (i) {
+        var d = dialogue(i);
+        return [CV.ids[i]].concat(d ? d.turns.map(function (t) { return t.text; }) : []).join("\n");
+      },
+      detail: function (i) {
+        var td = el("div", { role: "cell" }), d = dialogue(i);
+        var extra = [];
+        if (thetaV) extra.push(["theta", thetaText(CV.theta, i)]);
+        ratings.forEach(function (r) { extra.push([r, fmt(CV.ratings[r][i], 2)]); });
+        if (extra.length) td.appendChild(kvGrid("ratings and θ", extra));
+        if (d) { td.appendChild(el("h4", { cls: "turnsh", text: d.turns.length + " turns" })); td.appendChild(turnList(d)); }
+        else if (ds.length || run.exchanges) td.appendChild(el("p", { cls: "na", text: "The turns of this conversation are not in the scored input shown here." }));
+        var grid = el("div", { cls: "mgrid" });
+        familyRows(grid, Object.keys(vals), CV.families || dict(), vals, i);
+        td.appendChild(grid);
+        return td;
+      } });
   }
 
   /* ---------- predictive validity (predict / run --group-col) ---------- */
@@ -855,6 +938,20 @@
     });
   }
 
+  /* ---------- declared table kinds (report/table_kinds.py): one generic section each ---------- */
+  function declaredSection(d) {
+    var s = section(d.kind, d.title, d.lead);
+    if (d.doc) s.appendChild(el("p", { cls: "doc", text: "What the columns mean, in the tutormetrics documentation: " + d.doc }));
+    d.tables.forEach(function (a) {
+      s.appendChild(el("h3", { text: a.file }));
+      if (d.flag_label) {
+        var k = a.flagged.length, total = a.table.rows.length;
+        s.appendChild(el("p", { cls: k ? "flagcount some" : "flagcount", text: "⚑ " + k + " of " + total + " row" + (total === 1 ? "" : "s") + " flagged: " + d.flag_label + "." }));
+      }
+      s.appendChild(dataTable(a.table, { caption: a.file, intervals: d.intervals, highlight: d.highlight, flagged: d.flag_label ? a.flagged : null }));
+    });
+  }
+
   function staleBanner() {  // parts left out because run.json does not vouch for them (report/provenance.py)
     if (!D.stale || !D.stale.length) return;
     var b = el("div", { cls: "note stale", id: "stale", role: "alert" },
@@ -863,7 +960,9 @@
     main.insertBefore(b, main.firstChild);
   }
 
-  var steps = [provenance, heatmap, agreement, thetaSection, groups, predictive, drilldown, dialogues, staleBanner];
+  function declared(place) { return function () { (D.sections || []).filter(function (d) { return d.place === place; }).forEach(declaredSection); }; }
+  var views = run.level === "conversation" ? [conversations, drilldown] : [drilldown, conversations];  // the validated level first
+  var steps = [provenance, heatmap, agreement, declared("agreement"), thetaSection, declared("theta"), groups, predictive].concat(views, [staleBanner]);
   steps.forEach(function (f) {
     try { f(); } catch (err) {
       main.appendChild(el("p", { cls: "note", text: "A part of this report could not be drawn: " + (err && err.message) }));
