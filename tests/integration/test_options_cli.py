@@ -19,7 +19,8 @@ from tutormetrics.examples import example_paths
 from tutormetrics.validity.study import ValidateOptions
 
 #: Flags of score and validate that name their own outputs; run writes a fixed set of files instead.
-OWN_OUTPUTS = {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations"}
+OWN_OUTPUTS = {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations",
+               "--embeddings", "--embedding-layers"}  # score's embeddings side file and what it keeps
 #: Fields only the Python API sets (run's figure formats).
 API_ONLY = {ValidateOptions: {"figure_formats"}, ScoreOptions: set(), DialogueOptions: {"response_required"}}
 

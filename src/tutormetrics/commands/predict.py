@@ -36,6 +36,11 @@ Importance = Annotated[str, typer.Option("--importance", help="none or drop (ref
 Predictions = Annotated[Optional[Path], typer.Option("--predictions", help="Also write the out-of-sample predictions (one row per target x model x row).", dir_okay=False)]
 PredictCI = Annotated[str, typer.Option("--ci", help="percentile (cluster bootstrap over groups) or none.")]
 PredictResamples = Annotated[int, typer.Option("--n-resamples", min=2, help="Cluster-bootstrap resamples.")]
+Features = Annotated[str, typer.Option("--features", help="metrics, embedding (the encoder's representation, needs --embeddings) or both; with the representation a model 'metrics' and the difference all-metrics are added.")]
+Embeddings = Annotated[Path | None, typer.Option("--embeddings", help="Embeddings side file written with the metrics table by `score --embeddings`.", dir_okay=False, show_default=False)]
+Representation = Annotated[str, typer.Option("--representation", help="The representation block: comma-separated views of the embeddings file (response, prompt, prev_student, response_l04 ...), VIEW-VIEW or VIEW*VIEW, e.g. response,response-prompt,response*prompt.")]
+Components = Annotated[int, typer.Option("--components", min=1, help="Principal components of the representation, fitted inside each training fold.")]
+Decision = Annotated[str, typer.Option("--decision", help="argmax (most probable level) or ordinal (thresholds on the score tuned for macro-F1 by inner grouped CV on the training folds).")]
 
 
 def predict(
@@ -51,6 +56,11 @@ def predict(
     predictions: Predictions = None,
     ci: PredictCI = "percentile",
     n_resamples: PredictResamples = 2000,
+    features: Features = "metrics",
+    embeddings: Embeddings = None,
+    representation: Representation = "response",
+    components: Components = 128,
+    decision: Decision = "argmax",
     **kwargs: Any,
 ) -> None:
     """How well the metrics together predict each criterion out of sample (grouped K-fold).
@@ -79,12 +89,19 @@ def predict(
         infer_format(predictions)
     if ratings is None and not theta:
         raise ConfigError("nothing to predict", hint="pass --ratings and/or --theta")
-    check_outputs([metrics, ratings, *(theta or [])], [output, predictions])
+    check_outputs([metrics, ratings, embeddings, *(theta or [])], [output, predictions])
     options = PredictOptions(
         folds=folds, model=model, class_weight=class_weight, importance=importance, ci=ci, n_resamples=n_resamples,
-        confidence_level=confidence_level, seed=seed, n_min=n_min,
+        confidence_level=confidence_level, seed=seed, n_min=n_min, features=features, components=components,
+        representation=representation, decision=decision,
     )  # fmt: skip
     options.check()
+    from tutormetrics.validity.representation import check_features, load_representation
+
+    source = load_representation(embeddings, metrics, representation) if embeddings is not None and features != "metrics" else None
+    check_features(features, source)
+    if embeddings is not None and features == "metrics":
+        log("note: --embeddings is read only with --features embedding or both")
     ro = opt.from_kwargs(RatingOptions, kwargs)
     ids = ("exchange_id", "conversation_id", id_col, group_col)
     metrics_df = read_keyed(metrics, key, id_columns=ids)
@@ -109,6 +126,7 @@ def predict(
         ratings_source=str(ratings),
         families={d.name: d.family for d in described if d.family != "other"},  # an unknown column: its own family
         log=log,
+        representation=source,
     )
     write_table(result.table, output)
     if predictions is not None:
@@ -118,7 +136,8 @@ def predict(
 
 
 def summarize_prediction(table: pl.DataFrame) -> str:
-    """One line per target: the headline measure of ``all`` and ``best_single`` and their difference.
+    """One line per target: the headline measure of ``all`` and ``best_single``, their difference, and ``all-metrics``
+    (the representation's incremental validity) when ``--features`` uses it.
 
     >>> t = pl.DataFrame({"target": ["y"] * 3, "kind": ["binary"] * 3, "model": ["all", "best_single", "all-best_single"],
     ...                   "measure": ["macro_f1"] * 3, "estimate": [0.8, 0.7, 0.1], "ci_low": [0.7, 0.6, 0.0],
@@ -135,7 +154,7 @@ def summarize_prediction(table: pl.DataFrame) -> str:
             continue
         measure = "rho" if kind == "continuous" else "macro_f1"
         parts = []
-        for model in ("all", "best_single", "all-best_single"):
+        for model in ("all", "best_single", "all-best_single", "all-metrics"):
             row = sub.filter((pl.col("model") == model) & (pl.col("measure") == measure))
             if not row.height:
                 continue

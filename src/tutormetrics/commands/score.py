@@ -12,7 +12,7 @@ from tutormetrics.commands import options as opt
 
 
 def register(app: typer.Typer) -> None:
-    opt.command(app, "score", score, opt.COMMANDS["score"], outputs=("output", "conversations"))
+    opt.command(app, "score", score, opt.COMMANDS["score"], outputs=("output", "conversations", "embeddings"))
     app.command("metrics")(list_metrics_command)
 
 
@@ -23,6 +23,15 @@ def score(
     output: Annotated[
         str, typer.Option("--output", "-o", help="Output table (.csv, .parquet, .jsonl); '-' writes CSV to stdout.")
     ] = "-",
+    embeddings: Annotated[
+        Path | None, typer.Option("--embeddings", dir_okay=False, show_default=False,
+                                     help="Also write the encoder's pooled vectors (response, prompt, last student turn "
+                                     "under --history-col) to this Parquet file with its manifest, for predict --features.")
+    ] = None,
+    embedding_layers: Annotated[
+        str, typer.Option("--embedding-layers", help="Hidden states the --embeddings file keeps: last (the "
+                          "sentence-transformers embedding) or all.")
+    ] = "last",
     **kwargs: Any,
 ) -> None:
     """Score a table of exchanges (one row per prompt/response pair) with reference-free metrics.
@@ -38,6 +47,7 @@ def score(
     On Ray: tutormetrics score exchanges.parquet -o metrics.parquet --engine ray --num-actors 8 --gpus-per-actor 1
     """
     from tutormetrics.dialogue.file_scoring import DialogueOptions
+    from tutormetrics.engine.embedding_file import EmbeddingRequest, embeddings_manifest_path
     from tutormetrics.engine.file_scoring import ScoreOptions, score_file
     from tutormetrics.errors import ConfigError
     from tutormetrics.io.paths import check_outputs
@@ -47,7 +57,12 @@ def score(
     conversations, engine, strict = kwargs["conversations"], options.engine, kwargs["strict"]
     dialogue = kwargs["dialogue"] or kwargs["transcript_col"] is not None
     out = None if output == "-" else Path(output)
-    check_outputs([input], [out, out and manifest_path(out), conversations, conversations and manifest_path(conversations)])
+    emb = EmbeddingRequest(embeddings, embedding_layers) if embeddings is not None else None
+    check_outputs([input], [out, out and manifest_path(out), conversations, conversations and manifest_path(conversations),
+                            embeddings, embeddings and embeddings_manifest_path(embeddings)])  # fmt: skip
+    if emb is not None and (dialogue or engine != "local"):
+        raise ConfigError("--embeddings works with plain and --history-col scoring on the local engine",
+                          hint="drop --dialogue/--transcript-col and --engine ray, or drop --embeddings")  # fmt: skip
     if kwargs["history_col"] is not None:  # each row's response after its history (datasets.md §3.4)
         from tutormetrics.dialogue.history import check_history_options, score_history_file
 
@@ -55,7 +70,8 @@ def score(
                               dialogue=kwargs["dialogue"], conversations=conversations)  # fmt: skip
         if engine != "local":
             raise ConfigError("--history-col runs on the local engine only", hint="drop --engine ray")
-        result = score_history_file(Path(input), out, options, opt.from_kwargs(DialogueOptions, kwargs), log=opt.log)
+        result = score_history_file(Path(input), out, options, opt.from_kwargs(DialogueOptions, kwargs), log=opt.log,
+                                    embeddings=emb)  # fmt: skip
         _to_stdout(result.frame if out is None else None, options.csv_formula_guard)
         opt.strict_gate(strict, result.manifest.get("warnings", []))
         return
@@ -75,8 +91,11 @@ def score(
     if engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {engine!r}", hint="use --engine local or --engine ray")
     if engine == "ray":
-        from tutormetrics.engine.ray_engine import score_file_ray as score_file
-    result = score_file(Path(input), out, options, log=opt.log)
+        from tutormetrics.engine.ray_engine import score_file_ray
+
+        result = score_file_ray(Path(input), out, options, log=opt.log)
+    else:
+        result = score_file(Path(input), out, options, log=opt.log, embeddings=emb)
     _to_stdout(result.frame if out is None else None, options.csv_formula_guard)
     opt.strict_gate(strict, result.manifest.get("warnings", []))
 

@@ -38,6 +38,7 @@ from tutormetrics.dialogue.readers import (
 )
 from tutormetrics.dialogue.score import dialogue_scorer
 from tutormetrics.dialogue.turns import Exchanges, check_context_encoding
+from tutormetrics.engine.embedding_file import EmbeddingOutput, EmbeddingRequest
 from tutormetrics.engine.file_scoring import ScoreOptions, ScoreResult, build_scorer, kept_columns
 from tutormetrics.engine.runner import Scored, ScoringJob, run_job
 from tutormetrics.engine.scorer import Scorer
@@ -150,11 +151,14 @@ class HistoryJob(ScoringJob):
             ``history_col``).
         log: where the reader's notes go.
         output: the output (its name is checked before any work).
+        embeddings: also write the pooled vectors of the response, the context and the last student turn
+            (:mod:`tutormetrics.engine.embedding_file`).
     """
 
     in_memory = True
 
-    def __init__(self, path: Path, options: ScoreOptions, dialogue: Any, log: Log = quiet, output: Path | None = None) -> None:
+    def __init__(self, path: Path, options: ScoreOptions, dialogue: Any, log: Log = quiet, output: Path | None = None,
+                 embeddings: EmbeddingRequest | None = None) -> None:  # fmt: skip
         self.context = parse_context(dialogue.context)
         self.encoding = check_context_encoding(dialogue.context_encoding)
         if output is not None:
@@ -184,6 +188,7 @@ class HistoryJob(ScoringJob):
         super().__init__(path, scorer, len(self.exchanges), found_warnings)
         self.options, self.dialogue = options, dialogue
         self._rows = history_rows(scorer)
+        self.embeddings = None if embeddings is None else EmbeddingOutput(embeddings, scorer, options.id_column)
 
     def items(self) -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
         return ((chunk.chunk(self.encoding), chunk) for chunk in _chunks(self.exchanges, self.scorer.chunk_size))
@@ -193,6 +198,12 @@ class HistoryJob(ScoringJob):
 
     def key_parts(self) -> dict[str, Any]:
         return {"dialogue": asdict(self.dialogue), "form": "history"}
+
+    def write_more(self, scored: Scored, output: Path | None) -> None:
+        """The embeddings side file, when asked for (the reused chunks are encoded again: this kind has no text
+        cache)."""
+        if self.embeddings is not None:
+            self.embeddings.write((chunk for chunk, _ in self.items()), output)
 
     def manifest_fields(self, scored: Scored) -> dict[str, Any]:
         assert scored.frame is not None
@@ -221,6 +232,7 @@ def score_history_file(
     log: Log = quiet,
     keep_frame: bool = False,
     keep_checkpoint: bool = False,
+    embeddings: EmbeddingRequest | None = None,
 ) -> ScoreResult:
     """Score each row's response after its history into ``output`` (atomically, checkpointed like ``score``) plus its
     manifest; the frame is returned with ``output=None`` or ``keep_frame``.
@@ -233,8 +245,9 @@ def score_history_file(
         log: where notes, warnings and the last line go.
         keep_frame: return the frame although it was written.
         keep_checkpoint: keep the verified chunks after success (as :func:`~tutormetrics.engine.file_scoring.score_file`).
+        embeddings: also write the pooled vectors of the encoder pass there (:mod:`tutormetrics.engine.embedding_file`).
     """
-    job = HistoryJob(path, options, dialogue, log, output)
+    job = HistoryJob(path, options, dialogue, log, output, embeddings)
     scored = run_job(job, output, options, log=log, keep_frame=keep_frame, keep_checkpoint=keep_checkpoint)
     assert scored.frame is not None
     keep = output is None or keep_frame

@@ -28,6 +28,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
+from tutormetrics.engine.embedding_file import EmbeddingOutput, EmbeddingRequest
 from tutormetrics.engine.exchanges import ExchangeRows, exchange_rows
 from tutormetrics.engine.runner import Scored, ScoringJob, run_job
 from tutormetrics.engine.scorer import Scorer
@@ -366,12 +367,15 @@ class ExchangeFileJob(ScoringJob):
         options: the score options.
         log: where the input's notes go.
         output: the output (its name is checked before any work).
+        embeddings: also write the pooled vectors of the encoder pass (:mod:`tutormetrics.engine.embedding_file`).
     """
 
-    def __init__(self, source: Path, options: ScoreOptions, log: Log = quiet, output: Path | None = None) -> None:
+    def __init__(self, source: Path, options: ScoreOptions, log: Log = quiet, output: Path | None = None,
+                 embeddings: EmbeddingRequest | None = None) -> None:  # fmt: skip
         self.lf, self.plan, n_kept = open_input(source, output, options, log)
         super().__init__(source, build_scorer(options, n_kept), n_kept)
         self.options = options
+        self.embeddings = None if embeddings is None else EmbeddingOutput(embeddings, self.scorer, options.id_column)
 
     def items(self) -> Iterator[tuple[tuple[Any, ...], pl.DataFrame | None]]:
         kept: deque[pl.DataFrame] = deque()
@@ -384,6 +388,11 @@ class ExchangeFileJob(ScoringJob):
             return frame
         id_column = self.scorer.id_column
         return pl.concat([frame.select(id_column), kept, frame.drop(id_column)], how="horizontal")
+
+    def write_more(self, scored: Scored, output: Path | None) -> None:
+        """The embeddings side file, when asked for."""
+        if self.embeddings is not None:
+            self.embeddings.write((chunk for chunk, _ in self.items()), output)
 
     def manifest_fields(self, scored: Scored) -> dict[str, Any]:
         return {"n_rows": self.total, "dropped_duplicates": self.plan.n_dropped_duplicates,
@@ -401,6 +410,7 @@ def score_file(
     log: Log = quiet,
     keep_frame: bool = False,
     keep_checkpoint: bool = False,
+    embeddings: EmbeddingRequest | None = None,
 ) -> ScoreResult:
     """Score every exchange of ``path`` and write ``output`` (atomically) plus ``output.manifest.json``.
 
@@ -417,12 +427,13 @@ def score_file(
         log: where notes, warnings and the last line go.
         keep_frame: return the frame although it was written.
         keep_checkpoint: keep the verified chunks after success.
+        embeddings: also write the pooled vectors of the encoder pass there (:mod:`tutormetrics.engine.embedding_file`).
     """
     if options.engine != "local":  # the Ray engine sits above this module (it reuses the reader and the options)
         raise ConfigError(
             f"score_file runs the local engine, not {options.engine!r}",
             hint="for Ray call tutormetrics.engine.ray_engine.score_file_ray (the CLI: --engine ray)",
         )
-    job = ExchangeFileJob(path, options, log, output)
+    job = ExchangeFileJob(path, options, log, output, embeddings)
     scored = run_job(job, output, options, log=log, keep_frame=keep_frame, keep_checkpoint=keep_checkpoint)
     return ScoreResult(scored.frame, scored.manifest, output, job.total, scored.n_reused, job.scorer.column_families())

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +127,8 @@ class Scorer:
         self._cache_ops: list[Any] = []  # text-cache lookups since take_cache_ops (the file scorer checkpoints them)
         #: Keep the text-cache lookups for :meth:`take_cache_ops` (set by the checkpointing file scorer).
         self.record_cache_ops = False
+        #: Called with each chunk's batch and encoder values (``score --embeddings``: :mod:`tutormetrics.engine.embedding_file`).
+        self.encoded_observer: Callable[[ExchangeBatch, EncodedTexts], None] | None = None
         self.requires = frozenset().union(*(f.requires for f in self.families))
         self._check_columns()
 
@@ -423,6 +425,8 @@ class Scorer:
                 art.encoded, atoms = self._encode(texts, parts)
                 outputs = {f.name: f.score(batch, art) for f in encoder_families}
                 outputs.update(cpu_future.result())
+        if self.encoded_observer is not None:
+            self.encoded_observer(batch, art.encoded)
         delta.n_encoded_texts = int((atoms.n_windows > 0).sum())
         delta.n_long_texts = int(((atoms.n_windows > 1) | atoms.truncated).sum())
         delta.n_encoded_tokens = int(atoms.n_content_tokens.sum() + self.encoder.n_special_tokens * atoms.n_windows.sum())
@@ -568,6 +572,7 @@ class Scorer:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_pool"] = None
+        state["encoded_observer"] = None  # the sink stays with the process that writes the side file
         state["_run_progress"] = None  # a worker process reports nothing (its heartbeat thread stays here)
         state["_text_cache"], state["_cache_ops"] = None, []  # a copy (a worker process) starts with an empty cache
         return state

@@ -18,6 +18,7 @@ from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import RatingOptions
 from tutormetrics.validity.join import metric_columns, refuse_control_targets
 from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
+from tutormetrics.validity.representation import RepresentationSource, check_features
 
 _JUDGE_PREFIX = "__judge__:"
 
@@ -154,6 +155,7 @@ def predict_study(
     families: Mapping[str, str] | None = None,
     ratings_source: str = "ratings",
     log: Log = quiet,
+    representation: RepresentationSource | None = None,
 ) -> PredictResult:
     """Targets (criteria after ``aggregate``, then θ, in ``validate``'s order), features, controls and judge →
     :func:`predict_frame` (``docs/commands/predict.md``).
@@ -173,12 +175,15 @@ def predict_study(
         families: Feature → family for ``importance="drop"`` (default: the registry's).
         ratings_source: The ratings' name in messages.
         log: Where the join summary and notes go.
+        representation: The embeddings side file for ``options.features`` ``embedding``/``both``
+            (:func:`~tutormetrics.validity.representation.load_representation`).
     """
     from tutormetrics.validity.join import join_targets
     from tutormetrics.validity.study import target_tables
 
     ro, opts = rating_options or RatingOptions(), options or PredictOptions()
     opts.check()
+    check_features(opts.features, representation)
     _require_sklearn()
     if ratings is None and not theta:
         raise ConfigError("nothing to predict", hint="pass --ratings and/or --theta")
@@ -214,7 +219,13 @@ def predict_study(
     log(f"predict: {len(features)} features, {len(controls)} control(s), {len(target_cols)} target(s), "
         f"{opts.folds} folds, model {opts.model}")  # fmt: skip
     fam = dict(families) if families is not None else (registry_families() if opts.importance == "drop" else {})
+    block = None
+    if representation is not None and opts.features != "metrics":
+        ids = [str(i) for i in metrics.get_column(id_col).cast(pl.String).to_list()]
+        block = representation.block_for(joined.get_column(id_col).cast(pl.String).to_list(), ids, opts.representation)
+        log(f"predict: representation {opts.representation} ({block.shape[1]:,} columns → {opts.components} principal "
+            "components in each training fold)")  # fmt: skip
     return predict_frame(
         joined, targets=target_cols, features=features, group_col=group_col, controls=controls,
-        judge_cols=judge_map, families=fam, id_col=id_col, options=opts, log=log,
+        judge_cols=judge_map, families=fam, id_col=id_col, options=opts, log=log, representation=block,
     )  # fmt: skip

@@ -6,7 +6,10 @@ gradient boosting); predict the test fold. Models compared: ``all`` metrics (plu
 ``best_single`` (the metric with the largest training |ρ|, chosen afresh in each fold), ``control``,
 an optional ``judge`` and ``drop:<family>``. Measures are computed once on the pooled out-of-sample
 predictions, with percentile intervals from a cluster bootstrap over groups, paired across models
-(:mod:`tutormetrics.validity.predict_measures`).
+(:mod:`tutormetrics.validity.predict_measures`). ``features="embedding"``/``"both"`` add the encoder's
+representation, reduced inside each training fold (:mod:`tutormetrics.validity.representation`), with the model
+``metrics`` and the difference ``all-metrics`` (``docs/commands/predict.md#representation-features``);
+``decision="ordinal"`` labels by thresholds tuned by inner grouped CV (:mod:`tutormetrics.validity.decision_rules`).
 
 scikit-learn is imported only inside the fitting functions.
 
@@ -36,13 +39,17 @@ from scipy import stats
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.bootstrap import single_threaded_blas
+from tutormetrics.validity import decision_rules
 from tutormetrics.validity import predict_measures as pm
 from tutormetrics.validity.folds import group_codes, group_folds
+from tutormetrics.validity.representation import DEFAULT_REPRESENTATION, FEATURES, FoldReducer, parse_representation
 
 MODELS: tuple[str, ...] = ("logistic", "ridge", "hgb")
 CLASS_WEIGHTS: tuple[str, ...] = ("none", "balanced")
 IMPORTANCE: tuple[str, ...] = ("none", "drop")
 CIS: tuple[str, ...] = ("percentile", "none")
+#: ``--decision``: the most probable level, or thresholds on the score tuned by inner grouped CV (``decision_rules``).
+DECISIONS: tuple[str, ...] = ("argmax", "ordinal")
 
 TABLE_COLUMNS: tuple[str, ...] = (
     "target", "kind", "model", "measure", "estimate", "ci_low", "ci_high", "n", "n_groups", "folds",
@@ -74,6 +81,13 @@ class PredictOptions:
     confidence_level: float = 0.95
     seed: int = 0
     n_min: int = 10
+    #: ``metrics``, ``embedding`` or ``both`` (``docs/commands/predict.md#representation-features``)
+    features: str = "metrics"
+    #: the representation block: views of the embeddings file, ``a-b`` and ``a*b`` (:mod:`~tutormetrics.validity.representation`)
+    representation: str = DEFAULT_REPRESENTATION
+    #: principal components of the representation block, fitted in each training fold
+    components: int = 128
+    decision: str = "argmax"
 
     def check(self) -> None:
         for value, allowed, flag in (
@@ -81,6 +95,8 @@ class PredictOptions:
             (self.class_weight, CLASS_WEIGHTS, "--class-weight"),
             (self.importance, IMPORTANCE, "--importance"),
             (self.ci, CIS, "--ci"),
+            (self.features, FEATURES, "--features"),
+            (self.decision, DECISIONS, "--decision"),
         ):
             if value not in allowed:
                 raise ConfigError(f"unknown {flag} {value!r}", hint=f"use one of {', '.join(allowed)}")
@@ -92,15 +108,23 @@ class PredictOptions:
             raise ConfigError(f"--confidence-level must lie in (0, 1), got {self.confidence_level}")
         if self.n_min < 3:
             raise ConfigError(f"--n-min must be at least 3, got {self.n_min}")
+        parse_representation(self.representation)
+        if self.components < 1:
+            raise ConfigError(f"--components must be at least 1, got {self.components}")
+        if self.features == "embedding" and self.importance == "drop":
+            raise ConfigError("--importance drop leaves out metric families, which --features embedding does not use",
+                              hint="use --features both, or drop --importance")  # fmt: skip
 
 
 @dataclass
 class PredictResult:
-    """``table`` (PRED, one row per target × model × measure) and ``predictions`` (OOS rows)."""
+    """``table`` (PRED, one row per target × model × measure), ``predictions`` (OOS rows) and, with
+    ``decision="ordinal"``, ``thresholds`` (target, model, fold, ``t_1``, ``t_2``: the cuts each fold used)."""
 
     table: pl.DataFrame
     predictions: pl.DataFrame
     notes: list[str] = field(default_factory=list)
+    thresholds: pl.DataFrame | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -301,6 +325,8 @@ class _Target:
     x: np.ndarray  # features F
     c: np.ndarray  # controls C
     judge: np.ndarray | None
+    rows: np.ndarray | None = None  # the frame rows of the target (keys of the representation's fold reductions)
+    representation: FoldReducer | None = None
 
 
 @dataclass
@@ -314,20 +340,68 @@ class _ModelOut:
     codes: dict[str, int] = field(default_factory=dict)
     selected: str = ""
     rows: np.ndarray | None = None  # judge: the rows it covers
+    thresholds: list[np.ndarray | None] = field(default_factory=list)  # --decision ordinal: each fold's cuts
 
 
-def _model_specs(features: list[str], families: Mapping[str, str], n_ctrl: int, importance: str) -> list[tuple[str, Any]]:
-    specs: list[tuple[str, Any]] = [("all", list(range(len(features)))), ("best_single", "best")]
+@dataclass(frozen=True)
+class _Spec:
+    """A model's columns: metric indices (``None``: the best single metric of each fold) and the representation."""
+
+    cols: list[int] | None
+    representation: bool = False
+
+
+def _model_specs(features: list[str], families: Mapping[str, str], n_ctrl: int, opts: PredictOptions) -> list[tuple[str, _Spec]]:
+    """The models in fit order: ``all``, ``best_single``, ``metrics`` (when the representation is used), ``control``,
+    ``drop:<family>`` (``docs/commands/predict.md#representation-features``)."""
+    every = list(range(len(features)))
+    rep = opts.features != "metrics"
+    specs = [("all", _Spec([] if opts.features == "embedding" else every, rep)), ("best_single", _Spec(None))]
+    if rep:
+        specs.append(("metrics", _Spec(every)))
     if n_ctrl:
-        specs.append(("control", []))
-    if importance == "drop":
+        specs.append(("control", _Spec([])))
+    if opts.importance == "drop":
         fams = list(dict.fromkeys(families.get(f, f) for f in features))
         for fam in fams:
-            specs.append((f"drop:{fam}", [j for j, f in enumerate(features) if families.get(f, f) != fam]))
+            specs.append((f"drop:{fam}", _Spec([j for j, f in enumerate(features) if families.get(f, f) != fam], rep)))
     return specs
 
 
-def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spec: Any, opts: PredictOptions) -> _ModelOut:
+def _fit_rows(t: _Target, train: np.ndarray, test: np.ndarray, spec: _Spec, cols: list[int], yfit: np.ndarray, kind: str,
+              levels: np.ndarray, opts: PredictOptions) -> _FoldOut:  # fmt: skip
+    """Fit the model of ``cols`` (+ the representation's components, + controls) on the row indices ``train`` and
+    predict ``test``; the components are fitted on ``train`` only (:class:`FoldReducer`)."""
+    xtr = [t.x[np.ix_(train, cols)]]
+    xte = [t.x[np.ix_(test, cols)]]
+    if spec.representation:
+        assert t.representation is not None and t.rows is not None
+        ztr, zte = t.representation.reduce(t.rows[train], t.rows[test])
+        xtr.append(ztr)
+        xte.append(zte)
+    xtr.append(t.c[train])
+    xte.append(t.c[test])
+    return _fit_fold(np.concatenate(xtr, axis=1), yfit[train], np.concatenate(xte, axis=1), kind, levels, opts)
+
+
+def _inner_thresholds(t: _Target, train: np.ndarray, spec: _Spec, cols: list[int], yfit: np.ndarray, kind: str,
+                      levels: np.ndarray, opts: PredictOptions) -> np.ndarray | None:  # fmt: skip
+    """``--decision ordinal``: the cuts that maximise macro-F1 of the inner out-of-fold scores of the training rows
+    ``train`` (grouped K folds of their groups, the same model refitted in each); ``None`` when a level is missing
+    from them or they hold fewer groups than folds (``docs/commands/predict.md#decision-rules``)."""
+    codes = yfit[train]
+    groups = t.groups[train]
+    if np.unique(codes).size < levels.size or np.unique(groups.astype(str)).size < opts.folds:
+        return None
+    inner = group_folds(groups, opts.folds)
+    oof = np.empty(train.size)
+    for g in range(opts.folds):
+        out = _fit_rows(t, train[inner != g], train[inner == g], spec, cols, yfit, kind, levels, opts)
+        oof[inner == g] = out.score
+    return decision_rules.tune_thresholds(oof, codes, levels.size)
+
+
+def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spec: _Spec, opts: PredictOptions) -> _ModelOut:
     n = t.y.size
     n_levels = levels.size
     score = np.empty(n)
@@ -336,10 +410,11 @@ def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spe
     yfit = np.searchsorted(levels, t.y) if kind != "continuous" else t.y
     codes: dict[str, int] = {}
     chosen: list[str] = []
+    cuts: list[np.ndarray | None] = []
     for f in range(opts.folds):
-        te = folds == f
-        tr = ~te
-        if spec == "best":
+        te = np.flatnonzero(folds == f)
+        tr = np.flatnonzero(folds != f)
+        if spec.cols is None:
             rho = train_rho(t.x[tr], t.y[tr], t.c[tr] if t.c.shape[1] else None, opts.n_min)
             j = best_column(rho)
             if j < 0:
@@ -350,13 +425,18 @@ def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spe
                 cols = [j]
                 chosen.append(str(j))
         else:
-            cols = spec
-        xtr = np.concatenate([t.x[np.ix_(tr, cols)], t.c[tr]], axis=1)
-        xte = np.concatenate([t.x[np.ix_(te, cols)], t.c[te]], axis=1)
-        out = _fit_fold(xtr, yfit[tr], xte, kind, levels, opts)
+            cols = spec.cols
+        out = _fit_rows(t, tr, te, spec, cols, yfit, kind, levels, opts)
         score[te] = out.score
         if label is not None and out.label is not None:
             label[te] = out.label
+        if opts.decision == "ordinal" and label is not None:
+            cut = _inner_thresholds(t, tr, spec, cols, yfit, kind, levels, opts)
+            cuts.append(cut)
+            if cut is None:
+                codes["no_thresholds_in_fold"] = codes.get("no_thresholds_in_fold", 0) + 1
+            else:
+                label[te] = decision_rules.decode(out.score, cut)
         if proba is not None and out.proba is not None:
             proba[te] = out.proba
         seen: set[str] = set()
@@ -366,7 +446,7 @@ def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spe
             elif code not in seen:
                 seen.add(code)
                 codes[code] = codes.get(code, 0) + 1
-    return _ModelOut("", None, score, label, proba, folds, codes, ";".join(chosen))
+    return _ModelOut("", None, score, label, proba, folds, codes, ";".join(chosen), thresholds=cuts)
 
 
 def _measure_fns(
@@ -522,15 +602,16 @@ def _fit_models(
     """Every model of :func:`_model_specs`, cross-fitted over the folds."""
     n_ctrl = t.c.shape[1]
     models: list[_ModelOut] = []
-    for name, spec in _model_specs(features, families, n_ctrl, opts.importance):
+    n_rep = 0 if t.representation is None else min(opts.components, t.representation.block.shape[1])
+    for name, spec in _model_specs(features, families, n_ctrl, opts):
         with single_threaded_blas():  # small products: BLAS threads wait more than they work (16× on a busy 2-core box)
             m = _cross_fit(t, folds, kind, levels, spec, opts)
         m.name = name
-        if spec == "best":
+        if spec.cols is None:
             m.n_features = 1 + n_ctrl
             m.selected = ";".join(features[int(j)] if j else "" for j in m.selected.split(";"))
         else:
-            m.n_features = len(spec) + n_ctrl
+            m.n_features = len(spec.cols) + n_ctrl + (n_rep if spec.representation else 0)
         models.append(m)
     return models
 
@@ -641,8 +722,8 @@ def _difference_rows(
 
 def _predict_target(
     t: _Target, features: list[str], families: Mapping[str, str], opts: PredictOptions, log: Log
-) -> tuple[list[dict[str, Any]], list[pl.DataFrame]]:
-    """The PRED rows and out-of-sample predictions of one target (``docs/commands/predict.md``)."""
+) -> tuple[list[dict[str, Any]], list[pl.DataFrame], list[dict[str, Any]]]:
+    """The PRED rows, out-of-sample predictions and ordinal cuts of one target (``docs/commands/predict.md``)."""
     n = t.y.size
     levels = np.unique(t.y)
     uniq, gcode = group_codes(t.groups)
@@ -653,7 +734,7 @@ def _predict_target(
     if target_codes:
         row = {**base, "model": "all", "measure": None, "estimate": None, "ci_low": None, "ci_high": None,
                "n": n, "n_groups": n_groups, "n_features": None, "selected": None, "reason": ";".join(target_codes)}  # fmt: skip
-        return [row], []
+        return [row], [], []
     if kind != "continuous" and np.bincount(np.searchsorted(levels, t.y)).min() < opts.folds:
         target_codes.append("class_lt_folds")
     folds = group_folds(t.groups, opts.folds)
@@ -666,9 +747,8 @@ def _predict_target(
     judge = _judge(t, models[0], folds, kind, levels, opts, rng is not None) if t.judge is not None else None
     out = _Rows(base, target_codes, opts.confidence_level)
     order = [m.name for m in models]
-    ordered = order[:2] + (["control"] if t.c.shape[1] else []) + (["judge"] if t.judge is not None else []) + [
-        o for o in order if o.startswith("drop:")
-    ]
+    ordered = order[:2] + [o for o in order if o == "metrics"] + (["control"] if t.c.shape[1] else []) + (
+        ["judge"] if t.judge is not None else []) + [o for o in order if o.startswith("drop:")]  # fmt: skip
     by_name = {m.name: m for m in models}
     for name in ordered:
         if name == "judge":
@@ -679,7 +759,9 @@ def _predict_target(
             out.emit(name, measure, est, d, n, n_groups, m.n_features, m.selected if name == "best_single" else "",
                      _model_codes(m.codes))  # fmt: skip
     _difference_rows(out, kind, ordered, by_name, results, judge, n, n_groups)
-    return out.rows, _prediction_rows(t, models, levels, kind, folds)
+    cuts = [{"target": t.name, "model": m.name, "fold": f, "t_1": None if c is None else float(c[0]),
+             "t_2": None if c is None or c.size < 2 else float(c[1])} for m in models for f, c in enumerate(m.thresholds)]  # fmt: skip
+    return out.rows, _prediction_rows(t, models, levels, kind, folds), cuts
 
 
 def _prediction_rows(t: _Target, models: list[_ModelOut], levels: np.ndarray, kind: str, folds: np.ndarray) -> list[pl.DataFrame]:
@@ -730,15 +812,24 @@ def predict_frame(
     id_col: str = "exchange_id",
     options: PredictOptions | None = None,
     log: Log = quiet,
+    representation: np.ndarray | None = None,
 ) -> PredictResult:
     """Grouped K-fold predictions of every target from ``features`` (+ ``controls``) of ``frame``.
 
     ``frame`` holds the features, the controls, the group column, the target columns and any judge
     columns (``judge_cols``: target → column). ``families`` maps a feature to its family for
-    ``importance="drop"`` (a feature not listed is its own family).
+    ``importance="drop"`` (a feature not listed is its own family). ``representation``: the
+    representation block, one row per frame row, for ``features="embedding"`` or ``"both"``
+    (:mod:`tutormetrics.validity.representation`).
     """
     opts = options or PredictOptions()
     opts.check()
+    reducer = None
+    if opts.features != "metrics":
+        if representation is None or representation.shape[0] != frame.height:
+            raise ConfigError(f"--features {opts.features} needs a representation block with one row per metrics row",
+                              hint="pass --embeddings PATH written by `score --embeddings`")  # fmt: skip
+        reducer = FoldReducer(np.asarray(representation, dtype=np.float64), opts.components)
     features, controls = list(features), list(controls)
     if not features:
         raise InputSchemaError("no feature column", hint="pass --metrics-cols or a metrics table with numeric metric columns")
@@ -759,17 +850,23 @@ def predict_frame(
     judge_cols = dict(judge_cols or {})
     rows: list[dict[str, Any]] = []
     preds: list[pl.DataFrame] = []
+    cuts: list[dict[str, Any]] = []
     for ti, name in enumerate(targets):
         y = _numeric(frame, [name], "target")[:, 0]
         sel = np.isfinite(y)
         jcol = judge_cols.get(name)
         judge = _numeric(frame, [jcol], "judge")[sel, 0] if jcol else None
-        t = _Target(name, ti, ids[sel], groups_np[sel], y[sel], x[sel], c[sel], judge)
+        t = _Target(name, ti, ids[sel], groups_np[sel], y[sel], x[sel], c[sel], judge, np.flatnonzero(sel), reducer)
         log(f"      {name}: {int(sel.sum()):,} rows, {np.unique(t.groups.astype(str)).size:,} groups")
-        r, p = _predict_target(t, features, families or {}, opts, log)
+        r, p, k = _predict_target(t, features, families or {}, opts, log)
         rows.extend(r)
         preds.extend(p)
-    return PredictResult(_table(rows), _pred_table(preds, id_col))
+        cuts.extend(k)
+    thresholds = None
+    if opts.decision == "ordinal":
+        schema = {"target": pl.String, "model": pl.String, "fold": pl.Int64, "t_1": pl.Float64, "t_2": pl.Float64}
+        thresholds = pl.DataFrame(cuts, schema=schema, orient="row") if cuts else pl.DataFrame(schema=schema)
+    return PredictResult(_table(rows), _pred_table(preds, id_col), thresholds=thresholds)
 
 
 def _table(rows: list[dict[str, Any]]) -> pl.DataFrame:
