@@ -450,12 +450,29 @@ COMMANDS: dict[str, tuple[Option, ...]] = {
 }
 
 
-def _targets() -> dict[str, type]:
-    from tutormetrics.dialogue.file_scoring import DialogueOptions
-    from tutormetrics.engine.file_scoring import ScoreOptions
-    from tutormetrics.validity.study import ValidateOptions
+#: The options dataclass each declaration target fills, by qualified name, so that parsing ``score``'s options
+#: imports neither the validity study nor scipy (``tests/unittests/encoders/test_fast_path.py``).
+_TARGETS: dict[str, str] = {
+    "score": "tutormetrics.engine.file_scoring.ScoreOptions",
+    "validate": "tutormetrics.validity.study.ValidateOptions",
+    "dialogue": "tutormetrics.dialogue.file_scoring.DialogueOptions",
+}
 
-    return {"score": ScoreOptions, "validate": ValidateOptions, "dialogue": DialogueOptions}
+
+def _target_of(cls: type) -> str:
+    """The declaration target of ``cls``: its own name, else the target whose class extends it
+    (:class:`~tutormetrics.psychometrics.ratings.RatingOptions`: ``validate``'s)."""
+    import importlib
+
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    own = next((t for t, n in _TARGETS.items() if n == name), None)
+    if own is not None:
+        return own
+    for target, qualified in _TARGETS.items():
+        module, _, attr = qualified.rpartition(".")
+        if issubclass(getattr(importlib.import_module(module), attr), cls):
+            return target
+    raise KeyError(f"{name} is filled by no declared option")
 
 
 ALL: tuple[Option, ...] = tuple(dict.fromkeys(o for group in GROUPS.values() for o in group))
@@ -469,8 +486,7 @@ def from_kwargs(cls: type, kwargs: Mapping[str, Any], options: Iterable[Option] 
     >>> from_kwargs(ValidateOptions, {"levels": "0,1", "control": "a,b,a"}).control
     ['a', 'b']
     """
-    targets = _targets()  # the class itself, else the target that extends it (RatingOptions: validate's)
-    target = next((n for n, k in targets.items() if k is cls), None) or next(n for n, k in targets.items() if issubclass(k, cls))
+    target = _target_of(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     values = {o.field: o.value(kwargs[o.name]) for o in options if o.target == target and o.name in kwargs and o.field in names}
     return cls(**(values | fields))

@@ -11,8 +11,8 @@ Example:
     >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["h", "llm"] * 2,
     ...                    "criterion": ["c"] * 4, "score": [1, 1, 0, 1]})
     >>> out = judge_tables(df, ["llm"], JudgeOptions(n_resamples=0, n_min=2))
-    >>> out.table["accuracy"].to_list(), out.length_bias is None
-    ([0.5, 0.5], True)
+    >>> out.table["criterion"].to_list(), out.table["accuracy"].to_list(), out.length_bias is None
+    (['c', 'c', '(all)', '(all)'], [0.5, 0.5, 0.5, 0.5], True)
 """
 
 from __future__ import annotations
