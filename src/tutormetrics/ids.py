@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar, Optional
 from pathlib import Path
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.flags import flag
 from tutormetrics.io.tables import infer_format, read_table
 
 __all__ = [
@@ -82,6 +84,35 @@ class IdKey:
     def label(self) -> str:
         """``--id obs_id --id exchange_idx`` (for messages)."""
         return " ".join(f"--id {p}" for p in self.parts)
+
+
+@dataclass
+class TableIds:
+    """``--id`` (repeatable) and ``--id-sep`` of the commands that join tables on an id (ratings, θ, metrics,
+    covariates): one declaration for all of them; :attr:`key` is the :class:`IdKey`.
+
+    >>> TableIds(["obs_id", "exchange_idx"]).key.column, TableIds().key.column
+    ('exchange_id', 'exchange_id')
+    """
+
+    PANEL: ClassVar[str] = "Ratings"
+
+    id_col: list[str] = flag(
+        "--id", default=None, parse=lambda v: list(v or []), cli_type=Optional[list[str]], show_default=False,
+        help="Exchange id column in every table (default: exchange_id). Repeat to join on exchange_id built from "
+        "several columns (--id obs_id --id exchange_idx), in each table that has them.",
+    )
+    id_sep: str = flag("--id-sep", default="/", help="Separator between the parts of a composite id (several --id).")
+
+    @property
+    def key(self) -> IdKey:
+        """The :class:`IdKey` of the ``--id`` values (none: ``exchange_id``)."""
+        return IdKey.of(self.id_col, self.id_sep)
+
+    @property
+    def column(self) -> str:
+        """The column every table is joined on."""
+        return self.key.column
 
 
 def check_part_types(schema: pl.Schema | dict[str, pl.DataType], key: IdKey, source: str) -> None:

@@ -22,7 +22,7 @@ from tutormetrics.validity.study import ValidateOptions
 OWN_OUTPUTS = {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations",
                "--embeddings", "--embedding-layers"}  # score's embeddings side file and what it keeps
 #: Fields only the Python API sets (run's figure formats).
-API_ONLY = {ValidateOptions: {"figure_formats"}, ScoreOptions: set(), DialogueOptions: {"response_required"}}
+API_ONLY = {ValidateOptions: {"figure_formats", "recode"}, ScoreOptions: set(), DialogueOptions: {"response_required"}}
 
 
 def _flags(name: str) -> set[str]:

@@ -80,7 +80,7 @@ def predict(
     ratings, theta, id_col, control = kwargs["ratings"], kwargs["theta"], kwargs["id_col"], kwargs["control"]
     confidence_level, seed, n_min = kwargs["confidence_level"], kwargs["seed"], kwargs["n_min"]
     metrics_cols = kwargs["metrics_cols"]
-    from tutormetrics.psychometrics.ratings import RatingOptions
+    from tutormetrics.psychometrics.ratings_input import RatingOptions
     from tutormetrics.validity.predict_study import predict_study
     from tutormetrics.validity.predictive import PredictOptions
 

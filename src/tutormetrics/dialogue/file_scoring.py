@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Optional, TypeVar
 
 import polars as pl
 
@@ -29,6 +29,7 @@ from tutormetrics.dialogue.score import (
 from tutormetrics.dialogue.summary import conversation_columns, conversation_table
 from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
+from tutormetrics.flags import flag, list_or_none
 from tutormetrics.engine.runner import Scored, ScoringJob, run_job
 from tutormetrics.io.atomic import write_text_atomic
 from tutormetrics.io.tables import infer_format, write_table
@@ -43,14 +44,24 @@ class DialogueOptions(DialogueColumns):
     """The ``score --dialogue`` options (``docs/guide/dialogues.md``): the column names, then the context and role rules;
     other options live in :class:`ScoreOptions`."""
 
-    context: str = "full"
-    context_encoding: str = "joined"
-    tutor_roles: list[str] | None = None
-    student_roles: list[str] | None = None
-    other_role: str = "keep"
-    turn_sep: str | None = None
-    speakers: list[str] | None = None
-    turn_tag: str | None = None
+    PANEL: ClassVar[str] = "Dialogues"
+
+    context: str = flag('--context', default='full',
+         help='Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns).')
+    context_encoding: str = flag('--context-encoding', default='joined',
+         help='Encoder view of a multi-turn context: joined (encode the joined text, the same numbers as scoring it without --dialogue) or turns (encode each turn once and pool over turns: O(T) instead of O(T²) per conversation; attention does not cross turns, so emb_/sync_ values differ).')
+    tutor_roles: list[str] | None = flag('--tutor-role', default=None, parse=list_or_none, cli_type=Optional[list[str]], show_default=False,
+         help='Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; case-insensitive).')
+    student_roles: list[str] | None = flag('--student-role', default=None, parse=list_or_none, cli_type=Optional[list[str]], show_default=False,
+         help='Role that counts as student (repeatable; replaces the defaults student, user, learner).')
+    other_role: str = flag('--other-role', default='keep',
+         help='Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2).')
+    turn_sep: str | None = flag('--turn-sep', default=None, show_default=False,
+         help="Literal text between the turns of a --transcript-col cell (e.g. '|EOM|'); default: one turn per line.")
+    speakers: list[str] | None = flag('--speaker', default=None, parse=list_or_none, cli_type=Optional[list[str]], show_default=False,
+         help="LABEL=ROLE (repeatable; ROLE tutor, student, other, system or text; LABEL may be a glob such as '*'): the role of a transcript label or of a long-table/chat role value. Unknown speaker-like labels stop the run.")
+    turn_tag: str | None = flag('--turn-tag', default=None, show_default=False,
+         help="Regex matched at the start of every turn (e.g. '\\((?P<move>\\w+)\\)\\s*'): the match is removed and each named group becomes a TURNS column (never a metric).")
     response_required: bool = False
 
     def read_options(self, score: ScoreOptions) -> ReadOptions:

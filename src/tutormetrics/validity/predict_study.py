@@ -15,7 +15,7 @@ import polars as pl
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
-from tutormetrics.psychometrics.ratings import RatingOptions
+from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.validity.join import metric_columns, refuse_control_targets
 from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
 from tutormetrics.validity.representation import RepresentationSource, check_features

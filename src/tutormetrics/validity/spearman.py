@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from tutormetrics.flags import confidence_flag, flag, n_resamples_flag, seed_flag
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.stats.bootstrap import (
@@ -85,24 +86,32 @@ class SpearmanOptions:
     """
 
     #: p-value adjustment over the defined cells of the whole table: ``bh``, ``holm``, ``by`` or ``none``.
-    adjust: str = "bh"
+    adjust: str = flag('--adjust', default='bh', panel='Validity',
+         help='Multiplicity over the whole matrix: bh, holm, by or none.')
     #: ``bca`` (default), ``percentile``, ``fisher`` or ``none``.
-    ci: str = "bca"
-    n_resamples: int = 9999
-    confidence_level: float = 0.95
-    seed: int = 0
+    ci: str = flag('--ci', default='bca', panel='Validity',
+         help='Confidence interval: bca, percentile, fisher or none.')
+    n_resamples: int = n_resamples_flag(9999, panel="Validity", min=2)
+    confidence_level: float = confidence_flag("Validity")
+    seed: int = seed_flag("Validity")
     #: ``auto`` (a permutation p below 50 pairs), ``always`` or ``never``.
-    permutation: str = "auto"
-    n_permutations: int = 9999
+    permutation: str = flag('--permutation', default='auto', panel='Validity',
+         help='auto (permutation p when n < 50), always or never.')
+    n_permutations: int = flag('--n-permutations', default=9999, panel='Validity', min=1,
+         help='Permutations for a permutation p.')
     #: The column the stars mark: ``p_adj`` or ``p``.
-    stars_on: str = "p_adj"
+    stars_on: str = flag('--stars-on', default='p_adj', panel='Validity',
+         help='Column the stars refer to: p_adj or p.')
     #: Fewest complete pairs of a defined cell.
-    n_min: int = 10
+    n_min: int = flag('--n-min', default=10, panel='Validity', min=3,
+         help='Fewest complete pairs for a defined cell.')
     #: Significant digits of the rank key (``docs/statistics.md#ties-binary-targets-and-the-prevalence-ceiling``);
     #: 0 = raw values.
-    tie_digits: int = DEFAULT_TIE_DIGITS
+    tie_digits: int = flag('--tie-digits', default=DEFAULT_TIE_DIGITS, panel='Validity', min=0,
+         help='Rank values rounded to N significant digits, so float noise ties (0: raw values; effects.md §2.5).')
     #: Fewest clusters of a cluster interval (fewer: no interval, reason ``too_few_clusters``).
-    min_clusters: int = 10
+    min_clusters: int = flag('--min-clusters', default=10, panel='Validity', min=2,
+         help='Fewest clusters in a cell for a cluster interval.')
 
     def check(self) -> None:
         """Exit 2 (:class:`~tutormetrics.errors.ConfigError`) on a value outside its choices or range."""

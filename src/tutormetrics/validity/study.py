@@ -20,13 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Optional
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.flags import flag, unique_list
 from tutormetrics.progress import Log, quiet
-from tutormetrics.psychometrics.ratings import RatingOptions, Ratings
+from tutormetrics.psychometrics.ratings import Ratings
+from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.validity.correlate import ValidityResult, correlate_with_targets
 from tutormetrics.validity.spearman import SpearmanOptions
 
@@ -47,15 +49,16 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
     (True, 'none', [0.0, 1.0])
     """
 
-    #: ``"exchangeable"``: the rater labels are anonymous slots (``docs/guide/datasets.md``); ``None``: raters are people.
-    raters: str | None = None
-    estimate_theta: bool = True
+    estimate_theta: bool = flag('--estimate-theta/--no-estimate-theta', default=True, panel='Targets',
+         help='Fit an MFRM for θ when --theta is not given.')
     #: Metrics columns held fixed for the partial rows (``docs/statistics.md#length-controlled-validity-control``);
     #: empty = raw only.
-    control: list[str] = field(default_factory=list)
+    control: list[str] = flag('--control', default=None, parse=unique_list, cli_type=Optional[list[str]], panel='Targets', show_default=False,
+         help='Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.')
     #: Metrics column of cluster (dialogue) labels: intervals resample clusters
     #: (``docs/commands/predict.md#cluster-intervals-in-validate-and-run``).
-    cluster_col: str | None = None
+    cluster_col: str | None = flag('--cluster-col', default=None, panel='Validity', show_default=False,
+         help='METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows (predictive.md §2).')
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
     def clean_ratings(self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet) -> Ratings:
@@ -73,7 +76,7 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
         return Ratings.clean(
             ratings, id_col=id_col, rater_col=self.rater_col, criterion_col=self.criterion_col, score_col=self.score_col,
             levels=self.levels, drop_out_of_scale=self.drop_out_of_scale, source=source, log=log,
-            exchangeable=self.raters == "exchangeable",
+            exchangeable=self.exchangeable,
         )  # fmt: skip
 
 
