@@ -70,7 +70,7 @@ def _windows_per_batch(enc):  # noqa: ANN001, ANN202 - a benchmark swaps the bud
 def throughput(args: argparse.Namespace, export: Path, texts: list[str]) -> dict:
     from tutormetrics.encoders.config import EncoderConfig
     from tutormetrics.encoders.hf import TextEncoder
-    from tutormetrics.encoders.onnx_encoder import OnnxTextEncoder, cpu_threads
+    from tutormetrics.encoders.onnx.encoder import OnnxTextEncoder, cpu_threads
 
     cores = cpu_threads()
     torch_enc = TextEncoder(EncoderConfig(device="cpu", backend="torch")).load()
@@ -169,7 +169,6 @@ def startup(args: argparse.Namespace, work: Path) -> dict:
 
 def peers(args: argparse.Namespace, work: Path) -> dict:
     import bench_peers as P
-
     from tutormetrics.encoders.config import default_model_path
 
     ids, prompts, responses = C.read_mrbench(args.input, 121)
@@ -209,10 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     res = C.header("onnx")
     work = Path(tempfile.mkdtemp(prefix="tm_onnx_"))
-    from tutormetrics.encoders.onnx_export import export_model
-    from tutormetrics.encoders.onnx_store import require_export
-
     from tutormetrics.encoders.config import default_model_path
+    from tutormetrics.encoders.onnx.export import export_model
+    from tutormetrics.encoders.onnx.store import require_export
 
     require_export(default_model_path())  # the shipped export (scripts/setup.sh) must exist
     t0 = time.perf_counter()

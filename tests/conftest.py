@@ -149,7 +149,7 @@ def tiny_cjk_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def onnx_export() -> Path:
     """The ONNX export of the bundled MiniLM in the test store: the user's fresh one (linked), else exported once."""
     from tutormetrics.encoders.config import default_model_path
-    from tutormetrics.encoders.onnx_store import check_export, export_dir_for
+    from tutormetrics.encoders.onnx.store import check_export, export_dir_for
 
     model = default_model_path()
     target = export_dir_for(model, root=TEST_ONNX_STORE)
@@ -168,6 +168,6 @@ def onnx_export() -> Path:
         return target
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
-    from tutormetrics.encoders.onnx_export import export_model
+    from tutormetrics.encoders.onnx.export import export_model
 
     return export_model(model, target)

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 def _export_folder(kwargs: dict) -> list[Path]:
     """The export store ``encoder export`` writes into (created, then locked for the command)."""
     from tutormetrics.encoders.config import default_model_path
-    from tutormetrics.encoders.onnx_store import export_dir_for
+    from tutormetrics.encoders.onnx.store import export_dir_for
 
     path = kwargs["path"]
     store = export_dir_for(path if path is not None else default_model_path(), root=kwargs["store"]).parent
@@ -53,8 +53,8 @@ def export(
     Then: tutormetrics score exchanges.csv -o metrics.csv --backend onnx
     """
     from tutormetrics.encoders.config import default_model_path
-    from tutormetrics.encoders.onnx_export import export_model
-    from tutormetrics.encoders.onnx_store import DRIFT_NAME, export_dir_for
+    from tutormetrics.encoders.onnx.export import export_model
+    from tutormetrics.encoders.onnx.store import DRIFT_NAME, export_dir_for
 
     out = None if store is None else export_dir_for(path if path is not None else default_model_path(), root=store)
     folder = export_model(path, out, force=force, log=opt.log)

@@ -3,22 +3,11 @@ the expert's error type, strategy and intention (datasets.md §2.6)."""
 
 from __future__ import annotations
 
-from tutormetrics.datasets.common import (
-    RATINGS_HEADER,
-    Conversion,
-    Source,
-    Table,
-    assert_unique,
-    clean_text,
-    load_json,
-    mit_notice,
-    not_this_dataset,
-    raw_id,
-    repeated_ids,
-    suffix_duplicates,
-    thousands,
-    transcript,
-)
+from tutormetrics.datasets.cell_text import clean_text, raw_id, transcript
+from tutormetrics.datasets.conversion import RATINGS_HEADER, Conversion, Table, thousands
+from tutormetrics.datasets.duplicate_ids import assert_unique, repeated_ids, suffix_duplicates
+from tutormetrics.datasets.raw_files import load_json, not_this_dataset
+from tutormetrics.datasets.sources import Source, mit_notice
 from tutormetrics.errors import InputSchemaError
 
 SOURCE = Source(

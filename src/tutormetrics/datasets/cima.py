@@ -3,18 +3,11 @@ dialogue each item belongs to (datasets.md §2.5)."""
 
 from __future__ import annotations
 
-from tutormetrics.datasets.common import (
-    RATINGS_HEADER,
-    Conversion,
-    Source,
-    Table,
-    assert_unique,
-    clean_text,
-    load_json,
-    not_this_dataset,
-    thousands,
-    transcript,
-)
+from tutormetrics.datasets.cell_text import clean_text, transcript
+from tutormetrics.datasets.conversion import RATINGS_HEADER, Conversion, Table, thousands
+from tutormetrics.datasets.duplicate_ids import assert_unique
+from tutormetrics.datasets.raw_files import load_json, not_this_dataset
+from tutormetrics.datasets.sources import Source
 
 SOURCE = Source(
     name="cima",

@@ -10,21 +10,11 @@ from __future__ import annotations
 import json
 import re
 
-from tutormetrics.datasets.common import (
-    Conversion,
-    Source,
-    Table,
-    assert_unique,
-    clean_text,
-    label_text,
-    not_this_dataset,
-    raw_id,
-    read_csv_rows,
-    repeated_ids,
-    score_text,
-    suffix_duplicates,
-    thousands,
-)
+from tutormetrics.datasets.cell_text import clean_text, label_text, raw_id, score_text
+from tutormetrics.datasets.conversion import Conversion, Table, thousands
+from tutormetrics.datasets.duplicate_ids import assert_unique, repeated_ids, suffix_duplicates
+from tutormetrics.datasets.raw_files import not_this_dataset, read_csv_rows
+from tutormetrics.datasets.sources import Source
 from tutormetrics.errors import InputSchemaError
 
 SOURCE = Source(

@@ -9,20 +9,11 @@ from __future__ import annotations
 import hashlib
 import re
 
-from tutormetrics.datasets.common import (
-    Conversion,
-    Source,
-    Table,
-    assert_unique,
-    clean_text,
-    load_json,
-    not_this_dataset,
-    raw_id,
-    repeated_ids,
-    score_text,
-    suffix_duplicates,
-    thousands,
-)
+from tutormetrics.datasets.cell_text import clean_text, raw_id, score_text
+from tutormetrics.datasets.conversion import Conversion, Table, thousands
+from tutormetrics.datasets.duplicate_ids import assert_unique, repeated_ids, suffix_duplicates
+from tutormetrics.datasets.raw_files import load_json, not_this_dataset
+from tutormetrics.datasets.sources import Source
 from tutormetrics.errors import InputSchemaError
 
 SOURCE = Source(

@@ -8,18 +8,11 @@ anonymous slots (``slot1``… in ascending score order): read them with ``--rate
 
 from __future__ import annotations
 
-from tutormetrics.datasets.common import (
-    RATINGS_HEADER,
-    Conversion,
-    Source,
-    Table,
-    assert_unique,
-    clean_text,
-    mit_notice,
-    read_csv_rows,
-    score_text,
-    thousands,
-)
+from tutormetrics.datasets.cell_text import clean_text, score_text
+from tutormetrics.datasets.conversion import RATINGS_HEADER, Conversion, Table, thousands
+from tutormetrics.datasets.duplicate_ids import assert_unique
+from tutormetrics.datasets.raw_files import read_csv_rows
+from tutormetrics.datasets.sources import Source, mit_notice
 from tutormetrics.errors import ConfigError, InputSchemaError
 
 SOURCE = Source(

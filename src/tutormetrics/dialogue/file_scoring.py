@@ -12,11 +12,16 @@ from typing import Any, ClassVar, Optional, TypeVar
 import polars as pl
 
 from tutormetrics import __version__
-
 from tutormetrics.dialogue.context import parse_context
+from tutormetrics.dialogue.conversation_measures import conversation_columns, conversation_table
 from tutormetrics.dialogue.model import Roles
-from tutormetrics.dialogue.readers import DialogueColumns, ReadOptions, compile_turn_tag, read_conversations, tag_columns
-from tutormetrics.dialogue.speakers import SpeakerMap
+from tutormetrics.dialogue.readers import (
+    DialogueColumns,
+    ReadOptions,
+    compile_turn_tag,
+    read_conversations,
+    tag_columns,
+)
 from tutormetrics.dialogue.score import (
     _check_unique_ids,
     dialogue_scorer,
@@ -26,7 +31,7 @@ from tutormetrics.dialogue.score import (
     turn_items,
     turn_rows,
 )
-from tutormetrics.dialogue.summary import conversation_columns, conversation_table
+from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.flags import flag, list_or_none

@@ -15,13 +15,13 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.dialogue.context import Context, parse_context
+from tutormetrics.dialogue.conversation_measures import conversation_table
 from tutormetrics.dialogue.model import Conversation, Roles
 from tutormetrics.dialogue.readers import (
     ReadOptions,
     long_conversations,
     read_conversations,
 )
-from tutormetrics.dialogue.summary import conversation_table
 from tutormetrics.dialogue.turns import (
     ID_COLUMNS,
     Exchanges,

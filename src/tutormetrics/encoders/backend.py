@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
 
 def make_encoder(config: EncoderConfig) -> Any:
-    """The (unloaded) encoder for ``config``: :class:`~tutormetrics.encoders.onnx_encoder.OnnxTextEncoder` or
+    """The (unloaded) encoder for ``config``: :class:`~tutormetrics.encoders.onnx.encoder.OnnxTextEncoder` or
     :class:`~tutormetrics.encoders.hf.TextEncoder` (only then is torch imported)."""
     if resolve_backend(config) == "onnx":
-        from tutormetrics.encoders.onnx_encoder import OnnxTextEncoder
+        from tutormetrics.encoders.onnx.encoder import OnnxTextEncoder
 
         return OnnxTextEncoder(config)
     if not torch_installed():
@@ -39,4 +39,4 @@ def make_encoder(config: EncoderConfig) -> Any:
 def is_encoder(obj: object) -> bool:
     """Whether ``obj`` is a ready encoder of either backend (no torch import to find out)."""
     kind = (type(obj).__module__, type(obj).__name__)
-    return kind in (("tutormetrics.encoders.hf", "TextEncoder"), ("tutormetrics.encoders.onnx_encoder", "OnnxTextEncoder"))
+    return kind in (("tutormetrics.encoders.hf", "TextEncoder"), ("tutormetrics.encoders.onnx.encoder", "OnnxTextEncoder"))

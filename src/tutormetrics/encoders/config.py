@@ -188,7 +188,7 @@ class EncoderConfig:
         if backend == "onnx":
             from importlib.metadata import PackageNotFoundError, version
 
-            from tutormetrics.encoders.onnx_store import require_export
+            from tutormetrics.encoders.onnx.store import require_export
 
             try:
                 ort_version = version("onnxruntime")

@@ -49,7 +49,7 @@ ensure_offline()  # before torch/transformers/huggingface_hub read their setting
 import torch  # noqa: E402
 
 from tutormetrics.encoders.artifacts import EncodedTexts
-from tutormetrics.encoders.common import EncoderCommon
+from tutormetrics.encoders.base import EncoderBase
 from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and default_model_path are re-exported
     EncoderConfig,
     default_model_path,
@@ -158,7 +158,7 @@ def _special_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
     return prefix, suffix
 
 
-class TextEncoder(EncoderCommon):
+class TextEncoder(EncoderBase):
     """Lazy, offline sentence-transformers encoder producing :class:`EncodedTexts`.
 
     The constructor only stores the config; :meth:`load` (called by :meth:`encode`) loads the model

@@ -5,7 +5,7 @@
 1. ``quantize="int8"`` → onnx (int8 exists only there; never chosen unless asked for);
 2. a GPU asked for (``device`` cuda/mps, half ``dtype``) or model code (``trust_remote_code``) → torch;
 3. ``device="auto"`` with torch installed and a GPU visible (``/dev/nvidia*``, Apple silicon) → torch;
-4. a fresh ONNX export of the model (:func:`tutormetrics.encoders.onnx_store.check_export`) → onnx;
+4. a fresh ONNX export of the model (:func:`tutormetrics.encoders.onnx.store.check_export`) → onnx;
 5. else torch (a stale export is not used: ``--backend onnx`` says why).
 
 Example:
@@ -24,7 +24,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from tutormetrics.encoders.onnx_store import check_export
+from tutormetrics.encoders.onnx.store import check_export
 
 
 def torch_installed() -> bool:

@@ -3,7 +3,7 @@
 :func:`int8_drift` scores the bundled example (40 real C++ debugging exchanges: query, code and error as the
 prompt, the tutor reply as the response) with the onnx backend twice, float32 and int8, and reports per
 encoder column ``max |Δ|`` and ``mean |Δ|``. ``tutormetrics encoder export`` stores it next to the export
-(:data:`tutormetrics.encoders.onnx_store.DRIFT_NAME`) and every int8 run copies it into its manifest.
+(:data:`tutormetrics.encoders.onnx.store.DRIFT_NAME`) and every int8 run copies it into its manifest.
 
 Example:
     >>> drift = int8_drift()                    # doctest: +SKIP

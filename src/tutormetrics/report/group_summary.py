@@ -4,7 +4,7 @@ Variables are the metric columns of the metrics table (its column descriptions,
 :func:`tutormetrics.metrics.columns.describe_frame`: from the manifest, else every numeric column but the
 id, the group column and the Scorer's flags), in file order; a ``family`` column names each
 variable's family (``rating`` for the ratings). With ratings, ``<criterion>_score`` and ``<criterion>_endorsed`` per criterion follow (the
-exchange is the unit). Statistics per group × variable come from :mod:`tutormetrics.stats.summary`.
+exchange is the unit). Statistics per group × variable come from :mod:`tutormetrics.stats.descriptives`.
 
 Example:
     >>> m = pl.DataFrame({"exchange_id": ["a", "b", "c"], "tutor": ["T", "T", "U"], "words": [3, 5, 4]})
@@ -28,7 +28,7 @@ from tutormetrics.errors import InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.metrics.columns import ColumnDescription, describe_frame, metric_names
 from tutormetrics.psychometrics.ratings import rating_variables
-from tutormetrics.stats.summary import summarize_groups
+from tutormetrics.stats.descriptives import summarize_groups
 from tutormetrics.stats.totals import TotalSpec, add_total, rank_desc
 
 __all__ = ["SummaryResult", "summarize"]

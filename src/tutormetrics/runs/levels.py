@@ -74,8 +74,8 @@ def _score_exchanges(record: RunRecord, log: Log, history: Any) -> list[Level]:
 def _score_dialogues(record: RunRecord, dialogue: Any, id_col: str, log: Log) -> list[Level]:
     """``turns.csv`` and ``conversations.csv``; the conversations are the first level when the ratings are keyed by
     conversation (the CONV measures and the ``mean_*`` of the turn metrics), the turns (``turns_``) second."""
+    from tutormetrics.dialogue.conversation_measures import conversation_columns
     from tutormetrics.dialogue.file_scoring import score_dialogue_file
-    from tutormetrics.dialogue.summary import conversation_columns
 
     turns_path, conv_path = record.path("turns.csv"), record.path("conversations.csv")
     result = score_dialogue_file(record.exchanges, turns_path, record.score_options, dialogue,

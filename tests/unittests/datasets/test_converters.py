@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 from tutormetrics.datasets import CONVERTERS, SOURCES, bridge, cima, mathdial, mrbench, uptake
-from tutormetrics.datasets.common import csv_text, score_text, suffix_duplicates
+from tutormetrics.datasets.cell_text import score_text
+from tutormetrics.datasets.duplicate_ids import suffix_duplicates
+from tutormetrics.datasets.output_files import csv_text
 from tutormetrics.errors import InputSchemaError
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -43,7 +43,7 @@ def _replies(mrbench_dir: Path, n: int = 36) -> list[str]:
 @pytest.mark.model
 def test_encoded_texts_equal_torch(onnx_export, mrbench_dir):
     from tutormetrics.encoders.hf import TextEncoder
-    from tutormetrics.encoders.onnx_encoder import OnnxTextEncoder
+    from tutormetrics.encoders.onnx.encoder import OnnxTextEncoder
 
     replies = _replies(mrbench_dir)
     texts = replies + HOSTILE + ["word " * 14_000]  # > 64k characters: tokenised in segments
@@ -128,8 +128,8 @@ def test_auto_without_an_export_is_torch(tmp_path, monkeypatch):
 def test_any_bert_folder_exports_and_matches_torch(tiny_model_dir, tmp_path, monkeypatch):
     pytest.importorskip("onnx")
     from tutormetrics.encoders.hf import TextEncoder
-    from tutormetrics.encoders.onnx_export import export_model
-    from tutormetrics.encoders.onnx_store import check_export
+    from tutormetrics.encoders.onnx.export import export_model
+    from tutormetrics.encoders.onnx.store import check_export
 
     monkeypatch.setenv("TUTORMETRICS_ONNX_DIR", str(tmp_path / "store"))
     model = tmp_path / "tiny"
@@ -162,7 +162,7 @@ def test_any_bert_folder_exports_and_matches_torch(tiny_model_dir, tmp_path, mon
 
 
 def test_export_refuses_what_it_cannot_reproduce(tmp_path):
-    from tutormetrics.encoders.onnx_export import export_model
+    from tutormetrics.encoders.onnx.export import export_model
 
     (tmp_path / "modules.json").write_text(json.dumps([{"idx": 0, "path": "", "type": "custom.Module"}]))
     with pytest.raises(ConfigError, match="not a sentence-transformers folder"):

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.dialogue.model import Conversation
-from tutormetrics.metrics.dialogue_turn import count_questions
 from tutormetrics.metrics.columns import ColumnDescription, conversation_mean, conversation_means
+from tutormetrics.metrics.dialogue_turn import count_questions
 from tutormetrics.metrics.functional.overlap import jaccard
 from tutormetrics.text import tokenize
 

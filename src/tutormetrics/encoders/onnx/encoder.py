@@ -2,7 +2,7 @@
 without torch or transformers.
 
 :class:`OnnxTextEncoder` reads an export made by ``tutormetrics encoder export``
-(:mod:`tutormetrics.encoders.onnx_export`, stored as :mod:`tutormetrics.encoders.onnx_store` says), tokenises
+(:mod:`tutormetrics.encoders.onnx.export`, stored as :mod:`tutormetrics.encoders.onnx.store` says), tokenises
 with the ``tokenizers`` package from the export's ``tokenizer.json`` (the tokenizer as transformers configured
 it: no special tokens, no truncation, no padding), cuts windows and batches with
 :mod:`tutormetrics.encoders.windows`, runs every batch through one ``onnxruntime.InferenceSession`` (all
@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
-from tutormetrics.encoders.common import EncoderCommon
+from tutormetrics.encoders.base import EncoderBase
 from tutormetrics.encoders.config import EncoderConfig
-from tutormetrics.encoders.onnx_store import ExportInfo, require_export
+from tutormetrics.encoders.onnx.store import ExportInfo, require_export
 from tutormetrics.encoders.windows import (
     WindowSink,
     batch_inputs,
@@ -61,7 +61,7 @@ def cpu_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-class OnnxTextEncoder(EncoderCommon):
+class OnnxTextEncoder(EncoderBase):
     """Lazy ONNX Runtime encoder producing :class:`EncodedTexts`, with :class:`~tutormetrics.encoders.hf.TextEncoder`'s
     interface (``load``, ``encode``, ``tokenize``, ``describe``, ``with_options``, the counters)."""
 

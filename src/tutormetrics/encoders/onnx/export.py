@@ -17,7 +17,7 @@ transformers). Steps, all local (the model loads with ``local_files_only``; noth
    :data:`MAX_ABS_DIFF`, else nothing is written;
 6. the tokenizer exactly as transformers configured it (``backend_tokenizer``), the special-token frame,
    window length, the source files' SHA-256 and the versions into ``export.json``
-   (:mod:`tutormetrics.encoders.onnx_store`); the folder appears atomically.
+   (:mod:`tutormetrics.encoders.onnx.store`); the folder appears atomically.
 
 Example:
     >>> export_model(default_model_path())  # doctest: +SKIP
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from tutormetrics.encoders.config import default_model_path, ensure_offline
-from tutormetrics.encoders.onnx_store import (
+from tutormetrics.encoders.onnx.store import (
     EXPORT_FORMAT,
     META_NAME,
     MODEL_FILES,

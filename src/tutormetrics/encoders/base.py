@@ -1,10 +1,10 @@
-"""What every encoder backend shares (torch in :mod:`.hf`, ONNX Runtime in :mod:`.onnx_encoder`): the run counters,
+"""What every encoder backend shares (torch in :mod:`.hf`, ONNX Runtime in :mod:`.onnx.encoder`): the run counters,
 the window geometry and the word-piece entry points, so both backends count, window and tokenise alike.
 
 A backend provides ``load()``, ``n_special_tokens``, ``_max_seq_length`` and ``_pieces(texts, with_offsets)``.
 
 Example:
-    >>> class Toy(EncoderCommon):
+    >>> class Toy(EncoderBase):
     ...     _max_seq_length, n_special_tokens = 8, 2
     ...     def load(self): return self
     ...     def _pieces(self, texts, with_offsets): return [[1, 2]] * len(texts), None
@@ -22,7 +22,7 @@ import numpy as np
 from tutormetrics.encoders.artifacts import EncodedTexts
 
 
-class EncoderCommon:
+class EncoderBase:
     """Counters, ``max_seq_length`` / ``window_size`` and :meth:`tokenize` / :meth:`tokenize_with_offsets`."""
 
     _max_seq_length: int | None
