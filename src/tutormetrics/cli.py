@@ -46,16 +46,24 @@ def _root(
 
 
 def _register_commands() -> None:
-    import importlib
+    """Every command, explicitly: each command module's ``register`` adds its commands (``--help`` lists them in
+    this order)."""
+    from tutormetrics.commands import (
+        convert,
+        encoder,
+        ppi,
+        predict,
+        psychometrics,
+        report,
+        run,
+        score,
+        studies,
+        summarize,
+        validity,
+    )
 
-    for module in ("score", "validity", "psychometrics", "summarize", "studies", "run", "report", "convert", "encoder", "predict", "ppi"):
-        try:
-            mod = importlib.import_module(f"tutormetrics.commands.{module}")
-        except ModuleNotFoundError as exc:  # a command group that is not built yet
-            if exc.name != f"tutormetrics.commands.{module}":
-                raise
-            continue
-        mod.register(app)
+    for module in (score, validity, psychometrics, summarize, studies, run, report, convert, encoder, predict, ppi):
+        module.register(app)
 
 
 _register_commands()
