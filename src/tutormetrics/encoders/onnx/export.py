@@ -136,7 +136,6 @@ def export_model(
 def _export_into(path: str, layout: Any, work: Path, log: Log, keep_raw: bool = False) -> dict[str, Any]:
     """Write model.onnx, model.int8.onnx and tokenizer.json into ``work``; return export.json's content."""
     ensure_offline()
-    import numpy as np
     import torch
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -153,7 +152,7 @@ def _export_into(path: str, layout: Any, work: Path, log: Log, keep_raw: bool = 
         raise ModelLoadError(f"encoder '{path}' has no fast tokenizer (tokenizer.json)", hint="use --backend torch")
     try:
         model = AutoModel.from_pretrained(folder, config=config, attn_implementation="eager", **hub).eval()
-    except Exception as err:  # noqa: BLE001 - every load failure is one message
+    except Exception as err:
         raise ModelLoadError(f"could not load '{path}' for export: {type(err).__name__}: {err}") from err
     n_layers, d = int(text_cfg.num_hidden_layers), int(text_cfg.hidden_size)
     n_heads = int(text_cfg.num_attention_heads)
@@ -190,39 +189,8 @@ def _export_into(path: str, layout: Any, work: Path, log: Log, keep_raw: bool = 
             AllHidden(model), feed_t, str(raw), dynamo=False, opset_version=OPSET, input_names=inputs,
             output_names=outputs, dynamic_axes={k: {0: "batch", 1: "sequence"} for k in inputs + outputs},
         )  # fmt: skip
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    log("export: ONNX Runtime BERT fusions")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        optimized = optimize_model(str(raw), model_type="bert", num_heads=n_heads, hidden_size=d, opt_level=0)
-    fused = {k: v for k, v in optimized.get_fused_operator_statistics().items() if v}
-    kept = [o.name for o in optimized.model.graph.output]
-    if kept != outputs:
-        raise ModelLoadError(f"the optimised graph lost hidden-state outputs ({kept} instead of {outputs})")
-    fp32 = work / MODEL_FILES[None]
-    optimized.save_model_to_file(str(fp32))
-    if not keep_raw:
-        raw.unlink()
-    log("export: dynamic int8 quantisation")
-    import logging
-
-    logging.disable(logging.WARNING)  # quantize_dynamic's "consider pre-processing" note goes to the root logger
-    try:
-        quantize_dynamic(
-            str(fp32), str(work / MODEL_FILES["int8"]), weight_type=QuantType.QInt8, per_channel=True,
-            reduce_range=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )  # fmt: skip
-    finally:
-        logging.disable(logging.NOTSET)
-    feed = {k: v.numpy() for k, v in zip(inputs, feed_t, strict=True)}
-    mask = feed["attention_mask"].astype(bool)[:, :, None]
-    diffs = {}
-    for q in MODEL_FILES:
-        got = _run_probe(work / MODEL_FILES[q], feed)
-        diffs[q or "float32"] = max(float(np.abs(np.where(mask, a - b, 0)).max()) for a, b in zip(got, expected, strict=True))
+    fused = _optimise_and_quantise(raw, work, n_heads, d, outputs, keep_raw, log)
+    diffs = _probe_diffs(work, dict(zip(inputs, feed_t, strict=True)), expected)
     if not diffs["float32"] <= MAX_ABS_DIFF:
         raise ModelLoadError(
             f"the ONNX export of '{path}' disagrees with torch by {diffs['float32']:.2e} (> {MAX_ABS_DIFF})",
@@ -255,6 +223,54 @@ def _export_into(path: str, layout: Any, work: Path, log: Log, keep_raw: bool = 
         "probe_max_abs_diff": diffs,
         "versions": _versions(),
     }
+
+
+def _optimise_and_quantise(
+    raw: Path, work: Path, n_heads: int, hidden: int, outputs: list[str], keep_raw: bool, log: Log
+) -> dict[str, int]:
+    """ONNX Runtime's BERT fusions on ``raw`` (saved as the float32 model), then its dynamic int8 copy; returns the
+    fused operator counts. Every hidden-state output must survive the optimiser."""
+    import logging
+
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    log("export: ONNX Runtime BERT fusions")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        optimized = optimize_model(str(raw), model_type="bert", num_heads=n_heads, hidden_size=hidden, opt_level=0)
+    fused = {k: v for k, v in optimized.get_fused_operator_statistics().items() if v}
+    kept = [o.name for o in optimized.model.graph.output]
+    if kept != outputs:
+        raise ModelLoadError(f"the optimised graph lost hidden-state outputs ({kept} instead of {outputs})")
+    fp32 = work / MODEL_FILES[None]
+    optimized.save_model_to_file(str(fp32))
+    if not keep_raw:
+        raw.unlink()
+    log("export: dynamic int8 quantisation")
+    logging.disable(logging.WARNING)  # quantize_dynamic's "consider pre-processing" note goes to the root logger
+    try:
+        quantize_dynamic(
+            str(fp32), str(work / MODEL_FILES["int8"]), weight_type=QuantType.QInt8, per_channel=True,
+            reduce_range=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )  # fmt: skip
+    finally:
+        logging.disable(logging.NOTSET)
+    return fused
+
+
+def _probe_diffs(work: Path, tensors: dict[str, Any], expected: list[Any]) -> dict[str, float]:
+    """Largest |ONNX − torch| over the probe's real (unpadded) positions and every hidden state, per exported copy."""
+    import numpy as np
+
+    feed = {k: v.numpy() for k, v in tensors.items()}
+    mask = feed["attention_mask"].astype(bool)[:, :, None]
+    diffs = {}
+    for q in MODEL_FILES:
+        got = _run_probe(work / MODEL_FILES[q], feed)
+        diffs[q or "float32"] = max(float(np.abs(np.where(mask, a - b, 0)).max()) for a, b in zip(got, expected, strict=True))
+    return diffs
 
 
 def _run_probe(model_file: Path, feed: dict[str, Any]) -> list[Any]:
