@@ -1,4 +1,4 @@
-"""What every converter shares (datasets.md §2.2): cleaning, duplicate ids, scores as text, CSV files, meta.json.
+"""What every converter shares (docs/design/datasets.md#converter-rules): cleaning, duplicate ids, scores as text, CSV files, meta.json.
 
 A converter is a pure function ``raw bytes -> Conversion`` (tables as header + rows of text, counts); writing the
 folder is :func:`write_conversion`, so the rules for files live in one place.
@@ -24,7 +24,7 @@ RATINGS_HEADER = ["exchange_id", "rater", "criterion", "label", "score"]
 
 @dataclass(frozen=True)
 class Source:
-    """Where a dataset comes from (datasets.md §2.1)."""
+    """Where a dataset comes from (docs/design/datasets.md#sources)."""
 
     name: str
     repository: str
@@ -181,7 +181,7 @@ def csv_text(table: Table) -> str:
 
 
 def meta(source: Source, conversion: Conversion, raw_path: Path, raw: bytes, version: str) -> dict:
-    """``meta.json``: the licence, the attribution, the raw file's hash, rows per file, counts (datasets.md §2.2)."""
+    """``meta.json``: the licence, the attribution, the raw file's hash, rows per file, counts (docs/design/datasets.md#converter-rules)."""
     out: dict = {
         "dataset": source.name,
         "repository": source.repository,
