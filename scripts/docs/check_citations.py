@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _SECTION = r"(?:\d+[a-z]?(?:\.\d+[a-z]?)*|Ex\d+)"
 #: ``§2.3, §2.5``, ``§1–§3``, ``§0 and §2``, ``§2-§3``, ``§6.2, §7``, ``Ex4`` after a document name.
 _SECTIONS = (rf"(?:§\s*{_SECTION}|Ex\d+)(?:\s*(?:,|and|–|-|/)\s*(?:§\s*)?{_SECTION}(?![\w.]*\.md))*")
-#: A document: ``docs/x/y.md#a`` or ``x.md`` (optional ``spec`` before it, optional backticks around it).
+#: A document: ``docs/<page>.md#<anchor>`` or ``<name>.md`` (optional ``spec`` before it, optional backticks around it).
 CITATION = re.compile(
     rf"(?:\bspec\s+)?(?P<tick>``|`)?(?<![\w/.-])(?P<path>(?:[\w.-]+/)*[\w-]+\.md)(?:#(?P<anchor>[\w-]+))?(?P=tick)?"
     rf"(?:\s*(?P<sections>{_SECTIONS}))?"
