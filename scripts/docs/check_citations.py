@@ -112,7 +112,8 @@ def anchors_of(markdown: str) -> set[str]:
         if stripped.startswith(("```", "~~~")):
             fence = stripped[:3]
             continue
-        ids.update(_HTML_ID.findall(line))
+        prose = re.sub(r"`+[^`]*`+", "", line)  # an id written inside inline code is no id
+        ids.update(_HTML_ID.findall(prose))
         m = _HEADING.match(line)
         if m:
             attr = _ATTR_ID.search(m.group(2))
@@ -126,7 +127,7 @@ def anchors_of(markdown: str) -> set[str]:
                 slug = f"{base}_{n}"
             ids.add(slug)
         else:
-            ids.update(_ATTR_ID.findall(line))
+            ids.update(_ATTR_ID.findall(prose))
     return ids
 
 
