@@ -1,4 +1,4 @@
-"""Composite exchange ids (``datasets.md`` §3.1): ``--id A --id B`` builds ``exchange_id`` from the parts' texts
+"""Composite exchange ids (``docs/design/datasets.md#composite-ids``): ``--id A --id B`` builds ``exchange_id`` from the parts' texts
 joined with ``--id-sep`` (default ``/``).
 
 A part's text is the CSV cell as read (``007`` stays ``007``), or a Parquet/JSONL string, or an integer written

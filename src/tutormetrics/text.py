@@ -1,6 +1,6 @@
 """The one place where texts are normalised, tokenised, split into sentences and given a language.
 
-Specs: ``metrics.md`` §0 and §2, amended by ``languages.md`` §1–§3. Every metric reads the artifacts
+Rules: ``docs/metrics.md#conventions``, ``docs/metrics.md#sentences``, amended by ``docs/design/languages.md#tokeniser``, ``docs/design/languages.md#sentences``, ``docs/design/languages.md#lang``. Every metric reads the artifacts
 built here; nothing else tokenises with regexes.
 
 * ``T(x)``: each Chinese or Japanese character (Han, Hiragana, Katakana: the blocks of :data:`CJK`
@@ -11,7 +11,7 @@ built here; nothing else tokenises with regexes.
   tokens (``ja`` when any of them is kana), else ``en``.
 
 On text without CJK characters or CJK sentence punctuation, ``T`` and ``S`` are exactly the
-``metrics.md`` definitions.
+``docs/metrics.md#metrics`` definitions.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Literal
 
 from tutormetrics.errors import ConfigError
 
-#: Kana blocks of ``C`` (languages.md §1): Hiragana, Katakana, Katakana Phonetic Extensions,
+#: Kana blocks of ``C`` (docs/design/languages.md#tokeniser): Hiragana, Katakana, Katakana Phonetic Extensions,
 #: Halfwidth Katakana, Kana Extended-B … Small Kana Extension.
 KANA = "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\U0001aff0-\U0001b16f"
 #: Han blocks of ``C``: Extension A, Unified Ideographs, Compatibility Ideographs, planes 2–3.
@@ -43,7 +43,7 @@ CJK = (
 _WORD = rf"[^\W{CJK}]+(?:['\u2019-][^\W{CJK}]+)*"
 _TOKEN = re.compile(rf"(?=\w)[{CJK}]|{_WORD}")
 # Fast paths (benchmarks/RESULTS.md §6): on text without a character of C the CJK-aware regexes equal the
-# metrics.md ones, which run 1.6x (T) and 7x (S) faster; one search for a CJK character decides.
+# docs/metrics.md#metrics ones, which run 1.6x (T) and 7x (S) faster; one search for a CJK character decides.
 _TOKEN_LATIN = re.compile(r"\w+(?:['\u2019-]\w+)*")
 _ANY_CJK = re.compile(f"[{CJK}]")
 _ANY_CJK_OR_STOP = re.compile(f"[{CJK}\u3002\uff01\uff1f\u2026]")
@@ -52,9 +52,9 @@ _CJK_TOKEN = re.compile(rf"(?=\w)[{CJK}]")
 _KANA_TOKEN = re.compile(rf"[{KANA}]")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)]|#{1,6})\s+")
 _CLOSE = "\"'\u201d\u2019)\\]\u300d\u300f\uff09\u3011"  # " ' ” ’ ) ] 」 』 ） 】
-_SENTENCE_BREAK_LATIN = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+")  # metrics.md §2 rule 2 = (a)
+_SENTENCE_BREAK_LATIN = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+")  # docs/design/languages.md#sentences rule 2 = (a)
 _SENTENCE_BREAK = re.compile(
-    r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+"  # (a) as in metrics.md §2
+    r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+"  # (a) as in docs/design/languages.md#sentences
     r"|(?:(?<=[\u3002\uff01\uff1f])|(?<=\u2026\u2026))"  # (b) after 。！？ or ……
     rf"(?![\u3002\uff01\uff1f!?\u2026])[{_CLOSE}]*\s*"  # at the end of the run
     rf"|(?<=[.!?])[\"'\u201d\u2019)\]]*(?=[{CJK}])"  # (c) ASCII .!? right before CJK
@@ -66,7 +66,7 @@ _ABBREVIATIONS = frozenset(
 _FENCE = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.MULTILINE | re.DOTALL)
 
 Language = Literal["und", "en", "zh", "ja"]
-#: Values of ``--lang``: ``auto`` applies the rule of languages.md §3 per row.
+#: Values of ``--lang``: ``auto`` applies the rule of docs/design/languages.md#lang per row.
 LANG_CHOICES: tuple[str, ...] = ("auto", "en", "zh", "ja")
 #: Values of ``--segmenter``: ``char`` (the default) or ``rjieba`` (extra ``tutormetrics[zh]``).
 SEGMENTERS: tuple[str, ...] = ("char", "rjieba")
@@ -157,7 +157,7 @@ def is_cjk_token(token: str) -> bool:
 
 
 def detect_language(text_or_tokens: str | Sequence[str]) -> Language:
-    """The language rule of languages.md §3 on ``t = T(r)``.
+    """The language rule of docs/design/languages.md#lang on ``t = T(r)``.
 
     ``und`` if ``t`` is empty; else ``zh``/``ja`` if ``10·|c| ≥ 3·|t|`` with ``c`` the one-CJK-character
     tokens (``ja`` if any of them is kana); else ``en``.

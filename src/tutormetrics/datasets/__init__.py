@@ -1,4 +1,4 @@
-"""Converters for public tutoring datasets (``tutormetrics convert NAME RAW -o DIR``; datasets.md §2).
+"""Converters for public tutoring datasets (``tutormetrics convert NAME RAW -o DIR``; docs/design/datasets.md#convert).
 
 Each converter turns one raw release file into the toolkit's input forms (exchanges or a long dialogue table,
 long ratings, meta tables) and a ``meta.json`` with the source's licence and attribution.

@@ -1,5 +1,5 @@
 """``convert bridge``: Bridge ``dataset/*.json`` → a Novice and an Expert exchange per item, no ratings, meta with
-the expert's error type, strategy and intention (datasets.md §2.6)."""
+the expert's error type, strategy and intention (docs/design/datasets.md#bridge)."""
 
 from __future__ import annotations
 

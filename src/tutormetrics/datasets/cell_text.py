@@ -1,4 +1,4 @@
-"""Upstream values as the text of output cells (datasets.md §2.2): cleaned responses, collapsed history turns,
+"""Upstream values as the text of output cells (docs/design/datasets.md#converter-rules): cleaned responses, collapsed history turns,
 transcripts, ids, labels and scores."""
 
 from __future__ import annotations

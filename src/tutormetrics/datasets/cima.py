@@ -1,5 +1,5 @@
 """``convert cima``: CIMA ``dataset.json`` → one exchange per tutor response, its five action labels, meta with the
-dialogue each item belongs to (datasets.md §2.5)."""
+dialogue each item belongs to (docs/design/datasets.md#cima)."""
 
 from __future__ import annotations
 

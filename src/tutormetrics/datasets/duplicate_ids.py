@@ -1,4 +1,4 @@
-"""Duplicate ids (datasets.md §2.2, rule D1): ``#k`` suffixes, how many ids repeated, and the check that none
+"""Duplicate ids (docs/design/datasets.md#converter-rules, rule D1): ``#k`` suffixes, how many ids repeated, and the check that none
 survived a conversion."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``convert mathdial``: MathDial ``data/{train,test}.csv|jsonl`` → the long dialogue table, conversation and turn
-ratings, conversation meta (datasets.md §2.4).
+ratings, conversation meta (docs/design/datasets.md#mathdial).
 
 Each ``conversation`` cell holds turns separated by ``|EOM|`` as ``Persona: (move) text``; student turns are
 sometimes labelled with the student's name (the first word of ``student_profile``).

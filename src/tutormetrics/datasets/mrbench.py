@@ -1,6 +1,6 @@
-"""``convert mrbench``: MRBench V1/V2 and the BEA 2025 JSON → exchanges, long ratings, meta (datasets.md §2.3).
+"""``convert mrbench``: MRBench V1/V2 and the BEA 2025 JSON → exchanges, long ratings, meta (docs/design/datasets.md#mrbench).
 
-The rules are those of the project's MRBench copy (``data/mrbench/README.md``): ``convert mrbench MRBench_V2.json``
+The rules are those of the project's MRBench copy (``docs/design/datasets.md#mrbench``): ``convert mrbench MRBench_V2.json``
 writes its three CSVs byte for byte.
 """
 

@@ -1,5 +1,5 @@
 """Writing a conversion: each table as CSV text, ``meta.json`` (licence, attribution, raw hash, counts;
-datasets.md §2.2), all written atomically into one folder."""
+docs/design/datasets.md#converter-rules), all written atomically into one folder."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def csv_text(table: Table) -> str:
 
 
 def meta(source: Source, conversion: Conversion, raw_path: Path, raw: bytes, version: str) -> dict:
-    """``meta.json``: the licence, the attribution, the raw file's hash, rows per file, counts (datasets.md §2.2)."""
+    """``meta.json``: the licence, the attribution, the raw file's hash, rows per file, counts (docs/design/datasets.md#converter-rules)."""
     out: dict = {
         "dataset": source.name,
         "repository": source.repository,

@@ -1,4 +1,4 @@
-"""Where a dataset comes from (datasets.md §2.1): repository, licence, citation, the attribution line, and the
+"""Where a dataset comes from (docs/design/datasets.md#sources): repository, licence, citation, the attribution line, and the
 MIT text that must travel with copies of MIT data."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Source:
-    """Where a dataset comes from (datasets.md §2.1)."""
+    """Where a dataset comes from (docs/design/datasets.md#sources)."""
 
     name: str
     repository: str

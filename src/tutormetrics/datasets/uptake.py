@@ -1,8 +1,8 @@
 """``convert uptake``: the conversational-uptake CSV → exchanges, the released means, and each exchange's multiset of
-ratings rebuilt from mean, agreement count and majority (datasets.md §2.7).
+ratings rebuilt from mean, agreement count and majority (docs/design/datasets.md#uptake).
 
 The release keeps, per criterion, only the mean ``m`` over up to three raters, ``_num_agree`` ``k`` and
-``_majority`` ``M``. The multiset is rebuilt by the table of §2.7 and must reproduce ``m`` to 1e-9; the raters are
+``_majority`` ``M``. The multiset is rebuilt by the table of docs/design/datasets.md#uptake and must reproduce ``m`` to 1e-9; the raters are
 anonymous slots (``slot1``… in ascending score order): read them with ``--raters exchangeable``.
 """
 

@@ -1,5 +1,5 @@
 """Multi-turn tutoring conversations: read three input forms into one model, score every tutor turn
-against its context (TURNS) and summarise each conversation (CONV). Spec: ``dialogue.md``.
+against its context (TURNS) and summarise each conversation (CONV). Design: ``docs/design/dialogue.md#dialogue``.
 
 >>> from tutormetrics.dialogue import Conversation, score_dialogues
 >>> c = Conversation.from_lists("c1", ["student", "tutor"], ["Is 1 prime?", "No. Why not?"])

@@ -1,4 +1,4 @@
-"""Which earlier turns form the prompt of a tutor turn (``dialogue.md`` §2)."""
+"""Which earlier turns form the prompt of a tutor turn (``docs/design/dialogue.md#context``)."""
 
 from __future__ import annotations
 

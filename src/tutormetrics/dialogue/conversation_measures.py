@@ -1,4 +1,4 @@
-"""CONV: one row per conversation (``dialogue.md`` §5), computed without a model."""
+"""CONV: one row per conversation (``docs/design/dialogue.md#conv``), computed without a model."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def self_jaccard(tutor_tokens: Sequence[Sequence[str]]) -> float:
 
 
 def conversation_row(conv: Conversation) -> dict[str, object]:
-    """The measures of §5 for one conversation (without the ``mean_<col>`` columns).
+    """The measures of docs/design/dialogue.md#conv for one conversation (without the ``mean_<col>`` columns).
 
     >>> c = Conversation.from_lists("c", ["tutor", "student", "tutor"], ["What is 2+2?", "4", "Yes! Why?"])
     >>> r = conversation_row(c); r["talk_ratio"], r["tutor_question_rate"]
@@ -71,7 +71,7 @@ def conversation_row(conv: Conversation) -> dict[str, object]:
 def conversation_table(
     conversations: Sequence[Conversation], turns: pl.DataFrame, mean_columns: Sequence[str]
 ) -> pl.DataFrame:
-    """CONV in conversation order: §5 measures, then ``mean_<col>`` (NaN-skipping) of the TURNS columns."""
+    """CONV in conversation order: docs/design/dialogue.md#conv measures, then ``mean_<col>`` (NaN-skipping) of the TURNS columns."""
     base = pl.DataFrame(
         [conversation_row(c) for c in conversations],
         schema={
@@ -92,12 +92,12 @@ def conversation_table(
     return out.with_columns(pl.col(conversation_mean(c)).fill_null(math.nan) for c in mean_columns)
 
 
-#: Family of the §5 conversation measures (``talk_ratio``, ...) in column descriptions.
+#: Family of the docs/design/dialogue.md#conv conversation measures (``talk_ratio``, ...) in column descriptions.
 CONVERSATION_FAMILY = "conversation"
 
 
 def conversation_columns(turn_columns: Sequence[ColumnDescription]) -> list[ColumnDescription]:
-    """Descriptions of CONV's metric columns: the §5 measures (family ``conversation``), then ``mean_<col>``
+    """Descriptions of CONV's metric columns: the docs/design/dialogue.md#conv measures (family ``conversation``), then ``mean_<col>``
     of each TURNS metric column (its family, direction and parameters), all at the conversation level.
 
     >>> [d.name for d in conversation_columns([ColumnDescription("ttr", "lexical_diversity", "diversity")])][-2:]

@@ -1,4 +1,4 @@
-"""The one model of a conversation every input form is read into (``dialogue.md`` §1).
+"""The one model of a conversation every input form is read into (``docs/design/dialogue.md#inputs``).
 
 A :class:`Conversation` is an id and its turns in order; a :class:`Turn` has its ``turn`` number (as
 given, or an index), the role as written, the text, and its *kind*: ``tutor``, ``student`` or

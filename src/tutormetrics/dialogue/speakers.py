@@ -1,4 +1,4 @@
-"""``--speaker LABEL=ROLE`` maps and the *speaker-like* test for transcript labels (datasets.md §3.2).
+"""``--speaker LABEL=ROLE`` maps and the *speaker-like* test for transcript labels (docs/design/datasets.md#transcripts).
 
 A label is **speaker-like** when it is one to three words, the first starting with a letter that is not lowercase
 (``Cody``, ``Mr. Smith``, ``Step 1``, ``小明``; not ``from both sides``, ``narrator`` or ``10``). Such a label that is

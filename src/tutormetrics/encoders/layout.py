@@ -5,7 +5,7 @@
 costs seconds of imports (it pulls in scikit-learn). The direct path is taken only for layouts whose
 numbers it reproduces exactly: the first module a plain Hugging Face ``Transformer`` whose
 ``sentence_bert_config.json`` says nothing but ``max_seq_length`` (and neutral defaults), a mean
-``Pooling`` module (tutormetrics computes mean pooling, ``metrics.md`` §6.2), optionally ``Normalize``
+``Pooling`` module (tutormetrics computes mean pooling, ``docs/metrics.md#pooling``), optionally ``Normalize``
 (cosines ignore it). Anything else (``do_lower_case``, custom kwargs, Dense layers, CLS pooling,
 encoder-decoder configs, hub ids) returns ``None``: the caller falls back to ``SentenceTransformer``.
 """

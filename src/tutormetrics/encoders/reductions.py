@@ -1,4 +1,4 @@
-"""Per-text reductions of token states that the encoder applies on its way out (``metrics.md`` §6.2).
+"""Per-text reductions of token states that the encoder applies on its way out (``docs/metrics.md#pooling``).
 
 The encoder keeps no raw hidden states: each text leaves as pooled vectors, an extrema vector and its
 normalised content-token matrix. The rules live here so the encoder and the metric functions share them.

@@ -2,7 +2,7 @@
 
 Both encoder backends, :mod:`tutormetrics.encoders.hf` (torch) and :mod:`tutormetrics.encoders.onnx`
 (ONNX Runtime), cut texts and pool windows with these functions, so their numbers differ only by what
-the network computes (``metrics.md`` §6.2, §7):
+the network computes (``docs/metrics.md#pooling``, ``docs/metrics.md#layerwise-synchrony``):
 
 * a text of ``n`` word pieces gets ``ceil(n / w)`` windows of ``w = max_seq_length − 2`` content pieces
   (``long_text="truncate"``: the first only), each wrapped in CLS/SEP;

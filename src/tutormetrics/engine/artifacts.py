@@ -1,5 +1,5 @@
 """The text artifacts of a chunk, built in one place: ``T(x)`` once per unique text and ``S(x)`` counts per
-response (``metrics.md`` §2), then every CPU family scored on them. The Scorer calls it in this process, in a
+response (``docs/metrics.md#sentences``), then every CPU family scored on them. The Scorer calls it in this process, in a
 thread beside the encoder, or in a worker process (:mod:`tutormetrics.engine.concurrency`).
 
 Example:

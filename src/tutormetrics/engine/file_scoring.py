@@ -111,7 +111,7 @@ class ScoreOptions:
          help='Encoder backend: auto (onnx on CPU when `tutormetrics encoder export` has exported the model, torch otherwise and on a GPU), torch, or onnx (ONNX Runtime, CPU, no torch import).')
     # None | int8 (onnx backend only)
     quantize: str | None = flag('--quantize', default='none', parse=lambda v: None if v == "none" else v, cli_type=str, panel='Encoder',
-         help="none, or int8: the export's dynamically quantised copy (onnx backend; faster, numbers drift from float32 as benchmarks/RESULTS.md reports; recorded in the manifest).")
+         help="none, or int8: the export's dynamically quantised copy (onnx backend; faster, numbers drift slightly from float32, see the performance guide; recorded in the manifest).")
     batch_size: int = flag('--batch-size', default=32, panel='Encoder', min=1,
          help=f'Encoder batch size: windows are packed longest first up to batch size × {CPU_TOKENS_PER_WINDOW} padded tokens per forward pass on the CPU, × max_seq_length on CUDA (windows per pass on MPS).')
     max_seq_length: int | None = flag('--max-seq-length', default=None, panel='Encoder', min=3, show_default=False,

@@ -3,7 +3,7 @@
 * 40 C++ debugging exchanges (10 problems × 4 tutors), two raters, five binary criteria;
   ``theta.csv`` holds θ (EAP, MFRM) estimated from ``ratings.csv`` with ``tutormetrics theta``.
 * ``cjk_exchanges.csv``: 12 Chinese and Japanese programming-help exchanges (no ratings), for the
-  CJK tokeniser, the ``lang`` column and the concision columns (languages.md).
+  CJK tokeniser, the ``lang`` column and the concision columns (docs/design/languages.md#languages).
 
 >>> paths = example_paths()
 >>> sorted(paths)
@@ -16,7 +16,7 @@ The dialogue example: 12 short math-tutoring conversations (a long table) and co
 >>> sorted(dialogue_example_paths())
 ['dialogues', 'ratings']
 
-The fairness example (``studies.md`` §9, simulated by ``scripts/make_fairness_example.py``): tutor turns
+The fairness example (``docs/design/studies.md#seed-studies``, simulated by ``scripts/make_fairness_example.py``): tutor turns
 of 2 models × 2 domains × 16 questions asked at every level of gender and SES, three binary labels with
 −1 = not applicable, and the labels' desirable directions.
 

@@ -102,7 +102,7 @@ class Artifacts:
     """Per-unique-text artifacts, computed once and shared read-only by all metric families.
 
     ``texts`` are NFC-normalised. Optional fields are ``None`` unless some metric requires them.
-    ``langs[i]`` is the ``lang`` (languages.md §3) of rows whose response is ``texts[i]``; ``None``
+    ``langs[i]`` is the ``lang`` (docs/design/languages.md#lang) of rows whose response is ``texts[i]``; ``None``
     means "apply the auto rule to the text". ``segmented[i]`` asks for rjieba word segmentation of
     ``texts[i]`` (a Chinese row under ``--segmenter rjieba``); ``None`` means characters throughout.
     """

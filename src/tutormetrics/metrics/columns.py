@@ -46,7 +46,7 @@ __all__ = ["LEVELS", "OTHER", "ColumnDescription", "describe_columns", "describe
 
 #: The manifest key that holds the column descriptions (one per metric column).
 MANIFEST_KEY = "column_descriptions"
-#: The manifest key that holds each output column's role (``datasets.md`` §4): id, id_parts, kept, tags,
+#: The manifest key that holds each output column's role (``docs/design/datasets.md#metric-columns``): id, id_parts, kept, tags,
 #: structure, metrics, diagnostics.
 ROLES_KEY = "columns"
 ROLES: tuple[str, ...] = ("id", "id_parts", "kept", "tags", "structure", "metrics", "diagnostics")
@@ -64,7 +64,7 @@ MANIFEST_SUFFIX = ".manifest.json"
 
 
 def is_id_like(name: str) -> bool:
-    """An id-like column name (``datasets.md`` §4): casefolded ``id``, ``idx``, ``index``, ``key``, ``uuid``, a letter
+    """An id-like column name (``docs/design/datasets.md#metric-columns``): casefolded ``id``, ``idx``, ``index``, ``key``, ``uuid``, a letter
     plus ``id`` (``qid``), or ending in ``_id``, ``_idx``, ``_index``, ``_key``, ``_uuid``.
 
     >>> [is_id_like(n) for n in ("obs_id", "exchange_idx", "qid", "ID", "index", "valid", "idea", "mid_score")]
@@ -82,7 +82,7 @@ def column_roles(
     kept: Sequence[str] = (),
     tags: Sequence[str] = (),
 ) -> dict[str, list[str]]:
-    """Each output column's role, in table order (the manifest's ``columns``, ``datasets.md`` §4).
+    """Each output column's role, in table order (the manifest's ``columns``, ``docs/design/datasets.md#metric-columns``).
 
     Example:
         >>> column_roles(["exchange_id", "tutor", "resp_words", "resp_empty"], id_col="exchange_id", kept=["tutor"],
@@ -103,7 +103,7 @@ def column_roles(
 
 
 def not_metric_reason(name: str, roles: Mapping[str, Sequence[str]] | None = None) -> str | None:
-    """Why a column can never be a metric, target or control (``datasets.md`` §4), or ``None``.
+    """Why a column can never be a metric, target or control (``docs/design/datasets.md#metric-columns``), or ``None``.
 
     >>> not_metric_reason("obs_id"), not_metric_reason("turn"), not_metric_reason("ttr")
     ('id-like name', 'structure column', None)
@@ -167,7 +167,7 @@ def link_aliases(descriptions: Sequence[ColumnDescription], quantities: Sequence
 
 
 def conversation_mean(name: str) -> str:
-    """The conversation-level column of a turn column (CONV, ``dialogue.md`` §5): its mean over the turns.
+    """The conversation-level column of a turn column (CONV, ``docs/design/dialogue.md#conv``): its mean over the turns.
 
     >>> conversation_mean("resp_words")
     'mean_resp_words'
@@ -187,7 +187,7 @@ def at_conversation_level(names: Iterable[str], columns: Iterable[str]) -> list[
 
 
 def conversation_means(descriptions: Iterable[ColumnDescription]) -> list[ColumnDescription]:
-    """``mean_<col>`` of a conversation (CONV, ``dialogue.md`` §5): the column's family, direction and
+    """``mean_<col>`` of a conversation (CONV, ``docs/design/dialogue.md#conv``): the column's family, direction and
     parameters at the conversation level (an alias stays an alias).
 
     Example:
@@ -272,7 +272,7 @@ def describe_table(
     registry: MetricRegistry | None = None,
     excluded: list[tuple[str, str]] | None = None,
 ) -> list[ColumnDescription]:
-    """The metric columns of a table, described: THE one place that decides what is a metric (``datasets.md`` §4).
+    """The metric columns of a table, described: THE one place that decides what is a metric (``docs/design/datasets.md#metric-columns``).
 
     With ``manifest`` (the table's own descriptions) the described columns present in ``columns`` are the
     metrics, in table order, plus any other ``numeric`` column that no manifest role claims (family ``"other"``).
@@ -346,7 +346,7 @@ def metric_names(descriptions: Iterable[ColumnDescription], *, aliases: bool = T
     """The metric columns; ``aliases=False`` leaves out the columns that repeat an earlier one (what a figure draws).
 
     Tables keep the aliases: the validity table's seeded permutation p of a cell is keyed by the cell's index
-    (``statistics.md``), so dropping a column would move every later cell's p.
+    (``docs/statistics.md#statistics``), so dropping a column would move every later cell's p.
 
     Example:
         >>> ds = [ColumnDescription("a", "f", "f"), ColumnDescription("b", "f", "f", alias_of="a")]
@@ -384,7 +384,7 @@ def check_named_columns(
     names: Iterable[str] | None, option: str, roles: Mapping[str, Sequence[str]] | None = None, *, what: str = "metric"
 ) -> None:
     """Naming an id, kept, tag, structure or diagnostic column (or an id-like name) in ``--metrics-cols``,
-    ``--targets-from`` or ``--control`` is exit 2 (``datasets.md`` §4).
+    ``--targets-from`` or ``--control`` is exit 2 (``docs/design/datasets.md#metric-columns``).
 
     >>> check_named_columns(["ttr"], "--metrics-cols")
     >>> check_named_columns(["obs_id"], "--control")

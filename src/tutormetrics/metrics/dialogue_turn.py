@@ -1,4 +1,4 @@
-"""The dialogue family: a tutor turn against the conversation (not the context), ``dialogue.md`` §4.
+"""The dialogue family: a tutor turn against the conversation (not the context), ``docs/design/dialogue.md#turns``.
 
 It reads the previous student turn as an ``aux`` text (``ExchangeBatch.aux_idx["prev_student"]``, ``-1`` =
 none), which ``score --dialogue`` passes with every tutor turn; on plain exchanges (no aux) its

@@ -1,4 +1,4 @@
-"""Embedding similarity family: ``emb_mean_cos``, ``emb_extrema_cos`` and greedy matching (``metrics.md`` §6).
+"""Embedding similarity family: ``emb_mean_cos``, ``emb_extrema_cos`` and greedy matching (``docs/metrics.md#embedding-similarity``).
 
 The class reads the shared encoder artifact (:class:`~tutormetrics.encoders.artifacts.EncodedTexts`);
 it never owns or loads the encoder. :func:`embedding_similarity_texts` is the stand-alone entry point

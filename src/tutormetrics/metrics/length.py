@@ -31,9 +31,9 @@ LENGTH_COLUMNS = [
 class LengthStructure(Metric):
     """Response length in characters, words and sentences, mean word length, and response/prompt ratios.
 
-    ``sentence_mode="spec"`` counts ``S(x)`` (metrics.md §2), ``"textstat"`` reproduces textstat's rule;
+    ``sentence_mode="spec"`` counts ``S(x)`` (docs/metrics.md#sentences), ``"textstat"`` reproduces textstat's rule;
     ``strip_code_fences=True`` drops fenced code blocks before counting sentences.
-    CSTutorBench's concision rule (languages.md §4): ``resp_sentence_equiv = resp_chars / chars_per_sentence``
+    CSTutorBench's concision rule (docs/design/languages.md#concision): ``resp_sentence_equiv = resp_chars / chars_per_sentence``
     and ``concision_band`` = 2 up to ``concision_bands[0]`` sentence-equivalents, 1 up to ``concision_bands[1]``,
     else 0 (NaN for an empty reply).
 

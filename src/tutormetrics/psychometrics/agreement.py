@@ -1,4 +1,4 @@
-"""The agreement table: per criterion, the many-rater coefficients (``raters.md`` §2) then the two-rater block.
+"""The agreement table: per criterion, the many-rater coefficients (``docs/design/raters.md#many-raters``) then the two-rater block.
 
 The many-rater coefficients (exact agreement, Fleiss' κ on the modal units, Krippendorff's α at three
 levels, Gwet's AC1, bootstrap CI of α) come from :mod:`tutormetrics.psychometrics.multirater_agreement`,
@@ -75,7 +75,7 @@ def clean_ratings(
 ) -> pl.DataFrame:
     """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings` (a
     :class:`~tutormetrics.psychometrics.ratings.Ratings` is not cleaned again), missing scores dropped:
-    columns ``_id, _rater, _crit, _score``. ``exchangeable`` (``datasets.md`` §5): the rater column may be
+    columns ``_id, _rater, _crit, _score``. ``exchangeable`` (``docs/design/datasets.md#exchangeable-raters``): the rater column may be
     absent and a label may repeat within a unit (``_rater`` is then missing or not unique per unit)."""
     if exchangeable and not isinstance(ratings, Ratings):
         ratings = Ratings.clean(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col,
@@ -100,7 +100,7 @@ def clean_ratings(
 def split_criteria(long: pl.DataFrame) -> list[_Criterion]:
     """One :class:`_Criterion` per criterion (first-appearance order); units are the criterion's ids in
     sorted order, raters its raters in sorted order, categories its distinct scores over all raters,
-    sorted (``raters.md`` §1)."""
+    sorted (``docs/design/raters.md#categories``)."""
     out = []
     for (crit,), sub in long.group_by("_crit", maintain_order=True):
         coded = sub.select(
@@ -169,7 +169,7 @@ def _cluster_intervals(boot: dict[str, np.ndarray], confidence_level: float) -> 
 def multirater_row(
     crit: _Criterion, *, n_min: int, n_resamples: int, seed: int, confidence_level: float, shared: SharedDraws | None = None
 ) -> tuple[dict[str, Any], list[str]]:
-    """The many-rater block of one criterion (``raters.md`` §2) and its reason codes; with ``shared`` the
+    """The many-rater block of one criterion (``docs/design/raters.md#many-raters``) and its reason codes; with ``shared`` the
     interval of α resamples dialogues."""
     counts = unit_counts(crit.unit, crit.code, crit.n_units, crit.values.size)
     n_raters = len(crit.raters)
@@ -222,7 +222,7 @@ def two_rater_row(
     confidence_level: float,
     shared: SharedDraws | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The two-rater block of one criterion (``statistics.md`` §3) for the raters in ``pair``; with ``shared``
+    """The two-rater block of one criterion (``docs/statistics.md#two-rater-agreement``) for the raters in ``pair``; with ``shared``
     its intervals resample dialogues (``docs/guide/judges.md#many-raters``)."""
     q = crit.values.size
     ordinal = q > 2
@@ -298,12 +298,12 @@ def agreement_table(
     cluster_labels: Mapping[str, str] | None = None,
     min_clusters: int = MIN_CLUSTERS,
 ) -> pl.DataFrame:
-    """Agreement per criterion among any number of raters, then the two-rater block (``raters.md`` §2).
+    """Agreement per criterion among any number of raters, then the two-rater block (``docs/design/raters.md#many-raters``).
 
     Columns: ``criterion, n_units, n_raters, n_ratings, exact, fleiss_kappa, krippendorff_alpha,
     alpha_ordinal, alpha_interval, gwet_ac1, alpha_ci_low, alpha_ci_high`` (many raters, missing
     ratings allowed), then ``n, pa, prevalence, kappa, scott_pi, ac1, alpha_nominal``, the κ-paradox
-    indices ``pabak, prevalence_index, bias_index, p_pos, p_neg`` (``effects.md`` §8.1) and, when a
+    indices ``pabak, prevalence_index, bias_index, p_pos, p_neg`` (``docs/design/effects.md#two-rater-indices``) and, when a
     criterion has more than two categories, ``kappa_quadratic, ac2_quadratic, alpha_quadratic``
     (quadratic weights on the score values) with their ``_ci_low``/``_ci_high`` for the raters in
     ``raters`` (default: the first two in sorted order), ``rater_a, rater_b`` and ``reason``.
@@ -317,7 +317,7 @@ def agreement_table(
     and ``ci_method`` (``cluster_percentile``, or ``none`` with ``too_few_clusters``: fewer than
     ``min_clusters``) follow ``reason``; resamples where a statistic is undefined add ``ci_dropped_<k>``.
 
-    ``exchangeable`` (``--raters exchangeable``, ``datasets.md`` §5): the labels are anonymous slots; the
+    ``exchangeable`` (``--raters exchangeable``, ``docs/design/datasets.md#exchangeable-raters``): the labels are anonymous slots; the
     many-rater columns (which depend only on each unit's multiset of scores) are computed as usual with
     ``n_raters`` = the most ratings on one unit, every two-rater column and ``rater_a``, ``rater_b`` are
     empty and the reason has ``exchangeable_raters``.

@@ -1,4 +1,4 @@
-"""Anonymous rater slots and one rater on mixed scales (``datasets.md`` §5).
+"""Anonymous rater slots and one rater on mixed scales (``docs/design/datasets.md#exchangeable-raters``).
 
 ``--raters exchangeable`` says the rater labels are slots, not people (uptake: up to 3 of 13 raters per
 item, stored as ``slot1, slot2, slot3``). Then:

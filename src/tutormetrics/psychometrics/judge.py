@@ -1,4 +1,4 @@
-"""An LLM judge validated against human raters (``raters.md`` §3).
+"""An LLM judge validated against human raters (``docs/design/raters.md#judge``).
 
 One rater of the long ratings is the judge; every other rater is a human. Per criterion, the judge is
 compared with each human (sorted) and with the human **majority**: the unique most frequent score
@@ -150,8 +150,8 @@ def _reference_row(
     row: dict[str, Any] = {"n": int(y.size), **{k: float("nan") for k in [*_METRICS, "kappa_ci_low", "kappa_ci_high", *LENIENCY_COLUMNS]}}
     if y.size == 0:
         return row, scale_table, ["too_few"]
-    # raters.md §3: with n < n_min the row is flagged too_few, and its values are still reported (the
-    # spec's worked example lists them at n = 9), so a small pilot still shows what it measured
+    # docs/design/raters.md#judge: with n < n_min the row is flagged too_few, and its values are still reported (the
+    # worked example there lists them at n = 9), so a small pilot still shows what it measured
     row.update(_row_metrics(table, **boot))
     shift, shift_reasons = leniency_columns(values[y], values[yhat], scale_table, float(scale[0]), float(scale[-1]), **boot)
     row.update(shift)
@@ -385,7 +385,7 @@ def judge_table(
     cluster_labels: Mapping[str, str] | None = None,
     min_clusters: int = MIN_CLUSTERS,
 ) -> JudgeResult:
-    """Each judge (``judge``: one name or several, ``studies.md`` §7) against each human rater and the
+    """Each judge (``judge``: one name or several, ``docs/design/studies.md#leniency``) against each human rater and the
     human majority, per criterion; every rater not named as a judge is a human. Rows come judge by
     judge (in the order given), then criterion, then reference; after a judge's criterion rows, one
     pooled row per reference with criterion ``(all)`` (``docs/guide/paper.md#pooled``).
@@ -404,7 +404,7 @@ def judge_table(
     difference's intervals keep their own draws, so those columns never move. Confusion columns:
     ``judge, criterion, reference, reference_score, judge_score, count`` (every cell of the Q×Q table on the
     scale). The agreement coefficients' categories are the criterion's distinct scores over all raters, judge
-    included; a score only the judge uses is reported in ``notes``. ``exchangeable`` (``datasets.md`` §5): the human labels are anonymous slots, so
+    included; a score only the judge uses is reported in ``notes``. ``exchangeable`` (``docs/design/datasets.md#exchangeable-raters``): the human labels are anonymous slots, so
     the only reference is ``majority`` (the judge stays named and rates a unit once).
 
     Example:

@@ -113,7 +113,7 @@ def judge_tables(
     score_col: str = "score",
     metrics_id_col: str | None = None,
 ) -> JudgeTables:
-    """``agree --judge J [--judge K …]``: the judge table (``raters.md`` §3 with the intervals of
+    """``agree --judge J [--judge K …]``: the judge table (``docs/design/raters.md#judge`` with the intervals of
     ``docs/guide/judges.md#judge-intervals``), with ``options.length_bias`` the LB table (needs ``metrics``) and
     with ``options.differences`` the DIFF table. ``notes`` holds the judge-only scores, the metrics-table ids
     without a rating and, when the ratings name conversations but no ``cluster_col`` is given, the note that

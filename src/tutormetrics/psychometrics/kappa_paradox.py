@@ -1,5 +1,5 @@
-"""κ-paradox diagnostics of a two-rater table (``effects.md`` §8; Byrt, Bishop & Carlin 1993;
-Cicchetti & Feinstein 1990), and the per-rater endorsement table (§8.2).
+"""κ-paradox diagnostics of a two-rater table (``docs/design/effects.md#kappa-paradox``; Byrt, Bishop & Carlin 1993;
+Cicchetti & Feinstein 1990), and the per-rater endorsement table (docs/design/effects.md#per-rater).
 
 Rows of the table are rater A, columns rater B, positive = the top category. For Q = 2 with
 a = both positive, b = A+ B−, c = A− B+, d = both negative, n = a + b + c + d:
@@ -60,7 +60,7 @@ def paradox_indices(tables: np.ndarray) -> dict[str, np.ndarray]:
 def per_rater_table(
     long: pl.DataFrame, *, levels: LevelScale | list[float] | None = None
 ) -> pl.DataFrame:
-    """One row per criterion × rater: ``criterion, rater, n, endorsed, rate, top_score`` (``effects.md`` §8.2).
+    """One row per criterion × rater: ``criterion, rater, n, endorsed, rate, top_score`` (``docs/design/effects.md#per-rater``).
 
     ``long`` has the cleaned columns ``_id, _rater, _crit, _score`` (missing scores dropped). Criteria in
     first-appearance order, raters sorted; ``top_score`` = max of ``levels`` when given, else the highest

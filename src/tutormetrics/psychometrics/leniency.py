@@ -1,4 +1,4 @@
-"""Judge leniency against a reference (``studies.md`` §7): a *shift*, not (dis)agreement.
+"""Judge leniency against a reference (``docs/design/studies.md#leniency``): a *shift*, not (dis)agreement.
 
 On the n units both rated (y = reference, ŷ = judge) and their Q × Q table (rows y, columns ŷ):
 means, ``mean_diff = mean(ŷ − y)`` (> 0: the judge is more lenient) with a percentile bootstrap CI over

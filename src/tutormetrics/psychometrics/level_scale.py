@@ -2,7 +2,7 @@
 
 A declared scale gives the lowest and highest level of ``pct_max_*``, the Q × Q table of the judge's symmetry
 tests (every declared level a row and a column, empty ones included) and ``--per-rater``'s ``top_score``. A
-criterion without a declaration keeps the categories observed over all raters (``raters.md`` §1); the judge
+criterion without a declaration keeps the categories observed over all raters (``docs/design/raters.md#categories``); the judge
 table marks its rows ``scale_inferred`` and :func:`inferred_scale_note` words the one stderr note.
 
 Example:

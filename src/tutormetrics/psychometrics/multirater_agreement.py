@@ -1,16 +1,16 @@
-"""Agreement among any number of raters with missing ratings (``raters.md`` §2), from unit counts.
+"""Agreement among any number of raters with missing ratings (``docs/design/raters.md#many-raters``), from unit counts.
 
 Everything starts from the count matrix ``r`` of shape (units, Q): ``r[i, k]`` = number of ratings of
 unit i in category k, ``r_i = Σ_k r_ik`` (a missing rating simply does not count).
 
 * ``exact``: among units with r_i ≥ 2, the share whose ratings are all equal;
-* Fleiss' κ (1971) on the units rated by the modal number m* of raters (§2.1);
+* Fleiss' κ (1971) on the units rated by the modal number m* of raters (docs/design/raters.md#fleiss);
 * Krippendorff's α through the coincidence matrix ``o_ck = Σ_i r_ic (r_ik − [c = k]) / (r_i − 1)``
-  over pairable units, with nominal, ordinal and interval distances (§2.2);
-* Gwet's AC1 for many raters (§2.3), where units with one rating count in π_k but not in p_a;
-* a percentile bootstrap CI of the nominal α over units, vectorised (§2.4).
+  over pairable units, with nominal, ordinal and interval distances (docs/design/raters.md#krippendorff);
+* Gwet's AC1 for many raters (docs/design/raters.md#gwet), where units with one rating count in π_k but not in p_a;
+* a percentile bootstrap CI of the nominal α over units, vectorised (docs/design/raters.md#agreement-interval).
 
-Example (irrCAC's ``raw_4raters``, ``raters.md`` §2.6):
+Example (irrCAC's ``raw_4raters``, ``docs/design/raters.md#example-many-raters``):
     >>> r = np.array([[3,0,0,0,0],[0,3,1,0,0],[0,0,4,0,0],[0,0,4,0,0],[0,4,0,0,0],[1,1,1,1,0],
     ...               [0,0,0,4,0],[3,1,0,0,0],[0,4,0,0,0],[0,0,0,0,3],[2,0,0,0,0],[0,0,1,0,0]])
     >>> round(float(krippendorff_alpha_counts(r)), 7), round(float(gwet_ac1_counts(r)), 7)
@@ -127,7 +127,7 @@ def coincidence_matrix(counts: np.ndarray) -> np.ndarray:
 
 
 def _delta2(n_c: np.ndarray, values: np.ndarray, level: Level) -> np.ndarray:
-    """Squared distances δ²_ck for the nominal, interval or ordinal metric (``raters.md`` §2.2)."""
+    """Squared distances δ²_ck for the nominal, interval or ordinal metric (``docs/design/raters.md#krippendorff``)."""
     q = n_c.size
     if level == "nominal":
         return 1.0 - np.eye(q)

@@ -1,7 +1,7 @@
-""""Not applicable" codes in long ratings (``studies.md`` §4): ``agree --na CODES`` and the warning when a
+""""Not applicable" codes in long ratings (``docs/design/studies.md#na-codes``): ``agree --na CODES`` and the warning when a
 negative code silently becomes a category.
 
-``--na -1`` is shorthand for ``--recode -1=`` (``effects.md`` §7): ratings with these scores are missing,
+``--na -1`` is shorthand for ``--recode -1=`` (``docs/design/effects.md#recode``): ratings with these scores are missing,
 dropped right after reading (before the scale is inferred) and counted on stderr in the recode wording
 (``recode -1 -> missing: 3 ratings``; a code that never occurs is reported with 0).
 

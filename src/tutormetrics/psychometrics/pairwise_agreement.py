@@ -1,12 +1,12 @@
 """Agreement of two raters from a Q×Q table of counts (rows: rater A, columns: rater B), with agreement
-weights ``w`` (identity = nominal), following ``statistics.md`` §3. With ``p`` the joint proportions,
+weights ``w`` (identity = nominal), following ``docs/statistics.md#two-rater-agreement``. With ``p`` the joint proportions,
 ``r``/``c`` the margins and ``π = (r + c)/2``:
 
 * ``PA = Σ w∘p``; each chance-corrected coefficient is ``(PA − p_e)/(1 − p_e)`` with
   Cohen ``p_e = Σ w∘(r cᵀ)``, Scott ``p_e = Σ w∘(π πᵀ)``, Gwet ``p_e = Σw/(Q(Q−1)) · Σ π_k(1−π_k)``;
 * Krippendorff ``α = 1 − (Σ d∘o / N) / (Σ d∘(n nᵀ) / (N(N−1)))`` with ``o = t + tᵀ``,
   ``n`` its row sums, ``N = Σo`` and ``d = 1 − w``. Quadratic weights on the score values give
-  Krippendorff's *interval* α, reported as ``alpha_quadratic`` (``raters.md`` §2 renamed it from
+  Krippendorff's *interval* α, reported as ``alpha_quadratic`` (``docs/design/raters.md#many-raters`` renamed it from
   ``alpha_ordinal``, which now holds the many-rater ordinal α).
 
 The functions accept stacked tables of shape ``(..., Q, Q)`` and return shape ``(...)``, which keeps the
@@ -178,7 +178,7 @@ def pair_statistics(tables: np.ndarray, values: np.ndarray, ordinal: bool) -> di
         "scott_pi": scott_pi(tables),
         "ac1": gwet_ac(tables),
         "alpha_nominal": krippendorff_alpha(tables),
-        **paradox_indices(tables),  # PABAK, prevalence and bias indices, p_pos, p_neg (effects.md §8.1)
+        **paradox_indices(tables),  # PABAK, prevalence and bias indices, p_pos, p_neg (docs/design/effects.md#two-rater-indices)
     }
     if ordinal:
         wq = weights_matrix(q, "quadratic", values)

@@ -1,4 +1,4 @@
-"""Turn rubric ratings into correlation targets (``statistics.md`` §1.1).
+"""Turn rubric ratings into correlation targets (``docs/statistics.md#targets``).
 
 Ratings come long (``exchange_id, rater, criterion, score``) or wide (one column per criterion, or per
 ``criterion@rater``). The result is always wide: the id column, then one Float64 column per target,
@@ -214,7 +214,7 @@ def wide_ratings_to_targets(
     """Wide ratings → targets. Columns are criteria, or ``criterion@rater`` per-rater scores.
 
     ``columns=None`` takes every numeric column except the id (and ``rater_col``), ``conversation_id``, ``turn``
-    and id-like names (``datasets.md`` §4); ``log`` hears which targets were taken and which left out. With
+    and id-like names (``docs/design/datasets.md#metric-columns``); ``log`` hears which targets were taken and which left out. With
     ``aggregate="mean"`` (or ``"min"``/``"max"``) the ``criterion@rater`` columns of a criterion are
     combined row-wise, ignoring missing values: ``target = mean_r score[criterion@r]``; plain
     criterion columns pass through. ``"per_rater"`` keeps the columns as they are. When ``rater_col``
@@ -398,7 +398,7 @@ def rating_variables(
     criterion_col: str = "criterion",
     score_col: str = "score",
 ) -> pl.DataFrame:
-    """Per exchange, two variables per criterion (``raters.md`` §4), criteria in first-appearance order:
+    """Per exchange, two variables per criterion (``docs/design/raters.md#summarize``), criteria in first-appearance order:
 
     * ``<criterion>_score`` = the mean score over the exchange's raters;
     * ``<criterion>_endorsed`` = the share of its ratings at the criterion's top category (the
@@ -607,13 +607,13 @@ def parse_levels(text: str | None) -> list[float] | None:
 
 @dataclass(frozen=True)
 class Ratings:
-    """Ratings read and cleaned once (``statistics.md`` §1.1, ``raters.md`` §1), then handed to θ, agreement,
+    """Ratings read and cleaned once (``docs/statistics.md#targets``, ``docs/design/raters.md#categories``), then handed to θ, agreement,
     validity targets and summaries, so none of them parses, cleans or scale-checks the table again.
 
     ``frame`` is the table as given less the rows dropped off the scale; ``long`` (long ratings only) its
     cleaned form with columns ``_id, [_rater], _crit, _score`` (:func:`clean_long_ratings`: scores Float64,
     missing → null); ``levels`` the scale of each criterion; ``dropped`` what was dropped and why;
-    ``exchangeable`` that the rater labels are anonymous slots (``datasets.md`` §5: each row is one rating, a
+    ``exchangeable`` that the rater labels are anonymous slots (``docs/design/datasets.md#exchangeable-raters``: each row is one rating, a
     label may repeat within a unit, the rater column may be absent). Functions
     that take a ratings frame (:func:`~tutormetrics.psychometrics.mfrm.fit_mfrm`,
     :func:`~tutormetrics.psychometrics.agreement.agreement_table`, :func:`rating_variables`) take a

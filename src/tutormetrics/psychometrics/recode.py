@@ -1,4 +1,4 @@
-"""Score recoding before any model: ``--recode FROM=TO`` (``effects.md`` §7).
+"""Score recoding before any model: ``--recode FROM=TO`` (``docs/design/effects.md#recode``).
 
 FROM is a number; TO a number or empty for *missing* (the rating is dropped and counted). All pairs
 apply at once (``1=0`` with ``0=1`` swaps), matching is numeric (0.5 = .5 = 0.50).

@@ -1,4 +1,4 @@
-"""Facets plot of an MFRM fit (``effects.md`` §9, the seed's Fig. 2): panels side by side on one shared
+"""Facets plot of an MFRM fit (``docs/design/effects.md#facets-plot``, the seed's Fig. 2): panels side by side on one shared
 logit axis — θ (horizontal histogram of the EAPs, 30 bins, min and max marked), s (raters), b
 (criteria), one panel per covariate (γ), and one for topics (β grouped by topic) or groups — with
 points at the estimates, segments for the 94% intervals of the facets table and a dashed line at 0.
@@ -30,7 +30,7 @@ __all__ = ["facets_figure", "facets_panels", "save_facets_figure"]
 
 
 def facets_panels(facets: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
-    """(title, rows with ``label, group, estimate, lower, upper``) per panel after θ, in the §9 order.
+    """(title, rows with ``label, group, estimate, lower, upper``) per panel after θ, in the docs/design/effects.md#facets-plot order.
 
     Example:
         >>> ft = pl.DataFrame({"facet": ["criterion", "rater"], "level": ["c1", "A"], "estimate": [0.5, 0.1],

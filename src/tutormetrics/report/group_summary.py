@@ -1,4 +1,4 @@
-"""``summarize``: per-group tables of metrics and, optionally, rubric ratings (``raters.md`` §4).
+"""``summarize``: per-group tables of metrics and, optionally, rubric ratings (``docs/design/raters.md#summarize``).
 
 Variables are the metric columns of the metrics table (its column descriptions,
 :func:`tutormetrics.metrics.columns.describe_frame`: from the manifest, else every numeric column but the
@@ -81,7 +81,7 @@ def summarize(
     max_total: float | None = None,
 ) -> SummaryResult:
     """One row per group × variable: ``group, variable, family, n, mean, sd, median, ci_low, ci_high``; with
-    ``total`` (``studies.md`` §5) the total comes last and every row gains ``pct_of_max`` and ``rank``
+    ``total`` (``docs/design/studies.md#totals``) the total comes last and every row gains ``pct_of_max`` and ``rank``
     (filled on the total's rows only).
 
     ``columns`` describes the metric columns (``describe_frame(metrics, source=path)`` reads the manifest).

@@ -1,4 +1,4 @@
-"""Turn-level labels to one rate per dialogue/condition (``studies.md`` §4).
+"""Turn-level labels to one rate per dialogue/condition (``docs/design/studies.md#aggregate``).
 
 Per combination of the key columns (in order of first appearance): ``n_rows``, then per label column
 c the mean of its non-missing values (``c``; the rate for 0/1 labels, NaN when none), their count

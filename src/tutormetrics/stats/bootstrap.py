@@ -1,4 +1,4 @@
-"""Vectorised paired bootstrap and jackknife of Spearman ρ for many cells at once, and BCa levels (``statistics.md`` §1.5).
+"""Vectorised paired bootstrap and jackknife of Spearman ρ for many cells at once, and BCa levels (``docs/statistics.md#confidence-intervals``).
 
 Resampling the rows of a paired sample is the same as giving every original row an integer weight ``w_i``
 (how often it was drawn), so the average rank of row ``i`` inside the resample is::
@@ -13,7 +13,7 @@ of centred ranks, and all metric × target cells of a resample come out of one b
 product. The BCa jackknife reuses the same code with the weights ``1 − e_i`` (leave row ``i`` out).
 Resample indices are drawn exactly as :func:`scipy.stats.bootstrap` draws them
 (``rng.integers(0, n, (B, n))``), so with the same seed this path and ``scipy.stats.bootstrap`` see
-identical resamples (measured speed and agreement: ``benchmarks/RESULTS.md``, statistics section).
+identical resamples (measured speed and agreement: ``benchmarks/RESULTS.md`` §4).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def resample_weights(rng: np.random.Generator, c: int, n: int, clusters: np.ndar
     Rows: ``rng.integers(0, n, (c, n))``, the stream of ``scipy.stats.bootstrap(paired=True)``. With
     ``clusters`` (code 0…G−1 per row, codes of the labels sorted as text) the draws are
     ``rng.integers(0, G, (c, G))`` and row i weighs as often as its cluster was drawn
-    (``predictive.md`` §2.1); with one row per cluster in row order both are the same.
+    (``docs/design/predictive.md#cluster-resampling``); with one row per cluster in row order both are the same.
 
     >>> resample_weights(np.random.default_rng(0), 1, 4, np.array([0, 0, 1, 1])).tolist()
     [[0, 0, 2, 2]]

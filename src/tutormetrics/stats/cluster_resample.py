@@ -126,7 +126,7 @@ def resampled_sums(draws: ClusterDraws, cluster_features: np.ndarray) -> np.ndar
     When the clusters' feature rows repeat (P distinct rows, P ≤ G/4: e.g. single replies, whose features are
     one confusion cell), the draws are mapped to those P patterns and counted there, ``pattern counts (c, P) @
     distinct rows (P, F)``: the same sums without the (c, G) count matrix and its product (measured 2.5× faster
-    at G = 100,000, ``benchmarks/RESULTS.md`` judges section).
+    at G = 100,000, ``benchmarks/RESULTS.md`` §22).
     """
     feats = np.asarray(cluster_features, dtype=np.float64)
     out = np.empty((draws.n_resamples, feats.shape[1]))

@@ -1,4 +1,4 @@
-"""Spearman building blocks: vectorised ρ, the t-approximation p, the permutation p and the Fisher-z interval (``statistics.md`` §1.3, §1.5)."""
+"""Spearman building blocks: vectorised ρ, the t-approximation p, the permutation p and the Fisher-z interval (``docs/statistics.md#p-values``, ``docs/statistics.md#confidence-intervals``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def fisher_ci(rho: float, n: int, confidence_level: float = 0.95) -> tuple[float
     The third value is the delta-method SE on the ρ scale, ``se_z · (1 − ρ²)``, as printed by
     statpsych ``ci.spear``. Returns NaNs when ``n ≤ 3`` or ρ is not finite.
 
-    Example (statpsych reference, §1.5):
+    Example (statpsych reference, docs/statistics.md#confidence-intervals):
         >>> [round(v, 7) for v in fisher_ci(0.8699639, 15)]
         [0.5840951, 0.9638297, 0.0824133]
     """
@@ -61,7 +61,7 @@ def spearman_asymptotic_p(rho: float | np.ndarray, n: int | np.ndarray) -> np.nd
 
 
 def spearman_permutation_p(xv: np.ndarray, yv: np.ndarray, n_permutations: int, rng: np.random.Generator) -> float:
-    """Two-sided permutation p shuffling one side (``permutation_type="pairings"``, §1.3).
+    """Two-sided permutation p shuffling one side (``permutation_type="pairings"``, docs/statistics.md#p-values).
 
     Ranks of a permuted sample are the permuted ranks, so the statistic permutes the centred ranks of
     x and correlates them with the fixed centred ranks of y.

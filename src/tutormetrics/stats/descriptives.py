@@ -1,4 +1,4 @@
-"""Per-group descriptive statistics with a seeded percentile bootstrap CI of the mean (``raters.md`` §4).
+"""Per-group descriptive statistics with a seeded percentile bootstrap CI of the mean (``docs/design/raters.md#summarize``).
 
 Per cell, over the non-missing values: ``n``, ``mean``, ``sd`` (ddof = 1; NaN when n < 2), ``median``
 (mean of the two middle values when n is even) and ``ci_low``/``ci_high``, the percentile interval of

@@ -1,4 +1,4 @@
-"""Intraclass correlations of repeated trials (``studies.md`` §6; Shrout & Fleiss 1979, McGraw & Wong 1996).
+"""Intraclass correlations of repeated trials (``docs/design/studies.md#variability``; Shrout & Fleiss 1979, McGraw & Wong 1996).
 
 On the n × k matrix y (units × trials) with grand mean ȳ: ``SS_R = k Σ_i (ȳ_i· − ȳ)²``,
 ``SS_C = n Σ_j (ȳ_·j − ȳ)²``, ``SS_E = Σ (y_ij − ȳ_i· − ȳ_·j + ȳ)²``; ``MS_R = SS_R/(n − 1)``,

@@ -1,4 +1,4 @@
-"""Multiplicity adjustment and significance stars: the one place the library adjusts p-values (``statistics.md`` §1.4, §4).
+"""Multiplicity adjustment and significance stars: the one place the library adjusts p-values (``docs/statistics.md#multiplicity``, ``docs/statistics.md#paired-group-comparisons``).
 
 Example:
     >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(3).tolist()
@@ -26,11 +26,11 @@ def adjust_pvalues(p: Sequence[float] | np.ndarray, method: str = "bh") -> np.nd
     - ``"bh"`` (Benjamini–Hochberg): ``adj_(i) = min_{k ≥ i} min(1, m/k · p_(k))``;
     - ``"by"`` (Benjamini–Yekutieli): BH multiplied by ``c(m) = Σ_{k=1..m} 1/k``;
     - ``"holm"``: ``adj_(i) = max_{k ≤ i} min(1, (m − k + 1) · p_(k))``;
-    - ``"bonferroni"``: ``adj = min(1, m · p)`` (``studies.md`` §2.2);
+    - ``"bonferroni"``: ``adj = min(1, m · p)`` (``docs/design/studies.md#families``);
     - ``"none"``: ``adj = p``.
 
     Results are returned in the input order. The function never looks at a 2-D layout: pass the
-    raveled p-values of the whole matrix so that the whole matrix is one family (§1.4).
+    raveled p-values of the whole matrix so that the whole matrix is one family (docs/statistics.md#multiplicity).
 
     Example:
         >>> adjust_pvalues([0.01, 0.04, float("nan"), 0.03], "bh").round(3).tolist()

@@ -1,4 +1,4 @@
-"""Paired group comparisons (``statistics.md`` §4): Wilcoxon signed-rank with T+, Kerby's
+"""Paired group comparisons (``docs/statistics.md#paired-group-comparisons``): Wilcoxon signed-rank with T+, Kerby's
 rank-biserial r with a bootstrap CI, Friedman with Kendall's W, the sign test, and Holm/BH/BY.
 
 * Differences are rounded first (``d = round(x − y, round_to)``) and zeros dropped (``"wilcox"``).
@@ -316,7 +316,7 @@ def _block_matrix(values: pl.DataFrame, groups: list[Any], group_col: str, block
 def mean_diff_ci(
     x: np.ndarray, y: np.ndarray, *, n_resamples: int = 9999, confidence_level: float = 0.95, seed: int = 0
 ) -> dict[str, float]:
-    """Paired means over the complete pairs and a percentile bootstrap CI of mean(x − y) (``studies.md`` §2.3).
+    """Paired means over the complete pairs and a percentile bootstrap CI of mean(x − y) (``docs/design/studies.md#mean-differences``).
 
     The n pairs are resampled with replacement exactly as ``scipy.stats.bootstrap((x − y,), np.mean,
     method="percentile", rng=np.random.default_rng(seed))`` does (the same draws, taken in chunks; the
@@ -446,7 +446,7 @@ def _adjusted_intervals(families: list[list[dict[str, Any]]], *, n_min: int, rou
 
 
 def _adjust_rows(subsets: list[list[dict[str, Any]]], adjust: str, family: str) -> list[list[dict[str, Any]]]:
-    """Fill ``p_adj``, ``adjust``, ``stars`` and ``family`` (``studies.md`` §2.2). Friedman and Wilcoxon
+    """Fill ``p_adj``, ``adjust``, ``stars`` and ``family`` (``docs/design/studies.md#families``). Friedman and Wilcoxon
     rows never share a family. ``metric``: the pairs of one metric in one subset (Friedman p_adj = p);
     ``dimension``: every Wilcoxon row of one subset, and its Friedman rows across metrics; ``all``: the table."""
     for rows in subsets:
@@ -493,7 +493,7 @@ def _compare_one(
 def _subsets(
     df: pl.DataFrame, strata: list[str], dimensions: list[str], log: Log
 ) -> list[tuple[dict[str, str], pl.DataFrame]]:
-    """The analysis subsets (``studies.md`` §2.1): crossed strata, then one subset per value of each
+    """The analysis subsets (``docs/design/studies.md#analysis-subsets``): crossed strata, then one subset per value of each
     dimension inside each stratum (sorted as text; missing values skipped)."""
     if strata:
         missing = df.select(pl.any_horizontal(pl.col(c).is_null() for c in strata)).to_series()
@@ -544,7 +544,7 @@ def compare_groups(
     log: Log | None = None,
 ) -> pl.DataFrame:
     """Paired comparisons of groups matched on ``block_col``, for each metric and analysis subset
-    (``raters.md`` §5, ``studies.md`` §2).
+    (``docs/design/raters.md#compare-k-groups``, ``docs/design/studies.md#compare``).
 
     Analysis subsets: the crossed ``strata`` combinations, and inside each one subset per value of each
     ``dimensions`` column. **Groups are resolved per subset** (the values present in its rows, or the
@@ -615,7 +615,7 @@ def compare_groups(
 
 
 def k_of_m_lines(table: pl.DataFrame) -> list[str]:
-    """The "k of m" lines (``studies.md`` §2.5): per (metric, group_a, group_b) in two or more subsets,
+    """The "k of m" lines (``docs/design/studies.md#k-of-m``): per (metric, group_a, group_b) in two or more subsets,
     how often group_b and group_a had the higher paired mean, and the violations.
 
     Example:

@@ -1,5 +1,5 @@
 """Bootstrap of r_rb and of mean(d) for many paired comparisons at once, with ``scipy.stats.bootstrap``'s
-draws, and their BCa / percentile intervals (``statistics.md`` §4, ``studies.md`` §2.3).
+draws, and their BCa / percentile intervals (``docs/statistics.md#paired-group-comparisons``, ``docs/design/studies.md#mean-differences``).
 
 ``scipy.stats.bootstrap((d,), statistic, rng=np.random.default_rng(seed))`` resamples with
 ``rng.integers(0, n, (B, n))``: the draws depend only on (seed, n). Every comparison of a table with the

@@ -1,4 +1,4 @@
-"""Partial Spearman correlation: rank, residualise on the control ranks, Pearson of residuals (``richness.md`` §1).
+"""Partial Spearman correlation: rank, residualise on the control ranks, Pearson of residuals (``docs/statistics.md#length-controlled-validity-control``).
 
 Per cell with k controls on the n complete rows:
 
@@ -14,10 +14,10 @@ control) makes ρ undefined; pingouin instead silently returns the raw ρ there.
 
 The bootstrap pieces work on integer row weights, like :mod:`tutormetrics.stats.bootstrap`: a
 resample is a weight vector, ranks are re-computed under the weights (re-ranking per resample, as the
-spec requires), and the residualisation is a weighted Gram–Schmidt of the centred control ranks, so
+``docs/statistics.md#partial-definition`` requires), and the residualisation is a weighted Gram–Schmidt of the centred control ranks, so
 every cell of a complete-row group comes out of a few batched products.
 
-Example (the spec's worked example, §1.4):
+Example (the worked example of docs/statistics.md#partial-example):
     >>> z = [8, 12, 15, 19, 23, 27, 30, 34, 41, 47, 52, 60]
     >>> x = [0.91, 0.88, 0.93, 0.80, 0.84, 0.79, 0.83, 0.74, 0.77, 0.70, 0.73, 0.66]
     >>> y = [0, 1, 0, 1, 1, 0, 2, 1, 2, 1, 2, 2]
@@ -42,7 +42,7 @@ from tutormetrics.stats.bootstrap import (
     resample_weights,
 )
 
-#: ``ptp(e) ≤ RESIDUAL_RTOL·ptp(r)`` marks a residual vector as constant (spec §1.2).
+#: ``ptp(e) ≤ RESIDUAL_RTOL·ptp(r)`` marks a residual vector as constant (docs/statistics.md#partial-reasons).
 RESIDUAL_RTOL = 1e-12
 #: The bootstrap's equivalent on sums of squares (``ss_resid ≤ 1e-9·ss_rank``, i.e. R² > 1 − 1e-9).
 _SS_RTOL = 1e-9

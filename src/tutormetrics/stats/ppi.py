@@ -1,4 +1,4 @@
-"""Prediction-powered mean of human scores from many judge labels and a few human labels (``predictive.md`` §3).
+"""Prediction-powered mean of human scores from many judge labels and a few human labels (``docs/design/predictive.md#ppi``).
 
 With human scores ``Y`` and judge scores ``f`` on the n labelled items (L) and judge scores ``f̃`` on the
 N unlabelled ones (U):
@@ -11,7 +11,7 @@ N unlabelled ones (U):
 These are ``ppi_py``'s ``ppi_mean_pointestimate``, ``ppi_mean_ci`` (``lam=None`` = their ``_calc_lam_glm``
 with d = 1) and ``classical_mean_ci``; ppi_py defaults to a 90% interval and to tuning λ.
 
-Example (the spec's worked example, §5.3):
+Example (the worked example of docs/design/predictive.md#ppi):
     >>> y = [1, 0, 1, 1, .5, 1, 0, 1, 1, .5, 1, 0]
     >>> f = [1, 0, 1, .5, .5, 1, .5, 1, 1, 1, 1, 0]
     >>> u = [1, 1, .5, 1, 0, 1, 1, .5, 1, 1, 0, 1, 1, .5, 1, 1, 0, 1, 1, 1, .5, 1, 1, 0, 1, 1, 1, .5, 1, 1]
@@ -81,7 +81,7 @@ def ppi_mean(
     lam: float | str = 1.0,
     confidence_level: float = 0.95,
 ) -> PPIResult:
-    """Prediction-powered mean (and PPI++ with ``lam="auto"``) with the edge cases of ``predictive.md`` §3.4."""
+    """Prediction-powered mean (and PPI++ with ``lam="auto"``) with the edge cases of ``docs/design/predictive.md#ppi-edge-cases``."""
     yv, fv, uv = (np.asarray(v, dtype=float) for v in (y, f, f_unl))
     n, big_n = yv.size, uv.size
     z = float(special.ndtri(1.0 - (1.0 - confidence_level) / 2.0))

@@ -1,4 +1,4 @@
-"""The tie rule of every rank the validity layer computes (``effects.md`` §2.5).
+"""The tie rule of every rank the validity layer computes (``docs/design/effects.md#tie-rule``).
 
 Values are keyed by ``k(x) = float(format(x, ".12g"))`` — rounded to 12 significant digits by Python's
 correctly rounded formatting (R: ``signif(x, 12)``) — before ranking, so values that differ only by

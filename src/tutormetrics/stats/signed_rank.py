@@ -1,5 +1,5 @@
 """Signed ranks of paired differences, sorted once: T+, Kerby's r_rb, the Wilcoxon normal
-approximation and the leave-one-out (jackknife) r_rb in O(n) (``statistics.md`` §4).
+approximation and the leave-one-out (jackknife) r_rb in O(n) (``docs/statistics.md#paired-group-comparisons``).
 
 The non-zero differences are sorted by ``(|d|, sign)`` once. Tie groups of |d| get midranks
 ``below_g + (m_g + 1)/2`` (``below_g``: non-zero differences with a smaller |d|; ``m_g``: the group's

@@ -1,4 +1,4 @@
-"""Bias profiles of a ``compare`` table (``studies.md`` §3): |r_rb| per contrast, per cell and per summary row.
+"""Bias profiles of a ``compare`` table (``docs/design/studies.md#bias-summary``): |r_rb| per contrast, per cell and per summary row.
 
 1. **Contrast value**, one per (strata, dimension, dimension_value, metric): the |r_rb| of the Wilcoxon
    row (two groups) or, with k ≥ 3 groups, the maximum (``reduce="max"``) or mean (``"mean"``) of the

@@ -1,4 +1,4 @@
-"""Rubric totals (``studies.md`` §5): slots of type-specific criteria, a per-row total, percent of maximum, rank.
+"""Rubric totals (``docs/design/studies.md#totals``): slots of type-specific criteria, a per-row total, percent of maximum, rank.
 
 * ``--slot S=c1,c2,…``: S is whichever of c1, c2, … the row has (exactly one non-missing value; none:
   missing; two or more: exit 2 naming the row and the slot).

@@ -1,4 +1,4 @@
-"""Response variability across repeated trials (``studies.md`` §6): the six ICC forms per group × column,
+"""Response variability across repeated trials (``docs/design/studies.md#variability``): the six ICC forms per group × column,
 plus the pooled within-unit SD and per-unit spread.
 
 Only complete units (a finite value in every trial of the group) enter the ICC; ``sd_within = √MS_W``

@@ -1,11 +1,11 @@
-"""Grouped K-fold assignment fixed by the spec (``predictive.md`` §1.3).
+"""Grouped K-fold assignment fixed by the design note (``docs/design/predictive.md#folds``).
 
 Groups are the distinct labels sorted as text; they are taken in order of size descending (equal sizes
 in descending label order) and each goes to the fold with the fewest rows so far (ties: lowest fold).
 This is scikit-learn 1.9's ``GroupKFold(n_splits=K)`` without shuffling, computed here so that the
 result does not depend on the release or on an unstable sort.
 
-Example (the spec's worked example, §5.1):
+Example (the worked example of docs/design/predictive.md#folds):
     >>> labels = ["d1"] * 4 + ["d2"] * 4 + ["d3"] * 3 + ["d4"] * 3 + ["d5"] * 3 + ["d6"] * 3
     >>> group_folds(labels, 3).tolist()
     [1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 2, 2, 2, 2, 2, 2]

@@ -581,7 +581,7 @@ def select_cells(
 
 
 def partial_rows(table: pl.DataFrame) -> tuple[pl.DataFrame, str]:
-    """The rows a heatmap draws: the partial rows when the table has any (``richness.md`` §1.3), and a note.
+    """The rows a heatmap draws: the partial rows when the table has any (``docs/statistics.md#partial-output``), and a note.
 
     A table without a ``control`` column, or with only raw rows, is returned as it is with an empty
     note. With several control sets, the first one is drawn.

@@ -1,4 +1,4 @@
-"""Out-of-sample measures under integer row weights (``predictive.md`` §1.6–1.7).
+"""Out-of-sample measures under integer row weights (``docs/design/predictive.md#measures``, ``docs/design/predictive.md#cluster-bootstrap``).
 
 A cluster-bootstrap resample is a weight per group (how often it was drawn); every row of a group gets
 its group's weight. Average ranks ``W_below + (W_tied + 1)/2``, confusion counts and means under these

@@ -40,7 +40,7 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 
 #: ``--features``: the metric columns, the representation block, or both.
 FEATURES: tuple[str, ...] = ("metrics", "embedding", "both")
-#: ``--representation`` default: the pooled response vector (benchmarks/RESULTS.md compares the conditioned ones).
+#: ``--representation`` default: the pooled response vector (benchmarks/RESULTS.md §17b compares the conditioned ones).
 DEFAULT_REPRESENTATION = "response"
 
 

@@ -108,7 +108,7 @@ class SpearmanOptions:
     #: Significant digits of the rank key (``docs/statistics.md#ties-binary-targets-and-the-prevalence-ceiling``);
     #: 0 = raw values.
     tie_digits: int = flag('--tie-digits', default=DEFAULT_TIE_DIGITS, panel='Validity', min=0,
-         help='Rank values rounded to N significant digits, so float noise ties (0: raw values; effects.md §2.5).')
+         help='Rank values rounded to N significant digits, so float noise ties (0: raw values).')
     #: Fewest clusters of a cluster interval (fewer: no interval, reason ``too_few_clusters``).
     min_clusters: int = flag('--min-clusters', default=10, panel='Validity', min=2,
          help='Fewest clusters in a cell for a cluster interval.')

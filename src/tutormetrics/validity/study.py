@@ -58,7 +58,7 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
     #: Metrics column of cluster (dialogue) labels: intervals resample clusters
     #: (``docs/commands/predict.md#cluster-intervals-in-validate-and-run``).
     cluster_col: str | None = flag('--cluster-col', default=None, panel='Validity', show_default=False,
-         help='METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows (predictive.md §2).')
+         help='METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows.')
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
     def clean_ratings(self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet) -> Ratings:

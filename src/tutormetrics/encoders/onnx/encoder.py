@@ -11,7 +11,7 @@ optimisations on) and reduces the hidden states in numpy (:func:`~tutormetrics.e
 Imports cost ~0.25 s and opening the session ~0.1-0.4 s, against seconds for torch + transformers.
 
 ``quantize="int8"`` runs the dynamically quantised copy (int8 weights, activations quantised per batch):
-faster, and its numbers drift from float32 (``benchmarks/RESULTS.md``), so it is opt-in only.
+faster, and its numbers drift from float32 (``benchmarks/RESULTS.md`` §16b), so it is opt-in only.
 
 Example:
     >>> enc = OnnxTextEncoder(EncoderConfig(backend="onnx"))        # doctest: +SKIP

@@ -1,6 +1,6 @@
 """Local coherence of the response: mean cosine between consecutive sentence vectors.
 
-With the sentences ``S(r)`` (``metrics.md`` §2) located in the response as character spans, each
+With the sentences ``S(r)`` (``docs/metrics.md#sentences``) located in the response as character spans, each
 sentence vector is the mean of the response's last-layer content-token vectors whose span *starts*
 inside the sentence's span (CLS/SEP and padding excluded), and
 
@@ -12,7 +12,7 @@ zero norm is left out of the mean (NaN when no pair is left).
 The token vectors come from the single encoder pass the other encoder families read: nothing is
 re-encoded per sentence, so each token keeps its context in the whole reply.
 
-**Long replies** (``metrics.md`` §6.2): with ``long_text="window"`` the reply was encoded in
+**Long replies** (``docs/metrics.md#long-texts``): with ``long_text="window"`` the reply was encoded in
 consecutive windows of ``max_seq_length − 2`` pieces; every piece of every window is used, each with
 the context of its own window, and a sentence that straddles a window boundary pools the pieces from
 both windows. With ``long_text="truncate"`` only the first window's pieces exist: sentences after the

@@ -1,4 +1,4 @@
-"""Embedding similarity between a prompt and a response (``metrics.md`` §6), as pure numpy functions.
+"""Embedding similarity between a prompt and a response (``docs/metrics.md#embedding-similarity``), as pure numpy functions.
 
 Everything here works on already-encoded vectors: token states, pooled vectors and extrema vectors.
 The encoder pass itself lives in :mod:`tutormetrics.encoders.hf`. All arithmetic is float64; an
@@ -61,7 +61,7 @@ def window_weighted_pool(window_sums: np.ndarray, window_counts: np.ndarray) -> 
     window ``w`` (``(W, ..., d)``) and ``n_w`` its token count (``(W,)``, CLS/SEP included when the
     sums include them). NaN when no window has a token.
 
-    Example (``metrics.md`` Ex5, window sums [2,2], [4,4], [3,0] of 4, 4 and 3 tokens):
+    Example (``docs/metrics.md#example-windows``, window sums [2,2], [4,4], [3,0] of 4, 4 and 3 tokens):
         >>> window_weighted_pool(np.array([[2.0, 2.0], [4.0, 4.0], [3.0, 0.0]]), np.array([4, 4, 3])).round(6)
         array([0.818182, 0.545455])
     """
@@ -78,7 +78,7 @@ def extrema_vector(tokens: np.ndarray) -> np.ndarray:
 
     NaN vector of length ``d`` when ``n == 0``.
 
-    Example (``metrics.md`` Ex3 and the tie case):
+    Example (``docs/metrics.md#example-embedding`` and the tie case):
         >>> extrema_vector(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [-0.5, 0.0, 0.0]]))
         array([1., 1., 1.])
         >>> extrema_vector(np.array([[1.0, 0.0], [-1.0, 0.0]]))
@@ -146,7 +146,7 @@ def greedy_matching(resp_tokens: np.ndarray, prompt_tokens: np.ndarray) -> tuple
     With ``S_ij = cos(r_i, p_j)``: precision ``P = mean_i max_j S_ij``, recall ``R = mean_j max_i S_ij``.
     Returns ``(nan, nan)`` when either side has no tokens; a zero-norm token makes both NaN.
 
-    Example (``metrics.md`` Ex3):
+    Example (``docs/metrics.md#example-embedding``):
         >>> P = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
         >>> R = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [-0.5, 0.0, 0.0]])
         >>> [round(x, 6) for x in greedy_matching(R, P)]
@@ -190,7 +190,7 @@ def embedding_similarity(
     ``emb_mean_cos = cos(pool_p, pool_r)``, ``emb_extrema_cos = cos(v_p, v_r)``, greedy as in
     :func:`greedy_matching` with ``emb_greedy = (P+R)/2`` and ``emb_greedy_f1 = 2PR/(P+R)``.
 
-    Example (``metrics.md`` Ex3, no special tokens, so pools are plain token means):
+    Example (``docs/metrics.md#example-embedding``, no special tokens, so pools are plain token means):
         >>> P = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
         >>> R = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [-0.5, 0.0, 0.0]])
         >>> out = embedding_similarity(P.mean(0), R.mean(0), extrema_vector(P), extrema_vector(R), P, R)

@@ -1,4 +1,4 @@
-"""Length and structure of the response (spec metrics.md §1) and CSTutorBench's concision rule (languages.md §4)."""
+"""Length and structure of the response (docs/metrics.md#length) and CSTutorBench's concision rule (docs/design/languages.md#concision)."""
 
 from __future__ import annotations
 

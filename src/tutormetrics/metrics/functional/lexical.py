@@ -1,4 +1,4 @@
-"""Lexical diversity and repetition of the response (spec metrics.md §3).
+"""Lexical diversity and repetition of the response (docs/metrics.md#lexical-diversity).
 
 With ``G_n`` the n-grams of ``T(r)``, ``N_n = |G_n|`` and ``V_n = |set(G_n)|``:
 ``distinct_n = V_n/N_n``, ``rep_n = 1 − V_n/N_n`` (Welleck's seq-rep-n) and

@@ -1,4 +1,4 @@
-"""Prompt–response overlap on n-gram sets (spec metrics.md §4, Broder 1997).
+"""Prompt–response overlap on n-gram sets (docs/metrics.md#overlap, Broder 1997).
 
 ``A = set(ngrams(T(p), n))``, ``B = set(ngrams(T(r), n))``: ``jaccard_n = |A∩B|/|A∪B|``,
 ``contain_prompt_in_resp = |A∩B|/|A|`` and ``contain_resp_in_prompt = |A∩B|/|B|``.

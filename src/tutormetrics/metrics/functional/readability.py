@@ -1,4 +1,4 @@
-"""Flesch Reading Ease and Flesch–Kincaid Grade, reproducing textstat ≥ 0.7.9 offline (spec metrics.md §5).
+"""Flesch Reading Ease and Flesch–Kincaid Grade, reproducing textstat ≥ 0.7.9 offline (docs/metrics.md#readability).
 
 ``FRE = 206.835 − 1.015·(W/S) − 84.6·(Y/W)`` and ``FKGL = 0.39·(W/S) + 11.8·(Y/W) − 15.59``, no rounding.
 W, S and Y follow textstat's counting rules; syllables come from the CMU Pronouncing Dictionary
@@ -165,7 +165,7 @@ def flesch_kincaid_grade(counts: ReadabilityCounts) -> float:
 
 
 def readability_scores(text: str, counter: SyllableCounter | None = None, lang: str = "auto") -> dict[str, float]:
-    """Both readability columns for one text; NaN unless its ``lang`` (languages.md §3) is ``en``.
+    """Both readability columns for one text; NaN unless its ``lang`` (docs/design/languages.md#lang) is ``en``.
 
     >>> round(readability_scores("The cat sat on the mat.")["flesch_reading_ease"], 6)
     116.145

@@ -1,4 +1,4 @@
-"""Length-robust lexical diversity of the response: MTLD, MATTR and HD-D (``richness.md`` §2).
+"""Length-robust lexical diversity of the response: MTLD, MATTR and HD-D (``docs/metrics.md#lexical-richness``).
 
 All three read the tokens ``t = T(r)`` (the one tokeniser), N = |t|, and are NaN where undefined:
 
@@ -15,7 +15,7 @@ All three read the tokens ``t = T(r)`` (the one tokeniser), N = |t|, and are NaN
 Reason codes for a NaN (:func:`richness_reasons`): ``empty`` (no tokens), ``all_distinct`` (MTLD),
 ``too_short`` (MATTR, HD-D: fewer tokens than the window / the draws).
 
-Examples (``richness.md`` §2.5):
+Examples (``docs/metrics.md#richness-examples``):
     >>> mtld("a rose is a rose is a rose")
     8.0
     >>> round(hdd(["a", "a", "b", "c", "c", "c"], draws=4), 10)
@@ -33,7 +33,7 @@ import numpy as np
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.functional._util import NAN, as_tokens
 
-#: Literature defaults (richness.md §2): MTLD factor threshold, MATTR window (TAALED), HD-D draws.
+#: Literature defaults (docs/metrics.md#lexical-richness): MTLD factor threshold, MATTR window (TAALED), HD-D draws.
 MTLD_THRESHOLD = 0.72
 MATTR_WINDOW = 50
 HDD_DRAWS = 42

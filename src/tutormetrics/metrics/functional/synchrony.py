@@ -1,4 +1,4 @@
-"""Layerwise synchrony between a prompt and a response (``metrics.md`` §7), as pure numpy functions.
+"""Layerwise synchrony between a prompt and a response (``docs/metrics.md#layerwise-synchrony``), as pure numpy functions.
 
 Hidden states run over layers ``0..L`` (0 = embedding output, 1..L = transformer blocks). Per layer,
 ``s_ℓ = cos(pool_ℓ(p), pool_ℓ(r))`` with the same pooling as ``emb_mean_cos``. Summaries (min, mean,
@@ -62,7 +62,7 @@ def layerwise_synchrony_batch(prompt_pools: np.ndarray, resp_pools: np.ndarray) 
 def layerwise_synchrony(prompt_pools: np.ndarray, resp_pools: np.ndarray) -> dict[str, float]:
     """Synchrony columns of one exchange from ``(L+1, d)`` per-layer pools of prompt and response.
 
-    Example (``metrics.md`` Ex4, default pooling with CLS/SEP, PAD ignored):
+    Example (``docs/metrics.md#example-synchrony``, default pooling with CLS/SEP, PAD ignored):
         >>> from tutormetrics.metrics.functional.embedding import masked_mean_pool
         >>> hp = np.array([[[1, 0], [0, 1], [1, 0], [9, 9]], [[1, 1], [1, 0], [0, 0], [9, 9]],
         ...                [[0, 1], [0, 2], [0, 1], [9, 9]]], dtype=float)

@@ -1,6 +1,6 @@
 """Optional Bayesian many-facet Rasch model: NUTS with PyMC (nutpie or PyMC's sampler) and PSIS-LOO.
 
-Model (``statistics.md`` §2.1, §2.3), binary scores::
+Model (``docs/statistics.md#mfrm-model``, ``docs/statistics.md#mfrm-nuts``), binary scores::
 
     logit P(y_ijr = 1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik
 
@@ -8,7 +8,7 @@ Priors: ``θ ~ ZeroSumNormal(1)`` over exchanges, ``s ~ ZeroSumNormal(1)`` over 
 ``b_j ~ N(0, 1)``, ``γ_jc ~ N(0, 0.5²)``, ``β_j· ~ ZeroSumNormal(0.5)`` over groups within each
 criterion. With one rater the rater facet is dropped (as in the MML fit).
 
-Partial credit (§2.5, Masters 1982), categories ``0..M_j``: ``P(y = k) ∝ exp(Σ_{h≤k}(η − τ_jh))``
+Partial credit (docs/statistics.md#partial-credit, Masters 1982), categories ``0..M_j``: ``P(y = k) ∝ exp(Σ_{h≤k}(η − τ_jh))``
 (``logits = [0, cumsum(η − τ_j)]``, ``pm.Categorical(logit_p=logits)``) with
 ``τ_j· ~ ZeroSumNormal(1)`` over steps. When criteria have different numbers of steps the zero-sum
 vectors are built as ``τ_j = Q_{M_j}ᵀ z_j``, ``z_j ~ N(0, I)`` — the same distribution.
@@ -83,7 +83,7 @@ Sampler = Literal["nutpie", "pymc"]
 
 #: Interval mass of the reported highest-density intervals (ArviZ 0.23's default ``stats.ci_prob``).
 HDI_PROB = 0.94
-#: Convergence thresholds of ``statistics.md`` §2.3.
+#: Convergence thresholds of ``docs/statistics.md#mfrm-nuts``.
 R_HAT_MAX = 1.01
 ESS_MIN = 400.0
 _PARAMS = ("theta", "b", "s", "gamma", "beta", "beta_topic", "tau")  # sampled parameters (diagnostics run over these)
@@ -175,7 +175,7 @@ def _threshold_map(n_steps: np.ndarray, m_max: int) -> np.ndarray:
 
 
 def _build_model(pm: ModuleType, pt: ModuleType, prep: PreparedRatings, obs: _Obs) -> Any:
-    """PyMC model of §2.3 (binary, ``pm.Bernoulli``) or §2.5 (partial credit, ``pm.Categorical``)."""
+    """PyMC model of docs/statistics.md#mfrm-nuts (binary, ``pm.Bernoulli``) or docs/statistics.md#partial-credit (partial credit, ``pm.Categorical``)."""
     d = prep.design
     coords: dict[str, Any] = {
         "exchange": [str(x) for x in prep.ids.to_list()],
@@ -206,7 +206,7 @@ def _build_model(pm: ModuleType, pt: ModuleType, prep: PreparedRatings, obs: _Ob
         if d.n_groups > 1:
             beta = pm.ZeroSumNormal("beta", sigma=SIGMA_BETA, dims=("criterion", "group"))
             eta = eta + beta[obs.crit, obs.group]
-        if d.n_topics > 1:  # effects.md §5: zero sum over topics within each criterion
+        if d.n_topics > 1:  # docs/design/effects.md#topics: zero sum over topics within each criterion
             beta_topic = pm.ZeroSumNormal("beta_topic", sigma=SIGMA_BETA, dims=("criterion", "topic"))
             eta = eta + (beta_topic[obs.crit] * obs.topic).sum(axis=-1)
         if d.m_max == 1:
@@ -237,7 +237,7 @@ def _build_model(pm: ModuleType, pt: ModuleType, prep: PreparedRatings, obs: _Ob
 
 @dataclass(frozen=True)
 class BayesDiagnostics:
-    """Sampler health against ``statistics.md`` §2.3 (R-hat ≤ 1.01, ESS bulk/tail ≥ 400, 0 divergences)."""
+    """Sampler health against ``docs/statistics.md#mfrm-nuts`` (R-hat ≤ 1.01, ESS bulk/tail ≥ 400, 0 divergences)."""
 
     sampler: str
     chains: int
@@ -299,7 +299,7 @@ class BayesMFRMResult:
     covariate_scales: list[tuple[str, float, float]] = field(default_factory=list)
     covariate_raw: np.ndarray | None = None
     topic_matrix: np.ndarray | None = None
-    #: per exchange, the representative of its θ-key (effects.md §2.4); None = per-exchange summaries
+    #: per exchange, the representative of its θ-key (docs/design/effects.md#nuts-ties); None = per-exchange summaries
     theta_key: np.ndarray | None = None
     #: coding indices of the criteria in display (first-appearance) order; None = coding order
     display: list[int] | None = None
@@ -308,7 +308,7 @@ class BayesMFRMResult:
         return list(self.display) if self.display else list(range(len(self.criteria)))
 
     def _shown(self) -> list[tuple[int, str]]:
-        """(coding index, name) of the criteria in display order (tables follow the input, §2.2)."""
+        """(coding index, name) of the criteria in display order (tables follow the input, docs/design/effects.md#theta-requirements)."""
         return [(j, self.criteria[j]) for j in self._order()]
 
     def _pooled_theta(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -339,7 +339,7 @@ class BayesMFRMResult:
 
     @property
     def theta(self) -> np.ndarray:
-        """Posterior mean (EAP) of θ per exchange, pooled over the exchanges of its θ-key (§2.4)."""
+        """Posterior mean (EAP) of θ per exchange, pooled over the exchanges of its θ-key (docs/design/effects.md#nuts-ties)."""
         return self._pooled_theta()[0]
 
     @property
@@ -378,7 +378,7 @@ class BayesMFRMResult:
 
     @property
     def converged(self) -> bool:
-        """The §2.3 diagnostic thresholds hold (see :attr:`diagnostic_summary`)."""
+        """The docs/statistics.md#mfrm-nuts diagnostic thresholds hold (see :attr:`diagnostic_summary`)."""
         return self.diagnostic_summary.ok
 
     @property
@@ -460,9 +460,9 @@ class BayesMFRMResult:
         return plugin if plugin.size > 1 else np.array([1 - plugin[0], plugin[0]])
 
     def effects_table(self) -> pl.DataFrame:
-        """Δp per covariate, topic and group level per criterion over every posterior draw (``effects.md`` §3);
+        """Δp per covariate, topic and group level per criterion over every posterior draw (``docs/design/effects.md#effects``);
         ``p_ref`` and ``delta_p`` are means over draws. ``not_converged`` on a row whose b or coefficient has
-        R-hat > 1.01 or ESS < 400, or when the run had divergences (§10)."""
+        R-hat > 1.01 or ESS < 400, or when the run had divergences (docs/design/effects.md#reason-codes)."""
         from tutormetrics.psychometrics.mfrm.effects import (
             EffectTerm, covariate_contrast, effects_frame, outcome_labels, sparse_reason,
         )  # fmt: skip
@@ -720,7 +720,7 @@ def fit_mfrm_bayes(
 
 
 def loo_table(fits: Mapping[str, BayesMFRMResult], terms: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """``az.compare`` of PSIS-LOO (one rating per point) as polars, best model first (``effects.md`` §6).
+    """``az.compare`` of PSIS-LOO (one rating per point) as polars, best model first (``docs/design/effects.md#nested-models``).
 
     Columns: ``model, terms, rank, elpd_loo, se, p_loo, elpd_diff, dse, weight, n_points,
     n_high_pareto_k, share_k_ok, pareto_k_threshold, ref_model, delta_elpd_ref, delta_elpd_ref_se,
@@ -782,7 +782,7 @@ def loo_table(fits: Mapping[str, BayesMFRMResult], terms: Mapping[str, str] | No
 def model_specs(
     specs: Sequence[tuple[str, Sequence[str]]] | None, *, covariate_names: Sequence[str], has_topics: bool, has_groups: bool
 ) -> dict[str, tuple[list[str], bool, bool]]:
-    """Models to compare: name → (covariates, topics?, groups?) (``effects.md`` §6).
+    """Models to compare: name → (covariates, topics?, groups?) (``docs/design/effects.md#nested-models``).
 
     Without ``specs``: ``facets`` and every non-empty combination of the term sets given, named
     ``facets+covariate``, ``facets+topics``, ``facets+groups``, ``facets+covariate+topics``, ...

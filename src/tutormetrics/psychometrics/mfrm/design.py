@@ -1,5 +1,5 @@
 """The MFRM design shared by the MML and the Bayesian fits: priors, the zero-sum basis, quadrature,
-partial-credit probabilities, and the ratings → categories → cells preparation (``statistics.md`` §2).
+partial-credit probabilities, and the ratings → categories → cells preparation (``docs/statistics.md#many-facet-rasch-model-theta``).
 
 Example:
     >>> zero_sum_basis(3).sum(axis=1).round(12).tolist()
@@ -182,7 +182,7 @@ class Design:
     q_rater: DenseZeroSum  # zero_sum_map(R): expand(z) = Qᵀz, reduce(v) = Qv
     q_group: np.ndarray
     q_steps: tuple[np.ndarray, ...]  # per criterion, Q_{M_j}
-    # unique exact patterns (effects.md §2.3), in sorted order, with their multiplicities
+    # unique exact patterns (docs/design/effects.md#canonical-coding), in sorted order, with their multiplicities
     pat_counts_cat: sparse.csr_matrix  # (P, (M+1)*n_cells)
     pat_counts_cell: sparse.csr_matrix  # (P, n_cells)
     pat_weight: np.ndarray  # (P,)
@@ -224,7 +224,7 @@ def build_design(
     item_topic: np.ndarray | None = None,
 ) -> Design:
     """Cells (criterion, rater, group and the exchange's covariate/topic values), the count matrices
-    per exchange and per unique exact pattern, and the θ-key representatives (``effects.md`` §2.3)."""
+    per exchange and per unique exact pattern, and the θ-key representatives (``docs/design/effects.md#canonical-coding``)."""
     m_max = int(n_steps.max()) if n_steps.size else 1
     group = item_group[item] if item_group is not None else np.zeros_like(item)
     n_cov = 0 if item_cov is None else int(item_cov.shape[1])
@@ -334,7 +334,7 @@ def reference_text(
     topic_names: Sequence[str] = (),
     group_levels: Sequence[str] = (),
 ) -> str:
-    """The reference point of baseline probabilities and effects (``effects.md`` §3.1), in raw units.
+    """The reference point of baseline probabilities and effects (``docs/design/effects.md#reference-point``), in raw units.
 
     Example:
         >>> reference_text(["flag", "len"], [("raw", 0.1, 0.3), ("z", 212.4, 85.7)], ["t1", "t2"])
@@ -351,7 +351,7 @@ def reference_text(
 
 
 def covariate_reference(name: str, scale: tuple[str, float, float]) -> str:
-    """The ``reference`` cell of a ``covariate:<name>`` facets row (``effects.md`` §4).
+    """The ``reference`` cell of a ``covariate:<name>`` facets row (``docs/design/effects.md#covariate-scale``).
 
     Example:
         >>> covariate_reference("len", ("z", 212.4, 85.7))
@@ -456,7 +456,7 @@ def prepare_ratings(
 ) -> PreparedRatings:
     """Validate the inputs, map scores to categories and collapse observations into cells.
 
-    Canonical coding (``effects.md`` §2.3): the cleaned table is sorted by (id, criterion, rater) as
+    Canonical coding (``docs/design/effects.md#canonical-coding``): the cleaned table is sorted by (id, criterion, rater) as
     strings and exchanges, criteria and raters are coded in sorted order, so the design does not depend
     on the row order of any input; ``display`` keeps the criteria's first-appearance order for output.
     ``ratings`` may be a :class:`~tutormetrics.psychometrics.ratings.Ratings` (cleaned once; pass its ``columns()``).
@@ -650,7 +650,7 @@ def resolve_covariate_scale(scale: str, standardize: bool | None = None) -> str:
 def scale_covariates(
     raw: np.ndarray | None, names: list[str], scale: str
 ) -> tuple[np.ndarray | None, list[tuple[str, float, float]]]:
-    """The covariates on the model scale (``effects.md`` §4) and per column (scale, mean, population SD).
+    """The covariates on the model scale (``docs/design/effects.md#covariate-scale``) and per column (scale, mean, population SD).
 
     ``auto``: a 0/1 column raw, any other z-scored; ``raw``: all as given; ``z``: all z-scored.
 
@@ -677,7 +677,7 @@ def scale_covariates(
 def topic_matrix(
     topics: pl.DataFrame | None, topic_cols: str | Sequence[str] | None, *, id_col: str, ids: pl.Series
 ) -> tuple[list[str], np.ndarray | None]:
-    """Multi-hot topic indicators (exchanges × K, in the order of ``ids``; ``effects.md`` §5).
+    """Multi-hot topic indicators (exchanges × K, in the order of ``ids``; ``docs/design/effects.md#topics``).
 
     Default columns: every non-id column whose values are all 0/1 (true/false accepted). At least two
     columns; each 0/1 without missing values and neither all 0 nor all 1.

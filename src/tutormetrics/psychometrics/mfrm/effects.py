@@ -1,4 +1,4 @@
-"""Effects on the probability scale with 94% HDIs (``effects.md`` §3, ``statistics.md`` §2.4).
+"""Effects on the probability scale with 94% HDIs (``docs/design/effects.md#effects``, ``docs/statistics.md#mfrm-effect-sizes``).
 
 At the reference point ``η*_j = −b_j`` (θ* = 0, s* = 0, covariates 0 on the model scale, no topic,
 groups at their zero-sum mean) each term's contrast is ``Δp_j = p(η*_j + c_j) − p(η*_j)`` with
@@ -201,7 +201,7 @@ def effects_frame(
     extra_reason: Sequence[str] = (),
     row_reason: Callable[[int, int], Sequence[str]] | None = None,
 ) -> pl.DataFrame:
-    """The effects table (``effects.md`` §3.3, ``docs/guide/paper.md#baseline``): one row per term × criterion.
+    """The effects table (``docs/design/effects.md#effects-table``, ``docs/guide/paper.md#baseline``): one row per term × criterion.
 
     ``b_draws`` (S, J) and ``tau_draws`` (S, J, M) give the per-draw reference point. ``p_ref`` is the mean
     of p(η*_j) over the draws (the facets ``baseline_probability`` estimate) and ``p_ref_plugin`` p at the
@@ -285,7 +285,7 @@ class ParameterDraws:
 
 
 def mml_parameter_draws(result: Any, n_draws: int = 4000, seed: int = 0) -> ParameterDraws | None:
-    """The S draws of an MML fit (``effects.md`` §3.2) that both ``theta --effects`` and the facets table's
+    """The S draws of an MML fit (``docs/design/effects.md#effect-draws``) that both ``theta --effects`` and the facets table's
     baseline probabilities use: ``x̂ + L z`` with the given ``seed``, mapped by the zero-sum maps;
     ``None`` when Ĥ is not positive definite (``no_covariance``)."""
     free = mml_draws(result.free_x, result.free_covariance, n_draws, seed)
@@ -306,7 +306,7 @@ def mml_parameter_draws(result: Any, n_draws: int = 4000, seed: int = 0) -> Para
 
 
 def mml_effects(result: Any, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
-    """The effects table of an MML fit (``MFRMResult``; ``effects.md`` §3), draws from N(x̂, Ĥ⁻¹)."""
+    """The effects table of an MML fit (``MFRMResult``; ``docs/design/effects.md#effects``), draws from N(x̂, Ĥ⁻¹)."""
     index = {lab: i for i, lab in enumerate(result.natural_labels)}
     draws = mml_parameter_draws(result, n_draws, seed)
     crits = range(len(result.criteria))
@@ -349,7 +349,7 @@ def mml_effects(result: Any, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame
 
 
 def effects_summary_line(table: pl.DataFrame, reference: str, draws_text: str) -> str:
-    """The stderr line of ``theta --effects`` (``effects.md`` §3.3)."""
+    """The stderr line of ``theta --effects`` (``docs/design/effects.md#effects-table``)."""
     n_excl = int(table["hdi_excl_zero"].fill_null(False).sum())
     return f"effects: {table.height} rows, reference {reference}; {draws_text}; 94% HDI excludes 0 in {n_excl}"
 

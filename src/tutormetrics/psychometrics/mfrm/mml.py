@@ -1,10 +1,10 @@
 """Many-facet Rasch model (MFRM) fitted by marginal maximum a posteriori (MML/MAP) with EAP theta.
 
-Model (``statistics.md`` §2.1), binary scores::
+Model (``docs/statistics.md#mfrm-model``), binary scores::
 
     logit P(y_ijr = 1) = θ_i − b_j − s_r + γ_j·v_i + Σ_k β_jk·x_ik
 
-* ``θ_i ~ N(0, 1)`` is integrated out with 21 probabilists' Gauss–Hermite nodes (§2.2);
+* ``θ_i ~ N(0, 1)`` is integrated out with 21 probabilists' Gauss–Hermite nodes (docs/statistics.md#mfrm-mml);
   ``theta`` is the EAP ``Σ_q π_iq t_q`` and ``theta_sd`` the posterior SD, with a 94% interval
   ``EAP ± 1.881·PSD``.
 * Priors: ``b_j ~ N(0, 1)``, ``γ_j ~ N(0, 0.5²)``, ``s ~ ZeroSumNormal(1)`` over raters and
@@ -13,7 +13,7 @@ Model (``statistics.md`` §2.1), binary scores::
   :func:`zero_sum_basis` (``QQᵀ = I``, rows sum to 0, ``QᵀQ = I − J/K``) and ``z ~ N(0, σ²I)``.
 * With one rater the rater facet is dropped (``s = 0``).
 
-Partial credit (Masters 1982, §2.5), scores ``0..M_j``: adjacent-category logits
+Partial credit (Masters 1982, docs/statistics.md#partial-credit), scores ``0..M_j``: adjacent-category logits
 ``log P(k)/P(k−1) = η − τ_jh`` with per-criterion thresholds summing to zero over steps
 (``τ_j = Q_{M_j}ᵀ z``, ``z ~ N(0, 1)``), so ``b_j`` is the criterion's mean step difficulty.
 Disordered thresholds are reported as they are.
@@ -173,7 +173,7 @@ def _neg_log_posterior(
 ) -> tuple[float, np.ndarray, np.ndarray, float]:
     """Scaled objective ``−(Σ_p m_p log ∫ p(y_p|θ) N(θ) dθ + log prior)/n_obs`` and its gradient.
 
-    The sum runs over the unique exact patterns p (sorted, multiplicity m_p; ``effects.md`` §2.3), so
+    The sum runs over the unique exact patterns p (sorted, multiplicity m_p; ``docs/design/effects.md#canonical-coding``), so
     the value does not depend on the row order of the input. Also returns the node posteriors ``π_pq``
     per pattern and the unscaled marginal log-likelihood.
     """
@@ -314,9 +314,9 @@ class MFRMResult:
     reference_point: str = REFERENCE_POINT
     topic: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (J, T)
     topic_names: list[str] = field(default_factory=list)
-    #: per covariate (scale raw/z, mean, SD) over the rated exchanges (``effects.md`` §4)
+    #: per covariate (scale raw/z, mean, SD) over the rated exchanges (``docs/design/effects.md#covariate-scale``)
     covariate_scales: list[tuple[str, float, float]] = field(default_factory=list)
-    #: raw covariate values and topic indicators per exchange (for the sparse rule of §10)
+    #: raw covariate values and topic indicators per exchange (for the sparse rule of docs/design/effects.md#reason-codes)
     covariate_raw: np.ndarray | None = None
     topic_matrix: np.ndarray | None = None
     #: the free vector at the mode, its covariance H⁻¹ (NaN when H is not PD) and the natural map A
@@ -424,7 +424,7 @@ class MFRMResult:
 
     def effects_table(self, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
         """Δp per covariate, topic and group level per criterion at the reference point, with draws from
-        N(x̂, Ĥ⁻¹) (``effects.md`` §3); columns :data:`~tutormetrics.psychometrics.mfrm.effects.EFFECT_COLUMNS`."""
+        N(x̂, Ĥ⁻¹) (``docs/design/effects.md#effects``); columns :data:`~tutormetrics.psychometrics.mfrm.effects.EFFECT_COLUMNS`."""
         from tutormetrics.psychometrics.mfrm.effects import mml_effects
 
         return mml_effects(self, n_draws=n_draws, seed=seed)
@@ -482,7 +482,7 @@ def fit_mfrm(
     Args:
         ratings: long ratings, one row per (exchange, rater, criterion) score; null scores are dropped.
         covariates: exchange-level table with ``id_col`` and numeric column(s) ``covariate_cols``
-            (default: every numeric column but the id). ``covariate_scale`` (``effects.md`` §4): ``"auto"``
+            (default: every numeric column but the id). ``covariate_scale`` (``docs/design/effects.md#covariate-scale``): ``"auto"``
             uses a 0/1 column raw and z-scores any other over the rated exchanges (γ_j per SD); ``"raw"``
             and ``"z"`` force one scale (``standardize_covariates`` is a deprecated alias). Makes θ
             residual (latent regression).
@@ -615,7 +615,7 @@ def _mml_result(
     rater_se: np.ndarray | None = None,
 ) -> MFRMResult:
     """The result at the mode: EAP ``θ = Σ_q π_q t_q`` and posterior SD once per θ-key (from its first
-    pattern, copied to every member; ``effects.md`` §2.3), facet values in display order."""
+    pattern, copied to every member; ``docs/design/effects.md#canonical-coding``), facet values in display order."""
     design = prep.design
     f_hat, g_hat, pi, loglik = _neg_log_posterior(opt.x, design, t, logw)
     # row-wise reductions: every row is summed the same way whatever its position
@@ -701,7 +701,7 @@ def simulate_mfrm(
     beta: np.ndarray | Sequence[Sequence[float]] | None = None,
     thresholds: np.ndarray | Sequence[Sequence[float]] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Simulate fully crossed MFRM ratings (design of ``statistics.md`` §2.6).
+    """Simulate fully crossed MFRM ratings (design of ``docs/statistics.md#mfrm-recovery``).
 
     θ ~ N(0,1) centred; ``gamma`` (J,) adds a standardised covariate v; ``beta`` (J×K, rows summing
     to zero) adds K balanced groups; ``thresholds`` (J×M, rows summing to zero) makes partial-credit
