@@ -1,7 +1,11 @@
 """The one place where texts are normalised, tokenised, split into sentences and given a language.
 
-Specs: ``metrics.md`` §0 and §2, amended by ``languages.md`` §1–§3. Every metric reads the artifacts
-built here; nothing else tokenises with regexes.
+Specs: ``metrics.md`` §0 and §2, amended by ``languages.md`` §1–§3. Every metric's tokens ``T(x)`` and
+sentences ``S(x)`` come from here. The regexes elsewhere do other jobs: readability reproduces textstat's own word and sentence counts
+(:mod:`tutormetrics.metrics.functional.readability`), coherence finds ``S(x)``'s sentences in the text by
+their whitespace runs (:mod:`tutormetrics.metrics.functional.coherence`), a question is found by its end mark
+(:mod:`tutormetrics.metrics.dialogue_turn`) and the encoders cut long texts at spaces
+(:mod:`tutormetrics.encoders.pieces`).
 
 * ``T(x)``: each Chinese or Japanese character (Han, Hiragana, Katakana: the blocks of :data:`CJK`
   that are ``\\w``) is one token; every other ``\\w`` run is a token as before (``don't``, ``x_1``).
