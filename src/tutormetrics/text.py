@@ -1,7 +1,12 @@
 """The one place where texts are normalised, tokenised, split into sentences and given a language.
 
-Rules: ``docs/metrics.md#conventions``, ``docs/metrics.md#sentences``, amended by ``docs/design/languages.md#tokeniser``, ``docs/design/languages.md#sentences``, ``docs/design/languages.md#lang``. Every metric reads the artifacts
-built here; nothing else tokenises with regexes.
+Rules: ``docs/metrics.md#conventions``, ``docs/metrics.md#sentences``, amended by ``docs/design/languages.md#tokeniser``,
+``docs/design/languages.md#sentences``, ``docs/design/languages.md#lang``. Every metric's tokens ``T(x)`` and
+sentences ``S(x)`` come from here. The regexes elsewhere do other jobs: readability reproduces textstat's own word and sentence counts
+(:mod:`tutormetrics.metrics.functional.readability`), coherence finds ``S(x)``'s sentences in the text by
+their whitespace runs (:mod:`tutormetrics.metrics.functional.coherence`), a question is found by its end mark
+(:mod:`tutormetrics.metrics.dialogue_turn`) and the encoders cut long texts at spaces
+(:mod:`tutormetrics.encoders.pieces`).
 
 * ``T(x)``: each Chinese or Japanese character (Han, Hiragana, Katakana: the blocks of :data:`CJK`
   that are ``\\w``) is one token; every other ``\\w`` run is a token as before (``don't``, ``x_1``).

@@ -75,7 +75,7 @@ def test_report_uses_the_manifest_families(study):
     data = json.loads(re.search(r'<script type="application/json" id="tm-data">(.*?)</script>', html, re.S).group(1))
     assert data["families"]["hedge_rate"] == "hedging_plugin"
     assert data["families"]["mtld"] == "richness" and data["families"]["concision_band"] == "length"
-    assert data["exchanges"]["families"]["mtld"] == "richness"
+    assert data["exchanges"]["families"]["mtld"] == "lexical_richness"  # a table: the family id (the heatmap: labels)
     assert data["rho_limit"] == 1.0
     assert data["star_legend"].replace("\xa0", " ").startswith("* p_adj < .05")
 

@@ -1,6 +1,6 @@
 """Backend-neutral encoder pieces (numpy only): windows, batches, batch inputs, per-window reductions, pooling.
 
-Both encoder backends, :mod:`tutormetrics.encoders.hf` (torch) and :mod:`tutormetrics.encoders.onnx`
+Both encoder backends, :mod:`tutormetrics.encoders.hf` (torch) and :mod:`tutormetrics.encoders.onnx.encoder`
 (ONNX Runtime), cut texts and pool windows with these functions, so their numbers differ only by what
 the network computes (``docs/metrics.md#pooling``, ``docs/metrics.md#layerwise-synchrony``):
 

@@ -7,7 +7,10 @@ under the key ``"columns"``, one :class:`ColumnDescription` per metric column (i
      "higher_is_better": true, "level": "exchange", "params": {"mtld_threshold": 0.72, ...}, "alias_of": null}
 
 ``validate``, ``heatmap``, ``summarize``, ``compare`` and the report read these instead of guessing from
-column names: only described columns are metrics, grouped by ``family_label``. A table without a
+column names: only described columns are metrics. One vocabulary: tables write the family **id**
+(:func:`column_families`, :func:`family_of`: ``lexical_diversity``); only figures (the heatmap's family
+brackets) write ``family_label`` (:func:`family_labels`: ``diversity``). The columns that are never metrics
+(ids, structure, the Scorer's flags, plus a table's own id/group columns) are :func:`not_metric_columns`. A table without a
 manifest (a user's own CSV) is described by :func:`describe_table` alone: registered families' declared
 columns by name, ``mean_<col>`` of one at the conversation level, any other numeric column as family
 ``"other"``.
@@ -41,8 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.metrics.registry import MetricRegistry
 
 __all__ = ["LEVELS", "OTHER", "ColumnDescription", "describe_columns", "describe_frame", "describe_table", "columns_near",
-           "conversation_mean", "conversation_means", "at_conversation_level", "family_labels", "aliases", "metric_names",
-           "read_manifest_columns", "manifest_path"]
+           "conversation_mean", "conversation_means", "at_conversation_level", "column_families", "family_of",
+           "family_labels", "not_metric_columns", "aliases", "metric_names", "read_manifest_columns", "manifest_path"]
 
 #: The manifest key that holds the column descriptions (one per metric column).
 MANIFEST_KEY = "column_descriptions"
@@ -58,6 +61,19 @@ DIAGNOSTIC_COLUMNS: frozenset[str] = frozenset({
 })  # fmt: skip
 #: Columns the Scorer and the dialogue tables write that are ids, flags or structure, never metrics.
 NOT_METRICS: frozenset[str] = frozenset({"exchange_id"}) | STRUCTURE_COLUMNS | DIAGNOSTIC_COLUMNS
+
+
+def not_metric_columns(*named: str | None) -> frozenset[str]:
+    """The columns never described as metrics: :data:`NOT_METRICS` (``exchange_id``, the structure columns, the
+    Scorer's flags) and the table's own ``named`` columns (its id, group, block or cluster column; ``None`` skipped).
+    The one ``exclude=`` for :func:`describe_frame` / :func:`describe_table`.
+
+    >>> sorted(not_metric_columns("obs", None, "tutor") - NOT_METRICS), "resp_empty" in not_metric_columns()
+    (['obs', 'tutor'], True)
+    """
+    return NOT_METRICS | {c for c in named if c}
+
+
 _ID_LIKE = re.compile(r"^(?:id|idx|index|key|uuid|[^\W\d_]id|.*_(?:id|idx|index|key|uuid))$")
 #: Suffix of a table's manifest (``metrics.csv`` → ``metrics.csv.manifest.json``).
 MANIFEST_SUFFIX = ".manifest.json"
@@ -318,8 +334,33 @@ def describe_table(
     return [replace(declared.get(c) or means.get(c) or ColumnDescription(c, OTHER, OTHER), alias_of=None) for c in wanted]
 
 
+def column_families(descriptions: Iterable[ColumnDescription]) -> dict[str, str]:
+    """Column → its family id, the family name every table writes (``summary.csv``'s ``family``, the report's tables).
+
+    Example:
+        >>> column_families([ColumnDescription("ttr", "lexical_diversity", "diversity")])
+        {'ttr': 'lexical_diversity'}
+    """
+    return {d.name: d.family for d in descriptions}
+
+
+def family_of(column: str, descriptions: Iterable[ColumnDescription] | None = None, *, default: str = OTHER) -> str:
+    """The family id of one column: from ``descriptions`` (a table's manifest) when given, else as a table without a
+    manifest is described (:func:`describe_table`: a registered family's column by name, ``mean_<col>`` of one),
+    else ``default``.
+
+    Example:
+        >>> family_of("ttr"), family_of("mean_mtld"), family_of("x"), family_of("x", [], default="rating")
+        ('lexical_diversity', 'lexical_richness', 'other', 'rating')
+    """
+    if descriptions is not None:
+        return column_families(descriptions).get(column, default)
+    described = describe_table([column])
+    return described[0].family if described else default
+
+
 def family_labels(descriptions: Iterable[ColumnDescription]) -> dict[str, str]:
-    """Column → its family's figure label.
+    """Column → its family's figure label (figures only; tables write :func:`column_families`).
 
     Example:
         >>> family_labels([ColumnDescription("mtld", "lexical_richness", "richness")])

@@ -29,9 +29,11 @@ from tutormetrics.metrics.columns import (
     NOT_METRICS,
     OTHER,
     ColumnDescription,
+    column_families,
     columns_near,
     describe_frame,
     family_labels,
+    not_metric_columns,
 )
 from tutormetrics.report.conversation_view import (
     CONVERSATION_ID,
@@ -219,7 +221,8 @@ def _exchanges(
     metrics: pl.DataFrame, id_col: str, metric_order: list[str], described: list[ColumnDescription]
 ) -> dict[str, Any]:
     """Columnar exchange table: ids, fields (kept columns and flags, as text), values of the described metric
-    columns (metric order first, aliases left out) and of the numeric flags, each value's family label."""
+    columns (metric order first, aliases left out) and of the numeric flags, each value's family id (``diagnostic``
+    for the flags)."""
     ids = metrics.get_column(id_col).cast(pl.String).to_list()
     shown = [d for d in described if not d.alias_of]
     names = [d.name for d in shown]
@@ -231,7 +234,7 @@ def _exchanges(
         "ids": ids,
         "fields": {c: [_text(v) for v in metrics.get_column(c).to_list()] for c in fields},
         "values": {c: [compact(v) for v in metrics.get_column(c).cast(pl.Float64).to_list()] for c in numeric + flags},
-        "families": family_labels(shown) | {c: "diagnostic" for c in flags},
+        "families": column_families(shown) | {c: "diagnostic" for c in flags},
         "flags": [c for c in metrics.columns if c in NOT_METRICS],
     }
 
@@ -242,18 +245,18 @@ def nan_table(manifest: dict[str, Any], described: list[ColumnDescription]) -> d
     Example:
         >>> m = {"stats": {"n_exchanges": 4, "nan_counts": {"mattr": 3}, "nan_reasons": {"mattr": {"too_short": 3}}}}
         >>> nan_table(m, [ColumnDescription("mattr", "lexical_richness", "richness")])["rows"]
-        [['mattr', 'richness', 3, 4, 0.75, 'too_short: 3']]
+        [['mattr', 'lexical_richness', 3, 4, 0.75, 'too_short: 3']]
     """
     stats = manifest.get("stats") or {}
     counts, reasons = stats.get("nan_counts") or {}, stats.get("nan_reasons") or {}
     if not isinstance(counts, dict) or not counts:
         return None
     n = stats.get("n_exchanges") or None
-    label = family_labels(described)
+    family = column_families(described)
     rows = []
     for col, k in counts.items():
         why = reasons.get(col) or {}
-        rows.append([col, label.get(col, OTHER), k, n, compact(k / n) if n else None,
+        rows.append([col, family.get(col, OTHER), k, n, compact(k / n) if n else None,
                      ", ".join(f"{r}: {c}" for r, c in why.items()) if isinstance(why, dict) else str(why)])
     return {"columns": ["metric", "family", "NaN", "of", "share", "why"], "rows": rows}
 
@@ -339,7 +342,7 @@ def _exchange_section(data: dict[str, Any], folder: _Folder, metrics_path: Path,
     data["manifest"] = manifest
     data["metrics_file"] = metrics_path.name
     metrics = read_keyed(metrics_path, id_col)
-    described = describe_frame(metrics, source=metrics_path, exclude=[id_col, CONVERSATION_ID])
+    described = describe_frame(metrics, source=metrics_path, exclude=not_metric_columns(id_col))
     data["columns"] = [d.to_dict() for d in described]
     nans = nan_table(manifest, described)
     if nans is not None:
@@ -369,7 +372,7 @@ def _conversation_section(data: dict[str, Any], folder: _Folder, sample: tuple[i
     path = path or (tables[0] if tables else None)
     if path is not None:
         inputs.table, inputs.file = read_keyed(path, CONVERSATION_ID), path.name
-        inputs.described = describe_frame(inputs.table, source=path, exclude=[CONVERSATION_ID])
+        inputs.described = describe_frame(inputs.table, source=path, exclude=not_metric_columns())
     if folder.targets_key == CONVERSATION_ID:
         inputs.targets = folder.targets
     for theta_path in folder.found.get("theta", []):
@@ -446,7 +449,7 @@ def collect_study(outdir: Path, *, exchanges: Path | None = None, max_exchanges:
 
     near = columns_near(outdir / "correlations.csv")  # every manifest in the folder (metrics, turns, conversations)
     rows = row_descriptions(_metric_order(data["correlations"]), near)
-    data["families"] = family_labels(rows)
+    data["families"] = family_labels(rows)  # the heatmap figure's family brackets: labels
     data["aliases"] = {d.name: d.alias_of for d in rows if d.alias_of}
     data["rho_limit"] = RHO_LIMIT
     folder = _Folder(outdir, run, check, found, id_col)

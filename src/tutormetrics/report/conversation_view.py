@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.metrics.base import ColumnDescription
-from tutormetrics.metrics.columns import family_labels
+from tutormetrics.metrics.columns import column_families
 from tutormetrics.report.keyed_values import THETA_COLUMNS, values_by_id
 
 #: The key of every conversation-level table (CONV, and ratings keyed per conversation).
@@ -100,7 +100,7 @@ def conversation_view(
     position = {str(d["conversation_id"]): k for k, d in enumerate(keep_dialogues(inputs.dialogues or [], ids))}
     return {
         "ids": ids, "file": inputs.file, "values": values,
-        "families": {c: f for c, f in family_labels(inputs.described).items() if c in values},
+        "families": {c: f for c, f in column_families(inputs.described).items() if c in values},
         "ratings": ratings, "theta": theta, "dialogue": [position.get(i, -1) for i in ids],
     }  # fmt: skip
 

@@ -26,7 +26,13 @@ import polars as pl
 
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io.tables import require_columns
-from tutormetrics.metrics.columns import ColumnDescription, describe_frame, metric_names
+from tutormetrics.metrics.columns import (
+    ColumnDescription,
+    column_families,
+    describe_frame,
+    metric_names,
+    not_metric_columns,
+)
 from tutormetrics.psychometrics.ratings import rating_variables
 from tutormetrics.stats.descriptives import summarize_groups
 from tutormetrics.stats.totals import TotalSpec, add_total, rank_desc
@@ -87,10 +93,10 @@ def summarize(
     ``columns`` describes the metric columns (``describe_frame(metrics, source=path)`` reads the manifest).
     """
     require_columns(metrics, [group_col], source="metrics", option="--group-col")
-    described = list(columns) if columns is not None else describe_frame(metrics, exclude=[id_col, group_col])
+    described = list(columns) if columns is not None else describe_frame(metrics, exclude=not_metric_columns(id_col, group_col))
     described = [d for d in described if d.name not in (id_col, group_col) and d.name in metrics.columns]
     variables = metric_names(described)
-    family = {d.name: d.family for d in described}
+    family = column_families(described)
     notes: list[str] = []
     if ratings is not None:
         names = {"rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}

@@ -136,10 +136,11 @@ def write_predictive(
         columns: The Scorer's column descriptions (their families).
         log: Where notes go.
     """
+    from tutormetrics.metrics.columns import column_families
     from tutormetrics.validity.predict_study import predict_study
     from tutormetrics.validity.predictive import PredictOptions
 
-    families = {d.name: d.family for d in columns}
+    families = column_families(columns)
     metric_cols = [c for c in families if c in frame.columns] or None
     result = predict_study(
         frame, group_col=group_col, ratings=ratings, theta=theta, id_col=id_col, metrics_cols=metric_cols,

@@ -213,9 +213,9 @@ def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Se
                 f"metrics: column(s) {', '.join(map(repr, bad))} are not numeric", hint="pick numeric metric columns"
             )
         return cols
-    from tutormetrics.metrics.columns import describe_frame, metric_names
+    from tutormetrics.metrics.columns import describe_frame, metric_names, not_metric_columns
 
-    cols = metric_names(describe_frame(df, exclude=[id_col]))
+    cols = metric_names(describe_frame(df, exclude=not_metric_columns(id_col)))
     if not cols:
         raise InputSchemaError("metrics: no numeric metric columns found", hint="pass --metrics-cols to name them")
     return cols

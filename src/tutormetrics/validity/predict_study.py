@@ -29,9 +29,9 @@ def registry_families(n_layers: int = 48) -> dict[str, str]:
     >>> registry_families()["resp_words"], registry_families()["ttr"]
     ('length', 'lexical_diversity')
     """
-    from tutormetrics.metrics.columns import declared_columns  # the one registry reading (metrics/columns.py)
+    from tutormetrics.metrics.columns import column_families, declared_columns  # the one registry reading
 
-    return {name: d.family for name, d in declared_columns(None, n_layers).items()}
+    return column_families(declared_columns(None, n_layers).values())
 
 
 def _require_sklearn() -> None:
