@@ -16,8 +16,8 @@ from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.exchangeable import theta_ratings
 from tutormetrics.psychometrics.mfrm import fit_theta
 from tutormetrics.psychometrics.mfrm.study_lines import effects_with_line, fit_lines, loo_line, scale_lines
-from tutormetrics.psychometrics.mfrm.theta_options import ThetaOptions
 from tutormetrics.psychometrics.ratings import Ratings
+from tutormetrics.psychometrics.theta_options import ThetaOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.psychometrics.mfrm.bayes import BayesMFRMResult

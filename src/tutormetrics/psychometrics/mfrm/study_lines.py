@@ -19,7 +19,7 @@ import polars as pl
 from tutormetrics.progress import Log
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tutormetrics.psychometrics.mfrm.theta_options import ThetaOptions
+    from tutormetrics.psychometrics.theta_options import ThetaOptions
 
 __all__ = ["effects_with_line", "fit_lines", "loo_line", "scale_lines"]
 
@@ -38,7 +38,7 @@ def scale_lines(result: Any) -> list[str]:
         return lines
     raw = getattr(result, "covariate_raw", None)
     parts = []
-    for c, (name, (kind, mean, sd)) in enumerate(zip(names, scales)):
+    for c, (name, (kind, mean, sd)) in enumerate(zip(names, scales, strict=False)):
         col = raw[:, c] if raw is not None else None
         binary = col is not None and bool(np.all((col == 0) | (col == 1)))
         if kind == "z":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, list_or_none, seed_flag, split_list
@@ -73,7 +73,7 @@ class ThetaOptions:
     sampler: str = flag("--sampler", default="nutpie", help="nuts: nutpie or pymc.")
     seed: int = seed_flag()
     covariate_col: list[str] | None = flag(
-        "--covariate-col", default=None, parse=split_list, cli_type=Optional[list[str]], panel="Explanatory",
+        "--covariate-col", default=None, parse=split_list, cli_type=list[str] | None, panel="Explanatory",
         help="Covariate column(s), repeat or comma-separate (default: all numeric).",
     )
     group_col: str | None = flag("--group-col", default=None, panel="Explanatory", help="Group column in --groups.")
@@ -81,14 +81,14 @@ class ThetaOptions:
         "--covariate-scale", default="auto", panel="Explanatory", help="auto (0/1 covariates raw, others z-scored), raw or z."
     )
     topic_col: list[str] | None = flag(
-        "--topic-col", default=None, parse=split_list, cli_type=Optional[list[str]], panel="Explanatory",
+        "--topic-col", default=None, parse=split_list, cli_type=list[str] | None, panel="Explanatory",
         help="Topic column(s), repeat or comma-separate (default: every 0/1 column).",
     )
     effect_draws: int = flag(
         "--effect-draws", default=4000, panel="Explanatory", help="mml: draws from N(mode, H^-1) for --effects (>= 100)."
     )
     spec: list[str] | None = flag(
-        "--spec", default=None, parse=list_or_none, cli_type=Optional[list[str]], panel="Explanatory",
+        "--spec", default=None, parse=list_or_none, cli_type=list[str] | None, panel="Explanatory",
         help="nuts, with --compare-models: a named model NAME=TERMS (TERMS: covariate names, topics, groups joined "
         "by +; empty = facets only).",
     )
