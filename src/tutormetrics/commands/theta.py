@@ -11,8 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -23,7 +21,7 @@ import typer
 from tutormetrics.commands.flag_groups import Gate
 from tutormetrics.commands.options import log, strict_gate
 from tutormetrics.commands.registration import command
-from tutormetrics.errors import ConfigError, TutorMetricsError
+from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import IdKey, TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
@@ -70,16 +68,6 @@ class ThetaArgs(Gate):
         return self.output.with_name(f"{self.output.stem}_diagnostics.csv") if self.fit.method == "nuts" else None
 
 
-@contextlib.contextmanager
-def _expected_errors() -> Iterator[None]:
-    """An expected error is one ``error: ...`` line (+ hint) and its exit code (2), never a traceback."""
-    try:
-        yield
-    except TutorMetricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
-
-
 def _read(path: Path | None, key: IdKey) -> pl.DataFrame | None:
     """An exchange-level side table (covariates, groups, topics) keyed like the ratings."""
     return read_keyed(path, key, id_columns=[key.column], drop_parts=True) if path else None
@@ -91,37 +79,36 @@ def theta(args: ThetaArgs) -> None:
     With ``--method nuts`` the sampler diagnostics are written to ``<output stem>_diagnostics.csv``
     next to the output and summarised on stderr.
     """
-    with _expected_errors():
-        a, key = args, args.ids.key
-        check_outputs([a.ratings, a.covariates, a.groups, a.topics],
-                      [a.output, a.facets, a.diagnostics, a.compare_models, a.effects, a.facets_plot])  # fmt: skip
-        if a.facets_plot is not None and a.facets_plot.suffix.lower() not in _PLOT_SUFFIXES:
-            raise ConfigError(f"{a.facets_plot}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
-        asked = {"effects": a.effects is not None, "compare_models": a.compare_models is not None}
-        a.fit.check(covariates=a.covariates is not None, groups=a.groups is not None, topics=a.topics is not None, **asked)
-        ratings = read_ratings(a.ratings, a.reading, key, log=log, require_long=True)
-        from tutormetrics.psychometrics.mfrm.study import theta_study
+    a, key = args, args.ids.key
+    check_outputs([a.ratings, a.covariates, a.groups, a.topics],
+                  [a.output, a.facets, a.diagnostics, a.compare_models, a.effects, a.facets_plot])  # fmt: skip
+    if a.facets_plot is not None and a.facets_plot.suffix.lower() not in _PLOT_SUFFIXES:
+        raise ConfigError(f"{a.facets_plot}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
+    asked = {"effects": a.effects is not None, "compare_models": a.compare_models is not None}
+    a.fit.check(covariates=a.covariates is not None, groups=a.groups is not None, topics=a.topics is not None, **asked)
+    ratings = read_ratings(a.ratings, a.reading, key, log=log, require_long=True)
+    from tutormetrics.psychometrics.mfrm.study import theta_study
 
-        study = theta_study(ratings, a.fit, covariates=_read(a.covariates, key), groups=_read(a.groups, key),
-                            topics=_read(a.topics, key), log=log, **asked)  # fmt: skip
-        write_table(study.theta, a.output)
-        if a.facets:
-            write_table(study.facets, a.facets)
-        if a.effects and study.effects is not None:
-            write_table(study.effects, a.effects)
-        if a.facets_plot:
-            from tutormetrics.report.facets_plot import save_facets_figure
+    study = theta_study(ratings, a.fit, covariates=_read(a.covariates, key), groups=_read(a.groups, key),
+                        topics=_read(a.topics, key), log=log, **asked)  # fmt: skip
+    write_table(study.theta, a.output)
+    if a.facets:
+        write_table(study.facets, a.facets)
+    if a.effects and study.effects is not None:
+        write_table(study.effects, a.effects)
+    if a.facets_plot:
+        from tutormetrics.report.facets_plot import save_facets_figure
 
-            save_facets_figure(study.fit, a.facets_plot)
-            log(f"facets plot: {a.facets_plot}")
-        if a.diagnostics is not None and study.diagnostics is not None:
-            write_table(study.diagnostics, a.diagnostics)
-            log(f"{study.fit.diagnostic_summary}; per-parameter diagnostics: {a.diagnostics}")  # type: ignore[union-attr]
-        if a.compare_models and study.loo is not None:
-            write_table(study.loo, a.compare_models)
-        for line in study.report:
-            log(line)
-        strict_gate(args.strict, study.warnings)  # the θ warnings and docs/guide/datasets.md's slot warnings
+        save_facets_figure(study.fit, a.facets_plot)
+        log(f"facets plot: {a.facets_plot}")
+    if a.diagnostics is not None and study.diagnostics is not None:
+        write_table(study.diagnostics, a.diagnostics)
+        log(f"{study.fit.diagnostic_summary}; per-parameter diagnostics: {a.diagnostics}")  # type: ignore[union-attr]
+    if a.compare_models and study.loo is not None:
+        write_table(study.loo, a.compare_models)
+    for line in study.report:
+        log(line)
+    strict_gate(args.strict, study.warnings)  # the θ warnings and docs/guide/datasets.md's slot warnings
 
 
 def register(app: typer.Typer) -> None:
