@@ -1,4 +1,4 @@
-"""``summarize``: per-group tables of metrics and, optionally, rubric ratings (``raters.md`` §4).
+"""``summarize``: per-group tables of metrics and, optionally, rubric ratings (``docs/commands/summarize.md``).
 
 Variables are the metric columns of the metrics table (its column descriptions,
 :func:`tutormetrics.metrics.columns.describe_frame`: from the manifest, else every numeric column but the
