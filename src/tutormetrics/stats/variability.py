@@ -110,7 +110,7 @@ def variability_table(
     if group_col is None:
         df = df.with_columns(pl.lit("").alias("__group"))
         group_col = "__group"
-    dup = df.group_by([group_col, unit_col, trial_col]).len().filter(pl.col("len") > 1)
+    dup = df.group_by([group_col, unit_col, trial_col], maintain_order=True).len().filter(pl.col("len") > 1)
     if dup.height:
         r = dup.row(0, named=True)
         raise InputSchemaError(
