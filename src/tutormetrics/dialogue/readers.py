@@ -12,6 +12,7 @@ warnings to show (unknown roles). Bad input raises :class:`InputSchemaError` nam
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -22,13 +23,13 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from tutormetrics.flags import flag
 from tutormetrics.dialogue.model import OTHER_ROLE_MODES, Conversation, Roles, Turn
 from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.transcript import UNKNOWN_LABELS_HINT, parse_transcript, unknown_labels_message
-from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.ids import IdKey, input_key
 from tutormetrics.engine.exchanges import stable_id
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.flags import flag
+from tutormetrics.ids import IdKey, input_key
 from tutormetrics.io.tables import infer_format, read_table, require_columns
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
@@ -226,10 +227,11 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
         rows.setdefault(cid, []).append(i)
     out = []
     turns: list[Any] = [None] * len(cells)
-    for cid, idx in rows.items():
-        for i, number in zip(idx, conversation_turns([cells[i] for i in idx], idx, cid, f"{source}: column {opts.turn_col!r}")):
+    for cid, in_file in rows.items():
+        numbers = conversation_turns([cells[i] for i in in_file], in_file, cid, f"{source}: column {opts.turn_col!r}")
+        for i, number in zip(in_file, numbers, strict=True):
             turns[i] = number
-        idx = sorted(idx, key=lambda i: turns[i])
+        idx = sorted(in_file, key=lambda i: turns[i])
         for a, b in pairwise(idx):
             if turns[a] == turns[b]:
                 first, second = sorted((a, b))
@@ -284,7 +286,7 @@ def _turn_cell(value: Any) -> int | float | str | None:
         number = _decimal(text)
         if number is None:
             return str(value)
-    if number != number:  # NaN: a missing turn
+    if math.isnan(number):  # a missing turn
         return None
     return int(number) if number == int(number) else float(number)
 
