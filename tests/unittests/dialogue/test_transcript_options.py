@@ -180,3 +180,20 @@ def test_ids_keep_their_form_in_every_conversation():
     assert [str(t.turn) for t in convs[0].turns] == ["0", "1"] and [str(t.turn) for t in convs[1].turns] == ["0.0", "1.5"]
     with pytest.raises(InputSchemaError, match=r"row 2: turn 'inf' is not a finite number"):
         long_conversations(_long(["0", "inf"]), ReadOptions())
+
+
+@pytest.mark.parametrize("given", [["Cody=student", "Cody=tutor"], ["cody=student", "CODY=other"], ["*=text", "*=student"]])
+def test_a_speaker_given_twice_with_two_roles_is_refused(given):
+    with pytest.raises(ConfigError, match=r"is given twice, as \w+ and as \w+"):
+        SpeakerMap.parse(given)
+    assert SpeakerMap.parse(["Cody=student", "cody=student"]).exact == {"cody": "student"}
+
+
+@pytest.mark.parametrize("group", ["resp_words", "ctx_turns", "turn", "resp_empty"])
+def test_a_turn_tag_group_named_like_a_turns_column_is_refused(tmp_path, group):
+    table = tmp_path / "t.csv"
+    pl.DataFrame({"exchange_id": ["e1"], "conversation": [EX93]}).write_csv(table)
+    dialogue = DialogueOptions(transcript_col="conversation", turn_sep="|EOM|", speakers=["Cody=student"],
+                               turn_tag=rf"\((?P<{group}>\w+)\)\s*")
+    with pytest.raises(ConfigError, match=rf"--turn-tag group '{group}' is named like a TURNS column"):
+        score_dialogue_file(table, None, ScoreOptions(metrics="length"), dialogue)
