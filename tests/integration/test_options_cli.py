@@ -43,7 +43,7 @@ def _spelled(cls: type, names: set[str] | None = None) -> set[str]:
 
 def test_run_takes_every_score_and_validate_option_but_output_names():
     """run = score ∪ validate − what names their outputs (score's own output fields, RUN_EXCLUDES) + run's own."""
-    score_own = {f.name for f in dataclasses.fields(ScoreArgs)} - {f.name for f in dataclasses.fields(RunArgs)}
+    score_own = {f.name for f in dataclasses.fields(ScoreArgs)} - {f.name for f in dataclasses.fields(RunArgs)} | {"output"}
     own_outputs = _spelled(ScoreArgs, score_own) | _spelled(ScoreOptions, set(RUN_EXCLUDES))
     assert own_outputs == {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations",
                            "--embeddings", "--embedding-layers"}  # fmt: skip
