@@ -13,7 +13,6 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import polars as pl
 
@@ -106,7 +105,7 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
          help='Fit an MFRM for θ when --theta is not given.')
     #: Metrics columns held fixed for the partial rows (``docs/statistics.md#length-controlled-validity-control``);
     #: empty = raw only.
-    control: list[str] = flag('--control', default=None, parse=unique_list, cli_type=Optional[list[str]], panel='Targets', show_default=False,
+    control: list[str] = flag('--control', default=None, parse=unique_list, cli_type=list[str] | None, panel='Targets', show_default=False,  # noqa: RUF009
          help='Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.')
     #: Metrics column of cluster (dialogue) labels: intervals resample clusters
     #: (``docs/commands/predict.md#cluster-intervals-in-validate-and-run``).
