@@ -23,7 +23,6 @@ import polars as pl
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.flags import flag, split_list
 from tutormetrics.io.tables import require_columns
-from tutormetrics.stats.icc import icc_forms
 
 __all__ = ["VariabilityOptions", "VariabilityResult", "trial_variability", "variability_table"]
 
@@ -94,6 +93,8 @@ def variability_table(
     """The ICC table (columns ``group, variable, form, mcgraw_wong, n_units, n_trials, icc, ci_low, ci_high,
     f, df1, df2, p, sd_within, mean_unit_sd, reason``) and the per-unit table (``group, variable, unit,
     n_trials, mean, sd, min, max``)."""
+    from tutormetrics.stats.icc import icc_forms  # scipy when the ICCs are computed, not when the CLI starts
+
     keys = [unit_col, trial_col, *([group_col] if group_col else [])]
     require_columns(df, keys, source="table", option="--unit-col/--trial-col/--group-col")
     if cols is None:
