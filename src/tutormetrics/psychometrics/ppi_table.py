@@ -1,5 +1,5 @@
 """``ppi``: a criterion's mean human score, overall and per group, from judge labels on every item and human
-labels on a few (``predictive.md`` §3), optionally with dialogue-robust intervals (``cluster_col``), strata
+labels on a few (``docs/design/predictive.md#ppi``), optionally with dialogue-robust intervals (``cluster_col``), strata
 (``strata_col``) or as a label budget (:func:`ppi_plan_table`); ``docs/guide/judges.md#cluster-ppi``.
 Formulas in :mod:`tutormetrics.stats.ppi`, :mod:`~tutormetrics.stats.ppi_strata` and
 :mod:`~tutormetrics.stats.ppi_plan`.

@@ -1,4 +1,4 @@
-"""The options of ``predict`` (``docs/commands/predict.md#options``): the models, folds, intervals and features
+"""The options of ``predict`` (``docs/commands/predict.md#from-python``): the models, folds, intervals and features
 (:class:`PredictOptions`) and the columns of the tables it reads (:class:`PredictColumns`).
 
 Each field declares its command-line flag, so ``tutormetrics predict`` and a Python caller share one set of names
