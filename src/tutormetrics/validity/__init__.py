@@ -28,7 +28,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``tutormetrics.validity.NAME``: the name from its module, imported now."""
+    """``tutormetrics.validity.NAME``: the name from its module, imported on first use."""
     if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        raise AttributeError(f"module 'tutormetrics.validity' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tutormetrics.validity.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names too (for completion and ``help()``)."""
+    return sorted(set(globals()) | set(_EXPORTS))
