@@ -124,10 +124,10 @@ def check_agree(
         confusion: ``--confusion`` was given (it needs a judge).
         per_rater: ``--per-rater`` was given (it needs named raters).
 
-    >>> check_agree(AgreeRatingsInput(raters="a,b"), AgreeOptions(), judges=["llm"])
+    >>> check_agree(AgreeRatingsInput(raters="a,b"), AgreeOptions(), confusion=True)
     Traceback (most recent call last):
     ...
-    tutormetrics.errors.ConfigError: --raters A,B and --judge cannot be combined
+    tutormetrics.errors.ConfigError: --confusion needs --judge
     """
     if confusion and not judges:
         raise ConfigError("--confusion needs --judge")

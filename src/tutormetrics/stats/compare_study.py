@@ -7,7 +7,7 @@ Example:
     ...                    "ttr": [0.1 * (i % 7) + (i % 2) for i in range(40)]})
     >>> study = compare_study(df, CompareOptions(n_resamples=0))
     >>> study.table.select("metric", "metric_family", "group_a", "group_b", "n").rows()
-    [('ttr', 'lexical', 'a', 'b', 20)]
+    [('ttr', 'lexical_diversity', 'a', 'b', 20)]
 """
 
 from __future__ import annotations
