@@ -51,7 +51,7 @@ class CompareOptions:
         "--strata", default=None, parse=_list, cli_type=Optional[list[str]], show_default=False,
         help="Split the rows by the crossed values of these columns (repeat or comma-separate), e.g. model,domain.",
     )
-    adjust: str = flag("--adjust", default="holm", help="holm, bh, by or none.")
+    adjust: str = flag("--adjust", default="holm", help="Multiplicity adjustment: holm, bonferroni, bh, by or none.")
     family: str = flag(
         "--family", default="dimension",
         help="Multiplicity family: metric (the pairs of one metric), dimension (one subset) or all (the table).",
