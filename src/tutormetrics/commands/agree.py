@@ -11,8 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -21,7 +19,6 @@ import typer
 
 from tutormetrics.commands.options import log, renamed
 from tutormetrics.commands.registration import command
-from tutormetrics.errors import TutorMetricsError
 from tutormetrics.flags import argument, flag, split_list
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
@@ -37,16 +34,6 @@ def _judges(values: list[str] | None) -> list[str]:
     return split_list(values) or []
 
 
-@contextlib.contextmanager
-def _expected_errors() -> Iterator[None]:
-    """An expected error (:class:`~tutormetrics.errors.TutorMetricsError`) is one ``error:`` line on stderr and its
-    exit code (2), also when the command runs in a bare Typer app."""
-    try:
-        yield
-    except TutorMetricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
-
 
 @dataclass(kw_only=True)
 class AgreeArgs:
@@ -59,9 +46,9 @@ class AgreeArgs:
         "--judge", default=None, parse=_judges, cli_type=Optional[list[str]], show_default=False,
         help="Rater NAME is an LLM judge (repeatable): agreement and leniency against each human rater and the human majority.",
     )
-    confusion: Optional[Path] = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")
-    per_rater: Optional[Path] = flag("--per-rater", default=None, help="Also write the endorsement rate per criterion x rater here.")
-    n_boot: Optional[int] = flag("--n-boot", default=None, hidden=True, min=0, help="Old spelling of --n-resamples.")
+    confusion: Path | None = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")
+    per_rater: Path | None = flag("--per-rater", default=None, help="Also write the endorsement rate per criterion x rater here.")
+    n_boot: int | None = flag("--n-boot", default=None, hidden=True, min=0, help="Old spelling of --n-resamples.")
     ids: TableIds = field(default_factory=TableIds)
     reading: AgreeRatingsInput = field(default_factory=AgreeRatingsInput)
     agreement: AgreeOptions = field(default_factory=AgreeOptions)
@@ -74,24 +61,23 @@ def agree(args: AgreeArgs) -> None:
     over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
     from tutormetrics.psychometrics.agreement_study import agreement_study
 
-    with _expected_errors():
-        check_agree(args.reading, args.agreement, judges=args.judge, confusion=args.confusion is not None,
-                    per_rater=args.per_rater is not None)  # fmt: skip
-        check_outputs([args.ratings], [args.output, args.confusion, args.per_rater])
-        options = replace(
-            args.agreement, n_resamples=renamed(args.agreement.n_resamples, args.n_boot, "--n-boot", "--n-resamples"),
-            levels=None if args.reading.levels is None else tuple(args.reading.levels),
-        )  # fmt: skip
-        ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na)
-        study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None, log=log)
-        if args.per_rater is not None and study.per_rater is not None:
-            write_table(study.per_rater, args.per_rater)
-            log(f"per-rater endorsement: {study.per_rater.height} rows -> {args.per_rater}")
-        write_table(study.table, args.output)
-        if args.confusion is not None and study.confusion is not None:
-            write_table(study.confusion, args.confusion)
-        for line in study.lines:
-            log(line)
+    check_agree(args.reading, args.agreement, judges=args.judge, confusion=args.confusion is not None,
+                per_rater=args.per_rater is not None)  # fmt: skip
+    check_outputs([args.ratings], [args.output, args.confusion, args.per_rater])
+    options = replace(
+        args.agreement, n_resamples=renamed(args.agreement.n_resamples, args.n_boot, "--n-boot", "--n-resamples"),
+        levels=None if args.reading.levels is None else tuple(args.reading.levels),
+    )  # fmt: skip
+    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na)
+    study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None, log=log)
+    if args.per_rater is not None and study.per_rater is not None:
+        write_table(study.per_rater, args.per_rater)
+        log(f"per-rater endorsement: {study.per_rater.height} rows -> {args.per_rater}")
+    write_table(study.table, args.output)
+    if args.confusion is not None and study.confusion is not None:
+        write_table(study.confusion, args.confusion)
+    for line in study.lines:
+        log(line)
 
 
 def register(app: typer.Typer) -> None:

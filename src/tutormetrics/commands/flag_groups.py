@@ -52,12 +52,12 @@ class Targets:
 
     PANEL: ClassVar[str] = "Targets"
 
-    ratings: Path | None = flag(  # noqa: RUF009 - a flag field: its default is declared in it
+    ratings: Path | None = flag(
         "--ratings", default=None, dir_okay=False, help="Ratings: long (id, rater, criterion, score) or wide."
     )
-    theta: list[Path] = flag(  # noqa: RUF009
+    theta: list[Path] = flag(
         "--theta", default=None, parse=lambda v: list(v or []), cli_type=list[Path] | None, dir_okay=False,
         help="θ table(s) with id, theta[, theta_sd]; repeatable; without one, --estimate-theta fits θ from long ratings.",
     )
-    metrics_cols: list[str] | None = metrics_cols_flag()  # noqa: RUF009
+    metrics_cols: list[str] | None = metrics_cols_flag()
     top: int = flag("--top", default=5, min=0, panel="Validity", help="Strongest correlations to list on stderr.")

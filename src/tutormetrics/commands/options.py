@@ -592,8 +592,8 @@ def reference() -> dict[str, list[dict[str, Any]]]:
 # --- helpers of the commands ------------------------------------------------------------------------------
 
 # Spellings renamed in 0.2 (one name per idea: n_min, n_resamples); accepted, hidden, for one release.
-OldNResamples = Annotated[Optional[int], typer.Option("--n-boot", hidden=True, min=0)]
-OldMinPairs = Annotated[Optional[int], typer.Option("--min-pairs", hidden=True, min=1)]
+OldNResamples = Annotated[int | None, typer.Option("--n-boot", hidden=True, min=0)]
+OldMinPairs = Annotated[int | None, typer.Option("--min-pairs", hidden=True, min=1)]
 
 
 def renamed(value: int, old: int | None, old_flag: str, new_flag: str) -> int:

@@ -43,10 +43,10 @@ class RunArgs(Gate, DialogueSwitch, Targets):
     """What ``run`` is told: the input (or ``--example``), the folder, the targets, and the options of the library's
     scoring (:class:`ScoreOptions`, :class:`DialogueOptions`) and validity study (:class:`ValidateOptions`)."""
 
-    exchanges: Path | None = argument(  # noqa: RUF009 - a flag field: its default is declared in it
+    exchanges: Path | None = argument(
         default=None, dir_okay=False, help="Exchanges table (.csv/.parquet/.jsonl); omit with --example."
     )
-    output: Path = flag("--output", "-o", default=Path("tutormetrics-out"), file_okay=False, help="Output folder.")  # noqa: RUF009
+    output: Path = flag("--output", "-o", default=Path("tutormetrics-out"), file_okay=False, help="Output folder.")
     example: bool = flag(
         "--example", default=False,
         help="Use bundled data: the 40 C++ debugging exchanges and their ratings, 'run --example fairness' for the "

@@ -52,8 +52,8 @@ class ValidateArgs(Targets):
     """What ``validate`` is told: the metrics table, the output, the targets (:class:`Targets`), the id columns and
     the study's :class:`ValidateOptions`."""
 
-    metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)  # noqa: RUF009
-    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")  # noqa: RUF009
+    metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)
+    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")
     ids: TableIds = field(default_factory=TableIds)
     validate: ValidateStudyOptions = field(default_factory=ValidateStudyOptions)
 
@@ -153,8 +153,8 @@ def _write_study(args: ValidateArgs, study: Any) -> None:
 class HeatmapArgs:
     """What ``heatmap`` is told: the correlation table, the figure file and how the figure looks."""
 
-    corr: Path = argument(help="Correlation table written by `validate`.", dir_okay=False)  # noqa: RUF009
-    output: Path = flag("--output", "-o", help="Figure file: .png, .svg or .pdf.")  # noqa: RUF009
+    corr: Path = argument(help="Correlation table written by `validate`.", dir_okay=False)
+    output: Path = flag("--output", "-o", help="Figure file: .png, .svg or .pdf.")
     value: str = flag("--value", default="rho", help="Column to colour: rho (default), ci_low, ci_high, ...")
     mask_nonsignificant: bool = flag("--mask-nonsignificant", default=False, help="Fade cells without stars.")
     order: str = flag("--order", default="given", help="Metric order within families: given or cluster.")
@@ -166,7 +166,7 @@ class HeatmapArgs:
         "--compare-control", default=False,
         help="Draw raw ρ and partial ρ (a table from `validate --control`) side by side; width defaults to 7 in.",
     )
-    columns: Path | None = flag(  # noqa: RUF009
+    columns: Path | None = flag(
         "--columns", default=None, dir_okay=False,
         help="Metrics table (or its .manifest.json) whose column descriptions group the rows "
         "(default: the manifests beside the correlation table).",
