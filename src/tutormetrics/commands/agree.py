@@ -17,7 +17,7 @@ from typing import Optional
 
 import typer
 
-from tutormetrics.commands.options import log, renamed
+from tutormetrics.commands.terminal import log, renamed
 from tutormetrics.commands.registration import command
 from tutormetrics.flags import argument, flag, split_list
 from tutormetrics.ids import TableIds

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.options import log, renamed
+from tutormetrics.commands.terminal import log, renamed
 from tutormetrics.commands.registration import command
 from tutormetrics.flags import argument, flag
 from tutormetrics.io.paths import check_outputs

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.options import log
+from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
 from tutormetrics.flags import argument, flag
 

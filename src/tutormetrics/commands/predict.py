@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 import typer
 
-from tutormetrics.commands.options import log
+from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
 from tutormetrics.flags import argument, flag, list_or_none
 from tutormetrics.ids import TableIds

@@ -18,7 +18,7 @@ from pathlib import Path
 import typer
 
 from tutormetrics.commands.flag_groups import DialogueSwitch, Gate, Targets
-from tutormetrics.commands.options import log, strict_gate
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.commands.registration import command
 from tutormetrics.commands.score import prompt_given
 from tutormetrics.dialogue.file_scoring import DialogueOptions

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from tutormetrics.commands.flag_groups import DialogueSwitch, Gate
-from tutormetrics.commands.options import log, strict_gate
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.commands.registration import command
 from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions

@@ -19,7 +19,7 @@ import polars as pl
 import typer
 
 from tutormetrics.commands.flag_groups import Gate
-from tutormetrics.commands.options import log, strict_gate
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.commands.registration import command
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 
 from tutormetrics.commands.flag_groups import Targets
-from tutormetrics.commands.options import log
+from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
