@@ -30,8 +30,8 @@ from tutormetrics.validity.options import ValidateOptions
 __all__ = ["RUN_EXCLUDES", "RunArgs", "register", "run"]
 
 #: Fields of score's and validate's options that ``run`` leaves at their defaults: the scored table's format and
-#: manifest (run names its own files and always writes the manifest), and ``--recode`` (validate has none either).
-RUN_EXCLUDES = ("output_format", "write_manifest", "recode")
+#: manifest (run names its own files and always writes the manifest).
+RUN_EXCLUDES = ("output_format", "write_manifest")
 
 
 def register(app: typer.Typer) -> None:

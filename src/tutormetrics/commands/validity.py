@@ -201,5 +201,5 @@ def heatmap(args: HeatmapArgs) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` and ``heatmap`` commands to ``app``."""
-    command(app, "validate", validate, outputs=("output",), exclude=("recode",))
+    command(app, "validate", validate, outputs=("output",))
     command(app, "heatmap", heatmap, outputs=("output",))

@@ -155,7 +155,8 @@ def run_pipeline(
         return _scores_only(record, dialogue, log, history)
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
-    rated = vo.clean_ratings(raw_ratings, id_col=id_col, source=str(ratings), log=log)  # once: θ, agreement, targets
+    rated = vo.clean_ratings(raw_ratings, id_col=id_col, source=str(ratings), log=log, command="run")  # once: θ, agreement, targets
+    record.head["recode"] = [dict(r) for r in rated.recoded]  # docs/guide/paper.md#recode
     log("[1/4] scoring")
     levels = score_levels(record, dialogue, id_col, log, history)
     first_vo = vo
@@ -165,7 +166,7 @@ def run_pipeline(
     study, theta_tables = _validate_levels(record, levels, rated, id_col, first_vo, metric_cols, log)
     if group_col is not None:  # grouped cross-validated predictive validity
         log(f"      predictive validity, grouped by {group_col}")
-        write_predictive(record, levels[0].frame, raw_ratings, theta_tables, group_col, id_col, first_vo, levels[0].columns, log)
+        write_predictive(record, levels[0].frame, rated, theta_tables, group_col, id_col, first_vo, levels[0].columns, log)
     result = study.validity
     if top:
         from tutormetrics.validity.correlate import summarize_correlations

@@ -120,7 +120,7 @@ def write_level(
 
 
 def write_predictive(
-    record: RunRecord, frame: pl.DataFrame, ratings: pl.DataFrame, theta: Sequence[pl.DataFrame], group_col: str,
+    record: RunRecord, frame: pl.DataFrame, ratings: Ratings, theta: Sequence[pl.DataFrame], group_col: str,
     id_col: str, vo: ValidateOptions, columns: Sequence[Any], log: Log,
 ) -> None:  # fmt: skip
     """``predictive.csv``: ``predict`` with the study's ratings, θ, controls and seed (defaults otherwise).
@@ -128,7 +128,7 @@ def write_predictive(
     Args:
         record: The run.
         frame: The first level's scored frame.
-        ratings: The ratings frame (``predict`` takes them as read).
+        ratings: The study's ratings, cleaned once (``predict`` takes them as they are).
         theta: The θ target tables.
         group_col: The column whose groups the folds keep whole.
         id_col: The id the ratings are keyed by.

@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -113,20 +113,36 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
          help='METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows.')
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
-    def clean_ratings(self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet) -> Ratings:
-        """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns and scale
-        (``--levels``, ``--drop-out-of-scale``, ``--raters``); one already cleaned is returned as it is.
+    def clean_ratings(
+        self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet, command: str = "validate"
+    ) -> Ratings:
+        """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns, recoding and
+        scale (``--recode``, ``--levels``, ``--drop-out-of-scale``, ``--raters``), in the order of
+        :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`; one already cleaned is returned as it is.
 
         Args:
             ratings: Long or wide ratings, or ratings already cleaned.
             id_col: The id column of the ratings.
             source: The ratings' name in messages.
-            log: Where notes (ratings dropped off the scale) go.
+            log: Where notes (recoded counts, non-integer scores, ratings dropped off the scale) go.
+            command: The command named in the non-integer note (``docs/guide/paper.md#recode``).
         """
         if isinstance(ratings, Ratings):
             return ratings
-        return Ratings.clean(
+        from tutormetrics.psychometrics.recode import apply_recode, recode_message
+        from tutormetrics.psychometrics.recode_report import non_integer_note, recode_record
+
+        counts: dict[float, int] = {}
+        if self.recode and self.score_col in ratings.columns:  # --recode first, as read_ratings does
+            ratings, counts = apply_recode(ratings, self.score_col, self.recode, id_col=id_col, source=source)
+            log(recode_message(self.recode, counts))
+        elif {self.criterion_col, self.score_col} <= set(ratings.columns):
+            note = non_integer_note(ratings, command, criterion_col=self.criterion_col, score_col=self.score_col)
+            if note:
+                log(note)
+        cleaned = Ratings.clean(
             ratings, id_col=id_col, rater_col=self.rater_col, criterion_col=self.criterion_col, score_col=self.score_col,
             levels=self.levels, drop_out_of_scale=self.drop_out_of_scale, source=source, log=log,
             exchangeable=self.exchangeable,
         )  # fmt: skip
+        return replace(cleaned, recoded=tuple(recode_record(self.recode, counts)))
