@@ -112,6 +112,11 @@ def coherence_texts(
 ) -> np.ndarray:
     """``resp_coherence`` for plain responses (each unique text encoded once).
 
+    Args:
+        responses: the response texts.
+        encoder: a :class:`TextEncoder`, an :class:`EncoderConfig`, or ``None`` for the bundled all-MiniLM-L6-v2.
+        progress: ``True`` bars, ``False`` nothing, ``None`` by whether stderr is a terminal.
+
     Example:
         >>> coherence_texts(["Add the tens. Then add the ones."])  # doctest: +SKIP
         array([0.6...])
