@@ -99,7 +99,14 @@ def flag(
 
 
 def argument(*, help: str, default: Any = MISSING, cli_type: Any = None, **click: Any) -> Any:
-    """A dataclass field that is a positional command-line argument (required unless ``default`` is given)."""
+    """A dataclass field that is a positional command-line argument (required unless ``default`` is given).
+
+    Args:
+        help: the ``--help`` text.
+        default: the default as typed; omit it for a required argument.
+        cli_type: the type the command line reads when it differs from the field's annotation.
+        **click: more ``typer.Argument`` settings.
+    """
     return _field(default, Flag((), help, cli_type, None, default, True, click, None, default is MISSING))
 
 
@@ -191,7 +198,13 @@ def seed_flag(panel: str | None = None) -> Any:
 
 def n_resamples_flag(default: int, *, panel: str | None = None, min: int = 0) -> Any:
     """``--n-resamples``: bootstrap resamples (the default is each analysis' documented one: 9999 for the Spearman
-    matrix's BCa, 2000 for agreement, judge and prediction intervals; 0 turns the interval off where allowed)."""
+    matrix's BCa, 2000 for agreement, judge and prediction intervals; 0 turns the interval off where allowed).
+
+    Args:
+        default: the analysis' documented number of resamples.
+        panel: the ``--help`` panel; ``None``: the declaring class's ``PANEL``.
+        min: the smallest value accepted (0 where the interval may be turned off).
+    """
     return flag("--n-resamples", default=default, panel=panel, min=min, help="Bootstrap resamples (0: no interval where allowed).")
 
 
