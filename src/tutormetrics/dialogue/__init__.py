@@ -31,10 +31,10 @@ def read_dialogues(path, *, tutor_roles=None, student_roles=None, **options) -> 
     ``tutor_roles``/``student_roles`` replace the default role lists.
 
     Args:
-        path: the dialogue file, in any of the three forms.
-        tutor_roles: role names that are tutor turns; ``None`` keeps the defaults.
-        student_roles: role names that are student turns; ``None`` keeps the defaults.
-        **options: further :class:`ReadOptions` fields.
+        path (str | Path): the dialogue file, in any of the three forms.
+        tutor_roles (Iterable[str] | None): role names that are tutor turns; ``None`` keeps the defaults.
+        student_roles (Iterable[str] | None): role names that are student turns; ``None`` keeps the defaults.
+        **options (Any): further :class:`ReadOptions` fields.
     """
     import polars as pl
 
