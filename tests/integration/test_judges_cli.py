@@ -34,11 +34,11 @@ U = [1, 1, .5, 1, 0, 1, 1, .5, 1, 1, 0, 1, 1, .5, 1, 1, 0, 1, 1, 1, .5, 1, 1, 0,
 
 
 def _ratings(raters: dict[str, list[int]]) -> pl.DataFrame:
-    rows = [(i, d, name, "c", s) for name, scores in raters.items() for i, d, s in zip(IDS, DIALOGUE, scores)]
+    rows = [(i, d, name, "c", s) for name, scores in raters.items() for i, d, s in zip(IDS, DIALOGUE, scores, strict=True)]
     return pl.DataFrame(rows, schema=["exchange_id", "conversation_id", "rater", "criterion", "score"], orient="row")
 
 
-@pytest.fixture()
+@pytest.fixture
 def judge_files(tmp_path: Path) -> Path:
     _ratings({"A": A, "B": B, "J": J, "K": K}).write_csv(tmp_path / "ratings.csv")
     _ratings({"A": A, "B": B, "J": J, "K": K}).drop("conversation_id").write_csv(tmp_path / "plain.csv")
@@ -46,7 +46,7 @@ def judge_files(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.fixture()
+@pytest.fixture
 def ppi_files(tmp_path: Path) -> Path:
     ids = [f"x{i:02d}" for i in range(42)]
     pl.DataFrame({"exchange_id": ids, "rater": "llm", "criterion": "c", "score": F + U, "conversation_id": [f"c{i % 14}" for i in range(42)],
@@ -124,7 +124,7 @@ def test_agree_many_raters_cluster_and_stability(judge_files: Path, capsys) -> N
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    ("extra", "message"),
     [
         (["--cluster-col", "dialog"], "--cluster-col 'dialog' is not a column"),
         (["--length-bias", "LB.csv", "--metrics-table", "M.csv"], "--length-bias needs --judge"),
@@ -186,7 +186,7 @@ def test_ppi_cluster_strata_plan(ppi_files: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    ("extra", "message"),
     [
         (["--cluster-col", "dialog"], "--cluster-col 'dialog' is not a column"),
         (["--strata-col", "nope"], "--strata-col 'nope' is not a column"),
@@ -221,3 +221,13 @@ def test_outputs_without_new_options_equal_main(tmp_path: Path, capsys) -> None:
         assert (tmp_path / name).read_bytes() == (FIXTURES / name).read_bytes(), name
     err = capsys.readouterr().err
     assert "agreement: 5 criteria" in err and "agree: 5 criteria, α " in err and "agree: judge r2, 5 criteria" in err
+
+
+def test_compare_prints_its_result_line(tmp_path: Path, capsys) -> None:
+    """Issue 35: compare ends with one result line naming the table written (the closing line stays)."""
+    rows = [(f"q{q}", g, q * 0.1 + (g == "b") * 0.5 + (q % 3) * 0.05) for q in range(12) for g in ("a", "b", "c")]
+    pl.DataFrame(rows, schema=["question_id", "level", "m1"], orient="row").write_csv(tmp_path / "m.csv")
+    code = main(["compare", str(tmp_path / "m.csv"), "--group-col", "level", "--block-col", "question_id", "-o", str(tmp_path / "c.csv")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 0 and err[-2].startswith("compare: 1 Friedman")
+    assert err[-1].startswith("compare: 1 metrics, ") and err[-1].endswith(f"-> {tmp_path / 'c.csv'}")

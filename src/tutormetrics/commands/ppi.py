@@ -17,8 +17,8 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.flags import flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
