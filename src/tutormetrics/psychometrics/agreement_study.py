@@ -10,7 +10,6 @@ stability (two runs of one judge, ``docs/guide/judges.md#stability``).
 Example:
     >>> import polars as pl
     >>> from tutormetrics.psychometrics.ratings import Ratings
-from tutormetrics.psychometrics.stability import stability_table
     >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["a", "b"] * 2,
     ...                    "criterion": ["c"] * 4, "score": [1, 1, 0, 1]})
     >>> study = agreement_study(Ratings.clean(df), AgreeOptions(n_resamples=0, n_min=2))
