@@ -4,7 +4,9 @@ Reads the metrics table, calls :func:`~tutormetrics.stats.compare_study.compare_
 table, the optional bias summary and figure; the summary goes to stderr.
 
 Example:
-    >>> import typer
+    >>> from typing import TYPE_CHECKING
+
+import typer
     >>> app = typer.Typer()
     >>> register(app)
 """
@@ -13,15 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from tutormetrics.commands.terminal import log, renamed
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log, renamed
 from tutormetrics.flags import argument, flag
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table, write_table
 from tutormetrics.stats.compare_options import CompareOptions, read_directions
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["CompareArgs", "compare", "register"]
 
@@ -69,6 +75,14 @@ def compare(args: CompareArgs) -> None:
 
         plot_effect_matrix(study.table, args.figure)
     log(study.closing)
+    log(_headline(study.table, args.output))
+
+
+def _headline(table: pl.DataFrame, output: Path) -> str:
+    """The one-line result (issue 35): ``compare: 12 metrics, 36 rows, 2 violation(s) -> out.csv``."""
+    n_metrics = table["metric"].n_unique() if "metric" in table.columns else 0
+    n_violations = int(table["violation"].fill_null(False).sum()) if "violation" in table.columns else 0
+    return f"compare: {n_metrics} metrics, {table.height} rows, {n_violations} violation(s) -> {output}"
 
 
 def register(app: typer.Typer) -> None:

@@ -83,7 +83,8 @@ class AgreeRatingsInput(RatingsInput):
 @dataclass(frozen=True)
 class JudgeOptions:
     """The options of the agreement and judge tables (``docs/guide/judges.md#commands``): resamples, seed and
-    ``n_min`` are ``agree``'s flags; the rest are set from Python (:func:`~tutormetrics.psychometrics.judge_tables.judge_tables`)."""
+    ``n_min``, ``--cluster-col``, ``--min-clusters`` and ``--length-col`` are ``agree``'s flags; the tables asked for
+    (``length_bias``, ``differences``) are set from the file options of the command."""
 
     PANEL: ClassVar[str] = "Agreement"
 
@@ -94,9 +95,13 @@ class JudgeOptions:
     #: The rating scale (``--levels``; ``None``: each criterion's observed categories).
     levels: tuple[float, ...] | None = None
     exchangeable: bool = False
-    cluster_col: str | None = None
-    min_clusters: int = 10  # stats.cluster_resample.MIN_CLUSTERS (not imported: it pulls in scipy)
-    length_col: str = "resp_words"
+    cluster_col: str | None = flag(
+        "--cluster-col", default=None, show_default=False,
+        help="Column (of RATINGS, else of --metrics-table) naming each reply's dialogue: intervals resample dialogues.",
+    )
+    #: stats.cluster_resample.MIN_CLUSTERS (not imported: it pulls in scipy)
+    min_clusters: int = flag("--min-clusters", default=10, min=2, help="With --cluster-col: fewer dialogues give no interval (too_few_clusters).")
+    length_col: str = flag("--length-col", default="resp_words", help="With --length-bias: the --metrics-table column with each reply's length.")
     length_bias: bool = False
     differences: bool = False
 
