@@ -22,7 +22,7 @@ from tutormetrics.flags import flag_fields, flag_of
 from tutormetrics.validity.study import ValidateOptions
 
 #: The typed command of each name, and the option fields it leaves out (validate has no --recode).
-COMMANDS = {"score": (ScoreArgs, ()), "validate": (ValidateArgs, ("recode",)), "run": (RunArgs, RUN_EXCLUDES)}
+COMMANDS = {"score": (ScoreArgs, ()), "validate": (ValidateArgs, ()), "run": (RunArgs, RUN_EXCLUDES)}
 #: Fields only the Python API sets (run's figure formats, the dialogue reader's response check).
 API_ONLY = {ValidateOptions: {"figure_formats"}, ScoreOptions: set(), DialogueOptions: {"response_required"}}
 
