@@ -19,8 +19,8 @@ import polars as pl
 import typer
 
 from tutormetrics.commands.flag_groups import Gate
-from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import IdKey, TableIds, read_keyed
