@@ -20,8 +20,8 @@ from typing import Any
 import typer
 
 from tutormetrics.commands.flag_groups import Targets
-from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import TableIds

@@ -50,8 +50,8 @@ def check_theta_pv(rated: Ratings | None, theta_given: bool, tables_given: bool,
 def _fit_estimates(rated: Ratings, targets: Any, fit_tables: tuple[pl.DataFrame, pl.DataFrame] | None) -> tuple[Any, Any, Any]:
     """(estimates, observations, prepared ratings) of the θ validated: the fit estimated here, or THETA/FACETS."""
     from tutormetrics.psychometrics.measurement import estimates_from_result, estimates_from_tables, observations
-    from tutormetrics.psychometrics.measurement.posterior import check_same_fit
     from tutormetrics.psychometrics.measurement.measurement_report import prepare_like_fit
+    from tutormetrics.psychometrics.measurement.posterior import check_same_fit
 
     if targets.fit is not None:
         fitted = targets.fitted
@@ -96,6 +96,6 @@ def theta_pv_rows(
     raw = table.filter(pl.col("target") == "theta")
     if "control" in raw.columns:
         raw = raw.filter(pl.col("control").fill_null("") == "")
-    eap = dict(zip(raw["metric"].to_list(), raw["rho"].cast(pl.Float64).to_list()))
+    eap = dict(zip(raw["metric"].to_list(), raw["rho"].cast(pl.Float64).to_list(), strict=True))
     log(theta_pv_line(pv, eap))
     return pv, with_theta_pv(table, pv)
