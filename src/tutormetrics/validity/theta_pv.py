@@ -5,10 +5,12 @@ Rubin's rules (:func:`~tutormetrics.validity.plausible_rho.theta_pv_table`), pla
 
 Example:
     >>> from tutormetrics.validity.options import ValidateOptions
-    >>> check_theta_pv(None, False, False, ValidateOptions(theta_pv=20))
-    Traceback (most recent call last):
-    ...
-    tutormetrics.errors.ConfigError: --theta-pv needs long ratings (--ratings)
+    >>> from tutormetrics.errors import ConfigError
+    >>> try:
+    ...     check_theta_pv(None, False, False, ValidateOptions(theta_pv=20))
+    ... except ConfigError as error:
+    ...     print(str(error).splitlines()[0])
+    --theta-pv needs long ratings (--ratings)
 """
 
 from __future__ import annotations
