@@ -20,8 +20,8 @@ from typing import Any
 import typer
 
 from tutormetrics.commands.flag_groups import Targets
-from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import TableIds
@@ -54,6 +54,10 @@ class ValidateArgs(Targets):
 
     metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)
     output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")
+    facets: Path | None = flag(
+        "--facets", default=None, dir_okay=False, panel="Targets",
+        help="--theta-pv with --theta: the FACETS.csv theta wrote with the first --theta table.",
+    )
     ids: TableIds = field(default_factory=TableIds)
     validate: ValidateStudyOptions = field(default_factory=ValidateStudyOptions)
 
@@ -88,7 +92,7 @@ def validate(args: ValidateArgs) -> None:
     if ratings is None and not args.theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
     check_outputs(
-        [args.metrics, ratings, *args.theta],
+        [args.metrics, ratings, *args.theta, args.facets],
         [args.output, args.side_file("_rho_matrix.csv"), args.side_file("_rho_matrix_partial.csv") if options.control else None,
          args.side_file("_theta.csv") if options.estimate_theta and not args.theta else None],
     )  # fmt: skip
@@ -101,9 +105,19 @@ def validate(args: ValidateArgs) -> None:
         id_col=id_col,
         metric_cols=metric_cols,
         ratings_source=str(ratings),
+        fit_tables=_fit_tables(args),
         log=log,
     )
     _write_study(args, study)
+
+
+def _fit_tables(args: ValidateArgs) -> tuple[Any, Any] | None:
+    """``--theta-pv`` with ``--theta``: the first THETA table and ``--facets`` (``docs/measurement.md#theta-pv``)."""
+    if not args.validate.theta_pv or not args.theta or args.facets is None:
+        return None
+    from tutormetrics.ids import read_keyed
+
+    return read_keyed(args.theta[0], args.ids.key, drop_parts=True), read_table(args.facets)
 
 
 def _metrics_table(args: ValidateArgs) -> tuple[Any, str, list[str] | None]:

@@ -111,6 +111,13 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
     #: (``docs/commands/predict.md#cluster-intervals-in-validate-and-run``).
     cluster_col: str | None = flag('--cluster-col', default=None, panel='Validity', show_default=False,
          help='METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows.')
+    #: Plausible values of θ per exchange for the ``theta_pv`` rows (``docs/measurement.md#theta-pv``); 0 = none.
+    theta_pv: int = flag('--theta-pv', default=0, panel='Targets', min=0,
+         help='Also ρ(metric, θ) over M plausible values of θ pooled by Rubin\'s rules (theta_pv rows; needs long '
+              'ratings and --theta with --facets, or an estimated θ); 0 = off.')
+    #: ``metric`` (PVs conditioned on each metric) or ``none`` (``theta --pv``'s unconditioned PVs).
+    pv_condition: str = flag('--pv-condition', default='metric', panel='Targets',
+         help='--theta-pv: draw the PVs conditioned on each metric (metric) or unconditioned (none).')
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
     def clean_ratings(
