@@ -18,9 +18,9 @@ from pathlib import Path
 import typer
 
 from tutormetrics.commands.flag_groups import DialogueSwitch, Gate, Targets
-from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.commands.registration import command
 from tutormetrics.commands.score import prompt_given
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError

@@ -16,8 +16,8 @@ from typing import Annotated
 import typer
 
 from tutormetrics.commands.flag_groups import DialogueSwitch, Gate
-from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs

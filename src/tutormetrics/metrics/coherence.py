@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.encoders.spill import is_spilled, row_blocks
+from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional.coherence import (
     consecutive_cosine,
     response_coherence,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.flags import flag, min_clusters_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
 from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE
 from tutormetrics.psychometrics.ratings_input import RatingsInput
 
@@ -91,7 +91,7 @@ class JudgeOptions:
     n_resamples: int = n_resamples_flag(2000)
     seed: int = seed_flag()
     confidence_level: float = 0.95
-    n_min: int = flag("--n-min", default=10, min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")
+    n_min: int = n_min_flag(10)  # units with two ratings (or judge pairs)
     #: The rating scale (``--levels``; ``None``: each criterion's observed categories).
     levels: tuple[float, ...] | None = None
     exchangeable: bool = False
@@ -100,7 +100,7 @@ class JudgeOptions:
         help="Column (of RATINGS, else of --metrics-table) naming each reply's dialogue: intervals resample dialogues.",
     )
     #: stats.cluster_resample.MIN_CLUSTERS (not imported: it pulls in scipy)
-    min_clusters: int = flag("--min-clusters", default=10, min=2, help="With --cluster-col: fewer dialogues give no interval (too_few_clusters).")
+    min_clusters: int = min_clusters_flag()
     length_col: str = flag("--length-col", default="resp_words", help="With --length-bias: the --metrics-table column with each reply's length.")
     length_bias: bool = False
     differences: bool = False

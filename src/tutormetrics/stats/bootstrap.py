@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-
 # Elements (rows × columns × resamples) per bootstrap chunk: ~16 MiB per float64 work array.
 _CHUNK_ELEMENTS = 1 << 21
 

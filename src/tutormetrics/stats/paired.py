@@ -37,7 +37,12 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, AdjustMethod, adjust_pvalues, significance_stars
-from tutormetrics.stats.paired_bootstrap import bootstrap_paired, paired_intervals, percentile_interval, rank_biserial_interval
+from tutormetrics.stats.paired_bootstrap import (
+    bootstrap_paired,
+    paired_intervals,
+    percentile_interval,
+    rank_biserial_interval,
+)
 from tutormetrics.stats.signed_rank import signed_ranks, wilcoxon_asymptotic_p
 
 __all__ = [

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import confidence_flag, flag, n_resamples_flag, seed_flag, unique_list
+from tutormetrics.flags import (
+    confidence_flag,
+    control_flag,
+    flag,
+    min_clusters_flag,
+    n_min_flag,
+    n_resamples_flag,
+    seed_flag,
+)
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.ratings_input import RatingOptions
@@ -58,15 +66,13 @@ class SpearmanOptions:
     stars_on: str = flag('--stars-on', default='p_adj', panel='Validity',
          help='Column the stars refer to: p_adj or p.')
     #: Fewest complete pairs of a defined cell.
-    n_min: int = flag('--n-min', default=10, panel='Validity', min=3,
-         help='Fewest complete pairs for a defined cell.')
+    n_min: int = n_min_flag(10, min=3, panel="Validity")
     #: Significant digits of the rank key (``docs/statistics.md#ties-binary-targets-and-the-prevalence-ceiling``);
     #: 0 = raw values.
     tie_digits: int = flag('--tie-digits', default=DEFAULT_TIE_DIGITS, panel='Validity', min=0,
          help='Rank values rounded to N significant digits, so float noise ties (0: raw values).')
     #: Fewest clusters of a cluster interval (fewer: no interval, reason ``too_few_clusters``).
-    min_clusters: int = flag('--min-clusters', default=10, panel='Validity', min=2,
-         help='Fewest clusters in a cell for a cluster interval.')
+    min_clusters: int = min_clusters_flag("Validity")
 
     def check(self) -> None:
         """Exit 2 (:class:`~tutormetrics.errors.ConfigError`) on a value outside its choices or range."""
@@ -105,8 +111,7 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
          help='Fit an MFRM for θ when --theta is not given.')
     #: Metrics columns held fixed for the partial rows (``docs/statistics.md#length-controlled-validity-control``);
     #: empty = raw only.
-    control: list[str] = flag('--control', default=None, parse=unique_list, cli_type=list[str] | None, panel='Targets', show_default=False,  # noqa: RUF009
-         help='Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.')
+    control: list[str] = control_flag("Targets")
     #: Metrics column of cluster (dialogue) labels: intervals resample clusters
     #: (``docs/commands/predict.md#cluster-intervals-in-validate-and-run``).
     cluster_col: str | None = flag('--cluster-col', default=None, panel='Validity', show_default=False,
