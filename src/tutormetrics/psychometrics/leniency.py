@@ -93,7 +93,18 @@ def leniency_columns(
     seed: int = 0,
     confidence_level: float = 0.95,
 ) -> tuple[dict[str, float], list[str]]:
-    """The leniency columns of one judge × reference row (``y``, ``yhat``: the scores of the n paired units)."""
+    """The leniency columns of one judge × reference row (``y``, ``yhat``: the scores of the n paired units).
+
+    Args:
+        y: Reference scores of the paired units.
+        yhat: Judge scores of the paired units.
+        table: The Q×Q reference × judge count table (symmetry tests).
+        lo: Lowest level of the criterion's scale.
+        hi: Highest level of the criterion's scale.
+        n_resamples: Bootstrap resamples of the mean-difference interval.
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+    """
     out = {c: _NAN for c in LENIENCY_COLUMNS}
     y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
     n = y.size
