@@ -166,7 +166,13 @@ def group_means(
 
 def check_same_fit(est: Estimates, prep: PreparedRatings, tol: float = 1e-6) -> float:
     """The EAP recomputed from FACETS and the ratings must equal THETA's ``theta`` (MML fits) within ``tol``;
-    returns the largest difference, raises :class:`~tutormetrics.errors.InputSchemaError` otherwise."""
+    returns the largest difference, raises :class:`~tutormetrics.errors.InputSchemaError` otherwise.
+
+    Args:
+        est: Estimates read from THETA and FACETS.
+        prep: The prepared ratings.
+        tol: Largest allowed EAP difference (logits).
+    """
     from tutormetrics.errors import InputSchemaError
 
     diff = float(np.max(np.abs(posterior(NodeLikelihood(est, prep)).eap() - est.theta), initial=0.0))
