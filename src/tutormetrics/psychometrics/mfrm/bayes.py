@@ -408,6 +408,16 @@ class BayesMFRMResult:
         rows: dict[str, list[Any]] = {k: [] for k in cols}
 
         def add(facet: str, level: str, var: str, index: tuple[int, ...], ref: str = "", plugin: float | None = None) -> None:
+            """Append one facet row: posterior mean, SD and 94% HDI of ``var[index]``.
+
+            Args:
+                facet: The facet column value.
+                level: The level column value.
+                var: The posterior variable.
+                index: Index of the element within ``var``.
+                ref: The reference column value.
+                plugin: The plug-in estimate; ``None``: none.
+            """
             vals = [float(self._metric(var, m)[index]) for m in ("mean", "sd", "hdi_3%", "hdi_97%")]
             for key, val in zip(cols, [facet, level, *vals, ref, plugin]):
                 rows[key].append(val)
@@ -787,6 +797,12 @@ def model_specs(
     Without ``specs``: ``facets`` and every non-empty combination of the term sets given, named
     ``facets+covariate``, ``facets+topics``, ``facets+groups``, ``facets+covariate+topics``, ...
 
+    Args:
+        specs: User models ``[(name, terms)]``; ``None``: the default combinations.
+        covariate_names: The covariates available as terms.
+        has_topics: A topic table is given.
+        has_groups: A group table is given.
+
     Example:
         >>> model_specs([("M0", []), ("M1", ["suff"])], covariate_names=["suff"], has_topics=False, has_groups=False)
         {'M0': ([], False, False), 'M1': (['suff'], False, False)}
@@ -838,6 +854,17 @@ def compare_models(
     term sets given (:func:`model_specs`). ``fit_options`` go to :func:`fit_mfrm_bayes` (column
     names, covariate scale, model, draws, tune, chains, sampler, seed, ...). All models see the same
     ratings, so the pointwise elpd differences are paired.
+
+    Args:
+        ratings: Long ratings.
+        covariates: Covariate table, one row per exchange.
+        covariate_cols: Its covariate columns; ``None``: every numeric non-id column.
+        groups: Group table, one row per exchange.
+        group_col: Its group column.
+        topics: Topic table, one row per exchange.
+        topic_cols: Its topic columns; ``None``: every 0/1 non-id column.
+        specs: Models ``[(name, terms)]``, the first the reference; ``None``: the default set.
+        **fit_options: Passed to :func:`fit_mfrm_bayes` (column names, scale, model, draws, seed, ...).
     """
     if covariates is None:
         cov_names: list[str] = []
