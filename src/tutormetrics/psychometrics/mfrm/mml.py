@@ -374,6 +374,18 @@ class MFRMResult:
         rows: dict[str, list] = {k: [] for k in cols}
 
         def add(facet: str, level: str, est: float, se: float, lo: float, hi: float, ref: str = "", plugin: float | None = None) -> None:
+            """Append one facet row.
+
+            Args:
+                facet: The facet column value.
+                level: The level column value.
+                est: The estimate.
+                se: Its standard error.
+                lo: Lower end of its interval.
+                hi: Upper end of its interval.
+                ref: The reference column value.
+                plugin: The plug-in estimate; ``None``: none.
+            """
             for key, val in zip(cols, (facet, level, float(est), float(se), float(lo), float(hi), ref, plugin)):
                 rows[key].append(val)
 
@@ -706,6 +718,15 @@ def simulate_mfrm(
     θ ~ N(0,1) centred; ``gamma`` (J,) adds a standardised covariate v; ``beta`` (J×K, rows summing
     to zero) adds K balanced groups; ``thresholds`` (J×M, rows summing to zero) makes partial-credit
     scores 0..M instead of 0/1.
+
+    Args:
+        n_items: Number of exchanges.
+        b: Criterion difficulties b_j (logits); their count is J.
+        severities: Rater severities s_r (logits); their count is R.
+        seed: Seed of ``default_rng``.
+        gamma: Covariate effect per criterion (J,); ``None``: no covariate.
+        beta: Group effects (J×K, rows summing to zero); ``None``: no groups.
+        thresholds: Partial-credit thresholds (J×M, rows summing to zero); ``None``: binary scores.
 
     Returns:
         ``(ratings, truth)``: ratings ``exchange_id, rater, criterion, score`` and the exchange-level
