@@ -51,8 +51,8 @@ def build_report(
 
     Args:
         outdir: The study output folder.
-        exchanges: The exchanges file to show replies from; ``None``: the run's own, if any.
-        max_exchanges: Most exchanges shown on the page.
+        exchanges: The scored input, overriding the one recorded in ``run.json``; ``None``: the recorded one.
+        max_exchanges: With more rows, the per-exchange parts show a random sample of this many.
         on_stale: Gets each line of the stale banner; ``None``: not told.
     """
     data = collect_study(Path(outdir), exchanges=Path(exchanges) if exchanges else None, max_exchanges=max_exchanges)
@@ -71,8 +71,8 @@ def write_report(
     Args:
         outdir: The study output folder.
         output: The HTML file; ``None``: ``outdir/report.html``.
-        exchanges: The exchanges file to show replies from; ``None``: the run's own, if any.
-        max_exchanges: Most exchanges shown on the page.
+        exchanges: The scored input, overriding the one recorded in ``run.json``; ``None``: the recorded one.
+        max_exchanges: With more rows, the per-exchange parts show a random sample of this many.
         on_stale: Gets each line of the stale banner; ``None``: not told.
     """
     from tutormetrics.io.atomic import write_text_atomic

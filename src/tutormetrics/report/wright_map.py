@@ -193,7 +193,7 @@ def save_wright_map(est: Estimates, path: str | Path, fit: pl.DataFrame | None =
     Args:
         est: The fitted estimates.
         path: The figure file (``.png``, ``.pdf`` or ``.svg``).
-        fit: The fit table, to mark misfitting elements; ``None``: no marks.
+        fit: The fit table (its ``underfit`` elements drawn as open red markers); ``None``: no marks.
     """
     path = Path(path)
     fmt = WRIGHT_FORMATS.get(path.suffix.lower())
