@@ -61,7 +61,13 @@ class PooledRho:
 
 
 def rubin_pool(rho: np.ndarray, n: int, confidence_level: float = 0.95) -> PooledRho:
-    """Pool ρ_1..ρ_M of n pairs on Fisher's z with the Bonett–Wright variance and Barnard–Rubin df."""
+    """Pool ρ_1..ρ_M of n pairs on Fisher's z with the Bonett–Wright variance and Barnard–Rubin df.
+
+    Args:
+        rho: ρ of each of the M plausible values.
+        n: Number of pairs.
+        confidence_level: Interval level, in (0, 1).
+    """
     rho = np.asarray(rho, dtype=float)
     m = rho.size
     z = np.arctanh(rho)
