@@ -146,8 +146,13 @@ def pooled_leniency(
 
     Args:
         units: the unit (exchange id) of each pair.
-        y, yhat: reference and judge scores of each pair.
-        lo, hi: the lowest and highest level of each pair's criterion.
+        y: reference score of each pair.
+        yhat: judge score of each pair.
+        lo: the lowest level of each pair's criterion.
+        hi: the highest level of each pair's criterion.
+        n_resamples: bootstrap resamples of ``diff_ci_*`` (over units).
+        seed: seed of the bootstrap.
+        confidence_level: interval level, in (0, 1).
 
     Example:
         >>> r = pooled_leniency(np.array(["a", "a", "b"]), np.array([0.0, 1, 1]), np.array([1.0, 1, 2]),

@@ -105,11 +105,16 @@ def theta_pv_table(
     Args:
         metrics: the metrics table keyed by the ratings' id column (one row per exchange).
         metric_cols: the metric columns, in the output order.
-        est: THETA/FACETS of the θ being validated; ``obs``/``prep`` its ratings.
-        draws: M plausible values; ``seed`` their generator.
+        est: THETA/FACETS of the θ being validated.
+        obs: its ratings' observations.
+        prep: its prepared ratings.
+        draws: M plausible values.
+        seed: their generator's seed.
         condition: ``metric`` (PVs conditioned on each metric's normal scores) or ``none`` (``theta --pv``'s).
-        adjust: the multiplicity adjustment over these rows; ``n_min`` the fewest exchanges.
-        confidence_level: of the pooled interval; ``tie_digits`` of the rank key.
+        adjust: the multiplicity adjustment over these rows.
+        n_min: the fewest exchanges.
+        confidence_level: of the pooled interval.
+        tie_digits: digits of the rank key.
     """
     if condition not in ("metric", "none"):
         from tutormetrics.errors import ConfigError

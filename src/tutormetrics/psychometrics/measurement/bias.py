@@ -109,7 +109,9 @@ def bias_table(
     """One block of cells per pair in ``pairs`` (``A:B``: ``level_a`` from A), columns :data:`BIAS_COLUMNS`.
 
     Args:
-        est: the estimates; ``obs`` the ratings; ``prep`` their design (for θ's posterior).
+        est: the estimates.
+        obs: the ratings.
+        prep: their design (for θ's posterior).
         pairs: e.g. ``["rater:criterion", "criterion:group"]``.
         groups: the DIF group column (needed by a group pair).
         rule: minimum cell size, the substantive logit and the adjustment.

@@ -137,8 +137,11 @@ def group_means(
 
     Args:
         lik: the likelihood (all criteria, or the DIF matching set).
-        code: level of each exchange (−1: in no level); ``n_levels`` levels.
+        code: level of each exchange (−1: in no level).
+        n_levels: number of levels.
         extreme_item: exchanges with an extreme score; a level with only such exchanges has no μ (``extreme``).
+        tol: Newton stops when a step is below this.
+        max_steps: most Newton steps.
     """
     t, w = quadrature(N_NODES)
     logw = np.log(w)

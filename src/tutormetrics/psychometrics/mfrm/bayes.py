@@ -646,7 +646,23 @@ def fit_mfrm_bayes(
     partial-credit likelihood are in the module docstring.
 
     Args:
-        draws, tune, chains: NUTS draws kept and warm-up iterations per chain.
+        ratings: long ratings, as in :func:`~tutormetrics.psychometrics.mfrm.mml.fit_mfrm`.
+        id_col: the exchange id column.
+        rater_col: the rater column.
+        criterion_col: the criterion column.
+        score_col: the score column.
+        covariates: exchange-level covariate table, as in ``fit_mfrm``.
+        covariate_cols: its covariate columns (default: every numeric column but the id).
+        standardize_covariates: deprecated alias of ``covariate_scale`` (True: ``"z"``, False: ``"raw"``).
+        covariate_scale: ``"auto"``, ``"raw"`` or ``"z"``, as in ``fit_mfrm``.
+        groups: exchange-level group table, as in ``fit_mfrm``.
+        group_col: its group column.
+        topics: exchange-level 0/1 topic table, as in ``fit_mfrm``.
+        topic_cols: its topic columns (default: every 0/1 column).
+        model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
+        draws: NUTS draws kept per chain.
+        tune: warm-up iterations per chain.
+        chains: number of chains.
         target_accept: NUTS target acceptance (step-size adaptation).
         sampler: ``"nutpie"`` (Rust NUTS on a numba-compiled log density) or ``"pymc"``.
         seed: random seed (reproducible for a given sampler and core count).

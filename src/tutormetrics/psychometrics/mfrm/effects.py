@@ -164,8 +164,10 @@ def baseline_rows(
     Args:
         criterion: the criterion name (the row's ``level``, with ``:P(y=k)`` for partial credit).
         m: its number of steps (1 = binary).
-        b, tau: the point estimate of b_j and its thresholds (``tau[:m]``).
-        b_draws, tau_draws: (S,) and (S, ≥ m) draws, or ``None``.
+        b: the point estimate of b_j.
+        tau: its thresholds (``tau[:m]``), or ``None``.
+        b_draws: (S,) draws of b_j, or ``None``.
+        tau_draws: (S, ≥ m) draws of the thresholds, or ``None``.
 
     Example:
         >>> r = baseline_rows("c", 1, 0.0, None, np.array([-0.1, 0.0, 0.1]), None)

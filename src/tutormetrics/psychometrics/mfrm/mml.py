@@ -493,17 +493,28 @@ def fit_mfrm(
 
     Args:
         ratings: long ratings, one row per (exchange, rater, criterion) score; null scores are dropped.
+        id_col: the exchange id column.
+        rater_col: the rater column.
+        criterion_col: the criterion column.
+        score_col: the score column.
         covariates: exchange-level table with ``id_col`` and numeric column(s) ``covariate_cols``
             (default: every numeric column but the id). ``covariate_scale`` (``docs/design/effects.md#covariate-scale``): ``"auto"``
             uses a 0/1 column raw and z-scores any other over the rated exchanges (γ_j per SD); ``"raw"``
             and ``"z"`` force one scale (``standardize_covariates`` is a deprecated alias). Makes θ
             residual (latent regression).
+        covariate_cols: the covariate columns (see ``covariates``).
+        standardize_covariates: deprecated alias of ``covariate_scale`` (True: ``"z"``, False: ``"raw"``).
+        covariate_scale: ``"auto"``, ``"raw"`` or ``"z"`` (see ``covariates``).
         topics: exchange-level 0/1 topic columns ``topic_cols`` (multi-hot; default every 0/1 column),
             with β_j· summing to zero over topics within each criterion (ZeroSumNormal(0.5)).
+        topic_cols: the topic columns (see ``topics``).
         groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
             non-id column); one-hot x with zero-sum β_j· over groups.
+        group_col: the group column (see ``groups``).
         model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
+        n_nodes: Gauss–Hermite nodes over θ.
         compute_se: facet SEs from the inverse Hessian (finite differences of the gradient).
+        maxiter: most optimizer iterations.
 
     Example:
         >>> ratings, _ = simulate_mfrm(n_items=100, seed=3)
