@@ -17,12 +17,12 @@ from typing import Optional
 
 import typer
 
-from tutormetrics.commands.terminal import log, renamed
 from tutormetrics.commands.registration import command
-from tutormetrics.flags import argument, flag, split_list
+from tutormetrics.commands.table_output import write_result
+from tutormetrics.commands.terminal import log, renamed
+from tutormetrics.flags import argument, caption_flag, flag, split_list, where_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import write_table
 from tutormetrics.psychometrics.agree_options import AgreeOptions, AgreeRatingsInput, check_agree
 from tutormetrics.psychometrics.ratings_input import read_ratings
 
@@ -48,6 +48,8 @@ class AgreeArgs:
     )
     confusion: Path | None = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")
     per_rater: Path | None = flag("--per-rater", default=None, help="Also write the endorsement rate per criterion x rater here.")
+    caption: str | None = caption_flag()
+    where: list[str] | None = where_flag()
     n_boot: int | None = flag("--n-boot", default=None, hidden=True, min=0, help="Old spelling of --n-resamples.")
     ids: TableIds = field(default_factory=TableIds)
     reading: AgreeRatingsInput = field(default_factory=AgreeRatingsInput)
@@ -68,14 +70,14 @@ def agree(args: AgreeArgs) -> None:
         args.agreement, n_resamples=renamed(args.agreement.n_resamples, args.n_boot, "--n-boot", "--n-resamples"),
         levels=None if args.reading.levels is None else tuple(args.reading.levels),
     )  # fmt: skip
-    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na)
+    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na, where=args.where)
     study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None, log=log)
     if args.per_rater is not None and study.per_rater is not None:
-        write_table(study.per_rater, args.per_rater)
+        write_result(study.per_rater, args.per_rater, "per_rater")
         log(f"per-rater endorsement: {study.per_rater.height} rows -> {args.per_rater}")
-    write_table(study.table, args.output)
+    write_result(study.table, args.output, "judge" if args.judge else "agree", args.caption)
     if args.confusion is not None and study.confusion is not None:
-        write_table(study.confusion, args.confusion)
+        write_result(study.confusion, args.confusion, "confusion")
     for line in study.lines:
         log(line)
 

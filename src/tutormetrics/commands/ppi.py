@@ -16,12 +16,12 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
-from tutormetrics.flags import flag
+from tutormetrics.commands.table_output import check_table_path, write_result
+from tutormetrics.commands.terminal import log
+from tutormetrics.flags import caption_flag, flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import infer_format, write_table
 from tutormetrics.psychometrics.ppi_options import PPIOptions
 from tutormetrics.psychometrics.ratings_input import RatingsInput
 
@@ -36,10 +36,11 @@ class PPIArgs:
         "--judge-labels", dir_okay=False, help="Long judge labels for every exchange (exchange_id, rater, criterion, score)."
     )
     human_labels: Path = flag("--human-labels", dir_okay=False, help="Long human labels for a random subset of the exchanges.")
-    output: Path = flag("--output", "-o", help="PPI table (.csv, .parquet or .jsonl).")
+    output: Path = flag("--output", "-o", help="PPI table (.csv, .parquet, .jsonl; .md or .tex: paper table).")
     ids: TableIds = field(default_factory=TableIds)
     reading: RatingsInput = field(default_factory=RatingsInput)
     estimate: PPIOptions = field(default_factory=PPIOptions)
+    caption: str | None = caption_flag()
 
 
 def ppi(args: PPIArgs) -> None:
@@ -55,12 +56,12 @@ def ppi(args: PPIArgs) -> None:
     from tutormetrics.psychometrics.ppi_table import ppi_study
     from tutormetrics.psychometrics.ratings_input import read_ratings
 
-    infer_format(args.output)
+    check_table_path(args.output)
     check_outputs([args.judge_labels, args.human_labels], [args.output])
     key = args.ids.key  # --id (repeatable: a composite exchange_id, docs/guide/datasets.md)
     judge, human = (read_ratings(path, args.reading, key, log=log) for path in (args.judge_labels, args.human_labels))
     table = ppi_study(judge, human, args.estimate, log=log)
-    write_table(table, args.output)
+    write_result(table, args.output, "ppi", args.caption)
     for row in table.filter(table["group"] == "").iter_rows(named=True):
         log(f"{row['criterion']}: PPI {row['estimate']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}] (λ = {row['lambda']:.3f}), "
             f"classical {row['classical']:.3f}, judge {row['judge_mean']:.3f}; n = {row['n_labeled']}, N = {row['n_unlabeled']}, "

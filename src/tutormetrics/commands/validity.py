@@ -20,13 +20,14 @@ from typing import Any
 import typer
 
 from tutormetrics.commands.flag_groups import Targets
-from tutormetrics.commands.terminal import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import check_table_path, filter_rows, write_result
+from tutormetrics.commands.terminal import log
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import argument, flag
+from tutormetrics.flags import argument, caption_flag, flag, where_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import infer_format, read_table, write_table
+from tutormetrics.io.tables import read_table, write_table
 from tutormetrics.validity.options import ValidateOptions
 
 __all__ = ["HeatmapArgs", "ValidateArgs", "register", "validate", "heatmap"]
@@ -53,7 +54,9 @@ class ValidateArgs(Targets):
     the study's :class:`ValidateOptions`."""
 
     metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)
-    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")
+    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet, .jsonl; .md or .tex: the ρ matrix as a paper table).")
+    caption: str | None = caption_flag()
+    where: list[str] | None = where_flag()
     ids: TableIds = field(default_factory=TableIds)
     validate: ValidateStudyOptions = field(default_factory=ValidateStudyOptions)
 
@@ -83,7 +86,7 @@ def validate(args: ValidateArgs) -> None:
     from tutormetrics.psychometrics.ratings import theta_to_targets
     from tutormetrics.validity.study import validate_metrics
 
-    infer_format(args.output)  # fail on a bad output name before any work
+    check_table_path(args.output)  # fail on a bad output name before any work
     options, key, ratings = args.validate, args.ids.key, args.ratings
     if ratings is None and not args.theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
@@ -113,7 +116,7 @@ def _metrics_table(args: ValidateArgs) -> tuple[Any, str, list[str] | None]:
     from tutormetrics.metrics.columns import check_named_columns, describe_frame, metric_names, read_manifest_roles
 
     key, cluster = args.ids.key, (args.validate.cluster_col,) if args.validate.cluster_col else ()
-    frame = read_keyed(args.metrics, key, id_columns=ID_COLUMNS + (key.column,) + cluster)
+    frame = filter_rows(read_keyed(args.metrics, key, id_columns=ID_COLUMNS + (key.column,) + cluster), args.where, args.metrics)
     id_col = dialogue_id_column(frame.columns, key.column)
     roles = read_manifest_roles(args.metrics)
     check_named_columns(args.metrics_cols, "--metrics-cols", roles)
@@ -135,7 +138,7 @@ def _write_study(args: ValidateArgs, study: Any) -> None:
         log(f"θ (EAP reliability {study.theta_fit.reliability:.3f}) -> {theta_path.name}")
     result, controls = study.validity, args.validate.control
     log(result.report.summary())
-    write_table(result.table, args.output)
+    write_result(result.table, args.output, "validate", args.caption)
     parts = split_by_control(result.table)
     matrix_path = args.side_file("_rho_matrix.csv")
     write_table(rho_matrix(parts[""]), matrix_path)

@@ -71,7 +71,7 @@ class ThetaOptions:
     tune: int = flag("--tune", default=1000, min=0, help="nuts: warm-up iterations per chain.")
     chains: int = flag("--chains", default=4, min=1, help="nuts: number of chains.")
     sampler: str = flag("--sampler", default="nutpie", help="nuts: nutpie or pymc.")
-    seed: int = seed_flag()
+    seed: int = seed_flag(help="Seed of the NUTS sampler and of the MML draws (--effects, --effects-plot, baseline probabilities); 0 to 2**32-1.")
     covariate_col: list[str] | None = flag(
         "--covariate-col", default=None, parse=split_list, cli_type=list[str] | None, panel="Explanatory",
         help="Covariate column(s), repeat or comma-separate (default: all numeric).",
@@ -85,7 +85,7 @@ class ThetaOptions:
         help="Topic column(s), repeat or comma-separate (default: every 0/1 column).",
     )
     effect_draws: int = flag(
-        "--effect-draws", default=4000, panel="Explanatory", help="mml: draws from N(mode, H^-1) for --effects (>= 100)."
+        "--effect-draws", default=4000, panel="Explanatory", help="mml: draws from N(mode, H^-1) for --effects, --effects-plot and the baseline probabilities (>= 100)."
     )
     spec: list[str] | None = flag(
         "--spec", default=None, parse=list_or_none, cli_type=list[str] | None, panel="Explanatory",

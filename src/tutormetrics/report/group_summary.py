@@ -20,8 +20,10 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import polars as pl
@@ -281,7 +283,7 @@ def _summarize(
 
 def write_summary(
     result: SummaryResult, output: str | os.PathLike[str], layout: SummaryLayout | None = None, *, group_col: str = "group",
-    total: str | None = None,
+    total: str | None = None, caption: str | None = None,
 ) -> str:
     """Write the summary table to ``output`` as ``layout`` says and return its format (``csv``, ``md`` or ``tex``):
     a paper table (``.md``/``.tex``: groups × "mean [CI]", the chosen variables, no diagnostics) or the long table
@@ -293,12 +295,14 @@ def write_summary(
         layout: Format, variables and orientation (default: from the extension, every variable).
         group_col: The group column's name, the paper table's first header.
         total: The name of the total, if any (the paper table's last column).
+        caption: ``--caption`` of the paper table (None: its default caption).
     """
     layout = layout or SummaryLayout()
     fmt, kind = layout.formats(output)
     if fmt in ("md", "tex"):
         text = paper_table(result.table, fmt, group_col, variables=layout.variables, diagnostics=False,
-                           transpose=layout.transpose, total=total)  # fmt: skip
+                           transpose=layout.transpose, total=total, caption=caption,
+                           label="tab:" + re.sub(r"[^A-Za-z0-9]", "-", Path(output).stem))  # fmt: skip
         write_text(text, output)
         return fmt
     table = result.table
