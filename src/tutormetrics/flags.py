@@ -220,7 +220,7 @@ def caption_flag(panel: str | None = None) -> Any:
 def where_flag(panel: str | None = None) -> Any:
     """``--where EXPR``: keep the main input's rows that match (``docs/guide/paper.md#where``); repeats join by ``and``."""
     return flag(
-        "--where", default=None, parse=list_or_none, cli_type=Optional[list[str]], panel=panel, show_default=False,
+        "--where", default=None, parse=list_or_none, cli_type=list[str] | None, panel=panel, show_default=False,
         help="Keep the input rows matching EXPR (COL == V, COL != V, COL in V1,V2, joined by 'and'; repeat for 'and').",
     )
 

@@ -24,7 +24,7 @@ from tutormetrics.commands.registration import command
 from tutormetrics.commands.table_output import check_table_path, filter_rows, write_result
 from tutormetrics.commands.terminal import log
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import argument, caption_flag, flag, where_flag
+from tutormetrics.flags import argument, caption_flag, flag, metrics_cols_flag, split_list, where_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table, write_table
@@ -163,7 +163,7 @@ class HeatmapArgs:
     order: str = flag("--order", default="given", help="Metric order within families: given or cluster.")
     title: str | None = flag("--title", default=None, help="Figure title.")
     note: str | None = flag("--note", default=None, help="Note printed under the figure.")
-    width: float = flag("--width", default=3.5, min=1.0, max=20.0, help="Figure width in inches (3.5 = one column).")
+    width: float = flag("--width", default=3.5, min=1.0, max=7.0, help="Figure width in inches (3.5 = one column, at most 7).")
     dpi: int = flag("--dpi", default=300, min=50, max=1200, help="Resolution for PNG.")
     compare_control: bool = flag(
         "--compare-control", default=False,
@@ -174,6 +174,15 @@ class HeatmapArgs:
         help="Metrics table (or its .manifest.json) whose column descriptions group the rows "
         "(default: the manifests beside the correlation table).",
     )
+    metrics_cols: list[str] | None = metrics_cols_flag()
+    families: list[str] | None = flag(
+        "--families", default=None, parse=split_list, cli_type=list[str] | None, show_default=False,
+        help="Draw these metric families (name or figure label), repeat or comma-separate; with --metrics-cols: the union.",
+    )
+    targets: list[str] | None = flag(
+        "--targets", default=None, parse=split_list, cli_type=list[str] | None, show_default=False,
+        help="Draw these targets as the columns, in this order; repeat or comma-separate (default: every target).",
+    )
 
 
 def heatmap(args: HeatmapArgs) -> None:
@@ -183,7 +192,7 @@ def heatmap(args: HeatmapArgs) -> None:
     so; --compare-control puts the raw and the partial matrix side by side.
     """
     from tutormetrics.metrics.columns import columns_near, read_manifest_columns
-    from tutormetrics.validity.heatmap import plot_compare_control, plot_heatmap
+    from tutormetrics.validity.heatmap import plot_compare_control, plot_heatmap, select_cells
 
     if args.order not in ("given", "cluster"):
         raise ConfigError(f"unknown --order {args.order!r}", hint="use given or cluster")
@@ -193,12 +202,13 @@ def heatmap(args: HeatmapArgs) -> None:
         raise ConfigError(f"{args.columns}: no column descriptions found",
                           hint="pass a metrics table written by `tutormetrics score` (it has a .manifest.json)")  # fmt: skip
     style = {"value": args.value, "mask_nonsignificant": args.mask_nonsignificant, "order": args.order, "title": args.title,
-             "note": args.note, "dpi": args.dpi, "columns": described}  # fmt: skip
+             "note": args.note, "dpi": args.dpi, "columns": described, "metrics": args.metrics_cols, "families": args.families}  # fmt: skip
+    table = select_cells(read_table(args.corr), targets=args.targets) if args.targets else read_table(args.corr)
     if args.compare_control:
-        plot_compare_control(read_table(args.corr), args.output, width_in=args.width if args.width != 3.5 else 7.0, **style)
+        plot_compare_control(table, args.output, width_in=args.width if args.width != 3.5 else 7.0, **style)
         log(f"heatmap (raw | controlled) -> {args.output}")
         return
-    plot_heatmap(read_table(args.corr), args.output, width_in=args.width, **style)
+    plot_heatmap(table, args.output, width_in=args.width, **style)
     log(f"heatmap -> {args.output}")
 
 
