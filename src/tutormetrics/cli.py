@@ -72,7 +72,7 @@ _register_commands()
 
 
 def _check_repeated(args: list[str]) -> None:
-    """A single-value option given twice is exit 2 on every command (``docs/guide/paper.md#group-col``)."""
+    """A single-value option given twice is exit 2 on every command (``docs/guide/paper.md#repeated``)."""
     from tutormetrics.commands.repeated_options import check_repeated_options
 
     check_repeated_options(typer.main.get_command(app), args)

@@ -44,7 +44,7 @@ class AgreeArgs:
     output: Path = flag("--output", "-o", help="Agreement table (one row per criterion), or the judge table with --judge.")
     judge: list[str] = flag(
         "--judge", default=None, parse=_judges, cli_type=Optional[list[str]], show_default=False,
-        help="Rater NAME is an LLM judge (repeatable): agreement and leniency against each human rater and the human majority.",
+        help="Rater NAME is an LLM judge (repeat or comma-separate): agreement and leniency against each human rater and the human majority.",
     )
     confusion: Path | None = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")
     per_rater: Path | None = flag("--per-rater", default=None, help="Also write the endorsement rate per criterion x rater here.")

@@ -1,4 +1,4 @@
-"""A single-value option given twice is exit 2 (``docs/guide/paper.md#group-col``), checked once for every command.
+"""A single-value option given twice is exit 2 (``docs/guide/paper.md#repeated``), checked once for every command.
 
 Before dispatch, the command line is walked against the click command tree: each option that takes one value
 (not a flag, not ``multiple``) may appear once; values are skipped, so a value that looks like an option is not

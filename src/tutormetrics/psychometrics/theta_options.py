@@ -90,7 +90,7 @@ class ThetaOptions:
     spec: list[str] | None = flag(
         "--spec", default=None, parse=list_or_none, cli_type=list[str] | None, panel="Explanatory",
         help="nuts, with --compare-models: a named model NAME=TERMS (TERMS: covariate names, topics, groups joined "
-        "by +; empty = facets only).",
+        "by +; empty = facets only); repeat for several.",
     )
 
     @property

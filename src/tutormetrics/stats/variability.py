@@ -42,7 +42,7 @@ class VariabilityOptions:
     group_col: str | None = flag("--group-col", default=None, help="Analyse each group (e.g. model) separately.")
     cols: list[str] | None = flag(
         "--cols", default=None, parse=split_list, cli_type=list[str] | None,
-        help="Columns (default: every numeric column but the keys).",
+        help="Columns, repeat or comma-separate (default: every numeric column but the keys).",
     )
 
     @property
