@@ -80,7 +80,7 @@ def test_heatmap_selection(correlations: Path, tmp_path: Path) -> None:
     assert main(["heatmap", str(correlations), "-o", str(all_png), "--dpi", "100"]) == 0
     assert main(["heatmap", str(correlations), "-o", str(sel_png), "--dpi", "100", "--families", "diversity",
                  "--metrics-cols", "resp_chars", "--targets", "i1,i5"]) == 0  # fmt: skip
-    (wa, ha), (ws, hs) = _paper_png(all_png), _paper_png(sel_png)
+    (_, ha), (_, hs) = _paper_png(all_png), _paper_png(sel_png)
     assert ha <= 900 and hs < ha  # a page (9 in) at most; fewer rows, a shorter figure
     corr = pl.read_csv(correlations)
     assert {"resp_chars", "ttr"} <= set(corr["metric"])
