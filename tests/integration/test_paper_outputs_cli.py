@@ -4,14 +4,14 @@ at most three decimals, no ``-0.000``), and the data tables that refuse ``.md``/
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import re
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from tutormetrics.cli import main
+
 
 def check_paper_file(path: Path) -> str:
     """The text of a paper table, checked: a caption, no unescaped ``_ % #`` (tex), no number with more than
