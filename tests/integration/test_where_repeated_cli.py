@@ -135,3 +135,47 @@ def test_flags_and_repeatable_options_may_repeat(paper_data: Path, tmp_path: Pat
     assert main(["summarize", str(paper_data / "s002" / "scores.csv"), "--group-col", "model", "--caption", "--caption", "-o", str(tmp_path / "s.md"),
                  "--vars", "concision"]) == 0  # fmt: skip
     assert "Table: --caption" in (tmp_path / "s.md").read_text()
+
+
+def test_summarize_two_group_cols(paper_data: Path, tmp_path: Path) -> None:
+    """paper.md §9 [ref]: 22 groups; gemma3_27b/1 mean 12.450980, gemma3_27b/2 13.764706; md header model / prompt."""
+    out = tmp_path / "g.csv"
+    scores = paper_data / "s002" / "scores.csv"
+    assert main(["summarize", str(scores), "--group-col", "model", "--group-col", "prompt", "--total", TOTAL, "--slot", SLOT,
+                 "--max", "16", "--n-resamples", "50", "-o", str(out)]) == 0  # fmt: skip
+    t = pl.read_csv(out)
+    assert t.columns[:4] == ["group", "model", "prompt", "variable"] and t["group"].n_unique() == 22
+    total = {r["group"]: r["mean"] for r in t.filter(pl.col("variable") == "total").iter_rows(named=True)}
+    assert total["gemma3_27b/1"] == pytest.approx(12.450980, abs=1e-6) and total["gemma3_27b/2"] == pytest.approx(13.764706, abs=1e-6)
+    groups = t["group"].unique(maintain_order=True).to_list()
+    assert groups == sorted(groups, key=lambda g: (g.split("/")[0], int(g.split("/")[1])))  # sorted by the value tuple
+    md = tmp_path / "g.md"
+    assert main(["summarize", str(scores), "--group-col", "model,prompt", "--vars", "concision", "--n-resamples", "20",
+                 "-o", str(md)]) == 0  # fmt: skip
+    assert md.read_text().startswith("| model \\/ prompt | concision |")
+
+
+def test_variability_two_group_cols_against_pingouin(paper_data: Path, tmp_path: Path) -> None:
+    pingouin = pytest.importorskip("pingouin")
+    totals = tmp_path / "totals.csv"
+    assert main(["summarize", str(paper_data / "s002" / "scores.csv"), "--group-col", "model", "--total", TOTAL, "--slot", SLOT,
+                 "--max", "16", "--n-resamples", "20", "--totals-out", str(totals), "-o", str(tmp_path / "s.csv")]) == 0  # fmt: skip
+    out = tmp_path / "v.csv"
+    assert main(["variability", str(totals), "--group-col", "model,prompt", "--unit-col", "item", "--trial-col", "run",
+                 "--cols", "total", "-o", str(out)]) == 0  # fmt: skip
+    t = pl.read_csv(out).filter(pl.col("mcgraw_wong") == "ICC(A,1)")
+    got = {r["group"]: r for r in t.iter_rows(named=True)}
+    assert len(got) == 22
+    row = got["gemma3_27b/2"]
+    assert (row["icc"], row["ci_low"], row["ci_high"]) == pytest.approx((0.171383, -0.110530, 0.515573), abs=1e-6)
+    assert got["gemma3_27b/1"]["icc"] == pytest.approx(0.296394, abs=1e-6)
+    rows = pl.read_csv(totals).filter((pl.col("model") == "gemma3_27b") & (pl.col("prompt") == 2)).to_pandas()
+    icc = pingouin.intraclass_corr(rows, targets="item", raters="run", ratings="total").set_index("Type")
+    assert icc.loc["ICC(A,1)", "ICC"] == pytest.approx(0.171383, abs=1e-6)
+
+
+def test_group_col_label_clash_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "t.csv"
+    pl.DataFrame({"a": ["x/y", "x"], "b": ["z", "y/z"], "item": [1, 1], "trial": [1, 1], "v": [1.0, 2.0]}).write_csv(table)
+    assert main(["variability", str(table), "--group-col", "a,b", "-o", str(tmp_path / "v.csv")]) == 2
+    assert "names 2 different combinations" in capsys.readouterr().err
