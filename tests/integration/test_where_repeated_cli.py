@@ -179,3 +179,33 @@ def test_group_col_label_clash_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     pl.DataFrame({"a": ["x/y", "x"], "b": ["z", "y/z"], "item": [1, 1], "trial": [1, 1], "v": [1.0, 2.0]}).write_csv(table)
     assert main(["variability", str(table), "--group-col", "a,b", "-o", str(tmp_path / "v.csv")]) == 2
     assert "names 2 different combinations" in capsys.readouterr().err
+
+
+def test_ppi_two_group_cols(tmp_path: Path) -> None:
+    ids = [f"e{i:02d}" for i in range(40)]
+    judge = pl.DataFrame({"exchange_id": ids, "rater": "llm", "criterion": "c", "score": [float(i % 3 == 0) for i in range(40)],
+                          "tutor": [f"t{i % 2}" for i in range(40)], "arm": [f"a{(i // 2) % 2}" for i in range(40)]})  # fmt: skip
+    human = pl.DataFrame({"exchange_id": ids[:24], "rater": "h", "criterion": "c", "score": [float(i % 2) for i in range(24)]})
+    judge.write_csv(tmp_path / "all.csv")
+    human.write_csv(tmp_path / "sub.csv")
+    out = tmp_path / "ppi.csv"
+    assert main(["ppi", "--judge-labels", str(tmp_path / "all.csv"), "--human-labels", str(tmp_path / "sub.csv"),
+                 "--group-col", "tutor", "--group-col", "arm", "-o", str(out)]) == 0  # fmt: skip
+    groups = pl.read_csv(out, schema_overrides={"group": pl.String})["group"].fill_null("").to_list()
+    assert groups == ["", "t0/a0", "t0/a1", "t1/a0", "t1/a1"]
+
+
+def test_predict_two_group_cols(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(0)
+    n = 120
+    x = rng.normal(size=n)
+    ids = [f"e{i:03d}" for i in range(n)]
+    pl.DataFrame({"exchange_id": ids, "school": [f"s{i % 6}" for i in range(n)], "conv": [f"c{(i // 6) % 5}" for i in range(n)],
+                  "ttr": x, "resp_words": rng.normal(size=n)}).write_csv(tmp_path / "m.csv")  # fmt: skip
+    pl.DataFrame({"exchange_id": ids, "rater": "h", "criterion": "clear", "score": (x + rng.normal(size=n) > 0).astype(float)}
+                 ).write_csv(tmp_path / "r.csv")  # fmt: skip
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(tmp_path / "m.csv"), "--ratings", str(tmp_path / "r.csv"), "--group-col", "school,conv",
+                 "--n-resamples", "50", "--metrics-cols", "ttr,resp_words", "-o", str(out)]) == 0  # fmt: skip
+    assert pl.read_csv(out).height > 0
