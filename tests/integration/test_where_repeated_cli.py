@@ -209,3 +209,16 @@ def test_predict_two_group_cols(tmp_path: Path) -> None:
     assert main(["predict", str(tmp_path / "m.csv"), "--ratings", str(tmp_path / "r.csv"), "--group-col", "school,conv",
                  "--n-resamples", "50", "--metrics-cols", "ttr,resp_words", "-o", str(out)]) == 0  # fmt: skip
     assert pl.read_csv(out).height > 0
+
+
+def test_theta_groups_two_group_cols(paper_data: Path, tmp_path: Path) -> None:
+    d = paper_data / "s000"
+    ids = pl.read_csv(d / "covariates.csv")["exchange_id"]
+    groups = tmp_path / "groups.csv"
+    pl.DataFrame({"exchange_id": ids, "site": [f"s{i % 2}" for i in range(ids.len())],
+                  "arm": [f"a{(i // 2) % 2}" for i in range(ids.len())]}).write_csv(groups)  # fmt: skip
+    effects = tmp_path / "effects.csv"
+    assert main(["theta", str(d / "ratings_raw.csv"), "--recode", "0.5=0", "--groups", str(groups), "--group-col", "site",
+                 "--group-col", "arm", "--effects", str(effects), "--effect-draws", "200", "-o", str(tmp_path / "t.csv")]) == 0  # fmt: skip
+    terms = set(pl.read_csv(effects)["term"].to_list())
+    assert terms <= {"s0/a0", "s0/a1", "s1/a0", "s1/a1"} and len(terms) >= 3

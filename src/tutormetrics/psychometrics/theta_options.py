@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, list_or_none, seed_flag, split_list
+from tutormetrics.stats.group_columns import join_group_cols
 
 __all__ = ["MODELS", "ThetaOptions", "parse_specs"]
 
@@ -76,7 +77,10 @@ class ThetaOptions:
         "--covariate-col", default=None, parse=split_list, cli_type=list[str] | None, panel="Explanatory",
         help="Covariate column(s), repeat or comma-separate (default: all numeric).",
     )
-    group_col: str | None = flag("--group-col", default=None, panel="Explanatory", help="Group column in --groups.")
+    group_col: str | None = flag(
+        "--group-col", default=None, parse=join_group_cols, cli_type=list[str] | None, panel="Explanatory",
+        help="Group column(s) in --groups; repeat or comma-separate (a group is the combination, labelled a/b).",
+    )
     covariate_scale: str = flag(
         "--covariate-scale", default="auto", panel="Explanatory", help="auto (0/1 covariates raw, others z-scored), raw or z."
     )
