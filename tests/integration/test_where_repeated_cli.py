@@ -222,3 +222,16 @@ def test_theta_groups_two_group_cols(paper_data: Path, tmp_path: Path) -> None:
                  "--group-col", "arm", "--effects", str(effects), "--effect-draws", "200", "-o", str(tmp_path / "t.csv")]) == 0  # fmt: skip
     terms = set(pl.read_csv(effects)["term"].to_list())
     assert terms <= {"s0/a0", "s0/a1", "s1/a0", "s1/a1"} and len(terms) >= 3
+
+
+def test_compare_two_group_cols_and_labels(paper_data: Path, tmp_path: Path) -> None:
+    rates = tmp_path / "rates.csv"
+    assert main(["aggregate", str(paper_data / "s001" / "turns.csv"), "--where", "dimension == gender", "--where", "domain == math",
+                 "--by", "question_id,model,domain,dimension,level", "--cols", "actionability", "--na", "-1",
+                 "-o", str(rates)]) == 0  # fmt: skip
+    out = tmp_path / "cmp.csv"
+    assert main(["compare", str(rates), "--group-col", "model", "--group-col", "level", "--block-col", "question_id",
+                 "--groups", "gpt5_mini/female,gpt5_mini/male", "--n-resamples", "50", "-o", str(out)]) == 0  # fmt: skip
+    t = pl.read_csv(out)
+    labels = {str(v) for c in t.columns if c.startswith("group_") for v in t[c].to_list() if v is not None}
+    assert {"gpt5_mini/female", "gpt5_mini/male"} <= labels

@@ -16,6 +16,7 @@ from typing import ClassVar, Optional
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, metrics_cols_flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.stats.group_columns import join_group_cols
 
 __all__ = ["ADJUST", "CompareOptions", "read_directions"]
 
@@ -37,7 +38,11 @@ class CompareOptions:
 
     PANEL: ClassVar[str] = "Compare"
 
-    group_col: str = flag("--group-col", default="tutor", help="Column with the groups, e.g. tutor.")
+    group_col: str = flag(
+        "--group-col", default=["tutor"], parse=join_group_cols, cli_type=list[str] | None,
+        help="Column(s) with the groups, e.g. tutor; repeat or comma-separate (a group is the combination, labelled a/b; "
+        "--groups takes labels).",
+    )
     block_col: str = flag("--block-col", default="conversation_id", help="Pairing column, e.g. conversation_id.")
     metrics_cols: list[str] | None = metrics_cols_flag()
     groups: list[str] | None = flag(
