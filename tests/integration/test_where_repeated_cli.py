@@ -235,3 +235,11 @@ def test_compare_two_group_cols_and_labels(paper_data: Path, tmp_path: Path) -> 
     t = pl.read_csv(out)
     labels = {str(v) for c in t.columns if c.startswith("group_") for v in t[c].to_list() if v is not None}
     assert {"gpt5_mini/female", "gpt5_mini/male"} <= labels
+
+
+def test_run_two_group_cols(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn")
+    out = tmp_path / "demo"
+    assert main(["run", "--example", "--metrics", "lexical", "--group-col", "conversation_id,tutor", "--no-estimate-theta",
+                 "--n-resamples", "99", "-o", str(out)]) == 0  # fmt: skip
+    assert pl.read_csv(out / "predictive.csv").height > 0
