@@ -71,6 +71,13 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _check_repeated(args: list[str]) -> None:
+    """A single-value option given twice is exit 2 on every command (``docs/guide/paper.md#repeated``)."""
+    from tutormetrics.commands.repeated_options import check_repeated_options
+
+    check_repeated_options(typer.main.get_command(app), args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (and exits with it when run as a script)."""
     ensure_offline()
@@ -79,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning  # a warning is a message for people, not a code location
+            _check_repeated(args)
             app(args=args, prog_name="tutormetrics", standalone_mode=True)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)

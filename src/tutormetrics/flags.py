@@ -193,9 +193,10 @@ def list_or_none(values: list[str] | None) -> list[str] | None:
 SEED_RANGE: dict[str, int] = {"min": 0, "max": 2**32 - 1}
 
 
-def seed_flag(panel: str | None = None) -> Any:
-    """``--seed`` (default 0): the seed of every bootstrap, permutation and sampler draw of a command."""
-    return flag("--seed", default=0, panel=panel, help="Seed of the random draws (bootstrap, permutations, sampler; 0 to 2**32-1).", **SEED_RANGE)
+def seed_flag(panel: str | None = None, *, help: str = "Seed of the random draws (bootstrap, permutations, sampler; 0 to 2**32-1).") -> Any:
+    """``--seed`` (default 0): the seed of every bootstrap, permutation and sampler draw of a command (``help`` names
+    the draws a command makes)."""
+    return flag("--seed", default=0, panel=panel, help=help, **SEED_RANGE)
 
 
 def n_resamples_flag(default: int, *, panel: str | None = None, min: int = 0) -> Any:
@@ -268,3 +269,24 @@ def min_clusters_flag(panel: str | None = None) -> Any:
         "--min-clusters", default=10, min=2, panel=panel,
         help="With --cluster-col: fewer clusters (dialogues) give no interval (too_few_clusters).",
     )
+
+
+def caption_flag(panel: str | None = None) -> Any:
+    """``--caption TEXT``: the caption of the ``-o`` paper table (``.md``/``.tex``; default: the layout's own)."""
+    return flag(
+        "--caption", default=None, panel=panel, show_default=False,
+        help="Caption of the -o table when it is .md or .tex (default: one naming the table, n and the conventions).",
+    )
+
+
+def where_flag(panel: str | None = None) -> Any:
+    """``--where EXPR``: keep the main input's rows that match (``docs/guide/paper.md#where``); repeats join by ``and``."""
+    return flag(
+        "--where", default=None, parse=list_or_none, cli_type=list[str] | None, panel=panel, show_default=False,
+        help="Keep the input rows matching EXPR (COL == V, COL != V, COL in V1,V2, joined by 'and'; repeat for 'and').",
+    )
+
+
+def dpi_flag(panel: str | None = None) -> Any:
+    """``--dpi N`` (50–1200, default 150): the resolution of PNG figures (``docs/guide/paper.md#figures``)."""
+    return flag("--dpi", default=150, panel=panel, min=50, max=1200, help="Resolution of PNG figures (50 to 1200 dots per inch).")

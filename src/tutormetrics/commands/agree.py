@@ -18,11 +18,11 @@ from typing import Optional
 import typer
 
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import write_result
 from tutormetrics.commands.terminal import log, renamed
-from tutormetrics.flags import argument, flag, split_list
+from tutormetrics.flags import argument, caption_flag, flag, split_list, where_flag
 from tutormetrics.ids import TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import write_table
 from tutormetrics.psychometrics.agree_options import AgreeOptions, AgreeRatingsInput, check_agree
 from tutormetrics.psychometrics.ratings_input import read_ratings
 
@@ -44,10 +44,12 @@ class AgreeArgs:
     output: Path = flag("--output", "-o", help="Agreement table (one row per criterion), or the judge table with --judge.")
     judge: list[str] = flag(
         "--judge", default=None, parse=_judges, cli_type=Optional[list[str]], show_default=False,
-        help="Rater NAME is an LLM judge (repeatable): agreement and leniency against each human rater and the human majority.",
+        help="Rater NAME is an LLM judge (repeat or comma-separate): agreement and leniency against each human rater and the human majority.",
     )
     confusion: Path | None = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")
     per_rater: Path | None = flag("--per-rater", default=None, help="Also write the endorsement rate per criterion x rater here.")
+    caption: str | None = caption_flag()
+    where: list[str] | None = where_flag()
     n_boot: int | None = flag("--n-boot", default=None, hidden=True, min=0, help="Old spelling of --n-resamples.")
     metrics_table: Path | None = flag(
         "--metrics-table", default=None, dir_okay=False, panel="Judges",
@@ -90,17 +92,19 @@ def agree(args: AgreeArgs) -> None:
         levels=None if args.reading.levels is None else tuple(args.reading.levels),
         length_bias=args.length_bias is not None, differences=args.differences is not None,
     )  # fmt: skip
-    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na)
+    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na, where=args.where)
     metrics = read_keyed(args.metrics_table, args.ids.key, id_columns=[args.ids.key.column], drop_parts=True) if args.metrics_table else None
     study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None,
                             metrics=metrics, stability=pair, log=log)  # fmt: skip
     if args.per_rater is not None and study.per_rater is not None:
-        write_table(study.per_rater, args.per_rater)
+        write_result(study.per_rater, args.per_rater, "per_rater")
         log(f"per-rater endorsement: {study.per_rater.height} rows -> {args.per_rater}")
-    write_table(study.table, args.output)
-    for path, table in ((args.confusion, study.confusion), (args.length_bias, study.length_bias), (args.differences, study.differences)):
+    write_result(study.table, args.output, "judge" if args.judge else "agree", args.caption)
+    if args.confusion is not None and study.confusion is not None:
+        write_result(study.confusion, args.confusion, "confusion")
+    for path, table in ((args.length_bias, study.length_bias), (args.differences, study.differences)):
         if path is not None and table is not None:
-            write_table(table, path)
+            write_result(table, path)
     for line in study.lines:
         log(line)
     log(f"{study.headline} -> {args.output}")

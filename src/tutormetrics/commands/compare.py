@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 import typer
 
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import filter_rows, write_result
 from tutormetrics.commands.terminal import log, renamed
-from tutormetrics.flags import argument, flag
+from tutormetrics.flags import argument, caption_flag, dpi_flag, flag, where_flag
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import read_table, write_table
+from tutormetrics.io.tables import read_table
 from tutormetrics.stats.compare_options import CompareOptions, read_directions
 
 if TYPE_CHECKING:
@@ -40,7 +41,8 @@ class CompareArgs:
     metrics: Path = argument(help="Metrics table with one row per exchange.")
     output: Path = flag("--output", "-o", help="Comparison table.")
     figure: Path | None = flag(
-        "--figure", default=None, help="Also draw the effect matrix (r_rb by metric x contrast): .png, .svg or .pdf."
+        "--figure", default=None,
+        help="Also draw the small multiples of r_rb (one panel per dimension value, strata as columns): .png, .svg or .pdf.",
     )
     summary: Path | None = flag(
         "--summary", default=None, help="Also write the bias summary (|r_rb| per cell vs --threshold, violations, k of m improved)."
@@ -48,6 +50,9 @@ class CompareArgs:
     directions: Path | None = flag(
         "--directions", default=None, help="CSV metric,desirable (higher|lower|neutral): fills the favoured column."
     )
+    caption: str | None = caption_flag()
+    where: list[str] | None = where_flag()
+    dpi: int = dpi_flag()
     min_pairs: int | None = flag("--min-pairs", default=None, hidden=True, min=1, help="Old spelling of --n-min.")
     comparison: CompareOptions = field(default_factory=CompareOptions)
 
@@ -63,17 +68,19 @@ def compare(args: CompareArgs) -> None:
     directions = read_directions(args.directions) if args.directions else None
     options = replace(args.comparison, n_min=renamed(args.comparison.n_min, args.min_pairs, "--min-pairs", "--n-min"))
     frame = read_table(args.metrics, id_columns=("exchange_id", "conversation_id", options.group_col, options.block_col))
+    frame = filter_rows(frame, args.where, args.metrics)
     study = compare_study(frame, options, source=args.metrics, directions=directions, directions_source=str(args.directions),
                           summary=args.summary is not None, log=log)  # fmt: skip
-    write_table(study.table, args.output)
+    write_result(study.table, args.output, "compare", args.caption)
     for line in study.k_of_m:
         log(line)
     if args.summary is not None and study.summary is not None:
-        write_table(study.summary, args.summary)
+        write_result(study.summary, args.summary, "compare_summary")
     if args.figure is not None:
-        from tutormetrics.report.effects import plot_effect_matrix
+        from tutormetrics.report.effects import BOLD_AT, save_compare_figure
 
-        plot_effect_matrix(study.table, args.figure)
+        saved = save_compare_figure(study.table, args.figure, threshold=options.threshold or BOLD_AT, dpi=args.dpi)
+        log(f"figure: {', '.join(str(p) for p in saved)}")
     log(study.closing)
     log(_headline(study.table, args.output))
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import typer
 
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import check_table_path, write_result
 from tutormetrics.commands.terminal import log
-from tutormetrics.flags import flag
+from tutormetrics.flags import caption_flag, flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import infer_format, write_table
 from tutormetrics.psychometrics.ppi_options import PPIOptions
 from tutormetrics.psychometrics.ratings_input import RatingsInput
 
@@ -37,7 +37,7 @@ class PPIArgs:
         "--judge-labels", dir_okay=False, help="Long judge labels for every exchange (exchange_id, rater, criterion, score)."
     )
     human_labels: Path = flag("--human-labels", dir_okay=False, help="Long human labels for a random subset of the exchanges.")
-    output: Path = flag("--output", "-o", help="PPI table (.csv, .parquet or .jsonl).")
+    output: Path = flag("--output", "-o", help="PPI table (.csv, .parquet, .jsonl; .md or .tex: paper table).")
     ids: TableIds = field(default_factory=TableIds)
     reading: RatingsInput = field(default_factory=RatingsInput)
     estimate: PPIOptions = field(default_factory=PPIOptions)
@@ -49,6 +49,7 @@ class PPIArgs:
                       help="Write the label budget instead of the estimates: human labels for a ±h interval, classical and PPI++.")
     half_width: float | None = flag("--half-width", default=None, panel="Label budget", show_default=False,
                                     help="With --plan: the target half-width h of the interval (score units).")
+    caption: str | None = caption_flag()
 
 
 def ppi(args: PPIArgs) -> None:
@@ -70,20 +71,20 @@ def ppi(args: PPIArgs) -> None:
 
     o = args.estimate
     check_ppi_options(plan=args.plan, half_width=args.half_width, strata_col=o.strata_col, strata_weights=args.strata_weights)
-    infer_format(args.output)
+    check_table_path(args.output)
     check_outputs([args.judge_labels, args.human_labels, args.strata_weights], [args.output])
     weights = read_strata_weights(read_table(args.strata_weights)) if args.strata_weights is not None else None
     key = args.ids.key  # --id (repeatable: a composite exchange_id, docs/guide/datasets.md)
     judge, human = (read_ratings(path, args.reading, key, log=log) for path in (args.judge_labels, args.human_labels))
     if args.plan and args.half_width is not None:
         table = ppi_plan_study(judge, human, o, args.half_width, log=log)
-        write_table(table, args.output)
+        write_result(table, args.output, None, args.caption)
         pooled = table.filter(table["group"] == "")
         log(f"ppi: plan for ±{args.half_width:g}, {pooled.height} criteria, human labels {_span(pooled['n_classical'])} classical, "
             f"{_span(pooled['n_ppi'])} PPI++ -> {args.output}")  # fmt: skip
         return
     table = ppi_study(judge, human, o, strata_weights=weights, log=log)
-    write_table(table, args.output)
+    write_result(table, args.output, "ppi", args.caption)
     pooled = table.filter(table["group"] == "")
     if "stratum" in table.columns:
         pooled = pooled.filter(pooled["stratum"].is_null())

@@ -19,11 +19,11 @@ import polars as pl
 import typer
 
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import check_table_path, write_data, write_result
 from tutormetrics.commands.terminal import log
-from tutormetrics.flags import argument, flag, ratings_file_flag, theta_files_flag
+from tutormetrics.flags import argument, caption_flag, flag, ratings_file_flag, theta_files_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import infer_format, write_table
 from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.validity.predict_options import PredictColumns, PredictOptions
 
@@ -36,7 +36,7 @@ class PredictArgs:
     the models (``docs/commands/predict.md``)."""
 
     metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id and a group column.", dir_okay=False)
-    output: Path = flag("--output", "-o", help="PRED table: target x model x measure (.csv, .parquet or .jsonl).")
+    output: Path = flag("--output", "-o", help="PRED table: target x model x measure (.csv, .parquet, .jsonl; .md or .tex: paper table).")
     predictions: Path | None = flag(
         "--predictions", default=None, dir_okay=False,
         help="Also write the out-of-sample predictions (one row per target x model x row).",
@@ -51,6 +51,7 @@ class PredictArgs:
     rating: RatingOptions = field(default_factory=RatingOptions)
     columns: PredictColumns = field(default_factory=lambda: PredictColumns(group_col=""))
     fit: PredictOptions = field(default_factory=PredictOptions)
+    caption: str | None = caption_flag()
 
 
 def predict(args: PredictArgs) -> None:
@@ -68,8 +69,8 @@ def predict(args: PredictArgs) -> None:
     from tutormetrics.validity.predict_files import predict_files
 
     outputs = [args.output, *([args.predictions] if args.predictions is not None else [])]
-    for path in outputs:
-        infer_format(path)
+    check_table_path(args.output)
+    check_table_path(args.predictions, data=True, what="--predictions")
     check_outputs([args.metrics, args.ratings, args.embeddings, *(args.theta or [])], outputs)
     args.fit.check()  # a bad option stops before any table is read
     key = args.ids.key  # --id (repeatable: a composite exchange_id, docs/guide/datasets.md)
@@ -78,9 +79,9 @@ def predict(args: PredictArgs) -> None:
         args.metrics, columns=args.columns, ratings=ratings, theta=args.theta or [], embeddings=args.embeddings,
         key=key, rating_options=args.rating, options=args.fit, log=log,
     )  # fmt: skip
-    write_table(result.table, args.output)
+    write_result(result.table, args.output, "predict", args.caption)
     if args.predictions is not None:
-        write_table(result.predictions, args.predictions)
+        write_data(result.predictions, args.predictions, "--predictions")
     log(summarize_prediction(result.table))
     log(f"-> {args.output}" + (f" (out-of-sample predictions: {args.predictions})" if args.predictions is not None else ""))
 

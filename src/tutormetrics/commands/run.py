@@ -25,6 +25,7 @@ from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
+from tutormetrics.stats.group_columns import group_columns, join_group_cols
 from tutormetrics.validity.options import ValidateOptions
 
 __all__ = ["RUN_EXCLUDES", "RunArgs", "register", "run"]
@@ -53,8 +54,9 @@ class RunArgs(Gate, DialogueSwitch, Targets):
         "per-dimension fairness study, or with 'run --example dialogue' 12 tutoring conversations rated per conversation.",
     )
     group_col: str | None = flag(
-        "--group-col", default=None, show_default=False,
-        help="Also write predictive.csv: grouped K-fold predictive validity (`predict`), groups = this input column.",
+        "--group-col", default=None, show_default=False, parse=join_group_cols, cli_type=list[str] | None,
+        help="Also write predictive.csv: grouped K-fold predictive validity (`predict`), groups = this input column "
+        "(repeat or comma-separate: their combination).",
     )
     score: ScoreOptions = field(default_factory=ScoreOptions)
     dialogue: DialogueOptions = field(default_factory=DialogueOptions)
@@ -83,7 +85,7 @@ def run(args: RunArgs) -> None:
     exchanges, ratings, dialogue, prompts = _inputs(args)
     score_options = replace(args.score, prompt_columns=prompts or ["prompt"])
     if not dialogue:  # the cluster and group columns travel with the metrics (kept, never metrics)
-        extra = [c for c in (args.validate.cluster_col, args.group_col) if c and c not in score_options.keep_columns]
+        extra = [c for c in (args.validate.cluster_col, *group_columns(args.group_col)) if c and c not in score_options.keep_columns]
         score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
     check_named_columns(args.metrics_cols, "--metrics-cols")  # an id or structure column is exit 2 (datasets.md §4)
     summary = run_pipeline(

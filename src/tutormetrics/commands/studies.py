@@ -15,7 +15,8 @@ from pathlib import Path
 import typer
 
 from tutormetrics.commands.registration import command
-from tutormetrics.flags import argument, flag
+from tutormetrics.commands.table_output import filter_rows, write_data, write_result
+from tutormetrics.flags import argument, caption_flag, flag, where_flag
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table, write_table
 from tutormetrics.progress import Log
@@ -32,6 +33,7 @@ class AggregateArgs:
     turns: Path = argument(help="Turn-level table: key columns and numeric (0/1) label columns.")
     output: Path = flag("--output", "-o", help="Rates table: keys, n_rows, then c, c_n, c_n_na per label column.")
     rates: AggregateOptions
+    where: list[str] | None = where_flag()
 
 
 def aggregate(args: AggregateArgs) -> None:
@@ -39,8 +41,8 @@ def aggregate(args: AggregateArgs) -> None:
     and of missing ones (--na codes and empty cells); feeds `tutormetrics compare`."""
     keys = args.rates.by
     check_outputs([args.turns], [args.output])
-    res = aggregate_rates(read_table(args.turns, id_columns=keys), args.rates)
-    write_table(res.result, args.output)
+    res = aggregate_rates(filter_rows(read_table(args.turns, id_columns=keys), args.where, args.turns), args.rates)
+    write_data(res.result, args.output, "aggregate -o")
     for note in res.notes:
         typer.echo(note, err=True)
     n_cols = (len(res.result.columns) - len(keys) - 1) // 3
@@ -52,19 +54,22 @@ class VariabilityArgs:
     """``variability``'s input, outputs and options."""
 
     table: Path = argument(help="One row per (group, unit, trial) with numeric columns, e.g. summarize --totals-out.")
-    output: Path = flag("--output", "-o", help="ICC table: six forms per group x variable.")
+    output: Path = flag("--output", "-o", help="ICC table: six forms per group x variable (.csv, .parquet, .jsonl; .md or .tex: paper table).")
     trials: VariabilityOptions = field(default_factory=VariabilityOptions)
     units_out: Path | None = flag("--units-out", default=None, help="Also write the per-unit spread (mean, sd, min, max over trials).")
+    caption: str | None = caption_flag()
+    where: list[str] | None = where_flag()
 
 
 def variability(args: VariabilityArgs) -> None:
     """Response variability across repeated trials: the six ICC forms (Shrout-Fleiss ICC1..ICC3k and McGraw-Wong
     ICC(1,1)..ICC(C,k)) with F tests and 95% CIs, the pooled within-unit SD and the mean per-unit SD."""
     check_outputs([args.table], [args.output, args.units_out])
-    result = trial_variability(read_table(args.table, id_columns=args.trials.id_columns), args.trials)
-    write_table(result.icc, args.output)
+    frame = filter_rows(read_table(args.table, id_columns=args.trials.id_columns), args.where, args.table)
+    result = trial_variability(frame, args.trials)
+    write_result(result.icc, args.output, "variability", args.caption)
     if args.units_out:
-        write_table(result.units, args.units_out)
+        write_data(result.units, args.units_out, "--units-out")
     icc = result.icc
     flagged = icc.filter(icc["reason"] != "")
     typer.echo(

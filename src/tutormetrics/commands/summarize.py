@@ -14,11 +14,11 @@ from pathlib import Path
 import typer
 
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import filter_rows, write_data
 from tutormetrics.commands.terminal import log
-from tutormetrics.flags import argument, flag
+from tutormetrics.flags import argument, caption_flag, flag, where_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import write_table
 from tutormetrics.psychometrics.ratings_input import RatingsInput, read_ratings
 from tutormetrics.report.group_summary import (
     SummarizeOptions,
@@ -44,6 +44,8 @@ class SummarizeArgs:
         "--totals-out", default=None, help="Also write the input rows with the total and pct_of_max (for compare/variability)."
     )
     layout: SummaryLayout = field(default_factory=SummaryLayout)
+    caption: str | None = caption_flag()
+    where: list[str] | None = where_flag()
     ids: TableIds = field(default_factory=TableIds)
     reading: RatingsInput = field(default_factory=RatingsInput)
 
@@ -55,13 +57,13 @@ def summarize(args: SummarizeArgs) -> None:
     check_outputs([args.metrics, args.ratings], [args.output, args.totals_out])
     check_totals(options, args.totals_out)
     args.layout.formats(args.output)  # an unknown format or extension stops here, before the work
-    frame = read_summary_metrics(args.metrics, key, options.group_col)
+    frame = filter_rows(read_summary_metrics(args.metrics, key, options.group_col), args.where, args.metrics)
     ratings = read_ratings(args.ratings, args.reading, key, log=log) if args.ratings else None
     result = summarize_metrics(frame, options, ratings=ratings, id_col=key.column, source=args.metrics, log=log)
     total = options.total.name if options.total else None
-    fmt = write_summary(result, args.output, args.layout, group_col=options.group_col, total=total)
+    fmt = write_summary(result, args.output, args.layout, group_col=options.group_col, total=total, caption=args.caption)
     if args.totals_out is not None and result.rows is not None:
-        write_table(result.rows, args.totals_out)
+        write_data(result.rows, args.totals_out, "--totals-out")
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     table = result.table

@@ -13,19 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import polars as pl
 import typer
 
 from tutormetrics.commands.flag_groups import Gate
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import check_table_path, write_data, write_result
 from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import argument, flag
+from tutormetrics.flags import argument, dpi_flag, flag
 from tutormetrics.ids import IdKey, TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import write_table
 from tutormetrics.psychometrics.ratings_input import RatingsInput, read_ratings
 from tutormetrics.psychometrics.theta_options import MeasurementFlags, ThetaOptions
 
@@ -45,7 +45,7 @@ class ThetaArgs(Gate):
 
     ratings: Path = argument(help="Long ratings table (exchange_id, rater, criterion, score).")
     output: Path = flag("--output", "-o", help="Theta table (csv/parquet/jsonl).")
-    facets: Path | None = flag("--facets", default=None, help="Also write the facet estimates here.")
+    facets: Path | None = flag("--facets", default=None, help="Also write the facet estimates here (.md/.tex: paper table).")
     covariates: Path | None = flag("--covariates", default=None, help="Exchange-level covariate table.")
     groups: Path | None = flag("--groups", default=None, help="Exchange-level group table.")
     topics: Path | None = flag(
@@ -57,6 +57,11 @@ class ThetaArgs(Gate):
     facets_plot: Path | None = flag(
         "--facets-plot", default=None, help="Draw θ and the facets on one logit axis: .png, .pdf or .svg."
     )
+    effects_plot: Path | None = flag(
+        "--effects-plot", default=None,
+        help="Draw ΔP per term with its 94% HDI, one panel per criterion (needs what --effects needs): .png, .pdf or .svg.",
+    )
+    dpi: int = dpi_flag()
     compare_models: Path | None = flag(
         "--compare-models", default=None,
         help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates, --topics and/or --groups).",
@@ -106,12 +111,13 @@ def theta(args: ThetaArgs) -> None:
     """
     a, key = args, args.ids.key
     check_outputs([a.ratings, a.covariates, a.groups, a.topics, a.dif_groups],
-                  [a.output, a.facets, a.diagnostics, a.compare_models, a.effects, a.facets_plot, *a.tables.values(),
-                   a.wright_map])  # fmt: skip
-    for plot, option in ((a.facets_plot, "--facets-plot"), (a.wright_map, "--wright-map")):
+                  [a.output, a.facets, a.diagnostics, a.compare_models, a.effects, a.facets_plot, a.effects_plot,
+                   *a.tables.values(), a.wright_map])  # fmt: skip
+    for plot, option in ((a.facets_plot, "--facets-plot"), (a.effects_plot, "--effects-plot"), (a.wright_map, "--wright-map")):
         if plot is not None and plot.suffix.lower() not in _PLOT_SUFFIXES:
             raise ConfigError(f"{option} {plot}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
-    asked = {"effects": a.effects is not None, "compare_models": a.compare_models is not None}
+    check_table_path(a.output, data=True, what="theta -o")
+    asked = {"effects": a.effects is not None or a.effects_plot is not None, "compare_models": a.compare_models is not None}
     a.fit.check(covariates=a.covariates is not None, groups=a.groups is not None, topics=a.topics is not None, **asked)
     a.measure.check(dif="dif" in a.tables, groups=a.dif_groups is not None, pv="pv" in a.tables, model_group_col=a.fit.group_col)
     ratings = read_ratings(a.ratings, a.reading, key, log=log, require_long=True)
@@ -124,31 +130,42 @@ def theta(args: ThetaArgs) -> None:
     ) if measuring else None  # fmt: skip
     study = theta_study(ratings, a.fit, covariates=_read(a.covariates, key), groups=_read(a.groups, key),
                         topics=_read(a.topics, key), measurement=measurement, log=log, **asked)  # fmt: skip
-    write_table(study.theta, a.output)
-    if a.facets:
-        write_table(study.facets, a.facets)
-    if a.effects and study.effects is not None:
-        write_table(study.effects, a.effects)
-    if a.facets_plot:
-        from tutormetrics.report.facets_plot import save_facets_figure
-
-        save_facets_figure(study.fit, a.facets_plot)
-        log(f"facets plot: {a.facets_plot}")
+    _write_tables(a, study)
     if a.diagnostics is not None and study.diagnostics is not None:
-        write_table(study.diagnostics, a.diagnostics)
+        write_data(study.diagnostics, a.diagnostics, "the diagnostics")
         log(f"{study.fit.diagnostic_summary}; per-parameter diagnostics: {a.diagnostics}")  # type: ignore[union-attr]
-    if a.compare_models and study.loo is not None:
-        write_table(study.loo, a.compare_models)
     _write_measures(a, study)
     for line in study.report:
         log(line)
     strict_gate(args.strict, study.warnings)  # the θ warnings and docs/guide/datasets.md's slot warnings
 
 
+def _write_tables(a: ThetaArgs, study: Any) -> None:
+    """θ (a data table), the paper tables (``--facets``, ``--effects``, ``--compare-models``) and the figures."""
+    write_data(study.theta, a.output, "theta -o")
+    context = {"method": a.fit.method, "n_draws": a.fit.effect_draws, "seed": a.fit.seed}
+    if a.facets:
+        write_result(study.facets, a.facets, "facets", context=context)
+    if a.effects and study.effects is not None:
+        write_result(study.effects, a.effects, "effects", context=context)
+    if a.compare_models and study.loo is not None:
+        write_result(study.loo, a.compare_models, "compare_models")
+    if a.facets_plot:
+        from tutormetrics.report.facets_plot import save_facets_figure
+
+        save_facets_figure(study.fit, a.facets_plot, dpi=a.dpi)
+        log(f"facets plot: {a.facets_plot}")
+    if a.effects_plot and study.effects is not None:
+        from tutormetrics.report.delta_p_plot import save_delta_p_figure
+
+        save_delta_p_figure(study.effects, a.effects_plot, seed=a.fit.seed, dpi=a.dpi)
+        log(f"effects plot: {a.effects_plot}")
+
+
 def _write_measures(args: ThetaArgs, study: ThetaStudy) -> None:
     """The measurement tables asked for, and the Wright map (``docs/measurement.md#wright-map``)."""
     for name, path in args.tables.items():
-        write_table(study.tables[name], path)
+        write_result(study.tables[name], path)
     if args.wright_map is not None and study.measures is not None:
         from tutormetrics.report.wright_map import save_wright_map
 
@@ -159,6 +176,6 @@ def _write_measures(args: ThetaArgs, study: ThetaStudy) -> None:
 def register(app: typer.Typer) -> None:
     """Add ``theta`` to ``app``."""
     command(app, "theta", theta, outputs=(
-        "output", "facets", "effects", "facets_plot", "fit_out", "separation_out", "bias_out", "dif_out", "pv_out",
-        "wright_map",
+        "output", "facets", "effects", "facets_plot", "effects_plot", "compare_models", "fit_out", "separation_out",
+        "bias_out", "dif_out", "pv_out", "wright_map",
     ))  # fmt: skip

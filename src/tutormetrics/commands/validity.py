@@ -21,12 +21,13 @@ import typer
 
 from tutormetrics.commands.flag_groups import Targets
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.table_output import check_table_path, filter_rows, write_result
 from tutormetrics.commands.terminal import log
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import argument, flag
+from tutormetrics.flags import argument, caption_flag, flag, metrics_cols_flag, split_list, where_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.io.tables import infer_format, read_table, write_table
+from tutormetrics.io.tables import read_table, write_table
 from tutormetrics.validity.options import ValidateOptions
 
 __all__ = ["HeatmapArgs", "ValidateArgs", "register", "validate", "heatmap"]
@@ -53,11 +54,13 @@ class ValidateArgs(Targets):
     the study's :class:`ValidateOptions`."""
 
     metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)
-    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")
+    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet, .jsonl; .md or .tex: the ρ matrix as a paper table).")
     facets: Path | None = flag(
         "--facets", default=None, dir_okay=False, panel="Targets",
         help="--theta-pv with --theta: the FACETS.csv theta wrote with the first --theta table.",
     )
+    caption: str | None = caption_flag()
+    where: list[str] | None = where_flag()
     ids: TableIds = field(default_factory=TableIds)
     validate: ValidateStudyOptions = field(default_factory=ValidateStudyOptions)
 
@@ -87,7 +90,7 @@ def validate(args: ValidateArgs) -> None:
     from tutormetrics.psychometrics.ratings import theta_to_targets
     from tutormetrics.validity.study import validate_metrics
 
-    infer_format(args.output)  # fail on a bad output name before any work
+    check_table_path(args.output)  # fail on a bad output name before any work
     options, key, ratings = args.validate, args.ids.key, args.ratings
     if ratings is None and not args.theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
@@ -127,7 +130,7 @@ def _metrics_table(args: ValidateArgs) -> tuple[Any, str, list[str] | None]:
     from tutormetrics.metrics.columns import check_named_columns, describe_frame, metric_names, read_manifest_roles
 
     key, cluster = args.ids.key, (args.validate.cluster_col,) if args.validate.cluster_col else ()
-    frame = read_keyed(args.metrics, key, id_columns=ID_COLUMNS + (key.column,) + cluster)
+    frame = filter_rows(read_keyed(args.metrics, key, id_columns=ID_COLUMNS + (key.column,) + cluster), args.where, args.metrics)
     id_col = dialogue_id_column(frame.columns, key.column)
     roles = read_manifest_roles(args.metrics)
     check_named_columns(args.metrics_cols, "--metrics-cols", roles)
@@ -149,7 +152,7 @@ def _write_study(args: ValidateArgs, study: Any) -> None:
         log(f"θ (EAP reliability {study.theta_fit.reliability:.3f}) -> {theta_path.name}")
     result, controls = study.validity, args.validate.control
     log(result.report.summary())
-    write_table(result.table, args.output)
+    write_result(result.table, args.output, "validate", args.caption)
     parts = split_by_control(result.table)
     matrix_path = args.side_file("_rho_matrix.csv")
     write_table(rho_matrix(parts[""]), matrix_path)
@@ -174,7 +177,7 @@ class HeatmapArgs:
     order: str = flag("--order", default="given", help="Metric order within families: given or cluster.")
     title: str | None = flag("--title", default=None, help="Figure title.")
     note: str | None = flag("--note", default=None, help="Note printed under the figure.")
-    width: float = flag("--width", default=3.5, min=1.0, max=20.0, help="Figure width in inches (3.5 = one column).")
+    width: float = flag("--width", default=3.5, min=1.0, max=7.0, help="Figure width in inches (3.5 = one column, at most 7).")
     dpi: int = flag("--dpi", default=300, min=50, max=1200, help="Resolution for PNG.")
     compare_control: bool = flag(
         "--compare-control", default=False,
@@ -185,6 +188,15 @@ class HeatmapArgs:
         help="Metrics table (or its .manifest.json) whose column descriptions group the rows "
         "(default: the manifests beside the correlation table).",
     )
+    metrics_cols: list[str] | None = metrics_cols_flag()
+    families: list[str] | None = flag(
+        "--families", default=None, parse=split_list, cli_type=list[str] | None, show_default=False,
+        help="Draw these metric families (name or figure label), repeat or comma-separate; with --metrics-cols: the union.",
+    )
+    targets: list[str] | None = flag(
+        "--targets", default=None, parse=split_list, cli_type=list[str] | None, show_default=False,
+        help="Draw these targets as the columns, in this order; repeat or comma-separate (default: every target).",
+    )
 
 
 def heatmap(args: HeatmapArgs) -> None:
@@ -194,7 +206,7 @@ def heatmap(args: HeatmapArgs) -> None:
     so; --compare-control puts the raw and the partial matrix side by side.
     """
     from tutormetrics.metrics.columns import columns_near, read_manifest_columns
-    from tutormetrics.validity.heatmap import plot_compare_control, plot_heatmap
+    from tutormetrics.validity.heatmap import plot_compare_control, plot_heatmap, select_cells
 
     if args.order not in ("given", "cluster"):
         raise ConfigError(f"unknown --order {args.order!r}", hint="use given or cluster")
@@ -204,12 +216,13 @@ def heatmap(args: HeatmapArgs) -> None:
         raise ConfigError(f"{args.columns}: no column descriptions found",
                           hint="pass a metrics table written by `tutormetrics score` (it has a .manifest.json)")  # fmt: skip
     style = {"value": args.value, "mask_nonsignificant": args.mask_nonsignificant, "order": args.order, "title": args.title,
-             "note": args.note, "dpi": args.dpi, "columns": described}  # fmt: skip
+             "note": args.note, "dpi": args.dpi, "columns": described, "metrics": args.metrics_cols, "families": args.families}  # fmt: skip
+    table = select_cells(read_table(args.corr), targets=args.targets) if args.targets else read_table(args.corr)
     if args.compare_control:
-        plot_compare_control(read_table(args.corr), args.output, width_in=args.width if args.width != 3.5 else 7.0, **style)
+        plot_compare_control(table, args.output, width_in=args.width if args.width != 3.5 else 7.0, **style)
         log(f"heatmap (raw | controlled) -> {args.output}")
         return
-    plot_heatmap(read_table(args.corr), args.output, width_in=args.width, **style)
+    plot_heatmap(table, args.output, width_in=args.width, **style)
     log(f"heatmap -> {args.output}")
 
 

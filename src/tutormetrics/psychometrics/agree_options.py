@@ -113,7 +113,7 @@ class AgreeOptions(JudgeOptions):
 
     na: tuple[float, ...] | None = flag(
         "--na", default=None, parse=parse_na, cli_type=Optional[list[str]], show_default=False,
-        help="Scores meaning 'not applicable' (e.g. -1): those ratings are missing, dropped and counted.",
+        help="Scores meaning 'not applicable' (e.g. -1; repeat or comma-separate): those ratings are missing, dropped and counted.",
     )
 
 

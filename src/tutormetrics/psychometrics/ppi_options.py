@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import confidence_flag, flag
+from tutormetrics.stats.group_columns import join_group_cols
 
 __all__ = ["AGGREGATES", "PPIOptions", "parse_lambda"]
 
@@ -49,7 +50,9 @@ class PPIOptions:
 
     judge: str | None = flag("--judge", default=None, help="The judge's rater name when the judge labels hold several raters.")
     group_col: str | None = flag(
-        "--group-col", default=None, help="Judge-labels column (e.g. tutor), constant per exchange: one row per group too."
+        "--group-col", default=None, parse=join_group_cols, cli_type=list[str] | None,
+        help="Judge-labels column(s) (e.g. tutor), constant per exchange: one row per group too; repeat or comma-separate "
+        "(a group is the combination, labelled a/b).",
     )
     #: λ in [0, 1] (0: humans only, 1: PPI) or ``"auto"`` (PPI++ power tuning)
     lam: float | str = flag(

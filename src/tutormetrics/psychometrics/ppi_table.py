@@ -26,6 +26,7 @@ from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.exchange_labels import LABEL, exchange_labels, independence_note
 from tutormetrics.psychometrics.ppi_options import AGGREGATES, PPIOptions, parse_lambda
 from tutormetrics.psychometrics.ratings import Ratings, RatingsLike, cleaned_long, long_to_targets, ratings_table
+from tutormetrics.stats.group_columns import group_columns, with_group_label
 from tutormetrics.stats.ppi import PPIResult, ppi_mean, ppi_mean_clustered
 from tutormetrics.stats.ppi_plan import Plan, ppi_plan
 from tutormetrics.stats.ppi_strata import combine_strata, share_weights
@@ -99,6 +100,10 @@ def _read_inputs(judge_labels: RatingsLike, human_labels: RatingsLike, judge: st
     hw = long_to_targets(human_long, id_col=id_col, aggregate=aggregate).with_columns(pl.col(id_col).cast(pl.String).alias("_id"))  # type: ignore[arg-type]
     _check_join(jw, hw, id_col)
     table = ratings_table(judge_labels)
+    group_cols = group_columns(label_cols.get("--group-col"))
+    if len(group_cols) > 1:  # a group is the combination (docs/guide/paper.md#group-col)
+        table, joined = with_group_label(table, group_cols, source="judge labels")
+        label_cols = {**label_cols, "--group-col": joined}
     labels = {option: exchange_labels(table, id_col, col, option=option, source="judge labels")
               for option, col in label_cols.items() if col}  # fmt: skip
     if "--strata-col" in labels and "--cluster-col" in labels:

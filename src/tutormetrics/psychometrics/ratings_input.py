@@ -19,6 +19,7 @@ from tutormetrics.psychometrics.na_codes import drop_na_codes
 from tutormetrics.psychometrics.ratings import Ratings, parse_levels
 from tutormetrics.psychometrics.recode import apply_recode, parse_recode, recode_message
 from tutormetrics.psychometrics.recode_report import recode_record
+from tutormetrics.row_filter import apply_where
 
 __all__ = ["RatingOptions", "RatingsInput", "read_ratings"]
 
@@ -98,6 +99,7 @@ class RatingOptions(RatingsInput):
 def read_ratings(
     path: str | os.PathLike[str], spec: RatingsInput | None = None, key: IdKey | None = None, *,
     log: Log = quiet, require_long: bool = False, na: Sequence[float] | None = None,
+    where: Sequence[str] | None = None,
 ) -> Ratings:
     """The one way in: read a ratings file (csv/parquet/jsonl) keyed by ``key``, recode its scores
     (``spec.recode``, reported to ``log``), then :meth:`Ratings.clean` it under ``spec``'s columns, scale and rater mode.
@@ -110,6 +112,8 @@ def read_ratings(
         require_long: Stop (exit 2) unless the id, criterion, score and (named raters) rater columns are present.
         na: Scores that mean "not applicable" (``agree --na``): those ratings are dropped (counted to ``log``)
             before the recoding.
+        where: ``--where`` expressions applied to the rows right after the file is read
+            (``docs/guide/paper.md#where``).
 
     Example:
         >>> import tempfile, pathlib
@@ -121,6 +125,8 @@ def read_ratings(
     spec, key = spec or RatingsInput(), key or IdKey.of(None)
     source, id_col = str(path), key.column
     frame = read_keyed(path, key, id_columns=[id_col], drop_parts=True)
+    if where:
+        frame = apply_where(frame, where, source=source, log=log)
     if na:
         frame = drop_na_codes(frame, na, score_col=spec.score_col, log=log)
     counts: dict[float, int] = {}

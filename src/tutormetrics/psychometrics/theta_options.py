@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, list_or_none, seed_flag, split_list
+from tutormetrics.stats.group_columns import join_group_cols
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
@@ -76,12 +77,15 @@ class ThetaOptions:
     tune: int = flag("--tune", default=1000, min=0, help="nuts: warm-up iterations per chain.")
     chains: int = flag("--chains", default=4, min=1, help="nuts: number of chains.")
     sampler: str = flag("--sampler", default="nutpie", help="nuts: nutpie or pymc.")
-    seed: int = seed_flag()
+    seed: int = seed_flag(help="Seed of the NUTS sampler and of the MML draws (--effects, --effects-plot, baseline probabilities); 0 to 2**32-1.")
     covariate_col: list[str] | None = flag(
         "--covariate-col", default=None, parse=split_list, cli_type=list[str] | None, panel="Explanatory",
         help="Covariate column(s), repeat or comma-separate (default: all numeric).",
     )
-    group_col: str | None = flag("--group-col", default=None, panel="Explanatory", help="Group column in --groups.")
+    group_col: str | None = flag(
+        "--group-col", default=None, parse=join_group_cols, cli_type=list[str] | None, panel="Explanatory",
+        help="Group column(s) in --groups; repeat or comma-separate (a group is the combination, labelled a/b).",
+    )
     covariate_scale: str = flag(
         "--covariate-scale", default="auto", panel="Explanatory", help="auto (0/1 covariates raw, others z-scored), raw or z."
     )
@@ -90,12 +94,12 @@ class ThetaOptions:
         help="Topic column(s), repeat or comma-separate (default: every 0/1 column).",
     )
     effect_draws: int = flag(
-        "--effect-draws", default=4000, panel="Explanatory", help="mml: draws from N(mode, H^-1) for --effects (>= 100)."
+        "--effect-draws", default=4000, panel="Explanatory", help="mml: draws from N(mode, H^-1) for --effects, --effects-plot and the baseline probabilities (>= 100)."
     )
     spec: list[str] | None = flag(
         "--spec", default=None, parse=list_or_none, cli_type=list[str] | None, panel="Explanatory",
         help="nuts, with --compare-models: a named model NAME=TERMS (TERMS: covariate names, topics, groups joined "
-        "by +; empty = facets only).",
+        "by +; empty = facets only); repeat for several.",
     )
 
     @property

@@ -20,8 +20,10 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import polars as pl
@@ -42,6 +44,7 @@ from tutormetrics.psychometrics.ratings import RatingsLike, rating_variables
 from tutormetrics.report.paper import paper_table, paper_variables
 from tutormetrics.report.tables import table_format, write_text
 from tutormetrics.stats.descriptives import summarize_groups
+from tutormetrics.stats.group_columns import group_columns, group_values, join_group_cols, with_group_label
 from tutormetrics.stats.totals import TotalSpec, add_total, parse_slots, parse_total, rank_desc
 
 __all__ = [
@@ -74,7 +77,10 @@ class SummarizeOptions:
     ('tutor', 2000, 0, ('a', 'b'))
     """
 
-    group_col: str = flag("--group-col", default="tutor", help="Column with the groups, e.g. tutor.")
+    group_col: str = flag(
+        "--group-col", default=["tutor"], parse=join_group_cols, cli_type=list[str] | None,
+        help="Column(s) with the groups, e.g. tutor; repeat or comma-separate: a group is the combination, labelled a/b.",
+    )
     n_resamples: int = n_resamples_flag(2000)
     seed: int = seed_flag()
     #: Level of the bootstrap CI of the mean (Python only; the command keeps 95%).
@@ -158,7 +164,8 @@ def read_summary_metrics(path: str | os.PathLike[str], key: IdKey, group_col: st
         group_col: The group column (kept when it is an id part).
     """
     frame = read_keyed(path, key, id_columns=[key.column])
-    return frame.drop([p for p in key.id_parts if p != group_col and p in frame.columns])
+    keep = group_columns(group_col)
+    return frame.drop([p for p in key.id_parts if p not in keep and p in frame.columns])
 
 
 def summarize_metrics(
@@ -252,10 +259,11 @@ def _summarize(
     rating_columns: Mapping[str, str] | None = None,
 ) -> SummaryResult:
     """The table of :func:`summarize_metrics` (``rating_columns``: the column names of a raw ratings frame)."""
-    group_col, total, slots, max_total = options.group_col, options.total, options.slots, options.max_total
-    require_columns(metrics, [group_col], source="metrics", option="--group-col")
-    described = list(columns) if columns is not None else describe_frame(metrics, exclude=not_metric_columns(id_col, group_col))
-    described = [d for d in described if d.name not in (id_col, group_col) and d.name in metrics.columns]
+    total, slots, max_total = options.total, options.slots, options.max_total
+    cols = group_columns(options.group_col)
+    metrics, group_col = with_group_label(metrics, cols, source="metrics")
+    described = list(columns) if columns is not None else describe_frame(metrics, exclude=not_metric_columns(id_col, group_col, *cols))
+    described = [d for d in described if d.name not in (id_col, group_col, *cols) and d.name in metrics.columns]
     variables = metric_names(described)
     family = column_families(described)
     notes: list[str] = []
@@ -298,12 +306,28 @@ def _summarize(
             pl.when(is_total).then(pct).otherwise(None).cast(pl.Float64).alias("pct_of_max"),
             pl.when(is_total).then(pl.col("group").replace_strict(ranks, default=None, return_dtype=pl.Int64)).otherwise(None).alias("rank"),
         )
-    return SummaryResult(table, notes, rows)
+    return SummaryResult(_with_group_columns(table, metrics, cols), notes, rows)
+
+
+def _with_group_columns(table: pl.DataFrame, metrics: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
+    """Two or more ``--group-col``: the groups in value-tuple order and one column per group column after
+    ``group`` (``docs/guide/paper.md#group-col``); a clash with an output column is exit 2."""
+    if len(cols) < 2:
+        return table
+    clash = [c for c in cols if c in table.columns]
+    if clash:
+        raise ConfigError(f"--group-col {clash[0]!r} clashes with the output column of that name",
+                          hint="rename the input column")  # fmt: skip
+    values = group_values(metrics, cols).with_row_index("_order")
+    out = table.join(values, on="group", how="left", maintain_order="left").sort("_order", maintain_order=True).drop("_order")
+    at = out.columns.index("group") + 1
+    names = [c for c in out.columns if c not in cols]
+    return out.select([*names[:at], *cols, *names[at:]])
 
 
 def write_summary(
     result: SummaryResult, output: str | os.PathLike[str], layout: SummaryLayout | None = None, *, group_col: str = "group",
-    total: str | None = None,
+    total: str | None = None, caption: str | None = None,
 ) -> str:
     """Write the summary table to ``output`` as ``layout`` says and return its format (``csv``, ``md`` or ``tex``):
     a paper table (``.md``/``.tex``: groups × "mean [CI]", the chosen variables, no diagnostics) or the long table
@@ -315,12 +339,14 @@ def write_summary(
         layout: Format, variables and orientation (default: from the extension, every variable).
         group_col: The group column's name, the paper table's first header.
         total: The name of the total, if any (the paper table's last column).
+        caption: ``--caption`` of the paper table (None: its default caption).
     """
     layout = layout or SummaryLayout()
     fmt, kind = layout.formats(output)
     if fmt in ("md", "tex"):
-        text = paper_table(result.table, fmt, group_col, variables=layout.variables, diagnostics=False,
-                           transpose=layout.transpose, total=total)  # fmt: skip
+        text = paper_table(result.table, fmt, " / ".join(group_columns(group_col)) or group_col, variables=layout.variables, diagnostics=False,
+                           transpose=layout.transpose, total=total, caption=caption,
+                           label="tab:" + re.sub(r"[^A-Za-z0-9]", "-", Path(output).stem))  # fmt: skip
         write_text(text, output)
         return fmt
     table = result.table

@@ -138,11 +138,15 @@ def write_predictive(
         log: Where notes go.
     """
     from tutormetrics.metrics.columns import column_families
+    from tutormetrics.stats.group_columns import group_columns, with_group_label
     from tutormetrics.validity.predict_study import predict_study
     from tutormetrics.validity.predictive import PredictOptions
 
+    group_cols = group_columns(group_col)
+    if len(group_cols) > 1:  # folds keep each combination whole (docs/guide/paper.md#group-col)
+        frame, group_col = with_group_label(frame, group_cols, source="metrics")
     families = column_families(columns)
-    metric_cols = [c for c in families if c in frame.columns] or None
+    metric_cols = [c for c in families if c in frame.columns and c not in group_cols] or None
     result = predict_study(
         frame, group_col=group_col, ratings=ratings, theta=theta, id_col=id_col, metrics_cols=metric_cols,
         controls=vo.control, rating_options=vo, options=PredictOptions(seed=vo.seed, n_min=vo.n_min),

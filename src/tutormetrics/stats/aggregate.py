@@ -71,11 +71,11 @@ class AggregateOptions:
     )
     cols: list[str] | None = flag(
         "--cols", default=None, parse=split_list, cli_type=list[str] | None,
-        help="Label columns (default: every numeric column but the keys and turn columns).",
+        help="Label columns, repeat or comma-separate (default: every numeric column but the keys and turn columns).",
     )
     na: list[float] = flag(
         "--na", default=None, parse=parse_codes, cli_type=list[str] | None,
-        help="Codes meaning 'not applicable' (missing), e.g. -1 or -1,-9.",
+        help="Codes meaning 'not applicable' (missing), repeat or comma-separate, e.g. -1 or -1,-9.",
     )
 
 

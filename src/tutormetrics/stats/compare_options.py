@@ -16,6 +16,7 @@ from typing import ClassVar, Optional
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, metrics_cols_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.stats.group_columns import join_group_cols
 
 __all__ = ["ADJUST", "CompareOptions", "read_directions"]
 
@@ -37,15 +38,19 @@ class CompareOptions:
 
     PANEL: ClassVar[str] = "Compare"
 
-    group_col: str = flag("--group-col", default="tutor", help="Column with the groups, e.g. tutor.")
+    group_col: str = flag(
+        "--group-col", default=["tutor"], parse=join_group_cols, cli_type=list[str] | None,
+        help="Column(s) with the groups, e.g. tutor; repeat or comma-separate (a group is the combination, labelled a/b; "
+        "--groups takes labels).",
+    )
     block_col: str = flag("--block-col", default="conversation_id", help="Pairing column, e.g. conversation_id.")
     metrics_cols: list[str] | None = metrics_cols_flag()
     groups: list[str] | None = flag(
-        "--groups", default=None, parse=split_list, cli_type=Optional[str], help="Groups to compare, 'A,B[,C]'; default: all."
+        "--groups", default=None, parse=split_list, cli_type=Optional[str], help="Groups to compare, a comma list 'A,B[,C]'; default: all."
     )
     dimensions: list[str] = flag(
         "--dimension", default=None, parse=_list, cli_type=Optional[list[str]], show_default=False,
-        help="Run the analysis per value of this column (repeat for several), e.g. a demographic dimension.",
+        help="Run the analysis per value of this column (repeat or comma-separate for several), e.g. a demographic dimension.",
     )
     strata: list[str] = flag(
         "--strata", default=None, parse=_list, cli_type=Optional[list[str]], show_default=False,
@@ -65,11 +70,11 @@ class CompareOptions:
     seed: int = seed_flag()
     by: list[str] | None = flag(
         "--by", default=None, parse=split_list, cli_type=Optional[list[str]], panel="Summary",
-        help="--summary: one row per these keys (default metric).",
+        help="--summary: one row per these keys, repeat or comma-separate (default metric).",
     )
     cells: list[str] | None = flag(
         "--cells", default=None, parse=split_list, cli_type=Optional[list[str]], panel="Summary",
-        help="--summary: cell keys, must contain --by (default: --by).",
+        help="--summary: cell keys, repeat or comma-separate; must contain --by (default: --by).",
     )
     threshold: float | None = flag(
         "--threshold", default=None, cli_type=Optional[float], panel="Summary",

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
 from tutormetrics.metrics.columns import NOT_METRICS, ColumnDescription, describe_frame, metric_names
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.compare_options import CompareOptions
+from tutormetrics.stats.group_columns import group_columns, with_group_label
 from tutormetrics.stats.paired import compare_groups, k_of_m_lines
 from tutormetrics.stats.studies import bias_summary
 
@@ -79,7 +80,11 @@ def compare_study(
     """
     options = options or CompareOptions()
     options.check(summary=summary)
-    exclude = {options.group_col, options.block_col, "exchange_id", "conversation_id"}
+    group_cols = group_columns(options.group_col)
+    if len(group_cols) > 1:  # a group is the combination (docs/guide/paper.md#group-col)
+        frame, label = with_group_label(frame, group_cols, source=str(source))
+        options = replace(options, group_col=label)
+    exclude = {options.group_col, *group_cols, options.block_col, "exchange_id", "conversation_id"}
     described = describe_frame(frame, source=source, exclude=exclude, log=log, command="compare")
     cols = metric_columns(frame, options, described)
     if directions is not None:

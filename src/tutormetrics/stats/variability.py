@@ -23,6 +23,7 @@ import polars as pl
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.flags import flag, split_list
 from tutormetrics.io.tables import require_columns
+from tutormetrics.stats.group_columns import group_columns, group_order, join_group_cols, with_group_label
 
 __all__ = ["VariabilityOptions", "VariabilityResult", "trial_variability", "variability_table"]
 
@@ -39,16 +40,19 @@ class VariabilityOptions:
 
     unit_col: str = flag("--unit-col", default="item", help="Unit column (e.g. item).")
     trial_col: str = flag("--trial-col", default="trial", help="Trial column (repeated runs).")
-    group_col: str | None = flag("--group-col", default=None, help="Analyse each group (e.g. model) separately.")
+    group_col: str | None = flag(
+        "--group-col", default=None, parse=join_group_cols, cli_type=list[str] | None,
+        help="Analyse each group (e.g. model) separately; repeat or comma-separate: a group is the combination, labelled a/b.",
+    )
     cols: list[str] | None = flag(
         "--cols", default=None, parse=split_list, cli_type=list[str] | None,
-        help="Columns (default: every numeric column but the keys).",
+        help="Columns, repeat or comma-separate (default: every numeric column but the keys).",
     )
 
     @property
     def id_columns(self) -> list[str]:
         """The key columns, read as text: unit, trial and (when given) group."""
-        return [self.unit_col, self.trial_col, *([self.group_col] if self.group_col else [])]
+        return [self.unit_col, self.trial_col, *group_columns(self.group_col)]
 
 
 class VariabilityResult(NamedTuple):
@@ -103,7 +107,8 @@ def variability_table(
     """
     from tutormetrics.stats.icc import icc_forms  # scipy when the ICCs are computed, not when the CLI starts
 
-    keys = [unit_col, trial_col, *([group_col] if group_col else [])]
+    group_cols = group_columns(group_col)
+    keys = [unit_col, trial_col, *group_cols]
     require_columns(df, keys, source="table", option="--unit-col/--trial-col/--group-col")
     if cols is None:
         cols = [c for c, dt in df.schema.items() if (dt.is_integer() or dt.is_float()) and c not in keys]
@@ -115,9 +120,12 @@ def variability_table(
         if not (df.schema[c].is_numeric() or df.schema[c] in (pl.Boolean, pl.Null)):
             raise InputSchemaError(f"table: column {c!r} is not numeric", hint="choose numeric columns with --cols")
     df = df.with_columns(pl.col(trial_col).cast(pl.String), pl.col(unit_col).cast(pl.String))
-    if group_col is None:
+    if not group_cols:
         df = df.with_columns(pl.lit("").alias("__group"))
-        group_col = "__group"
+        group_col, order = "__group", [""]
+    else:
+        df, group_col = with_group_label(df, group_cols, source="table")
+        order = group_order(df, group_cols) if len(group_cols) > 1 else sorted(df[group_col].drop_nulls().cast(pl.String).unique().to_list())
     dup = df.group_by([group_col, unit_col, trial_col], maintain_order=True).len().filter(pl.col("len") > 1)
     if dup.height:
         r = dup.row(0, named=True)
@@ -126,7 +134,7 @@ def variability_table(
             hint="one row per group, unit and trial (aggregate first)",
         )
     rows, units = [], []
-    for group in sorted(df[group_col].drop_nulls().cast(pl.String).unique().to_list()):
+    for group in order:
         sub = df.filter(pl.col(group_col).cast(pl.String) == group)
         trials = sorted(sub[trial_col].drop_nulls().unique().to_list())
         for col in cols:

@@ -21,6 +21,7 @@ from tutormetrics.ids import IdKey, read_keyed
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings, theta_to_targets
 from tutormetrics.psychometrics.ratings_input import RatingOptions
+from tutormetrics.stats.group_columns import group_columns, with_group_label
 from tutormetrics.validity.predict_options import PredictColumns, PredictOptions
 from tutormetrics.validity.predict_study import predict_study
 from tutormetrics.validity.predictive import PredictResult
@@ -73,9 +74,12 @@ def predict_files(
     check_features(opts.features, source)
     if embeddings is not None and not wanted:
         log("note: --embeddings is read only with --features embedding or both")
-    frame = read_keyed(metrics, key, id_columns=("exchange_id", "conversation_id", id_col, group_col))
-    frame = frame.drop([p for p in key.id_parts if p != group_col and p in frame.columns])  # ids, not features
-    described = describe_frame(frame, source=metrics, exclude={id_col, group_col, "exchange_id", "conversation_id"},
+    group_cols = group_columns(group_col) or [group_col]
+    frame = read_keyed(metrics, key, id_columns=("exchange_id", "conversation_id", id_col, *group_cols))
+    frame = frame.drop([p for p in key.id_parts if p not in group_cols and p in frame.columns])  # ids, not features
+    if len(group_cols) > 1:  # a group is the combination (docs/guide/paper.md#group-col)
+        frame, group_col = with_group_label(frame, group_cols, source=str(metrics))
+    described = describe_frame(frame, source=metrics, exclude={id_col, group_col, *group_cols, "exchange_id", "conversation_id"},
                                log=log, command="predict")  # fmt: skip
     return predict_study(
         frame, group_col=group_col, ratings=ratings, id_col=id_col,

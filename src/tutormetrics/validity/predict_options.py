@@ -25,6 +25,7 @@ from tutormetrics.flags import (
     n_resamples_flag,
     seed_flag,
 )
+from tutormetrics.stats.group_columns import join_group_cols
 
 __all__ = [
     "CIS", "CLASS_WEIGHTS", "DECISIONS", "DEFAULT_REPRESENTATION", "FEATURES", "IMPORTANCE", "MODELS", "PredictColumns",
@@ -146,8 +147,9 @@ class PredictColumns:
     PANEL: ClassVar[str] = "Prediction"
 
     group_col: str = flag(
-        "--group-col",
-        help="METRICS column of dialogue labels (compared as text); folds and intervals keep a group together.",
+        "--group-col", parse=lambda v: join_group_cols(v) or "", cli_type=list[str],
+        help="METRICS column(s) of dialogue labels (compared as text; repeat or comma-separate: their combination); "
+        "folds and intervals keep a group together.",
     )
     metrics_cols: list[str] | None = metrics_cols_flag("Targets")
     controls: list[str] = control_flag("Targets")

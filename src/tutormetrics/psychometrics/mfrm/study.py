@@ -18,6 +18,7 @@ from tutormetrics.psychometrics.mfrm import fit_theta
 from tutormetrics.psychometrics.mfrm.study_lines import effects_with_line, fit_lines, loo_line, scale_lines
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.theta_options import ThetaOptions
+from tutormetrics.stats.group_columns import group_columns, with_group_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.psychometrics.measurement.measurement_report import MeasurementOptions, MeasurementReport
@@ -119,9 +120,12 @@ def theta_study(
 
         names = _covariate_names(covariates, options, fitted.id_col)
         model_specs(specs, covariate_names=names, has_topics=topics is not None, has_groups=groups is not None)
+    group_col, group_cols = options.group_col, group_columns(options.group_col)
+    if groups is not None and len(group_cols) > 1:  # a group is the combination (docs/guide/paper.md#group-col)
+        groups, group_col = with_group_label(groups, group_cols, source="groups")
     terms: dict[str, Any] = {
         "covariates": covariates, "covariate_cols": options.covariate_col, "covariate_scale": options.covariate_scale,
-        "groups": groups, "group_col": options.group_col, "topics": topics, "topic_cols": options.topic_col,
+        "groups": groups, "group_col": group_col, "topics": topics, "topic_cols": options.topic_col,
         "model": options.fit_model, **options.nuts_options(), **fitted.columns(),
     }  # fmt: skip
     result = fit_theta(fitted, method=options.method, **terms)  # type: ignore[arg-type]
