@@ -6,9 +6,7 @@ are those of main (byte for byte, when a main checkout is at hand)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,16 +19,8 @@ from tutormetrics.io.tables import write_table
 from tutormetrics.psychometrics.measurement import MeasurementOptions, measurement_report, prepare_like_fit
 from tutormetrics.psychometrics.mfrm import fit_mfrm
 
+
 #: main's CLI (its editable install imports main's sources); the comparisons with main skip without it.
-MAIN_CLI = Path(os.environ.get("TUTORMETRICS_MAIN_CLI", "/work/main/.venv/bin/tutormetrics"))
-needs_main = pytest.mark.skipif(not MAIN_CLI.is_file(), reason="no main checkout to compare with")
-
-
-def _main_cli(*args: str, cwd: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([str(MAIN_CLI), *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The bundled ratings, a group table over its exchanges and a metric (each exchange's position in THETA order)."""
@@ -196,17 +186,6 @@ def test_validate_theta_pv_errors(
     assert len(errors) == 1 and message in errors[0], err
 
 
-@needs_main
-def test_theta_and_validate_without_the_options_are_mains(files: dict[str, Path], tmp_path: Path) -> None:
-    ratings, metrics = str(files["ratings"]), str(files["metrics"])
-    for where, run in (("main", lambda *a: _main_cli(*a, cwd=tmp_path)), ("here", lambda *a: main(list(a)))):
-        run("theta", ratings, "-o", str(tmp_path / f"{where}_t.csv"), "--facets", str(tmp_path / f"{where}_f.csv"))
-        run("validate", metrics, "--ratings", ratings, "--theta", str(tmp_path / f"{where}_t.csv"), "-o",
-            str(tmp_path / f"{where}_c.csv"), "--n-resamples", "200")  # fmt: skip
-    for name in ("t.csv", "f.csv", "c.csv", "c_rho_matrix.csv"):
-        assert (tmp_path / f"main_{name}").read_bytes() == (tmp_path / f"here_{name}").read_bytes(), name
-
-
 @pytest.fixture(scope="module")
 def example_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run") / "out"
@@ -242,18 +221,3 @@ def test_run_theta_pv_with_given_theta_is_an_error(tmp_path: Path, capsys: pytes
     assert code == 2 and "run --theta-pv needs θ estimated here" in err
 
 
-@needs_main
-def test_run_without_the_options_writes_mains_files(tmp_path: Path) -> None:
-    """Every file main's `run --example` writes is the same here (the PDF's timestamp, the manifest's input path,
-    run.json and the report aside), and the new ones are fit.csv and separation.csv only."""
-    _main_cli("run", "--example", "-o", str(tmp_path / "main"), cwd=tmp_path)
-    assert main(["run", "--example", "-o", str(tmp_path / "here")]) == 0
-    ours = {p.name for p in (tmp_path / "here").iterdir()}
-    theirs = {p.name for p in (tmp_path / "main").iterdir()}
-    assert ours - theirs == {"fit.csv", "separation.csv"} and theirs <= ours
-    for name in sorted(theirs - {"heatmap.pdf", "run.json", "report.html", "metrics.csv.manifest.json"}):
-        assert (tmp_path / "main" / name).read_bytes() == (tmp_path / "here" / name).read_bytes(), name
-    a, b = (json.loads((tmp_path / w / "metrics.csv.manifest.json").read_text()) for w in ("main", "here"))
-    assert {k: v for k, v in a.items() if k != "input"} == {k: v for k, v in b.items() if k != "input"}
-    ra, rb = (json.loads((tmp_path / w / "run.json").read_text()) for w in ("main", "here"))
-    assert "theta_pv" not in rb and ra["theta"] == rb["theta"] and ra["warnings"] == rb["warnings"]
