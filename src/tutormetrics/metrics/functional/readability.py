@@ -11,6 +11,7 @@ per text and shared by both formulas.
 from __future__ import annotations
 
 import re
+from collections.abc import KeysView
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -167,7 +168,7 @@ class CmuTable:
     def __len__(self) -> int:
         return len(self.table())
 
-    def keys(self):  # type: ignore[no-untyped-def]
+    def keys(self) -> KeysView[str]:
         return self.table().keys()
 
 
