@@ -49,20 +49,22 @@ def _register_commands() -> None:
     """Every command, explicitly: each command module's ``register`` adds its commands (``--help`` lists them in
     this order)."""
     from tutormetrics.commands import (
+        agree,
+        compare,
         convert,
         encoder,
         ppi,
         predict,
-        psychometrics,
         report,
         run,
         score,
         studies,
         summarize,
+        theta,
         validity,
     )
 
-    for module in (score, validity, psychometrics, summarize, studies, run, report, convert, encoder, predict, ppi):
+    for module in (score, validity, theta, agree, compare, summarize, studies, run, report, convert, encoder, predict, ppi):
         module.register(app)
 
 

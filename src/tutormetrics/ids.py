@@ -2,9 +2,9 @@
 joined with ``--id-sep`` (default ``/``).
 
 A part's text is the CSV cell as read (``007`` stays ``007``), or a Parquet/JSONL string, or an integer written
-in decimal digits; a float or any other type is refused (exit 2), as is an empty part or one containing the
-separator (the joined id would be ambiguous). With one ``--id`` nothing changes: :class:`IdKey` is then just that
-column's name.
+in decimal digits; a float or any other type is refused (exit 2), as is an empty part, one containing the
+separator, or one beginning or ending with a character of the separator (the joined id would be ambiguous).
+With one ``--id`` nothing changes: :class:`IdKey` is then just that column's name.
 
 Example:
     >>> import polars as pl
@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Optional
 from pathlib import Path
+from typing import ClassVar, Optional
 
 import polars as pl
 
@@ -35,6 +35,7 @@ __all__ = [
     "check_input_columns",
     "check_part_types",
     "input_key",
+    "ambiguous_parts",
     "joined_ids",
     "read_keyed",
     "with_key",
@@ -134,9 +135,33 @@ def check_part_types(schema: pl.Schema | dict[str, pl.DataType], key: IdKey, sou
         )
 
 
+def ambiguous_parts(texts: pl.Series, sep: str) -> pl.Series:
+    """Parts that would make a joined id ambiguous: one containing ``sep``, or beginning or ending with any
+    character of ``sep`` (with ``--id-sep ::`` both ``k:`` + ``v0`` and ``k`` + ``:v0`` join to ``k:::v0``).
+    With those refused, the separators of a joined id are exactly the inserted ones, so its parts are unique
+    (``docs/design/datasets.md#composite-ids``).
+
+    >>> ambiguous_parts(pl.Series(["k:", ":v", "a:b", "a::b", "ab"]), "::").to_list()
+    [True, True, False, True, False]
+    """
+    chars = sorted(set(sep))
+    out = texts.str.contains(sep, literal=True)
+    for ch in chars:
+        out = out | texts.str.starts_with(ch) | texts.str.ends_with(ch)
+    return out.fill_null(False)
+
+
+def _clash_reason(text: str, sep: str) -> str:
+    if sep in text:
+        return f"contains the separator {sep!r}"
+    edge = "begins" if text[:1] in sep else "ends"
+    return f"{edge} with {(text[:1] if edge == 'begins' else text[-1:])!r}, a character of the separator {sep!r}"
+
+
 def joined_ids(frame: pl.DataFrame, key: IdKey, source: str) -> pl.Series:
     """``exchange_id`` of every row: the parts' texts joined with ``key.sep``. An empty part, or one that contains
-    the separator, is exit 2 naming the (1-based data) row.
+    the separator or begins or ends with one of its characters (:func:`ambiguous_parts`), is exit 2 naming the
+    (1-based data) row.
 
     >>> joined_ids(pl.DataFrame({"a": ["007", "1"], "b": [2, 3]}), IdKey.of(["a", "b"], "-"), "t").to_list()
     ['007-2', '1-3']
@@ -150,11 +175,11 @@ def joined_ids(frame: pl.DataFrame, key: IdKey, source: str) -> pl.Series:
             row = int(empty.arg_true()[0])
             raise InputSchemaError(f"{source}: data row {row + 1}: id part {part!r} is empty",
                                    hint=f"every part of {key.label()} needs a value")
-        clash = col.str.contains(key.sep, literal=True)
+        clash = ambiguous_parts(col, key.sep)
         if clash.any():
             row = int(clash.arg_true()[0])
             raise InputSchemaError(
-                f"{source}: data row {row + 1}: id part {part!r} = {col[row]!r} contains the separator {key.sep!r}",
+                f"{source}: data row {row + 1}: id part {part!r} = {col[row]!r} {_clash_reason(col[row], key.sep)}",
                 hint="choose another separator with --id-sep (e.g. --id-sep '|'), so the joined id stays unambiguous",
             )
     return texts.select(pl.concat_str(list(key.parts), separator=key.sep).alias(COMPOSITE_ID)).to_series()

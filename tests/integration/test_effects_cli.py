@@ -11,9 +11,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tutormetrics.commands.psychometrics import register
+from tutormetrics.commands import agree, compare, theta
 from tutormetrics.commands.validity import register as register_validity
 from tutormetrics.psychometrics.mfrm.mml import simulate_mfrm
+
+
+def register(app: typer.Typer) -> None:
+    """The psychometrics commands on a bare app."""
+    for module in (theta, agree, compare):
+        module.register(app)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +30,7 @@ def app() -> typer.Typer:
     return app
 
 
-@pytest.fixture()
+@pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
 
@@ -38,7 +44,7 @@ def _shuffle_keep_first_appearance(df: pl.DataFrame, col: str, seed: int) -> pl.
     return pl.concat([head, shuf.filter(~pl.col("_k").is_in(firsts.implode()))]).drop("_k")
 
 
-@pytest.fixture()
+@pytest.fixture
 def study(tmp_path: Path) -> dict[str, Path]:
     rng = np.random.default_rng(4)
     ratings, truth = simulate_mfrm(n_items=120, seed=4, gamma=[0.4, 0.3, 0.5, 0.2, 0.6])

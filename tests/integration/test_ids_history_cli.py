@@ -250,7 +250,7 @@ def test_history_col_keeps_a_composite_id(tmp_path):
 
 @pytest.mark.parametrize(
     "extra",
-    [["--transcript-col", "prompt"], ["--prompt", "prompt"], ["--dialogue"], ["--conversations", "CONV"]],
+    [["--transcript-col", "prompt"], ["--prompt", "query"], ["--dialogue"], ["--conversations", "CONV"]],
 )
 def test_history_col_refuses_the_other_input_forms(tmp_path, capsys, extra):
     path = tmp_path / "rows.csv"

@@ -1,6 +1,6 @@
-"""Options declared once (``commands/options.py``): ``run`` takes every ``score``/``validate`` option that
-does not name their own outputs, the declarations agree with the options dataclasses, and ``run`` honours
-the options it gained (``--encoding``, ``--keep``, ``--strict``, repeated ``--theta``, ``--metrics-cols``)."""
+"""Options declared once, on the options dataclasses (``docs/guide/options.md``): ``run`` takes every ``score``/``validate``
+option but those naming their own outputs, each option field is one flag of each command that takes it, and ``run``
+honours the options it gained (``--encoding``, ``--keep``, ``--strict``, repeated ``--theta``, ``--metrics-cols``)."""
 
 from __future__ import annotations
 
@@ -12,63 +12,82 @@ import pytest
 import typer
 
 from tutormetrics.cli import app, main
-from tutormetrics.commands import options as opt
+from tutormetrics.commands.run import RUN_EXCLUDES, RunArgs
+from tutormetrics.commands.score import ScoreArgs
+from tutormetrics.commands.validity import ValidateArgs
 from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.examples import example_paths
+from tutormetrics.flags import flag_fields, flag_of
 from tutormetrics.validity.study import ValidateOptions
 
-#: Flags of score and validate that name their own outputs; run writes a fixed set of files instead.
-OWN_OUTPUTS = {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations",
-               "--embeddings", "--embedding-layers"}  # score's embeddings side file and what it keeps
-#: Fields only the Python API sets (run's figure formats).
-API_ONLY = {ValidateOptions: {"figure_formats", "recode"}, ScoreOptions: set(), DialogueOptions: {"response_required"}}
+#: The typed command of each name, and the option fields it leaves out (validate has no --recode).
+COMMANDS = {"score": (ScoreArgs, ()), "validate": (ValidateArgs, ("recode",)), "run": (RunArgs, RUN_EXCLUDES)}
+#: Fields only the Python API sets (run's figure formats, the dialogue reader's response check).
+API_ONLY = {ValidateOptions: {"figure_formats"}, ScoreOptions: set(), DialogueOptions: {"response_required"}}
+
+
+def _params(name: str) -> list:
+    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    return [p for p in command.params if p.param_type_name == "option"]
 
 
 def _flags(name: str) -> set[str]:
-    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
-    return {f for p in command.params if p.param_type_name == "option" for f in (*p.opts, *p.secondary_opts)}
+    return {f for p in _params(name) for f in (*p.opts, *p.secondary_opts)}
+
+
+def _spelled(cls: type, names: set[str] | None = None) -> set[str]:
+    """The flags (both halves of ``--x/--no-x``) of ``cls``'s option fields (only ``names`` when given)."""
+    return {f for o in flag_fields(cls) if names is None or o.name in names for spec in o.flag.flags for f in spec.split("/")}
 
 
 def test_run_takes_every_score_and_validate_option_but_output_names():
-    run = _flags("run")
-    for name in ("score", "validate"):
-        missing = _flags(name) - OWN_OUTPUTS - run
-        assert not missing, f"run lacks {name}'s {sorted(missing)}"
+    """run = score ∪ validate − what names their outputs (score's own output fields, RUN_EXCLUDES) + run's own."""
+    score_own = {f.name for f in dataclasses.fields(ScoreArgs)} - {f.name for f in dataclasses.fields(RunArgs)} | {"output"}
+    own_outputs = _spelled(ScoreArgs, score_own) | _spelled(ScoreOptions, set(RUN_EXCLUDES))
+    assert own_outputs == {"--output", "-o", "--output-format", "--manifest", "--no-manifest", "--conversations",
+                           "--embeddings", "--embedding-layers"}  # fmt: skip
+    run_own = _spelled(RunArgs, {"output", "example", "group_col"})
+    assert _flags("run") - run_own == (_flags("score") | _flags("validate")) - own_outputs
     # the ones the issue names, spelled out
     assert {"--encoding", "--format", "--keep", "--dedupe", "--max-seq-length", "--cache-mb", "--jobs", "--engine",
             "--resume", "--restart", "--strict", "--csv-formula-guard", "--no-csv-formula-guard", "--top",
-            "--metrics-cols"} <= run
+            "--metrics-cols"} <= _flags("run")
 
 
 def test_old_spellings_and_defaults_survive():
     assert {"--n-boot"} <= _flags("agree") and {"--min-pairs"} <= _flags("compare")
-    params = {p.name: p for p in typer.main.get_command(app).commands["validate"].params}  # type: ignore[attr-defined]
+    params = {p.name: p for p in _params("validate")}
     assert params["estimate_theta"].default is False and params["n_resamples"].default == 9999
-    run = {p.name: p for p in typer.main.get_command(app).commands["run"].params}  # type: ignore[attr-defined]
-    assert run["estimate_theta"].default is True and run["jobs"].opts == ["--jobs", "-j"]
+    assert ValidateArgs.__dataclass_fields__["validate"].default_factory().estimate_theta is False  # type: ignore[misc]
+    run = {p.name: p for p in _params("run")}
+    assert run["estimate_theta"].default is True and run["n_jobs"].opts == ["--jobs", "-j"]
+    assert RunArgs().validate == ValidateOptions()  # run's study is the library's, defaults and all
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_option_field_is_one_flag_of_the_command(name):
+    """Each flag field of the command's options dataclasses (nested ones flattened) is exactly one option of the
+    command, under its first flag, with the default declared on the field."""
+    cls, exclude = COMMANDS[name]
+    params = _params(name)
+    for option in flag_fields(cls):
+        first = option.flag.flags[0].split("/")[0] if option.flag.flags else None
+        matching = [p for p in params if first in p.opts]
+        if option.name in exclude or first is None:
+            assert not matching, f"{name}: {first} should not be offered"
+            continue
+        assert len(matching) == 1, f"{name}: {first} appears {len(matching)} times"
+        assert matching[0].name == option.name
 
 
 @pytest.mark.parametrize("cls", [ScoreOptions, ValidateOptions, DialogueOptions])
-def test_declared_defaults_are_the_dataclass_defaults(cls):
-    """Each declaration's default, parsed, is the field's default; every field is declared once."""
-    target = {ScoreOptions: "score", ValidateOptions: "validate", DialogueOptions: "dialogue"}[cls]
-    declared = [o for o in opt.ALL if o.target == target]
-    fields = [o.field for o in declared]
-    assert len(fields) == len(set(fields)), "a field filled by two options"
-    assert set(fields) | API_ONLY[cls] == {f.name for f in dataclasses.fields(cls)}
-    assert opt.from_kwargs(cls, {o.name: o.default for o in declared}) == cls()
-
-
-def test_reference_lists_every_declaration_by_group():
-    ref = opt.reference()
-    assert list(ref) == ["input", "scoring", "encoder", "engine", "output", "dialogue", "targets", "validity", "ratings"]
-    names = [o["name"] for group in ref.values() for o in group]
-    assert sorted(names) == sorted(o.name for o in opt.ALL)
-    jobs = next(o for o in ref["engine"] if o["name"] == "jobs")
-    assert jobs["field"] == "n_jobs" and jobs["commands"] == ["score", "run"] and jobs["default"] == 0
-    rater = next(o for o in ref["ratings"] if o["name"] == "rater_col")
-    assert rater["commands"] == ["validate", "run", "theta", "agree", "summarize", "predict", "ppi"]
+def test_every_library_field_is_a_flag_or_api_only(cls):
+    """A field added to a library options dataclass without a flag is a field no command can set."""
+    flagged = {f.name for f in dataclasses.fields(cls) if flag_of(f) is not None}
+    assert flagged | API_ONLY[cls] == {f.name for f in dataclasses.fields(cls)}
+    assert not flagged & API_ONLY[cls]
+    assert {o.name for o in flag_fields(cls)} <= {o.name for o in flag_fields(RunArgs)} | {"recode"}
 
 
 def test_run_honours_encoding_keep_metrics_cols_theta_and_strict(tmp_path, capsys):

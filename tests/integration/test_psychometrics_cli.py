@@ -10,8 +10,14 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tutormetrics.commands.psychometrics import register
+from tutormetrics.commands import agree, compare, theta
 from tutormetrics.psychometrics.mfrm.mml import simulate_mfrm
+
+
+def register(app: typer.Typer) -> None:
+    """The psychometrics commands on a bare app."""
+    for module in (theta, agree, compare):
+        module.register(app)
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +27,12 @@ def app() -> typer.Typer:
     return app
 
 
-@pytest.fixture()
+@pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
 
 
-@pytest.fixture()
+@pytest.fixture
 def sim(tmp_path: Path) -> dict[str, Path]:
     rng = np.random.default_rng(0)
     gamma = rng.normal(0, 0.5, 5)

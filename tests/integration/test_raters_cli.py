@@ -113,6 +113,36 @@ def test_summarize_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "unknown --output-format" in capsys.readouterr().err
 
 
+def test_summarize_reads_ratings_as_theta_and_agree_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--ratings goes through read_ratings: --recode first, then the scale (off-scale stops unless dropped)."""
+    from tutormetrics.ids import IdKey
+    from tutormetrics.psychometrics.ratings_input import RatingsInput, read_ratings
+    from tutormetrics.report.group_summary import SummarizeOptions, read_summary_metrics, summarize_metrics
+
+    path = _metrics(tmp_path)
+    ids = pl.read_csv(path)["exchange_id"].to_list()
+    scores = [float(i % 2) for i in range(len(ids))]
+    ratings = tmp_path / "r.csv"
+    pl.DataFrame({"exchange_id": ids + ids[:1], "rater": ["h"] * len(ids) + ["typo"], "criterion": "tone",
+                  "score": scores + [7.0]}).write_csv(ratings)  # fmt: skip
+    out = tmp_path / "s.csv"
+    base = ["summarize", str(path), "--ratings", str(ratings), "-o", str(out), "--n-resamples", "0"]
+    assert main(base) == 2
+    assert "off the scale" in capsys.readouterr().err
+    assert main([*base, "--drop-out-of-scale"]) == 0
+    dropped = pl.read_csv(out)
+    assert "dropped 1 rating(s) off the scale" in capsys.readouterr().err
+    out.unlink()
+    assert main([*base, "--recode", "7=", "--levels", "0,1"]) == 0
+    assert "recode 7 -> missing: 1 ratings" in capsys.readouterr().err
+    assert pl.read_csv(out).equals(dropped)
+    key = IdKey.of(None)
+    frame = read_summary_metrics(path, key, "tutor")
+    python = summarize_metrics(frame, SummarizeOptions(n_resamples=0), ratings=read_ratings(ratings, RatingsInput(drop_out_of_scale=True), key),
+                               source=path)  # fmt: skip
+    assert python.table.equals(dropped, null_equal=True)
+
+
 def test_agree_many_raters_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rng = np.random.default_rng(3)
     truth = rng.integers(0, 3, 60)

@@ -1,4 +1,5 @@
-"""Options of the command layer that no library dataclass owns: ``--strict``, ``--output`` of a one-table command.
+"""Options of the command layer that no library dataclass owns: ``--strict``, ``--dialogue``, the target files of
+``validate`` and ``run``.
 
 Each is a small options dataclass a command's own ``Args`` extends or nests (``docs/guide/options.md``).
 
@@ -10,11 +11,12 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
-from tutormetrics.flags import flag
+from tutormetrics.flags import flag, metrics_cols_flag
 
-__all__ = ["Gate"]
+__all__ = ["DialogueSwitch", "Gate", "Targets"]
 
 
 @dataclass(kw_only=True)
@@ -24,3 +26,38 @@ class Gate:
     PANEL: ClassVar[str] = "Output"
 
     strict: bool = flag("--strict", default=False, help="Exit with code 1 when the run completed with warnings.")
+
+
+@dataclass(kw_only=True)
+class DialogueSwitch:
+    """``--dialogue``: the input holds conversations (``score``, ``run``; ``docs/guide/dialogues.md``)."""
+
+    PANEL: ClassVar[str] = "Dialogues"
+
+    dialogue_input: bool = flag(
+        "--dialogue", default=False,
+        help="Input holds conversations (long table: conversation_id, turn, role, text; or chat JSONL with 'messages'): "
+        "score every tutor turn against its context.",
+    )
+
+
+@dataclass(kw_only=True)
+class Targets:
+    """What ``validate`` and ``run`` correlate the metrics with (``docs/commands/validate.md``): the ratings, θ
+    tables, the metric columns used, and how many of the strongest correlations stderr lists.
+
+    >>> Targets().theta, Targets().top
+    ([], 5)
+    """
+
+    PANEL: ClassVar[str] = "Targets"
+
+    ratings: Path | None = flag(  # noqa: RUF009 - a flag field: its default is declared in it
+        "--ratings", default=None, dir_okay=False, help="Ratings: long (id, rater, criterion, score) or wide."
+    )
+    theta: list[Path] = flag(  # noqa: RUF009
+        "--theta", default=None, parse=lambda v: list(v or []), cli_type=list[Path] | None, dir_okay=False,
+        help="θ table(s) with id, theta[, theta_sd]; repeatable; without one, --estimate-theta fits θ from long ratings.",
+    )
+    metrics_cols: list[str] | None = metrics_cols_flag()  # noqa: RUF009
+    top: int = flag("--top", default=5, min=0, panel="Validity", help="Strongest correlations to list on stderr.")

@@ -135,6 +135,13 @@ def locked_outputs(outputs: Outputs, args: Any) -> Iterator[None]:
         raise
 
 
+def _debugging(ctx: typer.Context) -> bool:
+    """``tutormetrics --debug ...`` (the root command's option) or ``TUTORMETRICS_DEBUG=1``."""
+    import os
+
+    return bool(ctx.find_root().params.get("debug")) or os.environ.get("TUTORMETRICS_DEBUG") == "1"
+
+
 def command(
     app: typer.Typer, name: str, fn: Callable[[Any], Any], *, outputs: Outputs = (), exclude: Sequence[str] = ()
 ) -> None:
@@ -146,6 +153,9 @@ def command(
         fn: The command: one parameter annotated with its options dataclass.
         outputs: The fields holding the files it writes (see :func:`output_paths`); the command runs under one
             lock of them, so a second command writing one of them stops at once (exit 2) naming the first.
+
+    An expected error (:class:`~tutormetrics.errors.TutorMetricsError`) raised while the options are parsed or
+    while the command runs is one ``error:`` line (with its hint) and its exit code; the command needs no handler.
         exclude: Fields of nested options dataclasses this command does not offer (they keep their defaults).
     """
     from tutormetrics.errors import TutorMetricsError
@@ -153,17 +163,20 @@ def command(
     cls = args_class(fn)
     options = command_options(cls, exclude)
 
-    def wrapper(**values: Any) -> Any:
-        try:
+    def wrapper(ctx: typer.Context, **values: Any) -> Any:
+        try:  # an expected error (a value that does not parse, bad input): one line + hint, its exit code (2)
             args = build_args(cls, values, exclude)
-        except TutorMetricsError as exc:  # a value that does not parse: one line, exit 2
+            with locked_outputs(outputs, args):
+                return fn(args)
+        except TutorMetricsError as exc:
+            if _debugging(ctx):
+                raise  # --debug: the full traceback (cli.main re-raises it)
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=exc.exit_code) from None
-        with locked_outputs(outputs, args):
-            return fn(args)
 
     wrapper.outputs = outputs  # type: ignore[attr-defined]  # tests check every writing command names its outputs
     wrapper.args_class = cls  # type: ignore[attr-defined]
     wrapper.__name__, wrapper.__qualname__, wrapper.__doc__, wrapper.__module__ = fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__
-    wrapper.__signature__ = inspect.Signature([_parameter(o) for o in options])  # type: ignore[attr-defined]
+    context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    wrapper.__signature__ = inspect.Signature([context, *(_parameter(o) for o in options)])  # type: ignore[attr-defined]
     app.command(name)(wrapper)

@@ -1,44 +1,67 @@
-"""``tutormetrics run``: the whole study on one command (thin wrapper over :mod:`tutormetrics.runs`).
+"""``tutormetrics run``: the whole study on one command (thin wrapper over :mod:`tutormetrics.runs`,
+``docs/commands/run.md``).
 
-It takes every option of ``score`` and ``validate`` (:data:`tutormetrics.commands.options.RUN`) but those
-that name their own outputs: ``run`` writes a fixed set of files into its folder.
+It takes every option of ``score`` and ``validate`` but those that name their own outputs (:data:`RUN_EXCLUDES`,
+and ``score``'s ``--output``/``--conversations``/``--embeddings``): ``run`` writes a fixed set of files into its
+folder. Its ``--id``/``--id-sep`` are ``score``'s; ``--estimate-theta`` is on.
+
+Example:
+    >>> RunArgs().validate.estimate_theta, RunArgs().output
+    (True, PosixPath('tutormetrics-out'))
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Optional
 
 import typer
 
-from tutormetrics.commands import options as opt
+from tutormetrics.commands.flag_groups import DialogueSwitch, Gate, Targets
+from tutormetrics.commands.options import log, strict_gate
+from tutormetrics.commands.registration import command
+from tutormetrics.commands.score import prompt_given
+from tutormetrics.dialogue.file_scoring import DialogueOptions
+from tutormetrics.engine.file_scoring import ScoreOptions
+from tutormetrics.errors import ConfigError
+from tutormetrics.flags import argument, flag
+from tutormetrics.validity.options import ValidateOptions
+
+__all__ = ["RUN_EXCLUDES", "RunArgs", "register", "run"]
+
+#: Fields of score's and validate's options that ``run`` leaves at their defaults: the scored table's format and
+#: manifest (run names its own files and always writes the manifest), and ``--recode`` (validate has none either).
+RUN_EXCLUDES = ("output_format", "write_manifest", "recode")
 
 
 def register(app: typer.Typer) -> None:
-    opt.command(app, "run", run, opt.COMMANDS["run"], outputs=("output/",))
+    command(app, "run", run, outputs=("output/",), exclude=RUN_EXCLUDES)
 
 
-def run(
-    exchanges: Annotated[
-        Optional[Path], typer.Argument(help="Exchanges table (.csv/.parquet/.jsonl); omit with --example.", dir_okay=False)
-    ] = None,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output folder.", file_okay=False)] = Path("tutormetrics-out"),
-    example: Annotated[
-        bool,
-        typer.Option(
-            "--example",
-            help="Use bundled data: the 40 C++ debugging exchanges and their ratings, 'run --example fairness' for the "
-            "per-dimension fairness study, or with 'run --example dialogue' "
-            "12 tutoring conversations rated per conversation.",
-        ),
-    ] = False,
-    group_col: Annotated[
-        Optional[str],
-        typer.Option("--group-col", help="Also write predictive.csv: grouped K-fold predictive validity (`predict`), groups = this input column.", show_default=False),
-    ] = None,
-    **kwargs: Any,
-) -> None:
+@dataclass(kw_only=True)
+class RunArgs(Gate, DialogueSwitch, Targets):
+    """What ``run`` is told: the input (or ``--example``), the folder, the targets, and the options of the library's
+    scoring (:class:`ScoreOptions`, :class:`DialogueOptions`) and validity study (:class:`ValidateOptions`)."""
+
+    exchanges: Path | None = argument(  # noqa: RUF009 - a flag field: its default is declared in it
+        default=None, dir_okay=False, help="Exchanges table (.csv/.parquet/.jsonl); omit with --example."
+    )
+    output: Path = flag("--output", "-o", default=Path("tutormetrics-out"), file_okay=False, help="Output folder.")  # noqa: RUF009
+    example: bool = flag(
+        "--example", default=False,
+        help="Use bundled data: the 40 C++ debugging exchanges and their ratings, 'run --example fairness' for the "
+        "per-dimension fairness study, or with 'run --example dialogue' 12 tutoring conversations rated per conversation.",
+    )
+    group_col: str | None = flag(
+        "--group-col", default=None, show_default=False,
+        help="Also write predictive.csv: grouped K-fold predictive validity (`predict`), groups = this input column.",
+    )
+    score: ScoreOptions = field(default_factory=ScoreOptions)
+    dialogue: DialogueOptions = field(default_factory=DialogueOptions)
+    validate: ValidateOptions = field(default_factory=ValidateOptions)
+
+
+def run(args: RunArgs) -> None:
     """Score → θ (MFRM) → agreement → Spearman table → heatmap, all into one folder.
 
     Example: tutormetrics run --example -o demo-out
@@ -47,30 +70,53 @@ def run(
     turns, ratings keyed by conversation_id the conversations; the turn level of those only with
     --cluster-col conversation_id, no p): tutormetrics run --example dialogue -o demo-dialogue
     """
-    from tutormetrics.dialogue.file_scoring import DialogueOptions
-    from tutormetrics.engine.file_scoring import ScoreOptions
-    from tutormetrics.examples import EXAMPLE_NAMES, EXAMPLE_PROMPT_COLUMNS, dialogue_example_paths, example_paths
+    from tutormetrics.metrics.columns import check_named_columns
     from tutormetrics.runs import check_ratings_path, run_pipeline
-    from tutormetrics.validity.study import ValidateOptions
 
-    ratings, dialogue = kwargs["ratings"], kwargs["dialogue"] or kwargs["transcript_col"] is not None
-    history = None
-    if kwargs["history_col"] is not None:  # each row's response after its history (datasets.md §3.4)
-        from tutormetrics.dialogue.history import check_history_options
-        from tutormetrics.errors import ConfigError
-
-        check_history_options(transcript_col=kwargs["transcript_col"], prompt_given=kwargs["prompt"] is not None,
-                              dialogue=kwargs["dialogue"], conversations=None)  # fmt: skip
-        if kwargs["engine"] != "local":
-            raise ConfigError("--history-col runs on the local engine only", hint="drop --engine ray")
-        history = opt.from_kwargs(DialogueOptions, kwargs)
-    if example and exchanges is not None and str(exchanges) == "fairness" and not exchanges.exists():
+    history = _history(args)
+    if args.example and args.exchanges is not None and str(args.exchanges) == "fairness" and not args.exchanges.exists():
         from tutormetrics.commands.studies import run_fairness_example  # studies.md §9: no text scoring
 
-        run_fairness_example(output, n_resamples=kwargs["n_resamples"], seed=kwargs["seed"], log=opt.log)
+        run_fairness_example(args.output, n_resamples=args.validate.n_resamples, seed=args.validate.seed, log=log)
         return
-    check_ratings_path(ratings, example)
-    prompt_columns = list(kwargs["prompt"] or [])
+    check_ratings_path(args.ratings, args.example)
+    exchanges, ratings, dialogue, prompts = _inputs(args)
+    score_options = replace(args.score, prompt_columns=prompts or ["prompt"])
+    if not dialogue:  # the cluster and group columns travel with the metrics (kept, never metrics)
+        extra = [c for c in (args.validate.cluster_col, args.group_col) if c and c not in score_options.keep_columns]
+        score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
+    check_named_columns(args.metrics_cols, "--metrics-cols")  # an id or structure column is exit 2 (datasets.md §4)
+    summary = run_pipeline(
+        exchanges, ratings, args.output, score_options=score_options, validate_options=args.validate, theta=args.theta,
+        dialogue=args.dialogue if dialogue else None, metric_cols=args.metrics_cols, top=args.top, group_col=args.group_col,
+        log=log, history=history,
+    )  # fmt: skip
+    log(f"done: {args.output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")
+    strict_gate(args.strict, summary.get("warnings", []))
+
+
+def _history(args: RunArgs) -> DialogueOptions | None:
+    """The dialogue options under ``--history-col`` (each row's response after its history,
+    ``docs/guide/dialogues.md#one-response-after-its-history-history-col``), checked; ``None`` without it."""
+    if args.dialogue.history_col is None:
+        return None
+    from tutormetrics.dialogue.history import check_history_options
+
+    check_history_options(transcript_col=args.dialogue.transcript_col, prompt_given=prompt_given(args.score),
+                          dialogue=args.dialogue_input, conversations=None)  # fmt: skip
+    if args.score.engine != "local":
+        raise ConfigError("--history-col runs on the local engine only", hint="drop --engine ray")
+    return args.dialogue
+
+
+def _inputs(args: RunArgs) -> tuple[Path, Path | None, bool, list[str]]:
+    """The exchanges, the ratings, whether the input holds conversations, and the prompt columns: what was given,
+    or a bundled example's (``--example``, ``--example dialogue``; ``docs/commands/run.md``)."""
+    from tutormetrics.examples import EXAMPLE_NAMES, EXAMPLE_PROMPT_COLUMNS, dialogue_example_paths, example_paths
+
+    exchanges, ratings, example = args.exchanges, args.ratings, args.example
+    dialogue = args.dialogue_input or args.dialogue.transcript_col is not None
+    prompts = list(args.score.prompt_columns) if prompt_given(args.score) else []
     if example and exchanges is not None and str(exchanges) in EXAMPLE_NAMES and not exchanges.exists():
         example, name, exchanges = str(exchanges) != "dialogue", str(exchanges), None  # 'run --example dialogue'
         if name == "dialogue":
@@ -78,31 +124,10 @@ def run(
             exchanges, ratings, dialogue = paths["dialogues"], ratings or paths["ratings"], True
     if example:
         paths = example_paths()
-        exchanges = exchanges or paths["exchanges"]
-        ratings = ratings or paths["ratings"]
-        prompt_columns = prompt_columns or EXAMPLE_PROMPT_COLUMNS
+        exchanges, ratings = exchanges or paths["exchanges"], ratings or paths["ratings"]
+        prompts = prompts or EXAMPLE_PROMPT_COLUMNS
     if exchanges is None:
         from tutormetrics.errors import InputSchemaError
 
         raise InputSchemaError("run needs an exchanges table", hint="tutormetrics run EXCHANGES --ratings RATINGS -o OUTDIR")
-    score_options = opt.from_kwargs(ScoreOptions, kwargs, prompt_columns=prompt_columns or ["prompt"])
-    if not dialogue:  # the cluster and group columns travel with the metrics (kept, never metrics)
-        extra = [c for c in (kwargs["cluster_col"], group_col) if c and c not in score_options.keep_columns]
-        score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
-    summary = run_pipeline(
-        exchanges, ratings, output, score_options=score_options, validate_options=opt.from_kwargs(ValidateOptions, kwargs),
-        theta=kwargs["theta"] or [], dialogue=opt.from_kwargs(DialogueOptions, kwargs) if dialogue else None,
-        metric_cols=_checked_metric_cols(kwargs["metrics_cols"]), top=kwargs["top"], group_col=group_col, log=opt.log,
-        history=history,
-    )  # fmt: skip
-    opt.log(f"done: {output}/ ({', '.join(Path(p).name for p in summary['files'].values())})")
-    opt.strict_gate(kwargs["strict"], summary.get("warnings", []))
-
-
-def _checked_metric_cols(value: str | None) -> list[str] | None:
-    """``--metrics-cols``: an id, structure or diagnostic column named there is exit 2 (``datasets.md`` §4)."""
-    from tutormetrics.metrics.columns import check_named_columns
-
-    names = opt.split_list(value)
-    check_named_columns(names, "--metrics-cols")
-    return names
+    return exchanges, ratings, dialogue, prompts

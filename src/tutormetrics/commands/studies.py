@@ -1,5 +1,5 @@
-"""Thin Typer commands for the study designs (``studies.md`` §4, §6): ``aggregate`` (turn labels to rates)
-and ``variability`` (ICC of repeated trials).
+"""Thin Typer commands for the study designs: ``aggregate`` (turn labels to rates, ``docs/commands/aggregate.md``)
+and ``variability`` (ICC of repeated trials, ``docs/commands/variability.md``).
 
 Example:
     >>> import typer
@@ -9,91 +9,86 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from tutormetrics.commands import options as opt
-from tutormetrics.commands.options import split_list
-from tutormetrics.errors import ConfigError, TutorMetricsError
+from tutormetrics.commands.registration import command
+from tutormetrics.errors import TutorMetricsError
+from tutormetrics.flags import argument, flag
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table, write_table
+from tutormetrics.progress import Log
+from tutormetrics.stats.aggregate import AggregateOptions, aggregate_rates, parse_codes
+from tutormetrics.stats.variability import VariabilityOptions, trial_variability
 
-__all__ = ["parse_codes", "register"]
-
-
-def parse_codes(values: list[str] | None, option: str = "--na") -> list[float]:
-    """``--na -1,-9`` (repeatable) as numbers; a non-number is exit 2."""
-    out = []
-    for v in split_list(values) or []:
-        try:
-            out.append(float(v))
-        except ValueError:
-            raise ConfigError(f"{option}: {v!r} is not a number", hint=f"e.g. {option} -1 or {option} -1,-9") from None
-    return out
+__all__ = ["AggregateArgs", "VariabilityArgs", "aggregate", "parse_codes", "register", "variability"]
 
 
-def aggregate(
-    turns: Annotated[Path, typer.Argument(help="Turn-level table: key columns and numeric (0/1) label columns.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Rates table: keys, n_rows, then c, c_n, c_n_na per label column.")],
-    by: Annotated[list[str], typer.Option("--by", help="Key column(s): one output row per combination (repeat or comma-separate).")],
-    cols: Annotated[list[str] | None, typer.Option("--cols", help="Label columns (default: every numeric column but the keys and turn columns).")] = None,
-    na: Annotated[list[str] | None, typer.Option("--na", help="Codes meaning 'not applicable' (missing), e.g. -1 or -1,-9.")] = None,
-) -> None:
+@dataclass(kw_only=True)
+class AggregateArgs:
+    """``aggregate``'s input, output and options."""
+
+    turns: Path = argument(help="Turn-level table: key columns and numeric (0/1) label columns.")
+    output: Path = flag("--output", "-o", help="Rates table: keys, n_rows, then c, c_n, c_n_na per label column.")
+    rates: AggregateOptions
+
+
+def aggregate(args: AggregateArgs) -> None:
     """Turn labels to one rate per dialogue/condition: the mean of the non-missing values, with counts of values
     and of missing ones (--na codes and empty cells); feeds `tutormetrics compare`."""
-    from tutormetrics.stats.aggregate import aggregate_labels
-
+    keys = args.rates.by
     try:
-        check_outputs([turns], [output])
-        keys = split_list(by) or []
-        codes = parse_codes(na)
-        res = aggregate_labels(read_table(turns, id_columns=keys), by=keys, cols=split_list(cols), na=codes)
-        write_table(res.result, output)
+        check_outputs([args.turns], [args.output])
+        res = aggregate_rates(read_table(args.turns, id_columns=keys), args.rates)
+        write_table(res.result, args.output)
     except TutorMetricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=exc.exit_code) from None
     for note in res.notes:
         typer.echo(note, err=True)
     n_cols = (len(res.result.columns) - len(keys) - 1) // 3
-    typer.echo(f"aggregate: {res.result.height} group(s) x {n_cols} label column(s) -> {output}", err=True)
+    typer.echo(f"aggregate: {res.result.height} group(s) x {n_cols} label column(s) -> {args.output}", err=True)
 
 
-def variability(
-    table: Annotated[Path, typer.Argument(help="One row per (group, unit, trial) with numeric columns, e.g. summarize --totals-out.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="ICC table: six forms per group x variable.")],
-    unit_col: Annotated[str, typer.Option("--unit-col", help="Unit column (e.g. item).")] = "item",
-    trial_col: Annotated[str, typer.Option("--trial-col", help="Trial column (repeated runs).")] = "trial",
-    group_col: Annotated[str | None, typer.Option("--group-col", help="Analyse each group (e.g. model) separately.")] = None,
-    cols: Annotated[list[str] | None, typer.Option("--cols", help="Columns (default: every numeric column but the keys).")] = None,
-    units_out: Annotated[Path | None, typer.Option("--units-out", help="Also write the per-unit spread (mean, sd, min, max over trials).")] = None,
-) -> None:
+@dataclass(kw_only=True)
+class VariabilityArgs:
+    """``variability``'s input, outputs and options."""
+
+    table: Path = argument(help="One row per (group, unit, trial) with numeric columns, e.g. summarize --totals-out.")
+    output: Path = flag("--output", "-o", help="ICC table: six forms per group x variable.")
+    trials: VariabilityOptions = field(default_factory=VariabilityOptions)
+    units_out: Path | None = flag("--units-out", default=None, help="Also write the per-unit spread (mean, sd, min, max over trials).")
+
+
+def variability(args: VariabilityArgs) -> None:
     """Response variability across repeated trials: the six ICC forms (Shrout-Fleiss ICC1..ICC3k and McGraw-Wong
     ICC(1,1)..ICC(C,k)) with F tests and 95% CIs, the pooled within-unit SD and the mean per-unit SD."""
-    from tutormetrics.stats.variability import variability_table
-
     try:
-        check_outputs([table], [output, units_out])
-        ids = [unit_col, trial_col, *([group_col] if group_col else [])]
-        result, units = variability_table(read_table(table, id_columns=ids), unit_col=unit_col, trial_col=trial_col,
-                                          group_col=group_col, cols=split_list(cols))  # fmt: skip
-        write_table(result, output)
-        if units_out:
-            write_table(units, units_out)
+        check_outputs([args.table], [args.output, args.units_out])
+        result = trial_variability(read_table(args.table, id_columns=args.trials.id_columns), args.trials)
+        write_table(result.icc, args.output)
+        if args.units_out:
+            write_table(result.units, args.units_out)
     except TutorMetricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=exc.exit_code) from None
-    flagged = result.filter(result["reason"] != "")
+    icc = result.icc
+    flagged = icc.filter(icc["reason"] != "")
     typer.echo(
-        f"variability: {result['group'].n_unique()} group(s) x {result['variable'].n_unique()} variable(s), six ICC forms each -> {output}"
+        f"variability: {icc['group'].n_unique()} group(s) x {icc['variable'].n_unique()} variable(s), six ICC forms each -> {args.output}"
         + (f"; {flagged.height // 6} with a reason (see the reason column)" if flagged.height else ""),
         err=True,
     )
 
 
-def run_fairness_example(output: Path, *, n_resamples: int = 2000, seed: int = 0, log=lambda m: typer.echo(m, err=True)) -> dict[str, Path]:
-    """``run --example fairness`` (``studies.md`` §9): the EduFair-Bench design on the bundled turn labels.
+def _echo(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def run_fairness_example(output: Path, *, n_resamples: int = 2000, seed: int = 0, log: Log = _echo) -> dict[str, Path]:
+    """``run --example fairness`` (``docs/studies.md#fairness-audit``): the EduFair-Bench design on the bundled turn labels.
 
     aggregate (per question, model, domain, dimension, level; −1 missing) → compare per model × domain
     stratum and per dimension value (Friedman + pairwise Wilcoxon, ``--family metric``, directions) →
@@ -139,5 +134,5 @@ def run_fairness_example(output: Path, *, n_resamples: int = 2000, seed: int = 0
 
 def register(app: typer.Typer) -> None:
     """Add the ``aggregate`` and ``variability`` commands to ``app``."""
-    opt.command(app, "aggregate", aggregate, outputs=("output",))
-    opt.command(app, "variability", variability, outputs=("output",))
+    command(app, "aggregate", aggregate, outputs=("output",))
+    command(app, "variability", variability, outputs=("output", "units_out"))

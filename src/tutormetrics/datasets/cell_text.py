@@ -1,5 +1,5 @@
 """Upstream values as the text of output cells (docs/design/datasets.md#converter-rules): cleaned responses, collapsed history turns,
-transcripts, ids, labels and scores."""
+transcripts, ids and scores."""
 
 from __future__ import annotations
 
@@ -55,7 +55,3 @@ def raw_id(value: object) -> str:
         return str(int(value))
     return str(value)
 
-
-def label_text(value: object) -> str:
-    """An upstream label as text: a JSON ``4.0`` is ``4``, booleans ``true``/``false``."""
-    return raw_id(value)

@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
-from tutormetrics.datasets.cell_text import clean_text, label_text, raw_id, score_text
+from tutormetrics.datasets.cell_text import clean_text, score_text
 from tutormetrics.datasets.conversion import Conversion, Table, thousands
-from tutormetrics.datasets.duplicate_ids import assert_unique, repeated_ids, suffix_duplicates
-from tutormetrics.datasets.raw_files import not_this_dataset, read_csv_rows
+from tutormetrics.datasets.duplicate_ids import refuse_repeats, repeated_ids, suffix_duplicates
+from tutormetrics.datasets.raw_files import (
+    decode_utf8,
+    empty_release,
+    jsonl_lines,
+    not_this_dataset,
+    parse_json,
+    read_csv_rows,
+)
+from tutormetrics.datasets.raw_values import finite_number, id_value, optional_text, refuse, text_value
 from tutormetrics.datasets.sources import Source
 from tutormetrics.errors import InputSchemaError
 
@@ -37,26 +46,24 @@ _MOVE = re.compile(r"^\((\w+)\)")
 
 
 def _records(raw: bytes, raw_name: str) -> list[dict[str, object]]:
-    """CSV or JSONL rows, told apart by content (a JSONL line opens with ``{``)."""
-    text = raw.decode("utf-8-sig", errors="replace").lstrip()
-    if text.startswith("{"):
-        rows = []
-        for number, line in enumerate(raw.decode("utf-8-sig").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise not_this_dataset(raw_name, SOURCE, EXPECTED + f" (line {number} is not JSON)") from None
-            if not isinstance(row, dict) or not set(REQUIRED) <= set(row):
-                raise not_this_dataset(raw_name, SOURCE, EXPECTED)
-            rows.append(row)
-        return rows
-    return read_csv_rows(raw, raw_name, SOURCE, EXPECTED, REQUIRED)
+    """CSV or JSONL rows, told apart by content (a JSONL line opens with ``{``); JSONL is split on ``\\n`` only."""
+    text = decode_utf8(raw, raw_name)
+    if not text.lstrip().startswith("{"):
+        return read_csv_rows(raw, raw_name, SOURCE, EXPECTED, REQUIRED)  # type: ignore[return-value]
+    rows = []
+    for number, line in jsonl_lines(text):
+        try:
+            row = parse_json(line, f"{raw_name}: line {number}")
+        except json.JSONDecodeError:
+            raise not_this_dataset(raw_name, SOURCE, EXPECTED + f" (line {number} is not JSON)") from None
+        if not isinstance(row, dict) or not set(REQUIRED) <= set(row):
+            raise not_this_dataset(raw_name, SOURCE, EXPECTED)
+        rows.append(row)
+    return rows
 
 
-def _cell(value: object) -> str:
-    return "" if value is None else raw_id(value)
+def _cell(value: object, where: str, field: str) -> str:
+    return optional_text(value, where, field)
 
 
 def split_turns(conversation: str, student_name: str, where: str) -> list[tuple[str, str, str, str]]:
@@ -74,7 +81,7 @@ def split_turns(conversation: str, student_name: str, where: str) -> list[tuple[
         speaker, text = match.group(1), match.group(2).strip()
         if speaker == "Teacher":
             role = "tutor"
-        elif speaker == "Student" or (student_name and speaker == student_name):
+        elif speaker == "Student" or (student_name and unicodedata.normalize("NFC", speaker) == student_name):
             role = "student"
         else:
             raise InputSchemaError(
@@ -96,21 +103,50 @@ def split_turns(conversation: str, student_name: str, where: str) -> list[tuple[
     return turns
 
 
+def _rating(column: str, value: object, where: str) -> tuple[str, str, float] | None:
+    """``(criterion, label, score)`` of one rating cell, or ``None`` when it is empty (unrated)."""
+    label = _cell(value, where, column).strip()
+    if not label:
+        return None
+    criterion = column.replace("-", "_")
+    if column == "self-correctness":
+        if label not in CORRECTNESS:
+            raise InputSchemaError(f"{where}: {criterion} label {label!r} is not one of "
+                                   f"{', '.join(CORRECTNESS)}", hint="convert mathdial reads the release as published")
+        return criterion, label, CORRECTNESS[label]
+    return criterion, label, finite_number(label, where, f"{criterion} label")
+
+
+def _student_name(profile: str) -> str:
+    """The first word of ``student_profile``, NFC (a name in NFD is still the name).
+
+    >>> _student_name("Zoe\\u0301 is a 7th grade student") == "Zo\\u00e9"
+    True
+    """
+    words = unicodedata.normalize("NFC", profile).split()
+    return words[0] if words else ""
+
+
 def convert(raw: bytes, raw_name: str) -> Conversion:
     """Convert one MathDial split (CSV or JSONL; both give identical tables)."""
     records = _records(raw, raw_name)
-    qids = [_cell(r["qid"]) for r in records]
-    conv_ids = suffix_duplicates(qids)
+    if not records:
+        raise empty_release(raw_name, SOURCE, "conversations")
+    qids = [id_value(r["qid"], f"{raw_name}: record {i + 1}", "qid") for i, r in enumerate(records)]
+    conv_ids = suffix_duplicates(qids, raw_name)
     dialogues = Table(["conversation_id", "turn", "role", "speaker", "move", "text"])
     ratings = Table(["conversation_id", "rater", "criterion", "label", "score"])
     turn_ratings = Table(["exchange_id", "rater", "criterion", "label", "score"])
     meta = Table(["conversation_id", "qid", "source_index", "scenario", "student_name", "question", "ground_truth",
                   "student_incorrect_solution", "student_profile", "teacher_described_confusion"])
     by_name = tutor_turns = 0
-    for index, (record, conv) in enumerate(zip(records, conv_ids)):
-        profile = _cell(record["student_profile"])
-        name = profile.split()[0] if profile.split() else ""
-        turns = split_turns(_cell(record["conversation"]), name, conv)
+    for index, (record, conv) in enumerate(zip(records, conv_ids, strict=True)):
+        where = f"mathdial: conversation {conv}"
+        profile = _cell(record["student_profile"], where, "student_profile")
+        name = _student_name(profile)
+        turns = split_turns(text_value(record["conversation"], where, "conversation"), name, conv)
+        if not turns:
+            raise refuse(where, "the conversation has no turns (a rated conversation of 0 turns would be kept)")
         for turn, (role, speaker, move, text) in enumerate(turns):
             dialogues.rows.append([conv, str(turn), role, speaker, move, text])
             by_name += role == "student" and speaker != "Student"
@@ -119,25 +155,14 @@ def convert(raw: bytes, raw_name: str) -> Conversion:
                 for option in MOVES:
                     turn_ratings.rows.append([f"{conv}:{turn}", "gold", f"move_{option}", move, str(int(option == move))])
         for column in RATING_COLUMNS:
-            label = "" if record[column] is None else label_text(record[column]).strip()
-            if not label:
-                continue
-            criterion = column.replace("-", "_")
-            if column == "self-correctness":
-                if label not in CORRECTNESS:
-                    raise InputSchemaError(f"mathdial: conversation {conv}: {criterion} label {label!r} is not one of "
-                                           f"{', '.join(CORRECTNESS)}", hint="convert mathdial reads the release as published")
-                score = CORRECTNESS[label]
-            else:
-                try:
-                    score = float(label)
-                except ValueError:
-                    raise InputSchemaError(f"mathdial: conversation {conv}: {criterion} label {label!r} is not a number",
-                                           hint="self-typical-* are 1-5 ratings") from None
-            ratings.rows.append([conv, "gold", criterion, label, score_text(score)])
-        meta.rows.append([conv, qids[index], str(index), _cell(record["scenario"]), name,
-                          *(_cell(record[c]) for c in META_COLUMNS[2:])])
-    assert_unique([f"{r[0]}:{r[1]}" for r in dialogues.rows], "turn ids")
+            rating = _rating(column, record[column], where)
+            if rating is not None:
+                criterion, label, score = rating
+                ratings.rows.append([conv, "gold", criterion, label, score_text(score)])
+        meta.rows.append([conv, qids[index], str(index), _cell(record["scenario"], where, "scenario"), name,
+                          *(_cell(record[c], where, c) for c in META_COLUMNS[2:])])
+    refuse_repeats([f"{r[0]}:{r[1]}" for r in dialogues.rows], [f"conversation {r[0]}" for r in dialogues.rows],
+                   "turn id", raw_name)
     n_turns = len(dialogues.rows)
     counts = {
         "conversations": len(records), "turns": n_turns, "tutor_turns": tutor_turns,

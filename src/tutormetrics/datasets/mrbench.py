@@ -9,10 +9,11 @@ from __future__ import annotations
 import hashlib
 import re
 
-from tutormetrics.datasets.cell_text import clean_text, raw_id, score_text
+from tutormetrics.datasets.cell_text import clean_text, score_text
 from tutormetrics.datasets.conversion import Conversion, Table, thousands
-from tutormetrics.datasets.duplicate_ids import assert_unique, repeated_ids, suffix_duplicates
-from tutormetrics.datasets.raw_files import load_json, not_this_dataset
+from tutormetrics.datasets.duplicate_ids import refuse_repeats, repeated_ids, suffix_duplicates
+from tutormetrics.datasets.raw_files import empty_release, load_json, not_this_dataset
+from tutormetrics.datasets.raw_values import id_value, object_value, optional_text, refuse, text_value
 from tutormetrics.datasets.sources import Source
 from tutormetrics.errors import InputSchemaError
 
@@ -69,6 +70,21 @@ def content_key(history: str, responses: dict[str, str], tutor: str) -> str:
     return f"{digest[:16]}:{tutor}"
 
 
+def _annotation(response: dict, where: str) -> list[tuple[str, str]]:
+    """``(criterion, label)`` pairs of one response: keys lower-cased must stay distinct, labels must be texts."""
+    annotation = response.get("annotation")
+    if annotation is None:
+        return []
+    pairs: dict[str, tuple[str, str]] = {}
+    for key, label in object_value(annotation, where, "annotation").items():
+        criterion = key.lower()
+        if criterion in pairs:
+            raise refuse(where, f"annotation keys {pairs[criterion][0]!r} and {key!r} differ only in case: both would "
+                                f"be the criterion {criterion!r}, two gold ratings of one exchange")
+        pairs[criterion] = (key, text_value(label, where, f"the label of {key}"))
+    return [(criterion, label) for criterion, (_, label) in pairs.items()]
+
+
 def convert(raw: bytes, raw_name: str) -> Conversion:
     """Convert one MRBench / BEA 2025 JSON file."""
     items = load_json(raw, raw_name, SOURCE, EXPECTED)
@@ -78,24 +94,28 @@ def convert(raw: bytes, raw_name: str) -> Conversion:
         for it in items
     ):
         raise not_this_dataset(raw_name, SOURCE, EXPECTED)
-    raw_ids = [raw_id(it["conversation_id"]) for it in items]
-    conv_ids = suffix_duplicates(raw_ids)
+    if not items:
+        raise empty_release(raw_name, SOURCE, "items")
+    raw_ids = [id_value(it["conversation_id"], f"{raw_name}: item {i}", "conversation_id") for i, it in enumerate(items)]
+    conv_ids = suffix_duplicates(raw_ids, raw_name)
     exchanges = Table(["exchange_id", "conversation_id", "tutor", "prompt", "response"])
     ratings = Table(["exchange_id", "rater", "criterion", "label", "score", "endorsed"])
     meta = Table(["exchange_id", "conversation_id", "raw_conversation_id", "source_index", "tutor", "tutor_is_human",
                   "data_source", "orig_split", "topic", "content_key"])
-    for index, (item, conv, raw_conv) in enumerate(zip(items, conv_ids, raw_ids)):
-        history = item["conversation_history"]
+    origins: list[str] = []
+    for index, (item, conv, raw_conv) in enumerate(zip(items, conv_ids, raw_ids, strict=True)):
+        where = f"{raw_name}: item {raw_conv}"
+        history = text_value(item["conversation_history"], where, "conversation_history")
         prompt = history_transcript(history)
-        responses = item.get("anno_llm_responses", item.get("tutor_responses"))
-        if not isinstance(responses, dict):
-            raise not_this_dataset(raw_name, SOURCE, EXPECTED)
-        texts = {tutor: clean_text(str(r.get("response", ""))) for tutor, r in responses.items()}
-        for tutor, response in responses.items():
+        responses = object_value(item.get("anno_llm_responses", item.get("tutor_responses")), where, "the responses")
+        by_tutor = {tutor: object_value(r, f"{where} ({tutor})", "the response") for tutor, r in responses.items()}
+        texts = {tutor: clean_text(text_value(r.get("response"), f"{where} ({tutor})", "response")) for tutor, r in by_tutor.items()}
+        facts = [optional_text(item.get(k), where, k) for k in ("Data", "Split", "Topic")]
+        for tutor, response in by_tutor.items():
             exchange = f"{conv}::{tutor}"
             exchanges.rows.append([exchange, conv, tutor, prompt, texts[tutor]])
-            for key, label in (response.get("annotation") or {}).items():
-                criterion = key.lower()
+            origins.append(f"item {raw_conv} (tutor {tutor!r})")
+            for criterion, label in _annotation(response, f"{where} ({tutor})"):
                 scale = _SCALES.get(criterion, _DEFAULT)
                 if label not in scale:
                     raise InputSchemaError(
@@ -106,11 +126,10 @@ def convert(raw: bytes, raw_name: str) -> Conversion:
                 score, endorsed = scale[label]
                 ratings.rows.append([exchange, "gold", criterion, label, score_text(score), str(endorsed)])
             meta.rows.append([
-                exchange, conv, raw_conv, str(index), tutor, str(int(tutor in HUMAN_TUTORS)),
-                str(item.get("Data", "")), str(item.get("Split", "")), str(item.get("Topic", "")),
+                exchange, conv, raw_conv, str(index), tutor, str(int(tutor in HUMAN_TUTORS)), *facts,
                 content_key(history, texts, tutor),
             ])
-    assert_unique([row[0] for row in exchanges.rows], "exchange ids")
+    refuse_repeats([row[0] for row in exchanges.rows], origins, "exchange id", raw_name)
     counts = {
         "conversations": len(items),
         "exchanges": len(exchanges.rows),

@@ -1,5 +1,5 @@
 """Writing a conversion: each table as CSV text, ``meta.json`` (licence, attribution, raw hash, counts;
-docs/design/datasets.md#converter-rules), all written atomically into one folder."""
+docs/design/datasets.md#converter-rules), all swapped into one folder together (never half old, half new)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import csv
 import hashlib
 import io
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from tutormetrics.datasets.conversion import Conversion, Table
@@ -45,10 +48,79 @@ def meta(source: Source, conversion: Conversion, raw_path: Path, raw: bytes, ver
     return out
 
 
+#: every file name a converter writes: the only names an earlier conversion's ``meta.json`` may have removed
+OUTPUT_NAMES = frozenset({"exchanges.csv", "ratings.csv", "exchanges_meta.csv", "ratings_wide.csv", "dialogues.csv",
+                          "turn_ratings.csv", "conversations_meta.csv", "meta.json"})
+_STAGE = ".convert-stage."
+
+
+def previous_files(folder: Path) -> set[str]:
+    """The files of an earlier conversion in ``folder``: those its ``meta.json`` lists (converter names only), and
+    ``meta.json``; none when there is no readable ``meta.json`` of a known dataset."""
+    try:
+        old = json.loads((folder / "meta.json").read_text(encoding="utf8"))
+        listed = set(old["files"]) if isinstance(old.get("files"), dict) and "dataset" in old else set()
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set()
+    return {name for name in listed | {"meta.json"} if name in OUTPUT_NAMES}
+
+
+def _swap(stage: Path, folder: Path, new: list[str], stale: list[str]) -> None:
+    """Move the old files aside, the staged ones in (``meta.json`` last), then drop the old ones; on any error put
+    everything back, so the folder holds the old conversion or the new one, never a mix."""
+    aside = stage / ".old"
+    aside.mkdir()
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in dict.fromkeys([*new, *stale]):
+            if os.path.lexists(folder / name):
+                os.replace(folder / name, aside / name)
+                moved_aside.append(name)
+        for name in new:
+            os.replace(stage / name, folder / name)
+            moved_in.append(name)
+    except BaseException:
+        for name in moved_in:
+            os.replace(folder / name, stage / name)
+        for name in moved_aside:
+            os.replace(aside / name, folder / name)
+        raise
+
+
 def write_conversion(folder: Path, source: Source, conversion: Conversion, raw_path: Path, raw: bytes, version: str) -> list[Path]:
-    """Write every table and ``meta.json`` into ``folder`` atomically (same-named files replaced, others left)."""
+    """Write every table and ``meta.json`` into ``folder`` as one swap (docs/design/datasets.md#converter-rules):
+    all files are written into a staging folder inside it first, then moved in together; an earlier conversion's
+    files that this one does not write (listed in its ``meta.json``) go with it. Other files are left alone; a
+    failure half-way leaves the folder as it was.
+
+    Args:
+        folder: the output folder (created).
+        source: the dataset.
+        conversion: the tables, counts and notes.
+        raw_path: the raw file (never removed, even when an old ``meta.json`` lists its name).
+        raw: its bytes (hashed into ``meta.json``).
+        version: the tutormetrics version.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    written = [write_text_atomic(folder / name, csv_text(table)) for name, table in conversion.tables.items()]
-    body = json.dumps(meta(source, conversion, raw_path, raw, version), indent=2, ensure_ascii=False) + "\n"
-    written.append(write_text_atomic(folder / "meta.json", body))
-    return written
+    for leftover in folder.glob(f"{_STAGE}*"):  # a killed earlier run (the command holds the folder's lock)
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+    texts = {name: csv_text(table) for name, table in conversion.tables.items()}
+    texts["meta.json"] = json.dumps(meta(source, conversion, raw_path, raw, version), indent=2, ensure_ascii=False) + "\n"
+    stale = [n for n in sorted(previous_files(folder) - set(texts)) if not _same_file(folder / n, raw_path)]
+    stage = Path(tempfile.mkdtemp(prefix=_STAGE, dir=folder))
+    try:
+        for name, text in texts.items():
+            write_text_atomic(stage / name, text)
+        _swap(stage, folder, list(texts), stale)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return [folder / name for name in texts]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False

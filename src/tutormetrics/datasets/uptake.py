@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from tutormetrics.datasets.cell_text import clean_text, score_text
 from tutormetrics.datasets.conversion import RATINGS_HEADER, Conversion, Table, thousands
-from tutormetrics.datasets.duplicate_ids import assert_unique
-from tutormetrics.datasets.raw_files import read_csv_rows
+from tutormetrics.datasets.duplicate_ids import refuse_repeats
+from tutormetrics.datasets.raw_files import empty_release, read_csv_rows
+from tutormetrics.datasets.raw_values import finite_number, refuse
 from tutormetrics.datasets.sources import Source, mit_notice
 from tutormetrics.errors import ConfigError, InputSchemaError
 
@@ -69,8 +70,43 @@ def rebuild(mean: float, agree: int, majority: float | None, levels: tuple[int, 
     return scores, "exact"
 
 
-def _float(text: str) -> float | None:
-    return float(text) if text.strip() else None
+def _float(text: str, where: str, field: str) -> float | None:
+    """A mean or majority cell: empty is ``None``; ``nan``, ``inf`` and non-numbers are exit 2."""
+    return finite_number(text, where, field) if text.strip() else None
+
+
+def _agreement(text: str, where: str, field: str) -> int:
+    """A ``_num_agree`` cell: a whole number (``2``, ``2.0``); anything else is exit 2."""
+    number = finite_number(text, where, field)
+    if not number.is_integer():
+        raise refuse(where, f"{field} {text!r} is not a whole number")
+    return int(number)
+
+
+def _exchange_id(row: dict[str, str], where: str) -> str:
+    """``<obs_id>/<exchange_idx>`` by the composite-id rule: an empty part, or one with ``/``, is exit 2."""
+    for part in ("obs_id", "exchange_idx"):
+        if not row[part].strip() or "/" in row[part]:
+            raise refuse(where, f"{part} {row[part]!r} is empty or contains '/', the separator of the exchange id")
+    return f"{row['obs_id']}/{row['exchange_idx']}"
+
+
+def _ratings(row: dict[str, str], where: str, spread: bool) -> list[tuple[str, list[float], str]]:
+    """``(criterion, rebuilt scores, status)`` per criterion of one row."""
+    out = []
+    for criterion, levels in CRITERIA.items():
+        mean = _float(row[criterion], where, criterion)
+        if mean is None:
+            out.append((criterion, [], "unrated"))
+            continue
+        agree = _agreement(row[f"{criterion}_num_agree"], where, f"{criterion}_num_agree")
+        majority = _float(row[f"{criterion}_majority"], where, f"{criterion}_majority")
+        try:
+            scores, status = rebuild(mean, agree, majority, levels, spread)
+        except ValueError as exc:
+            raise InputSchemaError(f"{where}, {criterion}: {exc}", hint="convert uptake reads the release as published") from None
+        out.append((criterion, scores, status))
+    return out
 
 
 def convert(raw: bytes, raw_name: str, ambiguous: str = "drop") -> Conversion:
@@ -78,35 +114,27 @@ def convert(raw: bytes, raw_name: str, ambiguous: str = "drop") -> Conversion:
     if ambiguous not in AMBIGUOUS:
         raise ConfigError(f"--ambiguous {ambiguous!r}: choose drop or spread")
     rows = read_csv_rows(raw, raw_name, SOURCE, EXPECTED, REQUIRED)
+    if not rows:
+        raise empty_release(raw_name, SOURCE, "exchanges")
     exchanges = Table(["exchange_id", "conversation_id", "exchange_idx", "prompt", "response"])
     wide = Table(["exchange_id", *(f"{c}{s}" for c in CRITERIA for s in ("", "_zscore"))])
     ratings = Table(list(RATINGS_HEADER))
     meta = Table(["exchange_id", "source_index", *(f"{c}_{s}" for c in CRITERIA for s in ("n_ratings", "status"))])
     n_ambiguous = n_unrated = 0
     for index, row in enumerate(rows):
-        exchange = f"{row['obs_id']}/{row['exchange_idx']}"
+        exchange = _exchange_id(row, f"uptake: row {index + 2}")
         exchanges.rows.append([exchange, row["obs_id"], row["exchange_idx"], clean_text(row["student_text"]),
                                clean_text(row["teacher_text"])])
         wide.rows.append([exchange, *(row[f"{c}{s}"] for c in CRITERIA for s in ("", "_zscore"))])
         status_cells: list[str] = []
-        for criterion, levels in CRITERIA.items():
-            mean = _float(row[criterion])
-            if mean is None:
-                scores, status = [], "unrated"
-                n_unrated += 1
-            else:
-                try:
-                    scores, status = rebuild(mean, int(float(row[f"{criterion}_num_agree"])),
-                                             _float(row[f"{criterion}_majority"]), levels, ambiguous == "spread")
-                except ValueError as exc:
-                    raise InputSchemaError(f"uptake: row {index + 2} ({exchange}), {criterion}: {exc}",
-                                           hint="convert uptake reads the release as published") from None
-                n_ambiguous += status == "ambiguous"
+        for criterion, scores, status in _ratings(row, f"uptake: row {index + 2} ({exchange})", ambiguous == "spread"):
+            n_unrated += status == "unrated"
+            n_ambiguous += status == "ambiguous"
             for slot, score in enumerate(scores, 1):
                 ratings.rows.append([exchange, f"slot{slot}", criterion, score_text(score), score_text(score)])
             status_cells += [str(len(scores)), status]
         meta.rows.append([exchange, str(index), *status_cells])
-    assert_unique([r[0] for r in exchanges.rows], "exchange ids")
+    refuse_repeats([r[0] for r in exchanges.rows], [f"row {i + 2}" for i in range(len(rows))], "exchange id", raw_name)
     counts = {"exchanges": len(rows), "conversations": len({r[1] for r in exchanges.rows}), "ratings": len(ratings.rows),
               "ambiguous": n_ambiguous, "unrated": n_unrated}
     summary = (f"{thousands(len(rows))} exchanges of {thousands(counts['conversations'])} transcripts, "

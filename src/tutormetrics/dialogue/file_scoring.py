@@ -24,6 +24,7 @@ from tutormetrics.dialogue.readers import (
 )
 from tutormetrics.dialogue.score import (
     _check_unique_ids,
+    check_tag_columns,
     dialogue_scorer,
     empty_turns_frame,
     mean_columns,
@@ -34,8 +35,8 @@ from tutormetrics.dialogue.score import (
 from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.turns import check_context_encoding
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
-from tutormetrics.flags import flag, list_or_none
 from tutormetrics.engine.runner import Scored, ScoringJob, run_job
+from tutormetrics.flags import flag, list_or_none
 from tutormetrics.io.atomic import write_text_atomic
 from tutormetrics.io.tables import infer_format, write_table
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles, manifest_path
@@ -166,6 +167,7 @@ class DialogueJob(ScoringJob):
         # chunk), so every chunk is scored on its own and a resumed run reuses any verified chunk and scores the
         # others exactly as an uninterrupted run does (the byte-identical resume guarantee).
         scorer = dialogue_scorer(build_scorer(replace(options, id_columns=["exchange_id"], cache_mb=0), n_rows))
+        check_tag_columns(dialogue.tag_columns(), scorer)
         super().__init__(path, scorer, n_rows, found.warnings)
         self.options, self.dialogue = options, dialogue
         self.keep = [*options.keep_columns, *dialogue.tag_columns()]

@@ -12,6 +12,7 @@ warnings to show (unknown roles). Bad input raises :class:`InputSchemaError` nam
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -22,13 +23,13 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from tutormetrics.flags import flag
 from tutormetrics.dialogue.model import OTHER_ROLE_MODES, Conversation, Roles, Turn
 from tutormetrics.dialogue.speakers import SpeakerMap
 from tutormetrics.dialogue.transcript import UNKNOWN_LABELS_HINT, parse_transcript, unknown_labels_message
-from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.ids import IdKey, input_key
 from tutormetrics.engine.exchanges import stable_id
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.flags import flag
+from tutormetrics.ids import IdKey, input_key
 from tutormetrics.io.tables import infer_format, read_table, require_columns
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
@@ -210,23 +211,27 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
     if frame.height == 0:
         raise InputSchemaError(f"{source}: has a header but no rows", hint="add at least one turn")
     cids = frame.get_column(opts.conversation_col).cast(pl.String).to_list()
-    turns = _turn_numbers(frame.get_column(opts.turn_col))
+    cells = _turn_cells(frame.get_column(opts.turn_col), f"{source}: column {opts.turn_col!r}")
     roles = frame.get_column(opts.role_col).cast(pl.String).to_list()
     texts = frame.get_column(opts.text_col).cast(pl.String).to_list()
     keep = {c: frame.get_column(c).to_list() for c in opts.keep_columns}
     rows: dict[str, list[int]] = {}
-    for i, (cid, t, r) in enumerate(zip(cids, turns, roles, strict=True)):
+    for i, (cid, t, r) in enumerate(zip(cids, cells, roles, strict=True)):
         where = f"{source}: row {i + 1}"
         if cid is None or not str(cid).strip():
             raise InputSchemaError(f"{where}: missing {opts.conversation_col!r}", hint="every turn needs a conversation id")
-        if t is None or (isinstance(t, str) and not t.strip()):
-            raise InputSchemaError(f"{where}: missing {opts.turn_col!r}", hint="every turn needs a turn number")
+        if t is None:
+            raise InputSchemaError(f"{where}: missing {opts.turn_col!r}", hint="every turn needs a turn number (NaN is a missing one)")
         if r is None or not r.strip():
             raise InputSchemaError(f"{where}: missing {opts.role_col!r}", hint="every turn needs a role (e.g. tutor, student)")
         rows.setdefault(cid, []).append(i)
     out = []
-    for cid, idx in rows.items():
-        idx = sorted(idx, key=lambda i: turns[i])
+    turns: list[Any] = [None] * len(cells)
+    for cid, in_file in rows.items():
+        numbers = conversation_turns([cells[i] for i in in_file], in_file, cid, f"{source}: column {opts.turn_col!r}")
+        for i, number in zip(in_file, numbers, strict=True):
+            turns[i] = number
+        idx = sorted(in_file, key=lambda i: turns[i])
         for a, b in pairwise(idx):
             if turns[a] == turns[b]:
                 first, second = sorted((a, b))
@@ -247,33 +252,70 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
     return out
 
 
-def _turn_numbers(column: pl.Series) -> list[Any]:
-    """Turn numbers compared as numbers whenever every value is one: integers when each is a whole number
-    (``3``, ``11.0``), floats when some are not (``1.5``); otherwise the texts (sorted as text).
+def _turn_cells(column: pl.Series, where: str = "input") -> list[int | float | str | None]:
+    """Each turn cell as an ``int`` (``3``, ``"11.0"``), a ``float`` (``1.5``), a text (``"intro"``) or ``None``
+    (empty or NaN: a missing turn). An infinite number is exit 2 naming the row.
 
-    >>> _turn_numbers(pl.Series(["2.0", "11.0", "10"]))
-    [2, 11, 10]
-    >>> _turn_numbers(pl.Series(["1", "1.5"])), _turn_numbers(pl.Series(["a", "b"]))
-    ([1.0, 1.5], ['a', 'b'])
+    >>> _turn_cells(pl.Series(["2.0", "11", " 1.5", "intro", "", "NaN"]))
+    [2, 11, 1.5, 'intro', None, None]
     """
     if column.dtype.is_integer():
         return column.to_list()
-    if column.dtype.is_float():
-        values = column.to_list()
-        if all(v is None or float(v).is_integer() for v in values):
-            return [None if v is None else int(v) for v in values]
-        return values
-    values = column.cast(pl.String).to_list()
-    present = [v for v in values if v is not None and v.strip()]
-    if not present:
-        return values
-    if all(_INTEGER.match(v) for v in present):
-        return [int(v) if v is not None and v.strip() else None for v in values]
-    numbers = [_decimal(v) for v in present]
-    if all(n is not None for n in numbers):
-        whole = all(n == n.to_integral_value() for n in numbers)
-        return [None if v is None or not v.strip() else (int(_decimal(v)) if whole else float(_decimal(v))) for v in values]
-    return values
+    values = column.to_list() if column.dtype.is_float() else column.cast(pl.String).to_list()
+    out = []
+    for row, value in enumerate(values, 1):
+        try:
+            out.append(_turn_cell(value))
+        except OverflowError:
+            raise InputSchemaError(f"{where}: row {row}: turn {value!r} is not a finite number",
+                                   hint="number the turns 0, 1, 2, …") from None
+    return out
+
+
+def _turn_cell(value: Any) -> int | float | str | None:
+    if value is None:
+        return None
+    if isinstance(value, float):
+        number: Any = value
+    else:
+        text = str(value).strip()
+        if not text:
+            return None
+        if _INTEGER.match(text):
+            return int(text)
+        number = _decimal(text)
+        if number is None:
+            return str(value)
+    if math.isnan(number):  # a missing turn
+        return None
+    return int(number) if number == int(number) else float(number)
+
+
+def conversation_turns(cells: list[Any], rows: list[int], cid: str, where: str) -> list[Any]:
+    """One conversation's turn numbers, decided for that conversation alone (``docs/design/dialogue.md#long-table``):
+    integers when each is a whole number, floats when one is not, texts (sorted as text) when none is a number. A
+    text turn among numbers is exit 2 naming its row: sorting the conversation as text (``0, 1, 10, 2``) or dropping
+    the turn would both be silent.
+
+    Args:
+        cells: the conversation's cells from :func:`_turn_cells`, in file order.
+        rows: their 0-based rows (for the message).
+        cid: the conversation id.
+        where: the file and column, for the message.
+
+    >>> conversation_turns([2, 1.5], [0, 1], "c1", "t.csv"), conversation_turns(["b", "a"], [0, 1], "c1", "t.csv")
+    ([2.0, 1.5], ['b', 'a'])
+    """
+    text = [i for i, v in enumerate(cells) if isinstance(v, str)]
+    if not text:
+        return [float(v) for v in cells] if any(isinstance(v, float) for v in cells) else list(cells)
+    if len(text) == len(cells):
+        return list(cells)
+    i = text[0]
+    raise InputSchemaError(
+        f"{where}: row {rows[i] + 1}: turn {cells[i]!r} of conversation {cid} is not a number, while its other turns are",
+        hint="number every turn of the conversation (0, 1, 2, …); a label such as 'intro' belongs in its own column (--keep)",
+    )
 
 
 def _decimal(text: str) -> Any:
@@ -283,7 +325,9 @@ def _decimal(text: str) -> Any:
         number = Decimal(text.strip())
     except InvalidOperation:
         return None
-    return number if number.is_finite() else None
+    if number.is_nan():
+        return float("nan")
+    return number if number.is_finite() else float(number)
 
 
 # -- chat JSONL ------------------------------------------------------------------------------------

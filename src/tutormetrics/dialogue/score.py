@@ -153,6 +153,25 @@ def kept_name(column: str, scorer: Scorer) -> str:
     return f"input_{column}" if column in taken else column
 
 
+def check_tag_columns(tags: Sequence[str], scorer: Scorer) -> None:
+    """``--turn-tag`` columns named like a TURNS column (an id or structure column, a metric, a diagnostic) are exit
+    2, not renamed to ``input_<name>`` as ``--keep`` columns are (``docs/design/datasets.md#turn-tag``).
+
+    >>> check_tag_columns(["move"], Scorer("length"))
+    >>> check_tag_columns(["resp_words"], Scorer("length"))
+    Traceback (most recent call last):
+    ...
+    tutormetrics.errors.ConfigError: --turn-tag group 'resp_words' is named like a TURNS column (a metric)
+      hint: rename the group, e.g. (?P<tag_resp_words>...)
+    """
+    kinds = {**dict.fromkeys(scorer.diagnostic_columns(), "a diagnostic"), **dict.fromkeys(scorer.metric_columns(), "a metric"),
+             **dict.fromkeys(ID_COLUMNS, "an id or structure column")}
+    for tag in tags:
+        if tag in kinds:
+            raise ConfigError(f"--turn-tag group {tag!r} is named like a TURNS column ({kinds[tag]})",
+                              hint=f"rename the group, e.g. (?P<tag_{tag}>...)")
+
+
 def turn_column_dtype(conversations: Sequence[Conversation]) -> pl.DataType:
     """``Int64`` when every turn number is an integer, else ``String``."""
     ints = all(isinstance(t.turn, int) and not isinstance(t.turn, bool) for c in conversations for t in c.turns)

@@ -45,6 +45,12 @@ class SpeakerMap:
 
     @classmethod
     def parse(cls, items: Iterable[str] | None, *, allow_text: bool = True) -> SpeakerMap:
+        """The map of ``--speaker`` values; a label given twice with different roles is exit 2 (the last would
+        silently win), the same pair twice is one entry.
+
+        >>> SpeakerMap.parse(["Cody=student", "cody=student"]).exact
+        {'cody': 'student'}
+        """
         exact: dict[str, str] = {}
         globs: list[tuple[str, str]] = []
         for item in items or ():
@@ -58,10 +64,18 @@ class SpeakerMap:
                     f"--speaker {item!r}: role {role!r} is not one of {', '.join(allowed)}",
                     hint="text (continue the turn above) is only for transcripts" if role == "text" else None,
                 )
+            folded = label.casefold()
+            given = dict(globs) if _GLOB.search(label) else exact
+            if given.get(folded, role) != role:
+                raise ConfigError(
+                    f"--speaker {label!r} is given twice, as {given[folded]} and as {role} (labels compare casefolded)",
+                    hint=f"keep one of --speaker {label}={given[folded]} and --speaker {label}={role}",
+                )
             if _GLOB.search(label):
-                globs.append((label.casefold(), role))
+                if (folded, role) not in globs:
+                    globs.append((folded, role))
             else:
-                exact[label.casefold()] = role
+                exact[folded] = role
         return cls(exact, tuple(globs))
 
     def exact_role(self, label: str) -> str | None:

@@ -13,9 +13,13 @@ Example:
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tutormetrics.progress import Log, quiet
 
 
 def drift_table(reference: Any, other: Any, columns: list[str]) -> dict[str, dict[str, float]]:
@@ -58,3 +62,37 @@ def int8_drift(model_name_or_path: str | None = None) -> dict[str, Any]:
         "n_rows": len(ids),
         **drift_table(scored[None], scored["int8"], columns),
     }
+
+
+def export_with_drift(
+    path: str | os.PathLike[str] | None = None, store: str | os.PathLike[str] | None = None, *, force: bool = False,
+    log: Log = quiet,
+) -> Path:
+    """``tutormetrics encoder export`` (``docs/commands/encoder.md``): export the model at ``path`` (default: the
+    bundled MiniLM) to ONNX once, into ``store`` (default: ``$TUTORMETRICS_ONNX_DIR``, else the user cache), and record
+    :func:`int8_drift` next to it (:data:`~tutormetrics.encoders.onnx.store.DRIFT_NAME`); returns the export folder.
+
+    Args:
+        path: A local sentence-transformers BERT-family model folder.
+        store: The export store; the export goes to ``<store>/<model>-<hash>``.
+        force: Export again even when a fresh export exists.
+        log: Where the steps are reported.
+    """
+    import json
+
+    from tutormetrics.encoders.config import default_model_path
+    from tutormetrics.encoders.onnx.export import export_model
+    from tutormetrics.encoders.onnx.store import DRIFT_NAME, export_dir_for
+
+    out = None if store is None else export_dir_for(Path(path) if path is not None else default_model_path(), root=Path(store))
+    folder = export_model(None if path is None else Path(path), out, force=force, log=log)
+    drift_file = folder / DRIFT_NAME
+    if not drift_file.exists():
+        if store is not None:  # scoring finds the export in the store it was written to (this process only)
+            os.environ["TUTORMETRICS_ONNX_DIR"] = str(store)
+        log("export: measuring int8 drift per column on the bundled example's 40 real replies")
+        drift = int8_drift(None if path is None else str(path))
+        drift_file.write_text(json.dumps(drift, indent=2, sort_keys=True), encoding="utf-8")
+        worst = max(drift["max_abs"].items(), key=lambda kv: kv[1] if kv[1] == kv[1] else -1)  # NaN last
+        log(f"export: int8 drift: largest max |Δ| {worst[1]:.2e} ({worst[0]}); recorded in {drift_file}")
+    return folder

@@ -2,7 +2,7 @@
 differences tables (:func:`judge_tables`), the many-rater table and the stability table with dialogue
 intervals (:func:`cluster_labels` feeds both).
 
-Each option of the command maps to one field of :class:`JudgeOptions` (``--cluster-col`` → ``cluster_col``,
+Each option of the command maps to one field of :class:`~tutormetrics.psychometrics.agree_options.JudgeOptions` (``--cluster-col`` → ``cluster_col``,
 ``--min-clusters`` → ``min_clusters``, ``--length-col`` → ``length_col``, ``--length-bias`` → ``length_bias``,
 ``--differences`` → ``differences``; ``--n-resamples``, ``--seed``, ``--n-min``, ``--levels``, ``--raters
 exchangeable`` as today); ``--metrics-table`` is the ``metrics`` frame.
@@ -18,38 +18,20 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.psychometrics.agree_options import JudgeOptions
 from tutormetrics.psychometrics.exchange_labels import LABEL, exchange_labels, independence_note, label_column
 from tutormetrics.psychometrics.judge import judge_table
 from tutormetrics.psychometrics.judge_differences import differences_table
 from tutormetrics.psychometrics.length_bias import length_bias_table
 from tutormetrics.psychometrics.ratings import RatingsLike, ratings_table
 from tutormetrics.psychometrics.stability import parse_stability
-from tutormetrics.stats.cluster_resample import MIN_CLUSTERS
 
 __all__ = ["JudgeOptions", "JudgeTables", "check_agree_options", "cluster_labels", "judge_tables"]
-
-
-@dataclass(frozen=True)
-class JudgeOptions:
-    """The options of ``agree --judge`` that shape its tables (``docs/guide/judges.md#commands``)."""
-
-    n_resamples: int = 2000
-    seed: int = 0
-    confidence_level: float = 0.95
-    n_min: int = 10
-    levels: tuple[float, ...] | None = None
-    exchangeable: bool = False
-    cluster_col: str | None = None
-    min_clusters: int = MIN_CLUSTERS
-    length_col: str = "resp_words"
-    length_bias: bool = False
-    differences: bool = False
 
 
 class JudgeTables(NamedTuple):

@@ -24,13 +24,14 @@ import polars as pl
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.exchange_labels import LABEL, exchange_labels
-from tutormetrics.psychometrics.ratings import clean_long_ratings, ratings_to_targets
+from tutormetrics.psychometrics.ppi_options import AGGREGATES, PPIOptions, parse_lambda
+from tutormetrics.psychometrics.ratings import Ratings, RatingsLike, cleaned_long, long_to_targets, ratings_table
 from tutormetrics.stats.ppi import PPIResult, ppi_mean, ppi_mean_clustered
 from tutormetrics.stats.ppi_plan import Plan, ppi_plan
 from tutormetrics.stats.ppi_strata import combine_strata, share_weights
 
 __all__ = [
-    "CLUSTER_COLUMNS", "COLUMNS", "PLAN_COLUMNS", "STRATA_COLUMNS", "check_ppi_options", "parse_lambda", "ppi_plan_table", "ppi_table", "read_strata_weights",
+    "CLUSTER_COLUMNS", "COLUMNS", "PLAN_COLUMNS", "STRATA_COLUMNS", "check_ppi_options", "parse_lambda", "ppi_plan_table", "ppi_study", "ppi_table", "read_strata_weights",
 ]  # fmt: skip
 
 COLUMNS: tuple[str, ...] = (
@@ -48,26 +49,10 @@ _INTS = {"n_labeled", "n_unlabeled", "n_strata", "n_clusters", "n_clusters_label
 _TEXT = {"criterion", "group", "reason", "stratum"}
 
 
-def parse_lambda(text: str | float) -> float | str:
-    """``"1"`` → 1.0, ``"auto"`` → ``"auto"``; a number outside [0, 1] or other text is an error.
-
-    >>> parse_lambda("auto"), parse_lambda("0.5")
-    ('auto', 0.5)
-    """
-    if isinstance(text, str) and text.strip().lower() == "auto":
-        return "auto"
-    try:
-        value = float(text)
-    except ValueError:
-        raise ConfigError(f"--lambda must be auto or a number in [0, 1], got {text!r}", hint="e.g. --lambda 1 or --lambda auto") from None
-    if not 0.0 <= value <= 1.0:
-        raise ConfigError(f"--lambda must lie in [0, 1], got {value:g}", hint="λ = 0 is the classical mean, λ = 1 plain PPI")
-    return value
-
-
-def _judge_scores(all_labels: pl.DataFrame, judge: str | None, id_col: str, rater_col: str, criterion_col: str, score_col: str) -> pl.DataFrame:
-    if rater_col in all_labels.columns:
-        raters = sorted(set(all_labels.get_column(rater_col).cast(pl.String).drop_nulls().to_list()))
+def _judge_scores(long: pl.DataFrame, judge: str | None, id_col: str, rater_col: str) -> pl.DataFrame:
+    """The judge's score per exchange and criterion, from cleaned long labels (``_id, [_rater], _crit, _score``)."""
+    if "_rater" in long.columns:
+        raters = sorted(set(long.get_column("_rater").to_list()))
         if judge is None:
             if len(raters) > 1:
                 raise InputSchemaError(f"the judge labels hold {len(raters)} raters ({', '.join(raters[:5])})",
@@ -75,10 +60,10 @@ def _judge_scores(all_labels: pl.DataFrame, judge: str | None, id_col: str, rate
         elif judge not in raters:
             raise InputSchemaError(f"the judge {judge!r} is not a rater of the judge labels", hint=f"raters: {', '.join(raters[:10])}")
         else:
-            all_labels = all_labels.filter(pl.col(rater_col).cast(pl.String) == judge)
+            long = long.filter(pl.col("_rater") == judge)
     elif judge is not None:
         raise InputSchemaError(f"--judge needs a rater column ({rater_col!r}) in the judge labels")
-    return ratings_to_targets(all_labels, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
+    return long_to_targets(long, id_col=id_col)
 
 
 class _Inputs(NamedTuple):
@@ -101,18 +86,20 @@ def _check_join(jw: pl.DataFrame, hw: pl.DataFrame, id_col: str) -> None:
         )
 
 
-def _read_inputs(judge_labels: pl.DataFrame, human_labels: pl.DataFrame, judge: str | None, aggregate: str,
+def _read_inputs(judge_labels: RatingsLike, human_labels: RatingsLike, judge: str | None, aggregate: str,
                  label_cols: Mapping[str, str | None], src: dict[str, str], log: Log) -> _Inputs:  # fmt: skip
-    """Clean both files, pivot them to one score per exchange and criterion, read the per-exchange labels."""
-    if aggregate not in ("mean", "min", "max"):
+    """Clean both files (a :class:`~tutormetrics.psychometrics.ratings.Ratings` is cleaned already), pivot them to
+    one score per exchange and criterion, read the per-exchange labels."""
+    if aggregate not in AGGREGATES:
         raise ConfigError(f"--aggregate {aggregate!r} does not give one human score per exchange", hint="use mean, min or max")
-    clean_long_ratings(judge_labels, source="judge labels", **src)  # one clear message for a bad file
-    clean_long_ratings(human_labels, source="human labels", **src)
+    judge_long = cleaned_long(judge_labels, source="judge labels", **src)  # one clear message for a bad file
+    human_long = cleaned_long(human_labels, source="human labels", **src)
     id_col = src["id_col"]
-    jw = _judge_scores(judge_labels, judge, **src).with_columns(pl.col(id_col).cast(pl.String).alias("_id"))
-    hw = ratings_to_targets(human_labels, aggregate=aggregate, **src).with_columns(pl.col(id_col).cast(pl.String).alias("_id"))  # type: ignore[arg-type]
+    jw = _judge_scores(judge_long, judge, id_col, src["rater_col"]).with_columns(pl.col(id_col).cast(pl.String).alias("_id"))
+    hw = long_to_targets(human_long, id_col=id_col, aggregate=aggregate).with_columns(pl.col(id_col).cast(pl.String).alias("_id"))  # type: ignore[arg-type]
     _check_join(jw, hw, id_col)
-    labels = {option: exchange_labels(judge_labels, id_col, col, option=option, source="judge labels")
+    table = ratings_table(judge_labels)
+    labels = {option: exchange_labels(table, id_col, col, option=option, source="judge labels")
               for option, col in label_cols.items() if col}  # fmt: skip
     if "--strata-col" in labels and "--cluster-col" in labels:
         _check_strata_nest(labels["--cluster-col"], labels["--strata-col"], label_cols)
@@ -238,8 +225,8 @@ def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pl.DataFrame
 
 
 def ppi_table(
-    judge_labels: pl.DataFrame,
-    human_labels: pl.DataFrame,
+    judge_labels: RatingsLike,
+    human_labels: RatingsLike,
     *,
     judge: str | None = None,
     group_col: str | None = None,
@@ -304,8 +291,8 @@ def _plan_row(crit: str, group: str, part: pl.DataFrame, half_width: float, conf
 
 
 def ppi_plan_table(
-    judge_labels: pl.DataFrame,
-    human_labels: pl.DataFrame,
+    judge_labels: RatingsLike,
+    human_labels: RatingsLike,
     *,
     half_width: float,
     judge: str | None = None,
@@ -351,3 +338,22 @@ def check_ppi_options(*, plan: bool, half_width: float | None, strata_col: str |
         raise ConfigError("--plan does not take --strata-col", hint="plan per stratum with --group-col, or drop --strata-col")
     if strata_weights is not None and strata_col is None:
         raise ConfigError("--strata-weights needs --strata-col", hint="name the stratum column of the judge labels")
+
+
+def ppi_study(judge_labels: Ratings, human_labels: Ratings, options: PPIOptions | None = None, *, log: Log = quiet) -> pl.DataFrame:
+    """``ppi``: :func:`ppi_table` of judge and human labels each read once by
+    :func:`~tutormetrics.psychometrics.ratings_input.read_ratings` (their columns: the judge labels')
+    under ``options`` (``docs/commands/ppi.md#from-python``).
+
+    >>> judge = Ratings.clean(pl.DataFrame({"exchange_id": [f"e{i}" for i in range(6)], "rater": "llm",
+    ...                                     "criterion": "c", "score": [1, 0, 1, 1, 0, 1]}))
+    >>> human = Ratings.clean(pl.DataFrame({"exchange_id": ["e0", "e1", "e2"], "rater": "h", "criterion": "c",
+    ...                                     "score": [1, 0, 0]}))
+    >>> ppi_study(judge, human).select("n_labeled", "estimate").row(0)
+    (3, 0.3333333333333333)
+    """
+    o = options or PPIOptions()
+    return ppi_table(
+        judge_labels, human_labels, judge=o.judge, group_col=o.group_col, lam=o.lam, confidence_level=o.confidence_level,
+        aggregate=o.aggregate, log=log, **judge_labels.columns(),
+    )  # fmt: skip

@@ -15,6 +15,7 @@ from tutormetrics.ids import IdKey, read_keyed
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE, check_raters_mode
+from tutormetrics.psychometrics.na_codes import drop_na_codes
 from tutormetrics.psychometrics.ratings import Ratings, parse_levels
 from tutormetrics.psychometrics.recode import apply_recode, parse_recode, recode_message
 
@@ -95,7 +96,7 @@ class RatingOptions(RatingsInput):
 
 def read_ratings(
     path: str | os.PathLike[str], spec: RatingsInput | None = None, key: IdKey | None = None, *,
-    log: Log = quiet, require_long: bool = False,
+    log: Log = quiet, require_long: bool = False, na: Sequence[float] | None = None,
 ) -> Ratings:
     """The one way in: read a ratings file (csv/parquet/jsonl) keyed by ``key``, recode its scores
     (``spec.recode``, reported to ``log``), then :meth:`Ratings.clean` it under ``spec``'s columns, scale and rater mode.
@@ -106,6 +107,8 @@ def read_ratings(
         key: The id key (``--id``, ``--id-sep``; default ``exchange_id``).
         log: Where notes (recoded counts, ratings dropped off the scale) go.
         require_long: Stop (exit 2) unless the id, criterion, score and (named raters) rater columns are present.
+        na: Scores that mean "not applicable" (``agree --na``): those ratings are dropped (counted to ``log``)
+            before the recoding.
 
     Example:
         >>> import tempfile, pathlib
@@ -117,6 +120,8 @@ def read_ratings(
     spec, key = spec or RatingsInput(), key or IdKey.of(None)
     source, id_col = str(path), key.column
     frame = read_keyed(path, key, id_columns=[id_col], drop_parts=True)
+    if na:
+        frame = drop_na_codes(frame, na, score_col=spec.score_col, log=log)
     if spec.recode and spec.score_col in frame.columns:  # a missing column is reported by the next step
         frame, counts = apply_recode(frame, spec.score_col, spec.recode, id_col=id_col, source=source)
         log(recode_message(spec.recode, counts))

@@ -19,13 +19,17 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import polars as pl
 
-from tutormetrics.errors import InputSchemaError
-from tutormetrics.io.tables import require_columns
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.flags import flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.ids import IdKey, read_keyed
+from tutormetrics.io.tables import infer_format, require_columns, write_table
 from tutormetrics.metrics.columns import (
     ColumnDescription,
     column_families,
@@ -33,11 +37,17 @@ from tutormetrics.metrics.columns import (
     metric_names,
     not_metric_columns,
 )
-from tutormetrics.psychometrics.ratings import rating_variables
+from tutormetrics.progress import Log, quiet
+from tutormetrics.psychometrics.ratings import RatingsLike, rating_variables
+from tutormetrics.report.paper import paper_table, paper_variables
+from tutormetrics.report.tables import table_format, write_text
 from tutormetrics.stats.descriptives import summarize_groups
-from tutormetrics.stats.totals import TotalSpec, add_total, rank_desc
+from tutormetrics.stats.totals import TotalSpec, add_total, parse_slots, parse_total, rank_desc
 
-__all__ = ["SummaryResult", "summarize"]
+__all__ = [
+    "SummarizeOptions", "SummaryLayout", "SummaryResult", "check_totals", "read_summary_metrics", "summarize",
+    "summarize_metrics", "write_summary",
+]
 
 
 class SummaryResult(NamedTuple):
@@ -49,8 +59,77 @@ class SummaryResult(NamedTuple):
     rows: pl.DataFrame | None = None
 
 
+def _total_or_none(text: str | None) -> TotalSpec | None:
+    """``--total NAME=t1+t2+…`` parsed (:func:`~tutormetrics.stats.totals.parse_total`); ``None`` stays ``None``."""
+    return parse_total(text) if text else None
+
+
+@dataclass(kw_only=True)
+class SummarizeOptions:
+    """What ``summarize`` computes (``docs/commands/summarize.md``): the groups, the bootstrap CI of the mean and
+    the optional rubric total (``docs/commands/summarize.md#formats-and-columns``); the flags are the command's.
+
+    >>> o = SummarizeOptions(total=parse_total("total=a+b"), max_total=16)
+    >>> o.group_col, o.n_resamples, o.seed, o.total.terms
+    ('tutor', 2000, 0, ('a', 'b'))
+    """
+
+    group_col: str = flag("--group-col", default="tutor", help="Column with the groups, e.g. tutor.")
+    n_resamples: int = n_resamples_flag(2000)
+    seed: int = seed_flag()
+    #: Level of the bootstrap CI of the mean (Python only; the command keeps 95%).
+    confidence_level: float = 0.95
+    total: TotalSpec | None = flag(
+        "--total", default=None, parse=_total_or_none, cli_type=str | None,
+        help="NAME=t1+t2+...: per-row total of columns, slots or criteria (summarised last, with pct_of_max and rank).",
+    )
+    slots: dict[str, tuple[str, ...]] = flag(
+        "--slot", default=None, parse=parse_slots, cli_type=list[str] | None,
+        help="S=c1,c2,...: S is whichever one of c1, c2, ... the row has (repeatable).",
+    )
+    max_total: float | None = flag("--max", default=None, help="Largest possible total: fills pct_of_max = 100*mean/M.")
+
+
+def check_totals(options: SummarizeOptions, totals_out: str | os.PathLike[str] | None = None) -> None:
+    """``--slot``, ``--max`` and ``--totals-out`` need ``--total``; ``--max`` is positive (exit 2 otherwise).
+
+    >>> check_totals(SummarizeOptions(max_total=16))
+    Traceback (most recent call last):
+    ...
+    tutormetrics.errors.ConfigError: --slot, --max and --totals-out need --total
+      hint: e.g. --total total=a+b+specific
+    """
+    if options.total is None and (options.slots or options.max_total is not None or totals_out):
+        raise ConfigError("--slot, --max and --totals-out need --total", hint="e.g. --total total=a+b+specific")
+    if options.max_total is not None and not options.max_total > 0:
+        raise ConfigError(f"--max {options.max_total:g}: must be positive")
+
+
+@dataclass(kw_only=True)
+class SummaryLayout:
+    """How the summary is written: the format (csv/parquet/jsonl long table, ``.md`` or ``.tex`` paper table),
+    its variables and orientation (``docs/commands/summarize.md#formats-and-columns``).
+
+    >>> SummaryLayout().formats("t.md"), SummaryLayout(output_format="tex").formats("t.csv")
+    (('md', 'csv'), ('tex', 'csv'))
+    """
+
+    output_format: str | None = flag("--output-format", default=None, help="csv, md or tex (default: from the extension of -o).")
+    variables: list[str] | None = flag(
+        "--vars", default=None, parse=split_list, cli_type=list[str] | None,
+        help="Variables of the table, in this order (repeat or comma-separate); default: every metric and rating "
+        "variable (diagnostic flags are never metrics).",
+    )
+    transpose: bool = flag("--transpose", default=False, help=".md/.tex: variables as rows, groups as columns.")
+
+    def formats(self, output: str | os.PathLike[str]) -> tuple[str, str]:
+        """``(csv|md|tex, the table kind of a csv output)``: an unknown extension stops here, before the work."""
+        fmt = table_format(output, self.output_format)
+        return fmt, infer_format(output) if fmt == "csv" and self.output_format is None else "csv"
+
+
 def _join_ratings(
-    metrics: pl.DataFrame, ratings: pl.DataFrame, id_col: str, columns: dict[str, str]
+    metrics: pl.DataFrame, ratings: RatingsLike, id_col: str, columns: dict[str, str]
 ) -> tuple[pl.DataFrame, list[str], list[str]]:
     """Metrics with the rating variables joined on the id (as text); the new variable names; notes."""
     require_columns(metrics, [id_col], source="metrics", option="--id")
@@ -67,6 +146,48 @@ def _join_ratings(
     notes = [f"ratings: {unknown} id(s) not in the metrics were ignored"] if unknown else []
     joined = metrics.with_columns(ids.alias("__rid")).join(wide, on="__rid", how="left", maintain_order="left")
     return joined.drop("__rid"), new, notes
+
+
+def read_summary_metrics(path: str | os.PathLike[str], key: IdKey, group_col: str) -> pl.DataFrame:
+    """The metrics table of ``summarize`` keyed by ``key`` (``--id``, ``--id-sep``): the parts of a composite id are
+    ids, not metrics, so they are dropped (but the group column, when it is one of them)."""
+    frame = read_keyed(path, key, id_columns=[key.column])
+    return frame.drop([p for p in key.id_parts if p != group_col and p in frame.columns])
+
+
+def summarize_metrics(
+    metrics: pl.DataFrame,
+    options: SummarizeOptions | None = None,
+    *,
+    ratings: RatingsLike | None = None,
+    id_col: str = "exchange_id",
+    source: str | os.PathLike[str] | None = None,
+    log: Log = quiet,
+) -> SummaryResult:
+    """``summarize`` from Python: per group × variable ``n, mean, sd, median, ci_low, ci_high`` of every metric of
+    ``metrics`` (described from the manifest beside ``source``, else every numeric column but the id, the group and
+    the Scorer's flags), then ``<criterion>_score`` and ``<criterion>_endorsed`` of ``ratings`` (the prepared
+    :class:`~tutormetrics.psychometrics.ratings.Ratings` of ``read_ratings``), then the total of ``options.total``
+    (``docs/commands/summarize.md``).
+
+    Args:
+        metrics: One row per exchange (e.g. from ``tutormetrics score``).
+        options: Groups, bootstrap and total (default :class:`SummarizeOptions`: ``--group-col tutor``, 2000
+            resamples, seed 0).
+        ratings: Long ratings, or ``None``.
+        id_col: The id column of ``metrics`` the ratings join on.
+        source: The metrics file, whose manifest describes the columns.
+        log: Where the note on numeric columns that are not metrics goes.
+
+    Example:
+        >>> m = pl.DataFrame({"exchange_id": ["a", "b", "c"], "tutor": ["T", "T", "U"], "words": [3, 5, 4]})
+        >>> summarize_metrics(m, SummarizeOptions(n_resamples=0)).table.select("group", "mean").rows()
+        [('T', 4.0), ('U', 4.0)]
+    """
+    options = options or SummarizeOptions()
+    check_totals(options)
+    columns = describe_frame(metrics, source=source, exclude=[id_col, options.group_col], log=log, command="summarize")
+    return _summarize(metrics, ratings, options, id_col=id_col, columns=columns)
 
 
 def summarize(
@@ -88,10 +209,28 @@ def summarize(
 ) -> SummaryResult:
     """One row per group × variable: ``group, variable, family, n, mean, sd, median, ci_low, ci_high``; with
     ``total`` (``docs/design/studies.md#totals``) the total comes last and every row gains ``pct_of_max`` and ``rank``
-    (filled on the total's rows only).
+    (filled on the total's rows only). The keyword form of :func:`summarize_metrics` for a raw ratings frame with
+    the named columns.
 
     ``columns`` describes the metric columns (``describe_frame(metrics, source=path)`` reads the manifest).
     """
+    options = SummarizeOptions(group_col=group_col, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level,
+                               total=total, slots=dict(slots or {}), max_total=max_total)  # fmt: skip
+    names = {"rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
+    return _summarize(metrics, ratings, options, id_col=id_col, columns=columns, rating_columns=names)
+
+
+def _summarize(
+    metrics: pl.DataFrame,
+    ratings: RatingsLike | None,
+    options: SummarizeOptions,
+    *,
+    id_col: str,
+    columns: Sequence[ColumnDescription] | None,
+    rating_columns: Mapping[str, str] | None = None,
+) -> SummaryResult:
+    """The table of :func:`summarize_metrics` (``rating_columns``: the column names of a raw ratings frame)."""
+    group_col, total, slots, max_total = options.group_col, options.total, options.slots, options.max_total
     require_columns(metrics, [group_col], source="metrics", option="--group-col")
     described = list(columns) if columns is not None else describe_frame(metrics, exclude=not_metric_columns(id_col, group_col))
     described = [d for d in described if d.name not in (id_col, group_col) and d.name in metrics.columns]
@@ -99,8 +238,7 @@ def summarize(
     family = column_families(described)
     notes: list[str] = []
     if ratings is not None:
-        names = {"rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
-        metrics, rated, notes = _join_ratings(metrics, ratings, id_col, names)
+        metrics, rated, notes = _join_ratings(metrics, ratings, id_col, dict(rating_columns or {}))
         variables += rated
     else:
         rated = []
@@ -120,7 +258,8 @@ def summarize(
             hint="pass a metrics table from `tutormetrics score`, or add --ratings",
         )
     table, dropped = summarize_groups(
-        metrics, group_col=group_col, variables=variables, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level
+        metrics, group_col=group_col, variables=variables, n_resamples=options.n_resamples, seed=options.seed,
+        confidence_level=options.confidence_level,
     )
     if dropped:
         notes.insert(0, f"metrics: {dropped} row(s) with a missing {group_col!r} were dropped")
@@ -131,10 +270,41 @@ def summarize(
     if total is not None:
         is_total = pl.col("variable") == total.name
         means = table.filter(is_total)
-        ranks = dict(zip(means["group"].to_list(), rank_desc(means["mean"].to_list())))
+        ranks = dict(zip(means["group"].to_list(), rank_desc(means["mean"].to_list()), strict=True))
         pct = (100.0 * pl.col("mean") / max_total) if max_total else pl.lit(None, dtype=pl.Float64)
         table = table.with_columns(
             pl.when(is_total).then(pct).otherwise(None).cast(pl.Float64).alias("pct_of_max"),
             pl.when(is_total).then(pl.col("group").replace_strict(ranks, default=None, return_dtype=pl.Int64)).otherwise(None).alias("rank"),
         )
     return SummaryResult(table, notes, rows)
+
+
+def write_summary(
+    result: SummaryResult, output: str | os.PathLike[str], layout: SummaryLayout | None = None, *, group_col: str = "group",
+    total: str | None = None,
+) -> str:
+    """Write the summary table to ``output`` as ``layout`` says and return its format (``csv``, ``md`` or ``tex``):
+    a paper table (``.md``/``.tex``: groups × "mean [CI]", the chosen variables, no diagnostics) or the long table
+    (csv/parquet/jsonl; ``--vars`` keeps those variables in that order, diagnostics allowed).
+
+    Args:
+        result: The summary of :func:`summarize_metrics`.
+        output: The file written.
+        layout: Format, variables and orientation (default: from the extension, every variable).
+        group_col: The group column's name, the paper table's first header.
+        total: The name of the total, if any (the paper table's last column).
+    """
+    layout = layout or SummaryLayout()
+    fmt, kind = layout.formats(output)
+    if fmt in ("md", "tex"):
+        text = paper_table(result.table, fmt, group_col, variables=layout.variables, diagnostics=False,
+                           transpose=layout.transpose, total=total)  # fmt: skip
+        write_text(text, output)
+        return fmt
+    table = result.table
+    if layout.variables:
+        keep = paper_variables(table, layout.variables, diagnostics=True)
+        order = pl.col("variable").replace_strict({v: i for i, v in enumerate(keep)}, return_dtype=pl.Int64)
+        table = table.filter(pl.col("variable").is_in(keep)).sort(order, "group", maintain_order=True)
+    write_table(table, output, kind)
+    return fmt

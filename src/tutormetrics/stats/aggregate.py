@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tutormetrics.errors import InputSchemaError
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.flags import flag, split_list
 from tutormetrics.io.tables import require_columns
 
-__all__ = ["SKIP_COLUMNS", "AggregateResult", "aggregate_labels"]
+__all__ = ["SKIP_COLUMNS", "AggregateOptions", "AggregateResult", "aggregate_labels", "aggregate_rates", "parse_codes"]
 
 #: dialogue structure columns never aggregated by default
 SKIP_COLUMNS: tuple[str, ...] = ("turn", "tutor_turn", "ctx_turns")
@@ -33,6 +34,60 @@ class AggregateResult:
 
     result: pl.DataFrame
     notes: list[str] = field(default_factory=list)
+
+
+def parse_codes(values: Sequence[str] | str | None, option: str = "--na") -> list[float]:
+    """``--na -1,-9`` (repeatable) as numbers; a non-number is exit 2.
+
+    >>> parse_codes(["-1,-9"]), parse_codes(None)
+    ([-1.0, -9.0], [])
+    """
+    out = []
+    for v in split_list(values) or []:
+        try:
+            out.append(float(v))
+        except ValueError:
+            raise ConfigError(f"{option}: {v!r} is not a number", hint=f"e.g. {option} -1 or {option} -1,-9") from None
+    return out
+
+
+def _keys(values: Sequence[str] | str | None) -> list[str]:
+    """``--by a,b`` (repeatable) as a list, ``[]`` when empty."""
+    return split_list(values) or []
+
+
+@dataclass(kw_only=True)
+class AggregateOptions:
+    """``aggregate``'s options (``docs/commands/aggregate.md``): the key columns (required), the label columns
+    and the codes that mean "not applicable".
+
+    >>> o = AggregateOptions(by=["q"], na=[-1.0])
+    >>> o.by, o.cols, o.na
+    (['q'], None, [-1.0])
+    """
+
+    by: list[str] = flag(
+        "--by", parse=_keys, cli_type=list[str], help="Key column(s): one output row per combination (repeat or comma-separate)."
+    )
+    cols: list[str] | None = flag(
+        "--cols", default=None, parse=split_list, cli_type=list[str] | None,
+        help="Label columns (default: every numeric column but the keys and turn columns).",
+    )
+    na: list[float] = flag(
+        "--na", default=None, parse=parse_codes, cli_type=list[str] | None,
+        help="Codes meaning 'not applicable' (missing), e.g. -1 or -1,-9.",
+    )
+
+
+def aggregate_rates(turns: pl.DataFrame, options: AggregateOptions) -> AggregateResult:
+    """``aggregate`` from Python: :func:`aggregate_labels` of ``turns`` under ``options``
+    (``docs/commands/aggregate.md``).
+
+    >>> df = pl.DataFrame({"q": ["q1"] * 4, "lab": [1, 0, 1, -1]})
+    >>> aggregate_rates(df, AggregateOptions(by=["q"], na=[-1.0])).result["lab_n_na"].to_list()
+    [1]
+    """
+    return aggregate_labels(turns, by=options.by, cols=options.cols, na=options.na)
 
 
 def _numeric(df: pl.DataFrame, col: str) -> pl.Expr:

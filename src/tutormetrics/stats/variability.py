@@ -14,15 +14,60 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
+from tutormetrics.flags import flag, split_list
 from tutormetrics.io.tables import require_columns
-from tutormetrics.stats.icc import icc_forms
 
-__all__ = ["variability_table"]
+__all__ = ["VariabilityOptions", "VariabilityResult", "trial_variability", "variability_table"]
+
+
+@dataclass(kw_only=True)
+class VariabilityOptions:
+    """``variability``'s options (``docs/commands/variability.md``): the unit, trial and group columns and the
+    columns analysed.
+
+    >>> o = VariabilityOptions()
+    >>> o.unit_col, o.trial_col, o.group_col, o.id_columns
+    ('item', 'trial', None, ['item', 'trial'])
+    """
+
+    unit_col: str = flag("--unit-col", default="item", help="Unit column (e.g. item).")
+    trial_col: str = flag("--trial-col", default="trial", help="Trial column (repeated runs).")
+    group_col: str | None = flag("--group-col", default=None, help="Analyse each group (e.g. model) separately.")
+    cols: list[str] | None = flag(
+        "--cols", default=None, parse=split_list, cli_type=list[str] | None,
+        help="Columns (default: every numeric column but the keys).",
+    )
+
+    @property
+    def id_columns(self) -> list[str]:
+        """The key columns, read as text: unit, trial and (when given) group."""
+        return [self.unit_col, self.trial_col, *([self.group_col] if self.group_col else [])]
+
+
+class VariabilityResult(NamedTuple):
+    """The ICC table (six forms per group × variable) and the per-unit spread over trials."""
+
+    icc: pl.DataFrame
+    units: pl.DataFrame
+
+
+def trial_variability(table: pl.DataFrame, options: VariabilityOptions | None = None) -> VariabilityResult:
+    """``variability`` from Python: :func:`variability_table` of ``table`` under ``options``
+    (``docs/commands/variability.md``).
+
+    >>> df = pl.DataFrame({"item": [1, 1, 2, 2, 3, 3], "trial": [1, 2] * 3, "total": [10., 11., 14., 14., 8., 9.]})
+    >>> round(trial_variability(df).icc["icc"][0], 4)
+    0.9579
+    """
+    o = options or VariabilityOptions()
+    return VariabilityResult(*variability_table(table, unit_col=o.unit_col, trial_col=o.trial_col, group_col=o.group_col, cols=o.cols))
 
 _COLUMNS = ["group", "variable", "form", "mcgraw_wong", "n_units", "n_trials", "icc", "ci_low", "ci_high",
             "f", "df1", "df2", "p", "sd_within", "mean_unit_sd", "reason"]  # fmt: skip
@@ -48,6 +93,8 @@ def variability_table(
     """The ICC table (columns ``group, variable, form, mcgraw_wong, n_units, n_trials, icc, ci_low, ci_high,
     f, df1, df2, p, sd_within, mean_unit_sd, reason``) and the per-unit table (``group, variable, unit,
     n_trials, mean, sd, min, max``)."""
+    from tutormetrics.stats.icc import icc_forms  # scipy when the ICCs are computed, not when the CLI starts
+
     keys = [unit_col, trial_col, *([group_col] if group_col else [])]
     require_columns(df, keys, source="table", option="--unit-col/--trial-col/--group-col")
     if cols is None:
@@ -63,7 +110,7 @@ def variability_table(
     if group_col is None:
         df = df.with_columns(pl.lit("").alias("__group"))
         group_col = "__group"
-    dup = df.group_by([group_col, unit_col, trial_col]).len().filter(pl.col("len") > 1)
+    dup = df.group_by([group_col, unit_col, trial_col], maintain_order=True).len().filter(pl.col("len") > 1)
     if dup.height:
         r = dup.row(0, named=True)
         raise InputSchemaError(
@@ -77,7 +124,7 @@ def variability_table(
         for col in cols:
             y, unit_keys = _matrix(sub.filter(pl.col(trial_col).is_not_null()), unit_col, trial_col, col, trials)
             has = np.isfinite(y)
-            for key, vals in zip(unit_keys, y):
+            for key, vals in zip(unit_keys, y, strict=True):
                 v = vals[np.isfinite(vals)]
                 if v.size:
                     sd = float(v.std(ddof=1)) if v.size >= 2 else float("nan")

@@ -1,25 +1,41 @@
 """Validity: the in-memory study (:mod:`.study`), the Spearman engine (:mod:`.spearman`), correlation tables
 (:mod:`.correlate`), the join of metrics to targets, heatmaps and grouped prediction.
 
+The names below load their module on first use, so importing :mod:`.options` (what the command line declares
+``validate`` and ``run`` with) loads neither scipy nor matplotlib (``docs/guide/options.md#options``).
+
 >>> from tutormetrics.validity import spearman_matrix, plot_heatmap, correlate_with_targets, validate_metrics
 """
 
 from __future__ import annotations
 
-from tutormetrics.validity.correlate import (
-    ValidityResult,
-    correlate_with_targets,
-    prevalence_ceiling,
-    rho_matrix,
-    spearman_matrix,
-)
-from tutormetrics.validity.heatmap import plot_heatmap
-from tutormetrics.validity.join import JoinReport, join_targets
-from tutormetrics.validity.spearman import SpearmanOptions
-from tutormetrics.validity.study import StudyResult, ValidateOptions, estimate_theta_targets, validate_metrics
+import importlib
+from typing import Any
+
+#: Each public name and the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "ValidityResult": "correlate", "correlate_with_targets": "correlate", "prevalence_ceiling": "correlate",
+    "rho_matrix": "correlate", "spearman_matrix": "correlate", "plot_heatmap": "heatmap", "JoinReport": "join",
+    "join_targets": "join", "SpearmanOptions": "options", "ValidateOptions": "options", "StudyResult": "study",
+    "estimate_theta_targets": "study", "validate_metrics": "study",
+}
 
 __all__ = [
     "JoinReport", "SpearmanOptions", "StudyResult", "ValidateOptions", "ValidityResult", "correlate_with_targets",
     "estimate_theta_targets", "join_targets", "plot_heatmap", "prevalence_ceiling", "rho_matrix", "spearman_matrix",
     "validate_metrics",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``tutormetrics.validity.NAME``: the name from its module, imported on first use."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'tutormetrics.validity' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tutormetrics.validity.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names too (for completion and ``help()``)."""
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -9,12 +9,14 @@ predictions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
+from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.validity.join import metric_columns, refuse_control_targets
 from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
@@ -58,44 +60,45 @@ def parse_judge_cols(values: Sequence[str] | None) -> tuple[dict[str, str], str 
     return per, bare
 
 
-def _split_judge(ratings: pl.DataFrame, judge: str, ro: RatingOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
-    if ro.rater_col not in ratings.columns:
-        raise InputSchemaError(f"--judge needs a rater column, but {ro.rater_col!r} is not in the ratings",
+def _split_judge(rated: Ratings, judge: str) -> tuple[Ratings, Ratings]:
+    """The human raters' ratings and the judge's (one rater of the long ratings), both as cleaned."""
+    long = rated.long
+    assert long is not None
+    if "_rater" not in long.columns or rated.rater_col is None:
+        raise InputSchemaError(f"--judge needs a rater column, but {rated.rater_col!r} is not in the ratings",
                                hint="pass long ratings with a rater column, or use --judge-col")  # fmt: skip
-    raters = ratings.get_column(ro.rater_col).cast(pl.String)
-    names = sorted(set(raters.drop_nulls().to_list()))
+    names = sorted(set(long.get_column("_rater").to_list()))
     if judge not in names:
         raise InputSchemaError(f"ratings: the judge {judge!r} is not a rater in the file", hint=f"raters: {', '.join(names[:10])}")
     if len(names) < 2:
         raise InputSchemaError(f"ratings: the judge {judge!r} is the only rater; there are no human targets",
                                hint="add the human ratings to the file")  # fmt: skip
-    is_judge = raters == judge
-    return ratings.filter(~is_judge), ratings.filter(is_judge)
+    in_long = long.get_column("_rater") == judge
+    in_frame = rated.frame.get_column(rated.rater_col).cast(pl.String) == judge
+    humans = replace(rated, frame=rated.frame.filter(~in_frame), long=long.filter(~in_long))
+    return humans, replace(rated, frame=rated.frame.filter(in_frame), long=long.filter(in_long), source=f"{rated.source} (judge {judge})")
 
 
-def _rating_targets(
-    ratings: pl.DataFrame, judge: str | None, ro: RatingOptions, id_col: str, source: str, log: Log
-) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+def _rated(ratings: pl.DataFrame | Ratings, ro: RatingOptions, id_col: str, source: str, log: Log) -> Ratings:
+    """``ratings`` as :class:`~tutormetrics.psychometrics.ratings.Ratings`: as given when already read with
+    :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`, else cleaned once under ``ro``."""
+    if isinstance(ratings, Ratings):
+        return ratings
+    return Ratings.clean(
+        ratings, id_col=id_col, rater_col=ro.rater_col, criterion_col=ro.criterion_col, score_col=ro.score_col,
+        levels=ro.levels, drop_out_of_scale=ro.drop_out_of_scale, source=source, log=log, exchangeable=ro.exchangeable,
+    )  # fmt: skip
+
+
+def _rating_targets(rated: Ratings, judge: str | None, ro: RatingOptions) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """The rating targets (criteria after ``--aggregate``), and with ``--judge`` the judge's own as predictions."""
-    from tutormetrics.psychometrics.ratings import check_scale, is_long_ratings, ratings_frame_to_targets
-
-    long = is_long_ratings(ratings, criterion_col=ro.criterion_col, score_col=ro.score_col)
-    if long:
-        ratings = check_scale(
-            ratings, criterion_col=ro.criterion_col, score_col=ro.score_col, id_col=id_col, levels=ro.levels,
-            drop=ro.drop_out_of_scale, source=source, log=log,
-        )  # fmt: skip
     judged = None
     if judge is not None:
-        if not long:
+        if not rated.is_long:
             raise InputSchemaError("--judge needs long ratings (id, rater, criterion, score)", hint="or use --judge-col")
-        ratings, judged = _split_judge(ratings, judge, ro)
-    kw = dict(id_col=id_col, rater_col=ro.rater_col, criterion_col=ro.criterion_col, score_col=ro.score_col,
-              aggregate=ro.aggregate, columns=ro.targets_from)  # fmt: skip
-    targets = ratings_frame_to_targets(ratings, source=source, **kw)  # type: ignore[arg-type]
-    if judged is None:
-        return targets, None
-    return targets, ratings_frame_to_targets(judged, source=f"{source} (judge {judge})", **kw)  # type: ignore[arg-type]
+        rated, judged = _split_judge(rated, judge)
+    targets = rated.targets(ro.aggregate, ro.targets_from)  # type: ignore[arg-type]
+    return targets, None if judged is None else judged.targets(ro.aggregate, ro.targets_from)  # type: ignore[arg-type]
 
 
 def _check_controls(metrics: pl.DataFrame, controls: list[str], target_cols: list[str]) -> None:
@@ -143,7 +146,7 @@ def predict_study(
     metrics: pl.DataFrame,
     *,
     group_col: str,
-    ratings: pl.DataFrame | None = None,
+    ratings: pl.DataFrame | Ratings | None = None,
     theta: Sequence[pl.DataFrame] = (),
     id_col: str = "exchange_id",
     metrics_cols: Sequence[str] | None = None,
@@ -163,7 +166,9 @@ def predict_study(
     Args:
         metrics: The metrics table, with ``id_col`` and ``group_col``.
         group_col: The column whose groups the folds keep whole (a dialogue).
-        ratings: Long or wide ratings.
+        ratings: Long or wide ratings: :class:`~tutormetrics.psychometrics.ratings.Ratings` as read by
+            :func:`~tutormetrics.psychometrics.ratings_input.read_ratings` (used as they are), or a frame (cleaned
+            once under ``rating_options``).
         theta: θ target tables (named and ordered as in :func:`~tutormetrics.validity.study.target_tables`).
         id_col: The id metrics and targets are joined on.
         metrics_cols: The feature columns (default: every numeric non-boolean metric column).
@@ -200,7 +205,9 @@ def predict_study(
     require_columns(metrics, jcols, source="metrics", option="--judge-col")
     if ratings is None and judge is not None:
         raise ConfigError("--judge needs --ratings")
-    rating_targets, judge_table = (None, None) if ratings is None else _rating_targets(ratings, judge, ro, id_col, ratings_source, log)
+    rating_targets, judge_table = None, None
+    if ratings is not None:
+        rating_targets, judge_table = _rating_targets(_rated(ratings, ro, id_col, ratings_source, log), judge, ro)
     tables, names = target_tables(rating_targets, theta, id_col)
     target_cols = [c for t in tables for c in t.columns if c != id_col]
     _check_controls(metrics, controls, target_cols)

@@ -42,14 +42,8 @@ from tutormetrics.stats.bootstrap import single_threaded_blas
 from tutormetrics.validity import decision_rules
 from tutormetrics.validity import predict_measures as pm
 from tutormetrics.validity.folds import group_codes, group_folds
-from tutormetrics.validity.representation import DEFAULT_REPRESENTATION, FEATURES, FoldReducer, parse_representation
-
-MODELS: tuple[str, ...] = ("logistic", "ridge", "hgb")
-CLASS_WEIGHTS: tuple[str, ...] = ("none", "balanced")
-IMPORTANCE: tuple[str, ...] = ("none", "drop")
-CIS: tuple[str, ...] = ("percentile", "none")
-#: ``--decision``: the most probable level, or thresholds on the score tuned by inner grouped CV (``decision_rules``).
-DECISIONS: tuple[str, ...] = ("argmax", "ordinal")
+from tutormetrics.validity.predict_options import PredictOptions
+from tutormetrics.validity.representation import FoldReducer
 
 TABLE_COLUMNS: tuple[str, ...] = (
     "target", "kind", "model", "measure", "estimate", "ci_low", "ci_high", "n", "n_groups", "folds",
@@ -66,54 +60,6 @@ LABEL_MEASURES = frozenset({"macro_f1", "accuracy", "macro_f1_lenient", "accurac
 
 #: Bootstrap elements (resamples × rows) per chunk.
 _CHUNK = 1 << 21
-
-
-@dataclass
-class PredictOptions:
-    """Options of ``predict`` (``docs/commands/predict.md``); one set of names and defaults for the CLI and the API."""
-
-    folds: int = 5
-    model: str = "logistic"
-    class_weight: str = "none"
-    importance: str = "none"
-    ci: str = "percentile"
-    n_resamples: int = 2000
-    confidence_level: float = 0.95
-    seed: int = 0
-    n_min: int = 10
-    #: ``metrics``, ``embedding`` or ``both`` (``docs/commands/predict.md#representation-features``)
-    features: str = "metrics"
-    #: the representation block: views of the embeddings file, ``a-b`` and ``a*b`` (:mod:`~tutormetrics.validity.representation`)
-    representation: str = DEFAULT_REPRESENTATION
-    #: principal components of the representation block, fitted in each training fold
-    components: int = 128
-    decision: str = "argmax"
-
-    def check(self) -> None:
-        for value, allowed, flag in (
-            (self.model, MODELS, "--model"),
-            (self.class_weight, CLASS_WEIGHTS, "--class-weight"),
-            (self.importance, IMPORTANCE, "--importance"),
-            (self.ci, CIS, "--ci"),
-            (self.features, FEATURES, "--features"),
-            (self.decision, DECISIONS, "--decision"),
-        ):
-            if value not in allowed:
-                raise ConfigError(f"unknown {flag} {value!r}", hint=f"use one of {', '.join(allowed)}")
-        if self.folds < 2:
-            raise ConfigError(f"--folds must be at least 2, got {self.folds}")
-        if self.ci != "none" and self.n_resamples < 2:
-            raise ConfigError(f"--n-resamples must be at least 2, got {self.n_resamples}")
-        if not 0.0 < self.confidence_level < 1.0:
-            raise ConfigError(f"--confidence-level must lie in (0, 1), got {self.confidence_level}")
-        if self.n_min < 3:
-            raise ConfigError(f"--n-min must be at least 3, got {self.n_min}")
-        parse_representation(self.representation)
-        if self.components < 1:
-            raise ConfigError(f"--components must be at least 1, got {self.components}")
-        if self.features == "embedding" and self.importance == "drop":
-            raise ConfigError("--importance drop leaves out metric families, which --features embedding does not use",
-                              hint="use --features both, or drop --importance")  # fmt: skip
 
 
 @dataclass

@@ -37,29 +37,7 @@ from tutormetrics.engine.embedding_file import (
     read_embeddings,
 )
 from tutormetrics.errors import ConfigError, InputSchemaError
-
-#: ``--features``: the metric columns, the representation block, or both.
-FEATURES: tuple[str, ...] = ("metrics", "embedding", "both")
-#: ``--representation`` default: the pooled response vector (benchmarks/RESULTS.md §17b compares the conditioned ones).
-DEFAULT_REPRESENTATION = "response"
-
-
-def parse_representation(spec: str) -> list[tuple[str, str, str]]:
-    """``"response,response-prompt"`` → ``[("response", "", ""), ("response", "-", "prompt")]``.
-
-    >>> parse_representation("response, response*prev_student")
-    [('response', '', ''), ('response', '*', 'prev_student')]
-    """
-    terms = []
-    for raw in spec.split(","):
-        term = raw.strip()
-        op = "-" if "-" in term else "*" if "*" in term else ""
-        a, _, b = term.partition(op) if op else (term, "", "")
-        if not a.strip() or (op and not b.strip()):
-            raise ConfigError(f"--representation term {raw.strip()!r} is not VIEW, VIEW-VIEW or VIEW*VIEW",
-                              hint="e.g. --representation response,response-prompt,response*prompt")  # fmt: skip
-        terms.append((a.strip(), op, b.strip()))
-    return terms
+from tutormetrics.validity.predict_options import DEFAULT_REPRESENTATION, FEATURES, parse_representation
 
 
 def representation_matrix(views: Mapping[str, np.ndarray], spec: str) -> tuple[np.ndarray, list[str]]:

@@ -35,7 +35,6 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from tutormetrics.flags import confidence_flag, flag, n_resamples_flag, seed_flag
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.stats.bootstrap import (
@@ -47,20 +46,18 @@ from tutormetrics.stats.bootstrap import (
     single_threaded_blas,
 )
 from tutormetrics.stats.correlation import fisher_ci, spearman_asymptotic_p, spearman_permutation_p, spearman_vec
-from tutormetrics.stats.multiplicity import ADJUST_METHODS, adjust_pvalues, significance_stars
+from tutormetrics.stats.multiplicity import adjust_pvalues, significance_stars
 from tutormetrics.stats.partial import (
     bootstrap_partial_block,
     jackknife_partial_block,
     partial_observed_block,
     partial_t_p,
 )
-from tutormetrics.stats.ranks import DEFAULT_TIE_DIGITS, tie_key
+from tutormetrics.stats.ranks import tie_key
 from tutormetrics.validity.join import refuse_control_targets
+from tutormetrics.validity.options import CI_METHODS, PERMUTATION_MODES, STARS_ON, SpearmanOptions  # noqa: F401 - re-exported
 
-CI_METHODS: tuple[str, ...] = ("bca", "percentile", "fisher", "none")
-PERMUTATION_MODES: tuple[str, ...] = ("auto", "always", "never")
 CI_BACKENDS: tuple[str, ...] = ("vectorized", "scipy")
-STARS_ON: tuple[str, ...] = ("p_adj", "p")
 
 #: Tidy output columns in their fixed order (``docs/statistics.md#spearman-tables-validate``), then the diagnostics.
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -74,65 +71,6 @@ CLUSTER_COLUMN = "n_clusters"
 
 #: Below this many complete pairs, ``permutation="auto"`` uses a permutation p (``docs/statistics.md#p-values``).
 PERMUTATION_N_BELOW = 50
-
-
-@dataclass
-class SpearmanOptions:
-    """How every cell is estimated, tested and bounded: one set of names and defaults for ``validate``, ``run`` and
-    the API (:class:`~tutormetrics.validity.study.ValidateOptions` extends it).
-
-    >>> SpearmanOptions().ci, SpearmanOptions(adjust="holm").adjust
-    ('bca', 'holm')
-    """
-
-    #: p-value adjustment over the defined cells of the whole table: ``bh``, ``holm``, ``by`` or ``none``.
-    adjust: str = flag('--adjust', default='bh', panel='Validity',
-         help='Multiplicity over the whole matrix: bh, holm, by or none.')
-    #: ``bca`` (default), ``percentile``, ``fisher`` or ``none``.
-    ci: str = flag('--ci', default='bca', panel='Validity',
-         help='Confidence interval: bca, percentile, fisher or none.')
-    n_resamples: int = n_resamples_flag(9999, panel="Validity", min=2)
-    confidence_level: float = confidence_flag("Validity")
-    seed: int = seed_flag("Validity")
-    #: ``auto`` (a permutation p below 50 pairs), ``always`` or ``never``.
-    permutation: str = flag('--permutation', default='auto', panel='Validity',
-         help='auto (permutation p when n < 50), always or never.')
-    n_permutations: int = flag('--n-permutations', default=9999, panel='Validity', min=1,
-         help='Permutations for a permutation p.')
-    #: The column the stars mark: ``p_adj`` or ``p``.
-    stars_on: str = flag('--stars-on', default='p_adj', panel='Validity',
-         help='Column the stars refer to: p_adj or p.')
-    #: Fewest complete pairs of a defined cell.
-    n_min: int = flag('--n-min', default=10, panel='Validity', min=3,
-         help='Fewest complete pairs for a defined cell.')
-    #: Significant digits of the rank key (``docs/statistics.md#ties-binary-targets-and-the-prevalence-ceiling``);
-    #: 0 = raw values.
-    tie_digits: int = flag('--tie-digits', default=DEFAULT_TIE_DIGITS, panel='Validity', min=0,
-         help='Rank values rounded to N significant digits, so float noise ties (0: raw values).')
-    #: Fewest clusters of a cluster interval (fewer: no interval, reason ``too_few_clusters``).
-    min_clusters: int = flag('--min-clusters', default=10, panel='Validity', min=2,
-         help='Fewest clusters in a cell for a cluster interval.')
-
-    def check(self) -> None:
-        """Exit 2 (:class:`~tutormetrics.errors.ConfigError`) on a value outside its choices or range."""
-        for value, allowed, name in (
-            (self.adjust, ADJUST_METHODS, "adjust"),
-            (self.ci, CI_METHODS, "ci"),
-            (self.permutation, PERMUTATION_MODES, "permutation"),
-            (self.stars_on, STARS_ON, "stars_on"),
-        ):
-            if value not in allowed:
-                raise ConfigError(f"unknown {name} {value!r}", hint=f"use one of {', '.join(allowed)}")
-        if self.ci in ("bca", "percentile") and self.n_resamples < 2:
-            raise ConfigError(f"n_resamples must be at least 2, got {self.n_resamples}")
-        if self.permutation != "never" and self.n_permutations < 1:
-            raise ConfigError(f"n_permutations must be at least 1, got {self.n_permutations}")
-        if not 0.0 < self.confidence_level < 1.0:
-            raise ConfigError(f"confidence_level must lie in (0, 1), got {self.confidence_level}")
-        if self.n_min < 3:
-            raise ConfigError(f"n_min must be at least 3, got {self.n_min}", hint="Spearman ρ needs 3 or more pairs")
-        if self.tie_digits < 0:
-            raise ConfigError("tie_digits must be >= 0", hint="use 12 (default) or 0 for the raw values")
 
 
 def spearman_options(options: SpearmanOptions | None = None, **overrides: Any) -> SpearmanOptions:

@@ -20,64 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import flag, unique_list
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
-from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.validity.correlate import ValidityResult, correlate_with_targets
-from tutormetrics.validity.spearman import SpearmanOptions
+from tutormetrics.validity.options import ValidateOptions
 
 __all__ = [
     "StudyResult", "StudyTargets", "ValidateOptions", "estimate_theta_targets", "study_targets", "target_tables",
     "validate_metrics",
 ]
-
-
-@dataclass
-class ValidateOptions(SpearmanOptions, RatingOptions):
-    """Options of the validation step: one set of names and defaults for ``validate``, ``run`` and the API. The rating
-    fields are :class:`~tutormetrics.psychometrics.ratings.RatingOptions`', the engine's
-    :class:`~tutormetrics.validity.spearman.SpearmanOptions`' (so the options object is what the engine takes).
-
-    >>> vo = ValidateOptions(ci="none", levels=[0.0, 1.0])
-    >>> isinstance(vo, SpearmanOptions), vo.ci, vo.levels
-    (True, 'none', [0.0, 1.0])
-    """
-
-    estimate_theta: bool = flag('--estimate-theta/--no-estimate-theta', default=True, panel='Targets',
-         help='Fit an MFRM for θ when --theta is not given.')
-    #: Metrics columns held fixed for the partial rows (``docs/statistics.md#length-controlled-validity-control``);
-    #: empty = raw only.
-    control: list[str] = flag('--control', default=None, parse=unique_list, cli_type=Optional[list[str]], panel='Targets', show_default=False,
-         help='Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.')
-    #: Metrics column of cluster (dialogue) labels: intervals resample clusters
-    #: (``docs/commands/predict.md#cluster-intervals-in-validate-and-run``).
-    cluster_col: str | None = flag('--cluster-col', default=None, panel='Validity', show_default=False,
-         help='METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows.')
-    figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
-
-    def clean_ratings(self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet) -> Ratings:
-        """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns and scale
-        (``--levels``, ``--drop-out-of-scale``, ``--raters``); one already cleaned is returned as it is.
-
-        Args:
-            ratings: Long or wide ratings, or ratings already cleaned.
-            id_col: The id column of the ratings.
-            source: The ratings' name in messages.
-            log: Where notes (ratings dropped off the scale) go.
-        """
-        if isinstance(ratings, Ratings):
-            return ratings
-        return Ratings.clean(
-            ratings, id_col=id_col, rater_col=self.rater_col, criterion_col=self.criterion_col, score_col=self.score_col,
-            levels=self.levels, drop_out_of_scale=self.drop_out_of_scale, source=source, log=log,
-            exchangeable=self.exchangeable,
-        )  # fmt: skip
 
 
 @dataclass

@@ -144,3 +144,56 @@ def test_cli_turn_sep_speaker_and_tag(tmp_path, capsys):
     turns = pl.read_csv(tmp_path / "turns.csv")
     assert turns["move"].to_list() == ["probing", "focus"] and turns["resp_words"].to_list() == [5, 4]
     assert main([*base, "--speaker", "Cody=student", "--progress-every", "0.05"]) == 2
+
+
+# --- issue 35: turn numbers are read per conversation; NaN is a missing turn ---------------------------------
+
+
+def _long(turns, cids=None) -> pl.DataFrame:
+    n = len(turns)
+    return pl.DataFrame({"conversation_id": cids or ["c1"] * n, "turn": turns, "role": ["tutor", "student"] * (n // 2) + ["tutor"] * (n % 2),
+                         "text": [f"t{i}" for i in range(n)]})
+
+
+def test_a_text_turn_in_one_conversation_does_not_sort_the_others_as_text():
+    cids = ["c1"] * 12 + ["c2"] * 2
+    turns = [str(i) for i in range(12)] + ["a", "b"]
+    convs = long_conversations(_long(turns, cids), ReadOptions())
+    assert [t.turn for t in convs[0].turns] == list(range(12))  # not 0, 1, 10, 11, 2, ...
+    assert [t.turn for t in convs[1].turns] == ["a", "b"]
+
+
+def test_a_text_turn_among_numbers_is_refused_naming_the_row():
+    with pytest.raises(InputSchemaError, match=r"row 1: turn 'intro' of conversation c1 is not a number"):
+        long_conversations(_long(["intro", "0", "1"]), ReadOptions())
+
+
+@pytest.mark.parametrize("turns", [["0", "NaN", "2"], [0.0, float("nan"), 2.0]])
+def test_a_nan_turn_is_a_missing_turn(turns):
+    with pytest.raises(InputSchemaError, match=r"row 2: missing 'turn'"):
+        long_conversations(_long(turns), ReadOptions())
+
+
+def test_ids_keep_their_form_in_every_conversation():
+    frame = _long([0.0, 1.0, 0.0, 1.5], ["c1", "c1", "c2", "c2"])
+    convs = long_conversations(frame, ReadOptions())
+    assert [str(t.turn) for t in convs[0].turns] == ["0", "1"] and [str(t.turn) for t in convs[1].turns] == ["0.0", "1.5"]
+    with pytest.raises(InputSchemaError, match=r"row 2: turn 'inf' is not a finite number"):
+        long_conversations(_long(["0", "inf"]), ReadOptions())
+
+
+@pytest.mark.parametrize("given", [["Cody=student", "Cody=tutor"], ["cody=student", "CODY=other"], ["*=text", "*=student"]])
+def test_a_speaker_given_twice_with_two_roles_is_refused(given):
+    with pytest.raises(ConfigError, match=r"is given twice, as \w+ and as \w+"):
+        SpeakerMap.parse(given)
+    assert SpeakerMap.parse(["Cody=student", "cody=student"]).exact == {"cody": "student"}
+
+
+@pytest.mark.parametrize("group", ["resp_words", "ctx_turns", "turn", "resp_empty"])
+def test_a_turn_tag_group_named_like_a_turns_column_is_refused(tmp_path, group):
+    table = tmp_path / "t.csv"
+    pl.DataFrame({"exchange_id": ["e1"], "conversation": [EX93]}).write_csv(table)
+    dialogue = DialogueOptions(transcript_col="conversation", turn_sep="|EOM|", speakers=["Cody=student"],
+                               turn_tag=rf"\((?P<{group}>\w+)\)\s*")
+    with pytest.raises(ConfigError, match=rf"--turn-tag group '{group}' is named like a TURNS column"):
+        score_dialogue_file(table, None, ScoreOptions(metrics="length"), dialogue)

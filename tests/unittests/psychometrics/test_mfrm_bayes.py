@@ -12,14 +12,13 @@ import pytest
 pytest.importorskip("pymc")
 pytest.importorskip("arviz")
 
-import typer  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
+import typer
+from typer.testing import CliRunner
 
-from tutormetrics.commands.psychometrics import register  # noqa: E402
-from tutormetrics.errors import ConfigError  # noqa: E402
-from tutormetrics.psychometrics.mfrm import MFRMResult, fit_mfrm, fit_theta, simulate_mfrm  # noqa: E402
-from tutormetrics.psychometrics.mfrm.design import prepare_ratings  # noqa: E402
-from tutormetrics.psychometrics.mfrm.bayes import (  # noqa: E402
+from tutormetrics.commands import agree, compare, theta
+from tutormetrics.errors import ConfigError
+from tutormetrics.psychometrics.mfrm import MFRMResult, fit_mfrm, fit_theta, simulate_mfrm
+from tutormetrics.psychometrics.mfrm.bayes import (
     ESS_MIN,
     R_HAT_MAX,
     BayesMFRMResult,
@@ -29,6 +28,7 @@ from tutormetrics.psychometrics.mfrm.bayes import (  # noqa: E402
     fit_mfrm_bayes,
     pareto_k_threshold,
 )
+from tutormetrics.psychometrics.mfrm.design import prepare_ratings
 
 # Only the warnings we expect are silenced; any other (a sampler, ArviZ or scipy warning) stays visible.
 # PyTensor warns once, at the first compile, when pip-installed without a BLAS to link against.
@@ -36,6 +36,12 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:PyTensor could not link to a BL
 
 # nutpie runs its chains on threads; two cores is what the test machines have.
 CORES = 2
+
+
+def register(app: typer.Typer) -> None:
+    """The psychometrics commands on a bare app."""
+    for module in (theta, agree, compare):
+        module.register(app)
 
 
 @pytest.fixture(scope="module")

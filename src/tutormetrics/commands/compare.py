@@ -1,0 +1,91 @@
+"""``tutormetrics compare``: paired comparisons of groups matched on a block column (``docs/commands/compare.md``).
+
+Reads the metrics table, calls :func:`~tutormetrics.stats.compare_study.compare_study` and writes the comparison
+table, the optional bias summary and figure; the summary goes to stderr.
+
+Example:
+    >>> import typer
+    >>> app = typer.Typer()
+    >>> register(app)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tutormetrics.commands.options import log, renamed
+from tutormetrics.commands.registration import command
+from tutormetrics.errors import TutorMetricsError
+from tutormetrics.flags import argument, flag
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import read_table, write_table
+from tutormetrics.stats.compare_options import CompareOptions, read_directions
+
+__all__ = ["CompareArgs", "compare", "register"]
+
+
+@contextlib.contextmanager
+def _expected_errors() -> Iterator[None]:
+    """An expected error (:class:`~tutormetrics.errors.TutorMetricsError`) is one ``error:`` line on stderr and its
+    exit code (2), also when the command runs in a bare Typer app."""
+    try:
+        yield
+    except TutorMetricsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=exc.exit_code) from None
+
+
+@dataclass(kw_only=True)
+class CompareArgs:
+    """Everything ``compare`` takes: the metrics table, its outputs, the directions table and the comparison."""
+
+    metrics: Path = argument(help="Metrics table with one row per exchange.")
+    output: Path = flag("--output", "-o", help="Comparison table.")
+    figure: Optional[Path] = flag(
+        "--figure", default=None, help="Also draw the effect matrix (r_rb by metric x contrast): .png, .svg or .pdf."
+    )
+    summary: Optional[Path] = flag(
+        "--summary", default=None, help="Also write the bias summary (|r_rb| per cell vs --threshold, violations, k of m improved)."
+    )
+    directions: Optional[Path] = flag(
+        "--directions", default=None, help="CSV metric,desirable (higher|lower|neutral): fills the favoured column."
+    )
+    min_pairs: Optional[int] = flag("--min-pairs", default=None, hidden=True, min=1, help="Old spelling of --n-min.")
+    comparison: CompareOptions = field(default_factory=CompareOptions)
+
+
+def compare(args: CompareArgs) -> None:
+    """Paired comparisons of groups matched on a block column, per analysis subset (--strata x --dimension): with
+    3+ groups a Friedman row per metric (chi2, p, Kendall W), then corrected pairwise Wilcoxon rows (T+, p, r_rb, CI,
+    violation, paired mean difference with its bootstrap CI); --summary writes the bias profile."""
+    from tutormetrics.stats.compare_study import compare_study
+
+    with _expected_errors():
+        check_outputs([args.metrics, args.directions], [args.output, args.figure, args.summary])
+        args.comparison.check(summary=args.summary is not None, figure=args.figure)
+        directions = read_directions(args.directions) if args.directions else None
+        options = replace(args.comparison, n_min=renamed(args.comparison.n_min, args.min_pairs, "--min-pairs", "--n-min"))
+        frame = read_table(args.metrics, id_columns=("exchange_id", "conversation_id", options.group_col, options.block_col))
+        study = compare_study(frame, options, source=args.metrics, directions=directions, directions_source=str(args.directions),
+                              summary=args.summary is not None, log=log)  # fmt: skip
+        write_table(study.table, args.output)
+        for line in study.k_of_m:
+            log(line)
+        if args.summary is not None and study.summary is not None:
+            write_table(study.summary, args.summary)
+        if args.figure is not None:
+            from tutormetrics.report.effects import plot_effect_matrix
+
+            plot_effect_matrix(study.table, args.figure)
+        log(study.closing)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``compare`` to ``app``."""
+    command(app, "compare", compare, outputs=("output", "figure", "summary"))

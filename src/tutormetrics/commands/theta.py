@@ -1,0 +1,116 @@
+"""``tutormetrics theta``: θ per exchange from long ratings (``docs/commands/theta.md``).
+
+Parse (:class:`ThetaArgs`) → :func:`~tutormetrics.psychometrics.ratings_input.read_ratings` →
+:func:`~tutormetrics.psychometrics.mfrm.study.theta_study` → write the tables and the plot → ``--strict``.
+
+Example:
+    >>> import typer
+    >>> app = typer.Typer()
+    >>> register(app)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import polars as pl
+import typer
+
+from tutormetrics.commands.flag_groups import Gate
+from tutormetrics.commands.options import log, strict_gate
+from tutormetrics.commands.registration import command
+from tutormetrics.errors import ConfigError
+from tutormetrics.flags import argument, flag
+from tutormetrics.ids import IdKey, TableIds, read_keyed
+from tutormetrics.io.paths import check_outputs
+from tutormetrics.io.tables import write_table
+from tutormetrics.psychometrics.ratings_input import RatingsInput, read_ratings
+from tutormetrics.psychometrics.theta_options import ThetaOptions
+
+__all__ = ["ThetaArgs", "register", "theta"]
+
+_PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+@dataclass(kw_only=True)
+class ThetaArgs(Gate):
+    """The options of ``theta``: its files, the ratings' ids and columns, the fit's options and ``--strict``."""
+
+    PANEL: ClassVar[str] = "Files"
+
+    ratings: Path = argument(help="Long ratings table (exchange_id, rater, criterion, score).")
+    output: Path = flag("--output", "-o", help="Theta table (csv/parquet/jsonl).")
+    facets: Path | None = flag("--facets", default=None, help="Also write the facet estimates here.")
+    covariates: Path | None = flag("--covariates", default=None, help="Exchange-level covariate table.")
+    groups: Path | None = flag("--groups", default=None, help="Exchange-level group table.")
+    topics: Path | None = flag(
+        "--topics", default=None, help="Exchange-level 0/1 topic table (multi-hot; effects sum to zero per criterion)."
+    )
+    effects: Path | None = flag(
+        "--effects", default=None, help="Write Δp per covariate/topic/group and criterion with 94% HDIs here."
+    )
+    facets_plot: Path | None = flag(
+        "--facets-plot", default=None, help="Draw θ and the facets on one logit axis: .png, .pdf or .svg."
+    )
+    compare_models: Path | None = flag(
+        "--compare-models", default=None,
+        help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates, --topics and/or --groups).",
+    )
+    ids: TableIds = field(default_factory=TableIds)
+    reading: RatingsInput = field(default_factory=RatingsInput)
+    fit: ThetaOptions = field(default_factory=ThetaOptions)
+
+    @property
+    def diagnostics(self) -> Path | None:
+        """NUTS: ``<output stem>_diagnostics.csv`` next to the output."""
+        return self.output.with_name(f"{self.output.stem}_diagnostics.csv") if self.fit.method == "nuts" else None
+
+
+def _read(path: Path | None, key: IdKey) -> pl.DataFrame | None:
+    """An exchange-level side table (covariates, groups, topics) keyed like the ratings."""
+    return read_keyed(path, key, id_columns=[key.column], drop_parts=True) if path else None
+
+
+def theta(args: ThetaArgs) -> None:
+    """Estimate theta (EAP) per exchange with a many-facet Rasch model (MML, Gauss-Hermite; or Bayesian NUTS).
+
+    With ``--method nuts`` the sampler diagnostics are written to ``<output stem>_diagnostics.csv``
+    next to the output and summarised on stderr.
+    """
+    a, key = args, args.ids.key
+    check_outputs([a.ratings, a.covariates, a.groups, a.topics],
+                  [a.output, a.facets, a.diagnostics, a.compare_models, a.effects, a.facets_plot])  # fmt: skip
+    if a.facets_plot is not None and a.facets_plot.suffix.lower() not in _PLOT_SUFFIXES:
+        raise ConfigError(f"{a.facets_plot}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
+    asked = {"effects": a.effects is not None, "compare_models": a.compare_models is not None}
+    a.fit.check(covariates=a.covariates is not None, groups=a.groups is not None, topics=a.topics is not None, **asked)
+    ratings = read_ratings(a.ratings, a.reading, key, log=log, require_long=True)
+    from tutormetrics.psychometrics.mfrm.study import theta_study
+
+    study = theta_study(ratings, a.fit, covariates=_read(a.covariates, key), groups=_read(a.groups, key),
+                        topics=_read(a.topics, key), log=log, **asked)  # fmt: skip
+    write_table(study.theta, a.output)
+    if a.facets:
+        write_table(study.facets, a.facets)
+    if a.effects and study.effects is not None:
+        write_table(study.effects, a.effects)
+    if a.facets_plot:
+        from tutormetrics.report.facets_plot import save_facets_figure
+
+        save_facets_figure(study.fit, a.facets_plot)
+        log(f"facets plot: {a.facets_plot}")
+    if a.diagnostics is not None and study.diagnostics is not None:
+        write_table(study.diagnostics, a.diagnostics)
+        log(f"{study.fit.diagnostic_summary}; per-parameter diagnostics: {a.diagnostics}")  # type: ignore[union-attr]
+    if a.compare_models and study.loo is not None:
+        write_table(study.loo, a.compare_models)
+    for line in study.report:
+        log(line)
+    strict_gate(args.strict, study.warnings)  # the θ warnings and docs/guide/datasets.md's slot warnings
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``theta`` to ``app``."""
+    command(app, "theta", theta, outputs=("output", "facets", "effects", "facets_plot"))
