@@ -95,9 +95,15 @@ def run_case(src: Path | None, code: str, args: list[str], cwd: Path, store: str
     return {"seconds": wall, **info}
 
 
+_NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+
+
 def one_row(work: Path, tag: str) -> tuple[Path, str, str]:
-    """A one-row exchange file whose texts carry ``tag`` (no two processes score the same text)."""
-    prompt, response = f"{PROMPT} (try {tag})", f"{RESPONSE} Run {tag} shows it."
+    """A one-row exchange file whose texts carry ``tag`` (``rep-side``: no two processes score the same text), in
+    English words (a digit would send the word to pyphen, which the untagged row never needs)."""
+    rep, side = tag.split("-", 1) if not tag.startswith("-") else ("-1", tag[3:])
+    words = f"{_NUMBERS[(int(rep) + 1) % len(_NUMBERS)]} in the {side} case"
+    prompt, response = f"{PROMPT} Try step {words}.", f"{RESPONSE} Look at step {words}."
     path = work / f"one-{tag}.csv"
     path.write_text(f'exchange_id,prompt,response\ne1,"{prompt}","{response}"\n')
     return path, prompt, response

