@@ -29,12 +29,9 @@ import os
 import platform
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tutormetrics.encoders.onnx.store import ExportInfo, check_export, require_export
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tutormetrics.encoders.config import EncoderConfig
 
 
 def torch_installed() -> bool:
@@ -89,7 +86,7 @@ class ResolvedEncoder:
         fingerprint: :meth:`EncoderConfig.fingerprint` of the config with this backend and export.
     """
 
-    config: EncoderConfig
+    config: Any  # an EncoderConfig (not imported: the config module imports this one)
     backend: str
     export: ExportInfo | None
     fingerprint: str
@@ -107,14 +104,14 @@ class ResolvedEncoder:
             self._device.append(str(torch_device()))
         return {"backend": "torch", "device": self._device[0] if self._device else device, "dtype": dtype}
 
-    def with_config(self, config: EncoderConfig) -> ResolvedEncoder:
+    def with_config(self, config: Any) -> ResolvedEncoder:
         """The same backend and export for a config differing in run-time fields (``batch_size``, …): a new
         fingerprint, no new decision."""
         fingerprint = config.fingerprint_for(self.backend, self.export)
         return replace(self, config=config, fingerprint=fingerprint, _device=list(self._device))
 
 
-def resolve_encoder(config: EncoderConfig) -> ResolvedEncoder:
+def resolve_encoder(config: Any) -> ResolvedEncoder:
     """Decide ``config``'s backend, export and fingerprint (at most one export check; files hashed only when their
     size or mtime changed: :mod:`tutormetrics.encoders.onnx.store`).
 
