@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _finish(EXIT_OK, argv)
 
 
-#: What lowers the memory of each command, in its own options (``commands/options.py``); others get the default.
+#: What lowers the memory of each command, in its own options; others get the default.
 _MEMORY_HINTS = {
     "score": "lower --batch-size or --chunk-size (or --cache-mb)",
     "run": "lower --batch-size or --chunk-size (or --cache-mb)",

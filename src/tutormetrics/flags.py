@@ -24,11 +24,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 __all__ = [
-    "FLAG", "SEED_RANGE", "Flag", "FlagField", "argument", "confidence_flag", "flag", "flag_fields", "flag_of", "list_or_none",
-    "metrics_cols_flag", "n_resamples_flag", "seed_flag", "split_list", "unique_list",
+    "FLAG", "SEED_RANGE", "Flag", "FlagField", "argument", "confidence_flag", "control_flag", "flag", "flag_fields", "flag_of",
+    "list_or_none", "metrics_cols_flag", "min_clusters_flag", "n_min_flag", "n_resamples_flag", "ratings_file_flag", "seed_flag", "split_list",
+    "theta_files_flag", "unique_list",
 ]
 
 #: The ``metadata`` key of a field that is a command-line option.
@@ -99,7 +101,14 @@ def flag(
 
 
 def argument(*, help: str, default: Any = MISSING, cli_type: Any = None, **click: Any) -> Any:
-    """A dataclass field that is a positional command-line argument (required unless ``default`` is given)."""
+    """A dataclass field that is a positional command-line argument (required unless ``default`` is given).
+
+    Args:
+        help: the ``--help`` text.
+        default: the default as typed; omit it for a required argument.
+        cli_type: the type the command line reads when it differs from the field's annotation.
+        **click: more ``typer.Argument`` settings.
+    """
     return _field(default, Flag((), help, cli_type, None, default, True, click, None, default is MISSING))
 
 
@@ -191,7 +200,13 @@ def seed_flag(panel: str | None = None) -> Any:
 
 def n_resamples_flag(default: int, *, panel: str | None = None, min: int = 0) -> Any:
     """``--n-resamples``: bootstrap resamples (the default is each analysis' documented one: 9999 for the Spearman
-    matrix's BCa, 2000 for agreement, judge and prediction intervals; 0 turns the interval off where allowed)."""
+    matrix's BCa, 2000 for agreement, judge and prediction intervals; 0 turns the interval off where allowed).
+
+    Args:
+        default: the analysis' documented number of resamples.
+        panel: the ``--help`` panel; ``None``: the declaring class's ``PANEL``.
+        min: the smallest value accepted (0 where the interval may be turned off).
+    """
     return flag("--n-resamples", default=default, panel=panel, min=min, help="Bootstrap resamples (0: no interval where allowed).")
 
 
@@ -205,4 +220,45 @@ def metrics_cols_flag(panel: str | None = None) -> Any:
     return flag(
         "--metrics-cols", default=None, parse=split_list, cli_type=Optional[list[str]], panel=panel, show_default=False,
         help="Metric column(s) to use, repeatable or comma-separated (default: every numeric metric column).",
+    )
+
+
+def n_min_flag(default: int, *, min: int = 1, panel: str | None = None) -> Any:
+    """``--n-min``: the fewest units (pairs, rows) of a defined cell or row; fewer give NaN with reason ``too_few``
+    (the default is each analysis' documented one: 10 for ρ cells, agreement and predict; 15 for paired tests)."""
+    return flag(
+        "--n-min", default=default, min=min, panel=panel,
+        help="Fewest units (pairs, rows) of a defined cell or row; fewer give NaN with reason too_few.",
+    )
+
+
+def control_flag(panel: str | None = None) -> Any:
+    """``--control``: metric columns held fixed (partial ρ in ``validate``/``run``; in every model but judge in
+    ``predict``), repeatable or comma-separated."""
+    return flag(
+        "--control", default=None, parse=unique_list, cli_type=Optional[list[str]], panel=panel, show_default=False,
+        help="Metrics column to hold fixed (partial ρ; every predict model but judge), e.g. resp_words; repeat or comma-separate.",
+    )
+
+
+def ratings_file_flag(panel: str | None = None) -> Any:
+    """``--ratings FILE``: long (id, rater, criterion, score) or wide ratings, read by ``read_ratings``."""
+    return flag("--ratings", default=None, panel=panel, dir_okay=False, help="Ratings: long (id, rater, criterion, score) or wide.")
+
+
+def theta_files_flag(panel: str | None = None) -> Any:
+    """``--theta FILE`` (repeatable): θ tables (id, theta[, theta_sd]) whose columns are targets too."""
+    return flag(
+        "--theta", default=None, parse=lambda v: list(v or []), cli_type=Optional[list[Path]], panel=panel, dir_okay=False,
+        help="θ table(s) with id, theta[, theta_sd], repeatable; their numeric columns are targets (validate and run: "
+        "without one, --estimate-theta fits θ from long ratings).",
+    )
+
+
+def min_clusters_flag(panel: str | None = None) -> Any:
+    """``--min-clusters`` (default 10): with ``--cluster-col``, fewer clusters (dialogues) give no interval (reason
+    ``too_few_clusters``)."""
+    return flag(
+        "--min-clusters", default=10, min=2, panel=panel,
+        help="With --cluster-col: fewer clusters (dialogues) give no interval (too_few_clusters).",
     )

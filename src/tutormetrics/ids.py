@@ -119,6 +119,11 @@ class TableIds:
 def check_part_types(schema: pl.Schema | dict[str, pl.DataType], key: IdKey, source: str) -> None:
     """Every part is text or an integer; a float or another type is exit 2 naming the column.
 
+    Args:
+        schema: the table's column types.
+        key: the id key (its parts are checked).
+        source: the table's name, for the messages.
+
     >>> check_part_types({"a": pl.String, "b": pl.Float64}, IdKey.of(["a", "b"]), "t.parquet")
     Traceback (most recent call last):
     ...
@@ -163,6 +168,11 @@ def joined_ids(frame: pl.DataFrame, key: IdKey, source: str) -> pl.Series:
     the separator or begins or ends with one of its characters (:func:`ambiguous_parts`), is exit 2 naming the
     (1-based data) row.
 
+    Args:
+        frame: the table with every part column.
+        key: the composite id key (parts and separator).
+        source: the table's name, for the messages.
+
     >>> joined_ids(pl.DataFrame({"a": ["007", "1"], "b": [2, 3]}), IdKey.of(["a", "b"], "-"), "t").to_list()
     ['007-2', '1-3']
     """
@@ -190,6 +200,12 @@ def with_key(frame: pl.DataFrame, key: IdKey, source: str = "table", *, drop_par
     table has every part, else the table's own ``exchange_id`` is used; neither is exit 2. A table with both must
     agree with the built ids (a table written with another ``--id-sep``, say, is refused). ``drop_parts`` removes
     the part columns afterwards (ratings and θ tables: a part is never a target).
+
+    Args:
+        frame: the table.
+        key: the id key.
+        source: the table's name, for the messages.
+        drop_parts: remove the part columns from the result.
 
     >>> with_key(pl.DataFrame({"exchange_id": ["4/65"], "score": [1]}), IdKey.of(["obs_id", "exchange_idx"])).columns
     ['exchange_id', 'score']
@@ -222,7 +238,13 @@ def with_key(frame: pl.DataFrame, key: IdKey, source: str = "table", *, drop_par
 
 
 def check_input_columns(columns: Sequence[str], key: IdKey, source: str) -> None:
-    """The input ``score`` builds a composite id in has every part and no ``exchange_id`` of its own (exit 2)."""
+    """The input ``score`` builds a composite id in has every part and no ``exchange_id`` of its own (exit 2).
+
+    Args:
+        columns: the input table's columns.
+        key: the composite id key.
+        source: the table's name, for the messages.
+    """
     if COMPOSITE_ID in columns:
         raise InputSchemaError(
             f"{source}: already has an {COMPOSITE_ID!r} column, and {key.label()} would build another",
@@ -236,7 +258,13 @@ def check_input_columns(columns: Sequence[str], key: IdKey, source: str) -> None
 
 
 def input_key(frame: pl.DataFrame, key: IdKey, source: str) -> pl.DataFrame:
-    """An input table (``score``'s) with its composite ``exchange_id`` built first; unchanged for a plain id."""
+    """An input table (``score``'s) with its composite ``exchange_id`` built first; unchanged for a plain id.
+
+    Args:
+        frame: the input table.
+        key: the id key.
+        source: the table's name, for the messages.
+    """
     if not key.composite:
         return frame
     check_input_columns(frame.columns, key, source)
@@ -253,7 +281,16 @@ def read_keyed(
     **kwargs: object,
 ) -> pl.DataFrame:
     """:func:`tutormetrics.io.tables.read_table` then :func:`with_key`: CSV parts are read as text (``007`` stays
-    ``007``); Parquet/JSONL parts keep their type, so a float part is refused rather than cast."""
+    ``007``); Parquet/JSONL parts keep their type, so a float part is refused rather than cast.
+
+    Args:
+        path: the table file.
+        key: the id key.
+        fmt: ``csv``, ``parquet`` or ``jsonl``; ``None`` goes by the extension.
+        id_columns: further columns read as text (CSV).
+        drop_parts: remove the part columns from the result.
+        **kwargs: more :func:`~tutormetrics.io.tables.read_table` options.
+    """
     ids = [c for c in id_columns if c not in key.parts or not key.composite]
     if key.composite and infer_format(path, fmt) == "csv":
         ids += list(key.parts)

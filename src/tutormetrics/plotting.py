@@ -81,6 +81,11 @@ def save_paper_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = DEFA
 
     The figure's artists must lie inside its canvas, so the tight box is never wider than the figure
     (at most :data:`MAX_WIDTH_IN`); a figure drawn wider is an error of the code that drew it.
+
+    Args:
+        fig: the matplotlib figure.
+        path: the output file; its extension picks the format.
+        dpi: resolution of raster formats, in dots per inch.
     """
     from tutormetrics.io.atomic import atomic_output
 
@@ -111,7 +116,14 @@ def literal_text(function: F) -> F:
 
 
 def text_extent(fig: Any, text: str, size: float, **kw: object) -> tuple[float, float]:
-    """Width and height in inches of ``text`` rendered at ``size`` points on ``fig``."""
+    """Width and height in inches of ``text`` rendered at ``size`` points on ``fig``.
+
+    Args:
+        fig: the matplotlib figure.
+        text: the text; empty gives ``(0, 0)``.
+        size: font size in points.
+        **kw: more ``Figure.text`` settings (e.g. ``weight``).
+    """
     if not text:
         return 0.0, 0.0
     artist = fig.text(0, 0, text, fontsize=size, **kw)
@@ -121,7 +133,14 @@ def text_extent(fig: Any, text: str, size: float, **kw: object) -> tuple[float, 
 
 
 def wrap_to_width(fig: Any, text: str, width_in: float, size: float) -> list[str]:
-    """``text`` wrapped at word boundaries so that every line, as rendered at ``size`` points, fits ``width_in``."""
+    """``text`` wrapped at word boundaries so that every line, as rendered at ``size`` points, fits ``width_in``.
+
+    Args:
+        fig: the matplotlib figure the text is measured on.
+        text: the text.
+        width_in: the width every line must fit, in inches.
+        size: font size in points.
+    """
     width = max(20, int(width_in * 72 / (0.5 * size)))  # a first guess: half an em per character
     while True:
         lines = textwrap.wrap(text, width=width, break_on_hyphens=False)

@@ -204,6 +204,11 @@ def _equals(frame: pl.DataFrame, column: str, value: str) -> pl.Expr:
 def where_mask(frame: pl.DataFrame, conditions: Sequence[Condition], *, source: str = "input") -> pl.Series:
     """A boolean Series: the rows every condition keeps; an unknown column is exit 2.
 
+    Args:
+        frame: the table.
+        conditions: the parsed ``--where`` conditions.
+        source: the table's name, for the messages.
+
     Example:
         >>> where_mask(pl.DataFrame({"x": [1.0, None, 2.0]}), parse_where('x != ""')).to_list()
         [True, False, True]
@@ -239,6 +244,12 @@ def apply_where(
 ) -> pl.DataFrame:
     """``frame`` filtered by ``--where`` (none: unchanged), with the stderr line
     ``where: kept 561 of 1,122 rows (prompt == 2)``; exit 2 when no row is left.
+
+    Args:
+        frame: the table.
+        expressions: the ``--where`` expression(s); ``None`` or empty leaves ``frame`` unchanged.
+        source: the table's name, for the messages.
+        log: receives the ``where: kept ...`` line.
 
     Example:
         >>> lines = []

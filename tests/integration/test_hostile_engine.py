@@ -115,16 +115,18 @@ def test_a_seed_out_of_range_is_one_plain_message(seed, tmp_path, capsys):
 
 def test_theta_out_of_memory_suggests_only_options_theta_has(monkeypatch, capsys):
     from tutormetrics import cli
-    from tutormetrics.commands.options import COMMANDS
+    import typer
+
 
     def no_memory(*_a, **_k):
         raise MemoryError
 
+    theta = typer.main.get_command(cli.app).commands["theta"]  # type: ignore[attr-defined]
     monkeypatch.setattr(cli, "app", no_memory)
     assert cli.main(["theta", "r.csv", "-o", "t.csv"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: out of memory") and "hint:" in err
-    theta_flags = {f for o in COMMANDS["theta"] for f in o.flags} | {"--effects"}
+    theta_flags = {f for p in theta.params for f in (*p.opts, *p.secondary_opts)}
     named = {w.strip(",.()") for w in err.split() if w.startswith("--")}
     assert named <= theta_flags, named  # before the fix: --batch-size, --chunk-size (score's options)
 

@@ -269,9 +269,11 @@ def test_two_runs_into_one_folder_the_second_stops(tmp_path, capsys):
     from tutormetrics import cli
 
     folder = tmp_path / "study"  # not there yet: the first run creates it and locks inside it
-    from tutormetrics.commands.options import output_paths
+    from types import SimpleNamespace
 
-    output_paths(["output/"], {"output": folder})
+    from tutormetrics.commands.registration import output_paths
+
+    output_paths(["output/"], SimpleNamespace(output=folder))
     holder = _hold_lock([folder])
     try:
         code = cli.main(["run", "--example", "-o", str(folder), "--metrics", "lexical"])

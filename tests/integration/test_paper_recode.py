@@ -67,3 +67,28 @@ def test_non_integer_note_and_record(paper_data: Path) -> None:
     assert recode_record({0.5: 0.0}, counts) == [{"from": 0.5, "to": 0.0, "ratings": 413}]
     assert recode_record({-1.0: None}, {-1.0: 3}) == [{"from": -1.0, "to": None, "ratings": 3}] and recode_record({}, {}) == []
     assert np.isclose(recoded["score"].sum(), raw.filter(pl.col("score") == 1)["score"].sum())
+
+
+def test_validate_recode_option_equals_recoding_the_file(scored, tmp_path: Path, capsys) -> None:
+    """``validate --recode 0.5=0`` on the raw file gives the table of the recoded file, says what it recoded, and
+    without ``--recode`` prints the non-integer note (docs/guide/paper.md#recode)."""
+    metrics, raw, recoded = scored
+    args = ["validate", str(metrics), "--n-resamples", "99"]
+    assert main([*args, "--ratings", str(raw), "--recode", "0.5=0", "-o", str(tmp_path / "opt.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "recode 0.5 -> 0: 413 ratings" in err and "non-integer" not in err
+    assert main([*args, "--ratings", str(recoded), "-o", str(tmp_path / "file.csv")]) == 0
+    capsys.readouterr()
+    assert pl.read_csv(tmp_path / "opt.csv").equals(pl.read_csv(tmp_path / "file.csv"))
+    assert main([*args, "--ratings", str(raw), "-o", str(tmp_path / "raw.csv")]) == 0
+    assert "validate: i1, i2, i3, i4 have non-integer scores (0.5)" in capsys.readouterr().err
+
+
+def test_run_records_its_recode_in_run_json(tmp_path: Path, capsys) -> None:
+    import json
+
+    out = tmp_path / "study"
+    assert main(["run", "--example", "-o", str(out), "--metrics", "lexical", "--n-resamples", "99", "--recode", "1=1"]) == 0
+    assert "recode 1 -> 1:" in capsys.readouterr().err
+    record = json.loads((out / "run.json").read_text())["recode"]
+    assert record[0]["from"] == 1.0 and record[0]["to"] == 1.0 and record[0]["ratings"] > 0

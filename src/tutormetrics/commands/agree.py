@@ -11,19 +11,16 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from tutormetrics.commands.options import log, renamed
 from tutormetrics.commands.registration import command
-from tutormetrics.errors import TutorMetricsError
+from tutormetrics.commands.terminal import log, renamed
 from tutormetrics.flags import argument, flag, split_list
-from tutormetrics.ids import TableIds
+from tutormetrics.ids import TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import write_table
 from tutormetrics.psychometrics.agree_options import AgreeOptions, AgreeRatingsInput, check_agree
@@ -37,16 +34,6 @@ def _judges(values: list[str] | None) -> list[str]:
     return split_list(values) or []
 
 
-@contextlib.contextmanager
-def _expected_errors() -> Iterator[None]:
-    """An expected error (:class:`~tutormetrics.errors.TutorMetricsError`) is one ``error:`` line on stderr and its
-    exit code (2), also when the command runs in a bare Typer app."""
-    try:
-        yield
-    except TutorMetricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
-
 
 @dataclass(kw_only=True)
 class AgreeArgs:
@@ -59,9 +46,25 @@ class AgreeArgs:
         "--judge", default=None, parse=_judges, cli_type=Optional[list[str]], show_default=False,
         help="Rater NAME is an LLM judge (repeatable): agreement and leniency against each human rater and the human majority.",
     )
-    confusion: Optional[Path] = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")
-    per_rater: Optional[Path] = flag("--per-rater", default=None, help="Also write the endorsement rate per criterion x rater here.")
-    n_boot: Optional[int] = flag("--n-boot", default=None, hidden=True, min=0, help="Old spelling of --n-resamples.")
+    confusion: Path | None = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")
+    per_rater: Path | None = flag("--per-rater", default=None, help="Also write the endorsement rate per criterion x rater here.")
+    n_boot: int | None = flag("--n-boot", default=None, hidden=True, min=0, help="Old spelling of --n-resamples.")
+    metrics_table: Path | None = flag(
+        "--metrics-table", default=None, dir_okay=False, panel="Judges",
+        help="Metrics table keyed like RATINGS (e.g. from score --keep conversation_id): reply lengths for --length-bias, or the --cluster-col.",
+    )
+    length_bias: Path | None = flag(
+        "--length-bias", default=None, panel="Judges",
+        help="With --judge and --metrics-table: write the length bias of each judge x criterion here (slope per SD of log length).",
+    )
+    differences: Path | None = flag(
+        "--differences", default=None, panel="Judges",
+        help="With --judge: write paired differences here (judge - judge, judge - human-human level) per criterion and measure.",
+    )
+    stability: str | None = flag(
+        "--stability", default=None, panel="Judges", show_default=False,
+        help="'A,B': two runs (or versions) of one judge; -o gets the flips per criterion instead of the agreement table.",
+    )
     ids: TableIds = field(default_factory=TableIds)
     reading: AgreeRatingsInput = field(default_factory=AgreeRatingsInput)
     agreement: AgreeOptions = field(default_factory=AgreeOptions)
@@ -71,29 +74,38 @@ def agree(args: AgreeArgs) -> None:
     """Rater agreement per criterion: exact, Fleiss kappa, Krippendorff alpha (nominal/ordinal/interval), AC1 with CIs,
     plus the two-rater block (with PABAK, prevalence and bias indices, p_pos, p_neg); with --judge (repeatable), each
     LLM judge against each human and the human majority, with leniency columns (mean difference, % of maximum,
-    over/under rates, sign, Bowker and Stuart-Maxwell tests)."""
+    over/under rates, sign, Bowker and Stuart-Maxwell tests). --cluster-col resamples dialogues; --length-bias,
+    --differences and --stability A,B answer the judge questions of docs/guide/judges.md."""
     from tutormetrics.psychometrics.agreement_study import agreement_study
+    from tutormetrics.psychometrics.judge_tables import check_agree_options
 
-    with _expected_errors():
-        check_agree(args.reading, args.agreement, judges=args.judge, confusion=args.confusion is not None,
-                    per_rater=args.per_rater is not None)  # fmt: skip
-        check_outputs([args.ratings], [args.output, args.confusion, args.per_rater])
-        options = replace(
-            args.agreement, n_resamples=renamed(args.agreement.n_resamples, args.n_boot, "--n-boot", "--n-resamples"),
-            levels=None if args.reading.levels is None else tuple(args.reading.levels),
-        )  # fmt: skip
-        ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na)
-        study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None, log=log)
-        if args.per_rater is not None and study.per_rater is not None:
-            write_table(study.per_rater, args.per_rater)
-            log(f"per-rater endorsement: {study.per_rater.height} rows -> {args.per_rater}")
-        write_table(study.table, args.output)
-        if args.confusion is not None and study.confusion is not None:
-            write_table(study.confusion, args.confusion)
-        for line in study.lines:
-            log(line)
+    check_agree(args.reading, args.agreement, judges=args.judge, confusion=args.confusion is not None,
+                per_rater=args.per_rater is not None)  # fmt: skip
+    pair = check_agree_options(judges=args.judge, raters=args.reading.raters, metrics=args.metrics_table is not None,
+                               length_bias=args.length_bias is not None, differences=args.differences is not None,
+                               stability=args.stability)  # fmt: skip
+    check_outputs([args.ratings, args.metrics_table], [args.output, args.confusion, args.per_rater, args.length_bias, args.differences])
+    options = replace(
+        args.agreement, n_resamples=renamed(args.agreement.n_resamples, args.n_boot, "--n-boot", "--n-resamples"),
+        levels=None if args.reading.levels is None else tuple(args.reading.levels),
+        length_bias=args.length_bias is not None, differences=args.differences is not None,
+    )  # fmt: skip
+    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na)
+    metrics = read_keyed(args.metrics_table, args.ids.key, id_columns=[args.ids.key.column], drop_parts=True) if args.metrics_table else None
+    study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None,
+                            metrics=metrics, stability=pair, log=log)  # fmt: skip
+    if args.per_rater is not None and study.per_rater is not None:
+        write_table(study.per_rater, args.per_rater)
+        log(f"per-rater endorsement: {study.per_rater.height} rows -> {args.per_rater}")
+    write_table(study.table, args.output)
+    for path, table in ((args.confusion, study.confusion), (args.length_bias, study.length_bias), (args.differences, study.differences)):
+        if path is not None and table is not None:
+            write_table(table, path)
+    for line in study.lines:
+        log(line)
+    log(f"{study.headline} -> {args.output}")
 
 
 def register(app: typer.Typer) -> None:
     """Add ``agree`` to ``app``."""
-    command(app, "agree", agree, outputs=("output", "confusion", "per_rater"))
+    command(app, "agree", agree, outputs=("output", "confusion", "per_rater", "length_bias", "differences"))

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.options import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.flags import argument, flag
 
 __all__ = ["ConvertArgs", "convert", "register"]
@@ -41,13 +41,8 @@ def convert(args: ConvertArgs) -> None:
     """Convert MRBench, MathDial, CIMA, Bridge or conversational-uptake files into exchanges or dialogues, ratings and
     meta tables, with a meta.json carrying the source's licence and attribution."""
     from tutormetrics.datasets.convert_file import convert_file
-    from tutormetrics.errors import TutorMetricsError
 
-    try:
-        done = convert_file(args.name, args.raw, args.output, ambiguous=args.ambiguous)
-    except TutorMetricsError as exc:  # one line and exit 2 also when the Typer app is called without cli.main
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
+    done = convert_file(args.name, args.raw, args.output, ambiguous=args.ambiguous)
     log(f"converted {done.key} {args.raw.name} -> {args.output}: {done.conversion.summary}")
     for note in done.conversion.notes:
         log(f"note: {note}")

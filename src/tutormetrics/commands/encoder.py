@@ -14,8 +14,8 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.options import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.flags import argument, flag
 
 __all__ = ["ExportArgs", "encoder_app", "export", "register"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from tutormetrics.flags import flag, metrics_cols_flag
+from tutormetrics.flags import flag, metrics_cols_flag, ratings_file_flag, theta_files_flag
 
 __all__ = ["DialogueSwitch", "Gate", "Targets"]
 
@@ -52,12 +52,7 @@ class Targets:
 
     PANEL: ClassVar[str] = "Targets"
 
-    ratings: Path | None = flag(  # noqa: RUF009 - a flag field: its default is declared in it
-        "--ratings", default=None, dir_okay=False, help="Ratings: long (id, rater, criterion, score) or wide."
-    )
-    theta: list[Path] = flag(  # noqa: RUF009
-        "--theta", default=None, parse=lambda v: list(v or []), cli_type=list[Path] | None, dir_okay=False,
-        help="θ table(s) with id, theta[, theta_sd]; repeatable; without one, --estimate-theta fits θ from long ratings.",
-    )
-    metrics_cols: list[str] | None = metrics_cols_flag()  # noqa: RUF009
+    ratings: Path | None = ratings_file_flag()
+    theta: list[Path] = theta_files_flag()
+    metrics_cols: list[str] | None = metrics_cols_flag()
     top: int = flag("--top", default=5, min=0, panel="Validity", help="Strongest correlations to list on stderr.")

@@ -18,9 +18,9 @@ from pathlib import Path
 import polars as pl
 import typer
 
-from tutormetrics.commands.options import log
 from tutormetrics.commands.registration import command
-from tutormetrics.flags import argument, flag, list_or_none
+from tutormetrics.commands.terminal import log
+from tutormetrics.flags import argument, flag, ratings_file_flag, theta_files_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import infer_format, write_table
@@ -41,13 +41,8 @@ class PredictArgs:
         "--predictions", default=None, dir_okay=False,
         help="Also write the out-of-sample predictions (one row per target x model x row).",
     )
-    ratings: Path | None = flag(
-        "--ratings", default=None, panel="Targets", dir_okay=False, help="Ratings: long (id, rater, criterion, score) or wide."
-    )
-    theta: list[Path] | None = flag(
-        "--theta", default=None, parse=list_or_none, cli_type=list[Path] | None, panel="Targets", dir_okay=False,
-        help="θ table(s) with id, theta[, theta_sd]: their numeric columns are targets too; repeatable.",
-    )
+    ratings: Path | None = ratings_file_flag("Targets")
+    theta: list[Path] = theta_files_flag("Targets")
     embeddings: Path | None = flag(
         "--embeddings", default=None, panel="Representation", dir_okay=False, show_default=False,
         help="Embeddings side file written with the metrics table by `score --embeddings`.",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.options import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.flags import argument, flag
 
 __all__ = ["ReportArgs", "register", "report"]
@@ -24,14 +24,14 @@ __all__ = ["ReportArgs", "register", "report"]
 class ReportArgs:
     """What ``report`` is told: the study folder, the page, the exchanges shown and how many."""
 
-    outdir: Path = argument(  # noqa: RUF009 - a flag field: its default is declared in it
+    outdir: Path = argument(
         file_okay=False,
         help="Study folder: the -o of `run`, or a folder holding metrics/correlations/theta/agreement tables.",
     )
-    output: Path | None = flag(  # noqa: RUF009
+    output: Path | None = flag(
         "--output", "-o", default=None, dir_okay=False, help="HTML file to write (default: OUTDIR/report.html)."
     )
-    exchanges: Path | None = flag(  # noqa: RUF009
+    exchanges: Path | None = flag(
         "--exchanges", default=None, dir_okay=False,
         help="Scored input with the prompts and responses (default: the one recorded in run.json / the metrics manifest).",
     )
@@ -61,25 +61,21 @@ def report(args: ReportArgs) -> None:
     """
     import sys
 
-    from tutormetrics.errors import InputSchemaError, TutorMetricsError
+    from tutormetrics.errors import InputSchemaError
     from tutormetrics.io.paths import check_outputs
     from tutormetrics.report import build_report, report_inputs, write_report
 
     outdir, output, exchanges = args.outdir, args.output, args.exchanges
-    try:
-        if not outdir.is_dir():
-            raise InputSchemaError(f"report: {outdir} is not a folder", hint="pass the -o folder of `tutormetrics run`")
-        if output is not None and str(output) == "-":  # the page on stdout
-            sys.stdout.write(build_report(outdir, exchanges=exchanges, max_exchanges=args.max_exchanges, on_stale=_stale))
-            return
-        target = output if output is not None else outdir / "report.html"
-        if target.suffix.lower() not in (".html", ".htm"):
-            raise InputSchemaError(f"report: {target} is not an .html file", hint="the report is one HTML page: name it e.g. study.html")
-        check_outputs(report_inputs(outdir, exchanges), [target])
-        path = write_report(outdir, target, exchanges=exchanges, max_exchanges=args.max_exchanges, on_stale=_stale)
-    except TutorMetricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
+    if not outdir.is_dir():
+        raise InputSchemaError(f"report: {outdir} is not a folder", hint="pass the -o folder of `tutormetrics run`")
+    if output is not None and str(output) == "-":  # the page on stdout
+        sys.stdout.write(build_report(outdir, exchanges=exchanges, max_exchanges=args.max_exchanges, on_stale=_stale))
+        return
+    target = output if output is not None else outdir / "report.html"
+    if target.suffix.lower() not in (".html", ".htm"):
+        raise InputSchemaError(f"report: {target} is not an .html file", hint="the report is one HTML page: name it e.g. study.html")
+    check_outputs(report_inputs(outdir, exchanges), [target])
+    path = write_report(outdir, target, exchanges=exchanges, max_exchanges=args.max_exchanges, on_stale=_stale)
     log(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 

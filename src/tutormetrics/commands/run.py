@@ -18,9 +18,9 @@ from pathlib import Path
 import typer
 
 from tutormetrics.commands.flag_groups import DialogueSwitch, Gate, Targets
-from tutormetrics.commands.options import log, strict_gate
 from tutormetrics.commands.registration import command
 from tutormetrics.commands.score import prompt_given
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError
@@ -30,8 +30,8 @@ from tutormetrics.validity.options import ValidateOptions
 __all__ = ["RUN_EXCLUDES", "RunArgs", "register", "run"]
 
 #: Fields of score's and validate's options that ``run`` leaves at their defaults: the scored table's format and
-#: manifest (run names its own files and always writes the manifest), and ``--recode`` (validate has none either).
-RUN_EXCLUDES = ("output_format", "write_manifest", "recode")
+#: manifest (run names its own files and always writes the manifest).
+RUN_EXCLUDES = ("output_format", "write_manifest")
 
 
 def register(app: typer.Typer) -> None:
@@ -43,10 +43,10 @@ class RunArgs(Gate, DialogueSwitch, Targets):
     """What ``run`` is told: the input (or ``--example``), the folder, the targets, and the options of the library's
     scoring (:class:`ScoreOptions`, :class:`DialogueOptions`) and validity study (:class:`ValidateOptions`)."""
 
-    exchanges: Path | None = argument(  # noqa: RUF009 - a flag field: its default is declared in it
+    exchanges: Path | None = argument(
         default=None, dir_okay=False, help="Exchanges table (.csv/.parquet/.jsonl); omit with --example."
     )
-    output: Path = flag("--output", "-o", default=Path("tutormetrics-out"), file_okay=False, help="Output folder.")  # noqa: RUF009
+    output: Path = flag("--output", "-o", default=Path("tutormetrics-out"), file_okay=False, help="Output folder.")
     example: bool = flag(
         "--example", default=False,
         help="Use bundled data: the 40 C++ debugging exchanges and their ratings, 'run --example fairness' for the "

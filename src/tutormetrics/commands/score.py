@@ -16,8 +16,8 @@ from typing import Annotated
 import typer
 
 from tutormetrics.commands.flag_groups import DialogueSwitch, Gate
-from tutormetrics.commands.options import log, strict_gate
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.dialogue.file_scoring import DialogueOptions
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError
@@ -36,13 +36,13 @@ class ScoreArgs(Gate, DialogueSwitch):
     """What ``score`` is told: the input and its outputs, then the library's :class:`ScoreOptions` and
     :class:`DialogueOptions`."""
 
-    input: Path = argument(help="Exchanges table: .csv, .parquet or .jsonl.", dir_okay=False)  # noqa: RUF009
+    input: Path = argument(help="Exchanges table: .csv, .parquet or .jsonl.", dir_okay=False)
     output: str = flag("--output", "-o", default="-", help="Output table (.csv, .parquet, .jsonl); '-' writes CSV to stdout.")
-    conversations: Path | None = flag(  # noqa: RUF009 - a flag field: its default is declared in it
+    conversations: Path | None = flag(
         "--conversations", default=None, dir_okay=False, panel="Dialogues",
         help="With --dialogue: also write one row per conversation (CONV) to this table.",
     )
-    embeddings: Path | None = flag(  # noqa: RUF009
+    embeddings: Path | None = flag(
         "--embeddings", default=None, dir_okay=False, show_default=False,
         help="Also write the encoder's pooled vectors (response, prompt, last student turn under --history-col) to this "
         "Parquet file with its manifest, for predict --features.",

@@ -15,7 +15,6 @@ from pathlib import Path
 import typer
 
 from tutormetrics.commands.registration import command
-from tutormetrics.errors import TutorMetricsError
 from tutormetrics.flags import argument, flag
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table, write_table
@@ -39,13 +38,9 @@ def aggregate(args: AggregateArgs) -> None:
     """Turn labels to one rate per dialogue/condition: the mean of the non-missing values, with counts of values
     and of missing ones (--na codes and empty cells); feeds `tutormetrics compare`."""
     keys = args.rates.by
-    try:
-        check_outputs([args.turns], [args.output])
-        res = aggregate_rates(read_table(args.turns, id_columns=keys), args.rates)
-        write_table(res.result, args.output)
-    except TutorMetricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
+    check_outputs([args.turns], [args.output])
+    res = aggregate_rates(read_table(args.turns, id_columns=keys), args.rates)
+    write_table(res.result, args.output)
     for note in res.notes:
         typer.echo(note, err=True)
     n_cols = (len(res.result.columns) - len(keys) - 1) // 3
@@ -65,15 +60,11 @@ class VariabilityArgs:
 def variability(args: VariabilityArgs) -> None:
     """Response variability across repeated trials: the six ICC forms (Shrout-Fleiss ICC1..ICC3k and McGraw-Wong
     ICC(1,1)..ICC(C,k)) with F tests and 95% CIs, the pooled within-unit SD and the mean per-unit SD."""
-    try:
-        check_outputs([args.table], [args.output, args.units_out])
-        result = trial_variability(read_table(args.table, id_columns=args.trials.id_columns), args.trials)
-        write_table(result.icc, args.output)
-        if args.units_out:
-            write_table(result.units, args.units_out)
-    except TutorMetricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
+    check_outputs([args.table], [args.output, args.units_out])
+    result = trial_variability(read_table(args.table, id_columns=args.trials.id_columns), args.trials)
+    write_table(result.icc, args.output)
+    if args.units_out:
+        write_table(result.units, args.units_out)
     icc = result.icc
     flagged = icc.filter(icc["reason"] != "")
     typer.echo(

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import typer
 
-from tutormetrics.commands.options import log
 from tutormetrics.commands.registration import command
-from tutormetrics.errors import TutorMetricsError
+from tutormetrics.commands.terminal import log
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
@@ -53,20 +52,16 @@ def summarize(args: SummarizeArgs) -> None:
     """Per-group n, mean, sd, median and bootstrap CI of the mean for every numeric metric (and rating); with
     --total a rubric total per row (--slot for type-specific criteria), its percent of --max and the groups' rank."""
     key, options = args.ids.key, args.summary
-    try:
-        check_outputs([args.metrics, args.ratings], [args.output, args.totals_out])
-        check_totals(options, args.totals_out)
-        args.layout.formats(args.output)  # an unknown format or extension stops here, before the work
-        frame = read_summary_metrics(args.metrics, key, options.group_col)
-        ratings = read_ratings(args.ratings, args.reading, key, log=log) if args.ratings else None
-        result = summarize_metrics(frame, options, ratings=ratings, id_col=key.column, source=args.metrics, log=log)
-        total = options.total.name if options.total else None
-        fmt = write_summary(result, args.output, args.layout, group_col=options.group_col, total=total)
-        if args.totals_out is not None and result.rows is not None:
-            write_table(result.rows, args.totals_out)
-    except TutorMetricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=exc.exit_code) from None
+    check_outputs([args.metrics, args.ratings], [args.output, args.totals_out])
+    check_totals(options, args.totals_out)
+    args.layout.formats(args.output)  # an unknown format or extension stops here, before the work
+    frame = read_summary_metrics(args.metrics, key, options.group_col)
+    ratings = read_ratings(args.ratings, args.reading, key, log=log) if args.ratings else None
+    result = summarize_metrics(frame, options, ratings=ratings, id_col=key.column, source=args.metrics, log=log)
+    total = options.total.name if options.total else None
+    fmt = write_summary(result, args.output, args.layout, group_col=options.group_col, total=total)
+    if args.totals_out is not None and result.rows is not None:
+        write_table(result.rows, args.totals_out)
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     table = result.table

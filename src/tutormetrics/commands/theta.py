@@ -13,21 +13,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import polars as pl
 import typer
 
 from tutormetrics.commands.flag_groups import Gate
-from tutormetrics.commands.options import log, strict_gate
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log, strict_gate
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import IdKey, TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import write_table
 from tutormetrics.psychometrics.ratings_input import RatingsInput, read_ratings
-from tutormetrics.psychometrics.theta_options import ThetaOptions
+from tutormetrics.psychometrics.theta_options import MeasurementFlags, ThetaOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.psychometrics.mfrm.study import ThetaStudy
 
 __all__ = ["ThetaArgs", "register", "theta"]
 
@@ -58,9 +61,31 @@ class ThetaArgs(Gate):
         "--compare-models", default=None,
         help="nuts: write the PSIS-LOO comparison of the nested models (needs --covariates, --topics and/or --groups).",
     )
+    fit_out: Path | None = flag("--fit", default=None, panel="Measurement",
+                                help="Write infit/outfit mean-squares and ZSTD per criterion, rater, group and exchange.")
+    separation_out: Path | None = flag("--separation", default=None, panel="Measurement",
+                                       help="Write separation, strata and reliability per facet.")
+    bias_out: Path | None = flag("--bias", default=None, panel="Measurement",
+                                 help="Write the bias/interaction cells of --bias-facets.")
+    dif_out: Path | None = flag("--dif", default=None, panel="Measurement",
+                                help="Write DIF of the criteria across --dif-col (Mantel-Haenszel / Mantel, Rasch contrast).")
+    dif_groups: Path | None = flag("--dif-groups", default=None, panel="Measurement",
+                                   help="Exchange-level group table for --dif (one row per exchange).")
+    pv_out: Path | None = flag("--pv", default=None, panel="Measurement",
+                               help="Write --pv-draws unconditioned plausible values of theta per exchange.")
+    wright_map: Path | None = flag("--wright-map", default=None, panel="Measurement",
+                                   help="Draw the Wright map (exchanges, raters, criteria on one logit axis): .png, .pdf or .svg.")
     ids: TableIds = field(default_factory=TableIds)
     reading: RatingsInput = field(default_factory=RatingsInput)
     fit: ThetaOptions = field(default_factory=ThetaOptions)
+    measure: MeasurementFlags = field(default_factory=MeasurementFlags)
+
+    @property
+    def tables(self) -> dict[str, Path]:
+        """The measurement tables asked for and their files (``docs/measurement.md#commands``)."""
+        named = {"fit": self.fit_out, "separation": self.separation_out, "bias": self.bias_out, "dif": self.dif_out,
+                 "pv": self.pv_out}  # fmt: skip
+        return {name: path for name, path in named.items() if path is not None}
 
     @property
     def diagnostics(self) -> Path | None:
@@ -80,17 +105,25 @@ def theta(args: ThetaArgs) -> None:
     next to the output and summarised on stderr.
     """
     a, key = args, args.ids.key
-    check_outputs([a.ratings, a.covariates, a.groups, a.topics],
-                  [a.output, a.facets, a.diagnostics, a.compare_models, a.effects, a.facets_plot])  # fmt: skip
-    if a.facets_plot is not None and a.facets_plot.suffix.lower() not in _PLOT_SUFFIXES:
-        raise ConfigError(f"{a.facets_plot}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
+    check_outputs([a.ratings, a.covariates, a.groups, a.topics, a.dif_groups],
+                  [a.output, a.facets, a.diagnostics, a.compare_models, a.effects, a.facets_plot, *a.tables.values(),
+                   a.wright_map])  # fmt: skip
+    for plot, option in ((a.facets_plot, "--facets-plot"), (a.wright_map, "--wright-map")):
+        if plot is not None and plot.suffix.lower() not in _PLOT_SUFFIXES:
+            raise ConfigError(f"{option} {plot}: cannot tell the figure format", hint="name the plot .png, .pdf or .svg")
     asked = {"effects": a.effects is not None, "compare_models": a.compare_models is not None}
     a.fit.check(covariates=a.covariates is not None, groups=a.groups is not None, topics=a.topics is not None, **asked)
+    a.measure.check(dif="dif" in a.tables, groups=a.dif_groups is not None, pv="pv" in a.tables, model_group_col=a.fit.group_col)
     ratings = read_ratings(a.ratings, a.reading, key, log=log, require_long=True)
     from tutormetrics.psychometrics.mfrm.study import theta_study
 
+    measuring = bool(a.tables) or a.wright_map is not None
+    measurement = a.measure.options(
+        set(a.tables) | ({"fit"} if a.wright_map else set()), seed=a.fit.seed, dif_groups=_read(a.dif_groups, key),
+        model_group_col=a.fit.group_col, exchangeable=ratings.exchangeable, pv_path=str(a.pv_out),
+    ) if measuring else None  # fmt: skip
     study = theta_study(ratings, a.fit, covariates=_read(a.covariates, key), groups=_read(a.groups, key),
-                        topics=_read(a.topics, key), log=log, **asked)  # fmt: skip
+                        topics=_read(a.topics, key), measurement=measurement, log=log, **asked)  # fmt: skip
     write_table(study.theta, a.output)
     if a.facets:
         write_table(study.facets, a.facets)
@@ -106,11 +139,26 @@ def theta(args: ThetaArgs) -> None:
         log(f"{study.fit.diagnostic_summary}; per-parameter diagnostics: {a.diagnostics}")  # type: ignore[union-attr]
     if a.compare_models and study.loo is not None:
         write_table(study.loo, a.compare_models)
+    _write_measures(a, study)
     for line in study.report:
         log(line)
     strict_gate(args.strict, study.warnings)  # the θ warnings and docs/guide/datasets.md's slot warnings
 
 
+def _write_measures(args: ThetaArgs, study: ThetaStudy) -> None:
+    """The measurement tables asked for, and the Wright map (``docs/measurement.md#wright-map``)."""
+    for name, path in args.tables.items():
+        write_table(study.tables[name], path)
+    if args.wright_map is not None and study.measures is not None:
+        from tutormetrics.report.wright_map import save_wright_map
+
+        save_wright_map(study.measures.estimates, args.wright_map, study.tables.get("fit"))
+        log(f"wright map: {args.wright_map}")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``theta`` to ``app``."""
-    command(app, "theta", theta, outputs=("output", "facets", "effects", "facets_plot"))
+    command(app, "theta", theta, outputs=(
+        "output", "facets", "effects", "facets_plot", "fit_out", "separation_out", "bias_out", "dif_out", "pv_out",
+        "wright_map",
+    ))  # fmt: skip

@@ -20,8 +20,8 @@ from typing import Any
 import typer
 
 from tutormetrics.commands.flag_groups import Targets
-from tutormetrics.commands.options import log
 from tutormetrics.commands.registration import command
+from tutormetrics.commands.terminal import log
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, flag
 from tutormetrics.ids import TableIds
@@ -52,8 +52,12 @@ class ValidateArgs(Targets):
     """What ``validate`` is told: the metrics table, the output, the targets (:class:`Targets`), the id columns and
     the study's :class:`ValidateOptions`."""
 
-    metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)  # noqa: RUF009
-    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")  # noqa: RUF009
+    metrics: Path = argument(help="Metrics table (csv/parquet/jsonl) with an id column.", dir_okay=False)
+    output: Path = flag("--output", "-o", help="Tidy correlation table (.csv, .parquet or .jsonl).")
+    facets: Path | None = flag(
+        "--facets", default=None, dir_okay=False, panel="Targets",
+        help="--theta-pv with --theta: the FACETS.csv theta wrote with the first --theta table.",
+    )
     ids: TableIds = field(default_factory=TableIds)
     validate: ValidateStudyOptions = field(default_factory=ValidateStudyOptions)
 
@@ -88,7 +92,7 @@ def validate(args: ValidateArgs) -> None:
     if ratings is None and not args.theta:
         raise ConfigError("nothing to correlate against", hint="pass --ratings and/or --theta")
     check_outputs(
-        [args.metrics, ratings, *args.theta],
+        [args.metrics, ratings, *args.theta, args.facets],
         [args.output, args.side_file("_rho_matrix.csv"), args.side_file("_rho_matrix_partial.csv") if options.control else None,
          args.side_file("_theta.csv") if options.estimate_theta and not args.theta else None],
     )  # fmt: skip
@@ -101,9 +105,19 @@ def validate(args: ValidateArgs) -> None:
         id_col=id_col,
         metric_cols=metric_cols,
         ratings_source=str(ratings),
+        fit_tables=_fit_tables(args),
         log=log,
     )
     _write_study(args, study)
+
+
+def _fit_tables(args: ValidateArgs) -> tuple[Any, Any] | None:
+    """``--theta-pv`` with ``--theta``: the first THETA table and ``--facets`` (``docs/measurement.md#theta-pv``)."""
+    if not args.validate.theta_pv or not args.theta or args.facets is None:
+        return None
+    from tutormetrics.ids import read_keyed
+
+    return read_keyed(args.theta[0], args.ids.key, drop_parts=True), read_table(args.facets)
 
 
 def _metrics_table(args: ValidateArgs) -> tuple[Any, str, list[str] | None]:
@@ -153,8 +167,8 @@ def _write_study(args: ValidateArgs, study: Any) -> None:
 class HeatmapArgs:
     """What ``heatmap`` is told: the correlation table, the figure file and how the figure looks."""
 
-    corr: Path = argument(help="Correlation table written by `validate`.", dir_okay=False)  # noqa: RUF009
-    output: Path = flag("--output", "-o", help="Figure file: .png, .svg or .pdf.")  # noqa: RUF009
+    corr: Path = argument(help="Correlation table written by `validate`.", dir_okay=False)
+    output: Path = flag("--output", "-o", help="Figure file: .png, .svg or .pdf.")
     value: str = flag("--value", default="rho", help="Column to colour: rho (default), ci_low, ci_high, ...")
     mask_nonsignificant: bool = flag("--mask-nonsignificant", default=False, help="Fade cells without stars.")
     order: str = flag("--order", default="given", help="Metric order within families: given or cluster.")
@@ -166,7 +180,7 @@ class HeatmapArgs:
         "--compare-control", default=False,
         help="Draw raw ρ and partial ρ (a table from `validate --control`) side by side; width defaults to 7 in.",
     )
-    columns: Path | None = flag(  # noqa: RUF009
+    columns: Path | None = flag(
         "--columns", default=None, dir_okay=False,
         help="Metrics table (or its .manifest.json) whose column descriptions group the rows "
         "(default: the manifests beside the correlation table).",
@@ -201,5 +215,5 @@ def heatmap(args: HeatmapArgs) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` and ``heatmap`` commands to ``app``."""
-    command(app, "validate", validate, outputs=("output",), exclude=("recode",))
+    command(app, "validate", validate, outputs=("output",))
     command(app, "heatmap", heatmap, outputs=("output",))

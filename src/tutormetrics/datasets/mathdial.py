@@ -69,6 +69,11 @@ def _cell(value: object, where: str, field: str) -> str:
 def split_turns(conversation: str, student_name: str, where: str) -> list[tuple[str, str, str, str]]:
     """``(role, speaker, move, text)`` per non-blank ``|EOM|`` piece.
 
+    Args:
+        conversation: the raw conversation, pieces separated by ``|EOM|``.
+        student_name: the student's name in this conversation (its speaker label besides ``Student``).
+        where: the conversation, for the messages.
+
     >>> split_turns("Teacher: (probing)What is 3 x 4?|EOM|Cody: 12", "Cody", "c1")
     [('tutor', 'Teacher', 'probing', 'What is 3 x 4?'), ('student', 'Cody', '', '12')]
     """

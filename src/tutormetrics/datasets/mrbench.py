@@ -64,7 +64,13 @@ def history_transcript(history: str) -> str:
 
 
 def content_key(history: str, responses: dict[str, str], tutor: str) -> str:
-    """``<16 hex of sha1(collapsed history, sorted tutor␟response pairs, joined with ␞)>:<tutor>``."""
+    """``<16 hex of sha1(collapsed history, sorted tutor␟response pairs, joined with ␞)>:<tutor>``.
+
+    Args:
+        history: the conversation history (whitespace collapsed before hashing).
+        responses: tutor → response of the item.
+        tutor: the tutor whose key this is.
+    """
     pairs = sorted(f"{name}\x1f{text}" for name, text in responses.items())
     digest = hashlib.sha1("\x1e".join([" ".join(history.split()), *pairs]).encode("utf8")).hexdigest()
     return f"{digest[:16]}:{tutor}"

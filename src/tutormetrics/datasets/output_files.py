@@ -27,7 +27,15 @@ def csv_text(table: Table) -> str:
 
 
 def meta(source: Source, conversion: Conversion, raw_path: Path, raw: bytes, version: str) -> dict:
-    """``meta.json``: the licence, the attribution, the raw file's hash, rows per file, counts (docs/design/datasets.md#converter-rules)."""
+    """``meta.json``: the licence, the attribution, the raw file's hash, rows per file, counts (docs/design/datasets.md#converter-rules).
+
+    Args:
+        source: the dataset's source record (licence, attribution).
+        conversion: the converted tables, counts and notes.
+        raw_path: the raw file read.
+        raw: its bytes (hashed).
+        version: the tutormetrics version.
+    """
     out: dict = {
         "dataset": source.name,
         "repository": source.repository,

@@ -22,6 +22,13 @@ from tutormetrics.errors import InputSchemaError
 
 
 def not_this_dataset(raw_name: str, source: Source, expected: str) -> InputSchemaError:
+    """The exit-2 error for a raw file that is not the dataset's.
+
+    Args:
+        raw_name: the raw file's name, for the message.
+        source: the dataset being converted.
+        expected: what the file should hold, for the message.
+    """
     return InputSchemaError(
         f"{raw_name}: not a {source.name} file: expected {expected}",
         hint="convert mrbench takes MRBench/*.json or the BEA 2025 JSON; mathdial data/*.csv|jsonl; cima dataset.json; "
@@ -30,7 +37,13 @@ def not_this_dataset(raw_name: str, source: Source, expected: str) -> InputSchem
 
 
 def empty_release(raw_name: str, source: Source, what: str) -> InputSchemaError:
-    """A release with no items: exit 2 rather than header-only tables with exit 0."""
+    """A release with no items: exit 2 rather than header-only tables with exit 0.
+
+    Args:
+        raw_name: the raw file's name, for the message.
+        source: the dataset being converted.
+        what: the items the release lacks (e.g. ``exchanges``).
+    """
     return InputSchemaError(f"{raw_name}: holds no {what}: nothing to convert",
                             hint=f"convert {source.name} takes a whole split of the release ({source.raw_hint})")
 
@@ -97,6 +110,14 @@ def parse_json(text: str, where: str) -> object:
 
 
 def load_json(raw: bytes, raw_name: str, source: Source, expected: str) -> object:
+    """The parsed JSON of a raw file; text that is not JSON is :func:`not_this_dataset`.
+
+    Args:
+        raw: the file's bytes (UTF-8).
+        raw_name: the raw file's name, for the messages.
+        source: the dataset being converted.
+        expected: what the file should hold, for the message.
+    """
     text = decode_utf8(raw, raw_name)
     try:
         return parse_json(text, raw_name)

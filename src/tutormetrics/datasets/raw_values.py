@@ -41,11 +41,24 @@ def refuse(where: str, message: str) -> InputSchemaError:
 
 
 def wrong_type(value: object, where: str, field: str, wanted: str) -> InputSchemaError:
+    """The exit-2 error for a raw value of the wrong JSON type.
+
+    Args:
+        value: the value found.
+        where: the item or row, for the message (e.g. ``item c1 (GPT4)``).
+        field: the field's name, for the message.
+        wanted: the type expected, in words (e.g. ``a text``).
+    """
     return refuse(where, f"{field} is {_kind(value)}, not {wanted}")
 
 
 def text_value(value: object, where: str, field: str) -> str:
     """A required text (a response, a turn, a history): anything else, ``null`` included, is exit 2.
+
+    Args:
+        value: the raw value.
+        where: the item or row, for the message (e.g. ``item c1 (GPT4)``).
+        field: the field's name, for the message.
 
     >>> text_value(None, "item c1 (GPT4)", "response")
     Traceback (most recent call last):
@@ -62,6 +75,11 @@ def optional_text(value: object, where: str, field: str) -> str:
     """An optional meta value (a topic, a split): ``null`` or absent is empty, a number is its decimal text, a list or
     an object is exit 2.
 
+    Args:
+        value: the raw value.
+        where: the item or row, for the message (e.g. ``item c1 (GPT4)``).
+        field: the field's name, for the message.
+
     >>> optional_text(3.0, "item 1", "Split"), optional_text(True, "item 1", "x")
     ('3', 'true')
     """
@@ -77,6 +95,11 @@ def optional_text(value: object, where: str, field: str) -> str:
 def id_value(value: object, where: str, field: str) -> str:
     """A raw id: a non-empty text or an integer (decimal digits); anything else is exit 2.
 
+    Args:
+        value: the raw value.
+        where: the item or row, for the message (e.g. ``item c1 (GPT4)``).
+        field: the field's name, for the message.
+
     >>> id_value("4294755_60", "item 3", "c_id"), id_value(7.0, "item 3", "c_id")
     ('4294755_60', '7')
     """
@@ -90,14 +113,26 @@ def id_value(value: object, where: str, field: str) -> str:
 
 
 def object_value(value: object, where: str, field: str) -> dict:
-    """A JSON object (an item, a response with its annotation)."""
+    """A JSON object (an item, a response with its annotation).
+
+    Args:
+        value: the raw value.
+        where: the item or row, for the message (e.g. ``item c1 (GPT4)``).
+        field: the field's name, for the message.
+    """
     if not isinstance(value, dict):
         raise wrong_type(value, where, field, "an object")
     return value
 
 
 def list_value(value: object, where: str, field: str) -> list:
-    """A JSON list (turns, responses, action flags)."""
+    """A JSON list (turns, responses, action flags).
+
+    Args:
+        value: the raw value.
+        where: the item or row, for the message (e.g. ``item c1 (GPT4)``).
+        field: the field's name, for the message.
+    """
     if not isinstance(value, list):
         raise wrong_type(value, where, field, "a list")
     return value
@@ -105,6 +140,11 @@ def list_value(value: object, where: str, field: str) -> list:
 
 def finite_number(text: str, where: str, field: str) -> float:
     """A numeric label or mean: ``inf``, ``NaN`` and non-numbers are exit 2 (they would become scores).
+
+    Args:
+        text: the raw cell.
+        where: the item or row, for the message (e.g. ``item c1 (GPT4)``).
+        field: the field's name, for the message.
 
     >>> finite_number(" 4 ", "conversation 1", "self_typical_confusion")
     4.0

@@ -36,6 +36,13 @@ AMBIGUOUS = ("drop", "spread")
 def rebuild(mean: float, agree: int, majority: float | None, levels: tuple[int, ...], spread: bool) -> tuple[list[float], str]:
     """The multiset of one exchange's ratings and its status (``exact`` or ``ambiguous``), ascending.
 
+    Args:
+        mean: the release's mean rating.
+        agree: the release's ``num_agree`` (1, 2 or 3 raters agreeing).
+        majority: the majority rating, ``None`` when no two raters agree.
+        levels: the rating scale's levels (``(0, 1)`` or ``(0, 1, 2)``).
+        spread: a lone mean of 1 on 0-2 gives ``0, 1, 2`` instead of no ratings.
+
     >>> rebuild(2 / 3, 2, 1.0, (0, 1), False)
     ([0.0, 1.0, 1.0], 'exact')
     >>> rebuild(1.0, 1, None, (0, 1, 2), False)
@@ -110,7 +117,13 @@ def _ratings(row: dict[str, str], where: str, spread: bool) -> list[tuple[str, l
 
 
 def convert(raw: bytes, raw_name: str, ambiguous: str = "drop") -> Conversion:
-    """Convert ``data/uptake_data.csv``; ``ambiguous="spread"`` gives 0, 1, 2 for a lone mean of 1 on 0-2."""
+    """Convert ``data/uptake_data.csv``; ``ambiguous="spread"`` gives 0, 1, 2 for a lone mean of 1 on 0-2.
+
+    Args:
+        raw: bytes of ``data/uptake_data.csv``.
+        raw_name: its name, for the messages.
+        ambiguous: ``drop`` or ``spread`` (see above) for a lone mean of 1 on 0-2.
+    """
     if ambiguous not in AMBIGUOUS:
         raise ConfigError(f"--ambiguous {ambiguous!r}: choose drop or spread")
     rows = read_csv_rows(raw, raw_name, SOURCE, EXPECTED, REQUIRED)

@@ -29,6 +29,12 @@ def read_dialogues(path, *, tutor_roles=None, student_roles=None, **options) -> 
 
     ``options`` are the fields of :class:`ReadOptions` (``transcript_col=...``, ``other_role=...``);
     ``tutor_roles``/``student_roles`` replace the default role lists.
+
+    Args:
+        path (str | Path): the dialogue file, in any of the three forms.
+        tutor_roles (Iterable[str] | None): role names that are tutor turns; ``None`` keeps the defaults.
+        student_roles (Iterable[str] | None): role names that are student turns; ``None`` keeps the defaults.
+        **options (Any): further :class:`ReadOptions` fields.
     """
     import polars as pl
 

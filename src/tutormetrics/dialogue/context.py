@@ -34,6 +34,11 @@ def context_indices(turns: list[Turn], i: int, context: Context) -> list[int]:
 
     ``full``: all earlier turns; ``N``: the last N; ``last``: the most recent earlier non-tutor turn.
 
+    Args:
+        turns: the conversation's turns.
+        i: position of the turn whose context is wanted.
+        context: ``"full"``, ``"last"`` or a number of earlier turns N.
+
     >>> from tutormetrics.dialogue.model import Conversation
     >>> c = Conversation.from_lists("c", ["tutor", "student", "tutor", "student", "tutor"], list("abcde"))
     >>> context_indices(c.turns, 4, "full"), context_indices(c.turns, 4, 2), context_indices(c.turns, 4, "last")

@@ -71,7 +71,13 @@ def conversation_row(conv: Conversation) -> dict[str, object]:
 def conversation_table(
     conversations: Sequence[Conversation], turns: pl.DataFrame, mean_columns: Sequence[str]
 ) -> pl.DataFrame:
-    """CONV in conversation order: docs/design/dialogue.md#conv measures, then ``mean_<col>`` (NaN-skipping) of the TURNS columns."""
+    """CONV in conversation order: docs/design/dialogue.md#conv measures, then ``mean_<col>`` (NaN-skipping) of the TURNS columns.
+
+    Args:
+        conversations: the conversations, in output order.
+        turns: the TURNS table (with ``conversation_id``).
+        mean_columns: TURNS columns averaged per conversation as ``mean_<col>``.
+    """
     base = pl.DataFrame(
         [conversation_row(c) for c in conversations],
         schema={

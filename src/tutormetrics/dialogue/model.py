@@ -103,7 +103,15 @@ class Conversation:
         *,
         role_kinds: Roles | None = None,
     ) -> Conversation:
-        """Build a conversation from parallel lists (``turns`` defaults to ``0..n-1``; ``system`` dropped)."""
+        """Build a conversation from parallel lists (``turns`` defaults to ``0..n-1``; ``system`` dropped).
+
+        Args:
+            conversation_id: the conversation's id.
+            roles: role of each turn, as written.
+            texts: text of each turn (``None`` is empty).
+            turns: turn numbers; ``None`` numbers them ``0..n-1``.
+            role_kinds: role → kind mapping; ``None`` uses the default role lists.
+        """
         if len(roles) != len(texts) or (turns is not None and len(turns) != len(roles)):
             raise ConfigError("roles, texts (and turns) must have the same length")
         rk = role_kinds or Roles()

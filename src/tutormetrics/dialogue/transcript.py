@@ -43,7 +43,13 @@ def pieces(text: str | None, turn_sep: str | None = None) -> list[str]:
 
 
 def piece_role(label: str, roles: Roles, speakers: SpeakerMap) -> str | None:
-    """The role of a label (tutor, student, other, system, text), ``"unknown"``, or ``None`` (not a speaker)."""
+    """The role of a label (tutor, student, other, system, text), ``"unknown"``, or ``None`` (not a speaker).
+
+    Args:
+        label: the speaker label, as written.
+        roles: role → kind mapping.
+        speakers: the ``--speaker`` label map (exact names and globs).
+    """
     role = speakers.exact_role(label)
     if role is not None:
         return role
@@ -63,6 +69,12 @@ def parse_transcript(
     speakers: SpeakerMap | None = None,
 ) -> ParsedTranscript:
     """Turns of a transcript, numbered ``0..n-1`` (system turns dropped), and its unknown labels.
+
+    Args:
+        text: the transcript; ``None`` gives no turns.
+        roles: role → kind mapping; ``None`` uses the default role lists.
+        turn_sep: separator between turns (e.g. ``|EOM|``); ``None`` splits at lines.
+        speakers: the ``--speaker`` label map; ``None`` maps no extra labels.
 
     >>> p = parse_transcript("Problem 1\\nTutor: Hi\\nStudent: I add\\nthen: 3\\nTUTOR: Good")
     >>> [(t.kind, t.text) for t in p.turns], dict(p.unknown)
@@ -97,7 +109,13 @@ def parse_transcript(
 
 
 def unknown_labels_message(unknown: Counter[str], n_conversations: int, where: str) -> str:
-    """``N speaker labels in M conversations are neither tutor nor student roles: A (n), B (n), +k more``."""
+    """``N speaker labels in M conversations are neither tutor nor student roles: A (n), B (n), +k more``.
+
+    Args:
+        unknown: count per unknown label.
+        n_conversations: conversations with an unknown label.
+        where: prefix of the message (e.g. the file).
+    """
     ranked = sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))
     shown = ", ".join(f"{label} ({n})" for label, n in ranked[:8])
     more = f", +{len(ranked) - 8} more" if len(ranked) > 8 else ""

@@ -63,6 +63,11 @@ def build_exchanges(
 ) -> Exchanges:
     """One exchange per tutor turn: prompt = the context's texts (docs/design/dialogue.md#context), aux = the previous student turn.
 
+    Args:
+        conversations: the conversations.
+        context: the prompt's context: ``"full"``, ``"last"`` or a number of earlier turns.
+        keep_columns: per-turn input columns carried onto each exchange.
+
     >>> c = Conversation.from_lists("c1", ["tutor", "student", "tutor"], ["Hi", "Is it 9?", "Not quite."])
     >>> ex = build_exchanges([c])
     >>> ex.ids, ex.prompts, ex.prev_student, ex.id_columns["ctx_turns"]

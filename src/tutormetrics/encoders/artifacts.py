@@ -161,7 +161,13 @@ class EncodedTexts:
 
     @classmethod
     def empty_like(cls, n_layers: int, hidden_size: int, n: int = 0) -> EncodedTexts:
-        """``n`` texts without content tokens (NaN pools and extrema, no token states)."""
+        """``n`` texts without content tokens (NaN pools and extrema, no token states).
+
+        Args:
+            n_layers: number of transformer layers L (pools hold L + 1 entries).
+            hidden_size: vector width d.
+            n: number of texts.
+        """
         return cls(
             n_layers=n_layers,
             hidden_size=hidden_size,

@@ -64,7 +64,14 @@ class EncoderBase:
         self.texts_windowed = 0
 
     def count(self, n_win: np.ndarray, n_windows: int, n_forward: int, encoded: EncodedTexts) -> None:
-        """Add one :meth:`encode` call to the counters (texts with a window, windows, forward calls, long texts)."""
+        """Add one :meth:`encode` call to the counters (texts with a window, windows, forward calls, long texts).
+
+        Args:
+            n_win: (U,) windows per text of the call (0 = no content tokens).
+            n_windows: windows encoded by the call.
+            n_forward: forward (model) calls of the call.
+            encoded: the call's result, for its windowed and truncated counts.
+        """
         self.texts_encoded += int(np.sum(n_win > 0))
         self.windows_encoded += n_windows
         self.forward_calls += n_forward

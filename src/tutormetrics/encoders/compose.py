@@ -35,6 +35,11 @@ def pool_parts(enc: EncodedTexts, parts: Sequence[Sequence[int]], n_special: int
     ``pool = Σ_t (n_content_t + n_special · n_windows_t) · pool_t / Σ_t (…)``; content pools weight by
     ``n_content_t``; extrema from the max/min over parts; token states concatenated.
 
+    Args:
+        enc: the encoded parts (with ``maxima`` and ``minima``).
+        parts: per output record, the indices into ``enc`` of its parts; an empty entry gives an empty record.
+        n_special: special tokens per window (their states are in the all-token pools).
+
     Example (two parts of one content token each, 1-d, no special tokens):
         >>> e = EncodedTexts(n_layers=0, hidden_size=1, pools=np.array([[[1.0]], [[4.0]]], np.float32),
         ...     pools_content=np.array([[[1.0]], [[4.0]]], np.float32), extrema=np.array([[1.0], [4.0]], np.float32),

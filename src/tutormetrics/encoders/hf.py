@@ -56,8 +56,6 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
     hub_id_in_local_cache,
     read_layer_count,
 )
-from tutormetrics.errors import ConfigError, ModelLoadError
-from tutormetrics.progress import progress_bar
 from tutormetrics.encoders.layout import DirectLayout, read_st_layout
 from tutormetrics.encoders.pieces import splits_at_spaces
 from tutormetrics.encoders.windows import Windows as _Windows
@@ -65,10 +63,14 @@ from tutormetrics.encoders.windows import (  # noqa: F401 - plan_batches and _fl
     WindowSink,
     batch_inputs,
     cut_windows,
-    flatten as _flatten,
     plan_batches,
     word_pieces,
 )
+from tutormetrics.encoders.windows import (
+    flatten as _flatten,
+)
+from tutormetrics.errors import ConfigError, ModelLoadError
+from tutormetrics.progress import progress_bar
 
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,

@@ -94,6 +94,12 @@ def pieces_in_segments(
     """Word-piece ids (int64) and, with ``with_offsets``, ``(start, end)`` character spans (int32) of ``text``,
     tokenised segment by segment with ``word_pieces`` (the encoder's one tokenizer call on a list of texts).
 
+    Args:
+        word_pieces: the tokenizer call (a list of texts → ``{"input_ids": ..., "offset_mapping": ...}``).
+        text: the text to tokenise.
+        with_offsets: also return the character spans.
+        max_chars: segment length in characters.
+
     Example (a whitespace "tokenizer" standing in for the real one):
         >>> def toy(texts, return_offsets_mapping=False):
         ...     words = [(m.start(), m.end()) for m in re.finditer(r"\\S+", texts[0])]

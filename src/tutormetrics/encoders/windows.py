@@ -40,6 +40,11 @@ def cut_windows(n_tok: np.ndarray, window: int, long_text: str) -> tuple[Windows
     """Cut texts of ``n_tok`` pieces into windows of ``window`` pieces; returns the windows, windows per
     text and the truncated flags (``long_text="truncate"`` keeps the first window).
 
+    Args:
+        n_tok: (U,) content word pieces per text.
+        window: content pieces per window.
+        long_text: ``"window"`` (cut every text into windows) or ``"truncate"`` (keep the first window).
+
     Example:
         >>> win, n_win, trunc = cut_windows(np.array([5, 0, 2]), 2, "window")
         >>> n_win.tolist(), win.start.tolist(), win.length.tolist()
@@ -65,6 +70,11 @@ def plan_batches(padded_lengths: np.ndarray, batch_size: int, batch_tokens: int 
     Without a token budget every batch holds ``batch_size`` windows. With one, a batch starting at a
     window of padded length ``ℓ`` holds ``max(1, batch_tokens // ℓ)`` windows (its padded size
     ``windows × ℓ`` stays within the budget, since later windows are no longer).
+
+    Args:
+        padded_lengths: padded length of each window, longest first.
+        batch_size: windows per batch without a token budget.
+        batch_tokens: token budget per batch (windows × padded length); ``None``: no budget.
 
     Example:
         >>> plan_batches(np.array([8, 8, 4, 4, 4, 2]), 2, None)
@@ -101,6 +111,14 @@ def batch_inputs(
     """One padded batch (vectorised): ``input_ids``, ``attention_mask`` (int64), the content-token mask and
     the row-major positions of the content tokens.
 
+    Args:
+        flat_ids: word-piece ids of all texts, concatenated.
+        starts: (B,) offset in ``flat_ids`` of each window's first content piece.
+        content_len: (B,) content pieces per window.
+        prefix: special ids put before the content (e.g. ``[CLS]``).
+        suffix: special ids put after the content (e.g. ``[SEP]``).
+        pad_id: id of the padding token.
+
     Example:
         >>> ids, attn, content, index = batch_inputs(np.array([7, 8, 9]), np.array([0, 2]), np.array([2, 1]), [101], [102], 0)
         >>> ids.tolist(), attn.tolist(), index.tolist()
@@ -132,6 +150,12 @@ def reduce_windows(hidden: Sequence[np.ndarray], attn: np.ndarray, content: np.n
     ``(B, d)``, then per window its content tokens' unit vectors and norms.
 
     Sums are ``mask · h`` per window (a matrix product over positions).
+
+    Args:
+        hidden: per layer (embeddings first), the (B, T, d) hidden states of the batch.
+        attn: (B, T) attention mask.
+        content: (B, T) content-token mask.
+        content_len: (B,) content tokens per window.
 
     Example:
         >>> h = np.arange(12, dtype=np.float32).reshape(1, 3, 4)  # 1 window, 3 positions, d = 4
@@ -166,7 +190,14 @@ def word_pieces(
 ) -> tuple[list[Any], list[np.ndarray] | None]:
     """Ids (lists, or int64 arrays for texts over :data:`~tutormetrics.encoders.pieces.SEGMENT_CHARS` characters,
     tokenised in segments when ``segmentable``) and, if asked, int32 ``(start, end)`` spans; ``call`` is the
-    backend's one tokenizer call (a list of texts → ``{"input_ids": ..., "offset_mapping": ...}``)."""
+    backend's one tokenizer call (a list of texts → ``{"input_ids": ..., "offset_mapping": ...}``).
+
+    Args:
+        call: the backend's tokenizer call.
+        texts: the texts.
+        with_offsets: also return the ``(start, end)`` character spans.
+        segmentable: tokenise texts over ``SEGMENT_CHARS`` characters in segments.
+    """
     if not texts:
         return [], [] if with_offsets else None
     long = [i for i, t in enumerate(texts) if len(t) > SEGMENT_CHARS] if segmentable else []
@@ -215,7 +246,15 @@ class WindowSink:
             norms[t][start : start + len(token_norms)] = token_norms
 
     def combine(self, n_texts: int, n_layers: int, d: int, n_special: int, truncated: np.ndarray) -> EncodedTexts:
-        """The per-text :class:`EncodedTexts` (:func:`combine`)."""
+        """The per-text :class:`EncodedTexts` (:func:`combine`).
+
+        Args:
+            n_texts: number of texts U.
+            n_layers: number of transformer layers L.
+            d: vector width.
+            n_special: special tokens per window.
+            truncated: (U,) truncated flags.
+        """
         return combine(
             n_texts=n_texts, n_layers=n_layers, d=d, win=self.win, n_win=self.n_win, truncated=truncated,
             n_special=n_special, sums_all=self.sums_all, sums_content=self.sums_content, wmax=self.wmax,
@@ -225,7 +264,14 @@ class WindowSink:
 
 def token_destinations(win: Windows, n_win: np.ndarray, d: int, spill_mb: float | None) -> tuple[list[Any], list[Any]]:
     """Per text: where its content-token states and norms go (``None`` for texts of at most one window,
-    which take their window's rows; a float32 matrix, or a :class:`SpilledTokens` above ``spill_mb``)."""
+    which take their window's rows; a float32 matrix, or a :class:`SpilledTokens` above ``spill_mb``).
+
+    Args:
+        win: the call's windows.
+        n_win: (U,) windows per text.
+        d: vector width.
+        spill_mb: a text's token matrix above this many MiB goes to disk; ``None``: never.
+    """
     n_tokens = np.bincount(win.text, weights=win.length, minlength=len(n_win)).astype(np.int64)
     spill_bytes = None if spill_mb is None else spill_mb * 2**20
     states: list[Any] = [None] * len(n_win)
@@ -259,7 +305,23 @@ def combine(
     norms: list[Any],
 ) -> EncodedTexts:
     """Windows (in text order) → per-text pools and extrema: ``pooled = Σ_w sum_w / Σ_w n_w`` (token-weighted
-    mean of window means, summed in float64); ``states``/``norms`` are the texts' token rows."""
+    mean of window means, summed in float64); ``states``/``norms`` are the texts' token rows.
+
+    Args:
+        n_texts: number of texts U.
+        n_layers: number of transformer layers L.
+        d: vector width.
+        win: the windows, in text order.
+        n_win: (U,) windows per text.
+        truncated: (U,) truncated flags.
+        n_special: special tokens per window (counted in the all-token pools).
+        sums_all: (W, L + 1, d) per-window sums over all real tokens.
+        sums_content: (W, L + 1, d) per-window sums over content tokens.
+        wmax: (W, d) per-window last-layer maxima over content tokens.
+        wmin: (W, d) per-window last-layer minima over content tokens.
+        states: per text, its content-token states (:func:`token_destinations`).
+        norms: per text, its content-token norms.
+    """
     enc = EncodedTexts.empty_like(n_layers, d, n_texts)
     enc.token_norms = [np.zeros(0, dtype=np.float32) for _ in range(n_texts)]
     has = n_win > 0

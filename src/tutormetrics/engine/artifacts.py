@@ -22,7 +22,13 @@ from tutormetrics.text import split_sentences, tokenize
 
 def add_text_artifacts(art: Artifacts, requires: frozenset[str], response_idx: np.ndarray) -> None:
     """Fill ``art.tokens`` (every text; rjieba for the rows marked ``segmented``) and ``art.sentences``
-    (responses only, 0 elsewhere) when ``requires`` names them."""
+    (responses only, 0 elsewhere) when ``requires`` names them.
+
+    Args:
+        art: the chunk's artifacts, filled in place.
+        requires: artifact names the families need (``tokens``, ``sentences``).
+        response_idx: index into ``art.texts`` of each exchange's response.
+    """
     if "tokens" in requires:
         if art.segmented is None:
             art.tokens = [tokenize(t) for t in art.texts]
@@ -38,7 +44,13 @@ def add_text_artifacts(art: Artifacts, requires: frozenset[str], response_idx: n
 def score_text_families(
     families: Sequence[Metric], batch: ExchangeBatch, art: Artifacts
 ) -> dict[str, dict[str, np.ndarray]]:
-    """The text artifacts the families need, then ``{family: {column: values}}`` (picklable: runs in a worker)."""
+    """The text artifacts the families need, then ``{family: {column: values}}`` (picklable: runs in a worker).
+
+    Args:
+        families: the text (non-encoder) families to score.
+        batch: the chunk's exchanges.
+        art: the chunk's artifacts (texts; tokens and sentences are added).
+    """
     requires = frozenset().union(*(f.requires for f in families)) if families else frozenset()
     add_text_artifacts(art, requires, batch.response_idx)
     return {f.name: f.score(batch, art) for f in families}

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from tutormetrics.engine.exchanges import exchange_rows
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.engine.exchanges import exchange_rows
 
 
 class ScoreBatch:

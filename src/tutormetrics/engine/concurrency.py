@@ -26,7 +26,13 @@ R = TypeVar("R")
 
 def parallel_map(fn: Callable[[T], R], items: Iterable[T], n_jobs: int) -> Iterator[R]:
     """``fn(item)`` for every item, in order, in ``n_jobs`` spawned processes with at most ``2·n_jobs`` items in
-    flight (``n_jobs <= 1``: in this process, lazily). ``fn`` and the items must be picklable."""
+    flight (``n_jobs <= 1``: in this process, lazily). ``fn`` and the items must be picklable.
+
+    Args:
+        fn: the function to apply (picklable).
+        items: the inputs (picklable).
+        n_jobs: worker processes; ≤ 1 runs in this process.
+    """
     if n_jobs <= 1:
         yield from map(fn, items)
         return

@@ -255,6 +255,12 @@ def check_matches(table: EmbeddingTable, ids: Sequence[str], metrics_manifest: M
     The model: the metrics table's manifest records the encoder's fingerprint when it ran an encoder family; the
     side file's must equal it. The ids: every metrics id has a row, and the side file holds no other id.
 
+    Args:
+        table: the embeddings side file, read.
+        ids: the metrics table's ids, in its order.
+        metrics_manifest: the metrics table's manifest, or ``None`` (no encoder check).
+        source: the metrics file's name, for the messages.
+
     >>> t = EmbeddingTable(["a", "b"], {}, {"encoder": {"fingerprint": "f"}})
     >>> check_matches(t, ["b", "a"], {"encoder": {"fingerprint": "f"}}, "m.csv").tolist()
     [1, 0]
@@ -282,7 +288,16 @@ def finish_embeddings(
 ) -> dict[str, Any]:  # fmt: skip
     """After a run: the ids of every chunk in output order, the chunks a resume reused from its checkpoint observed
     now (``scorer.score_chunk``: their texts come from the text cache the resume replayed), then
-    :func:`write_embeddings`. ``chunks``: the run's chunks again, in order."""
+    :func:`write_embeddings`. ``chunks``: the run's chunks again, in order.
+
+    Args:
+        path: the Parquet side file to write.
+        sink: what the encoder pass showed.
+        scorer: the Scorer of the run (closed here).
+        chunks: the run's chunks again, in output order.
+        id_column: the id column's name (the metrics table's).
+        metrics_table: the metrics table written beside it (recorded).
+    """
     ids: list[str] = []
     try:
         for chunk in chunks:

@@ -26,17 +26,16 @@ from typing import Any, Optional
 
 import polars as pl
 
-from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.flags import flag
 from tutormetrics.encoders.config import CPU_TOKENS_PER_WINDOW
-from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
 from tutormetrics.engine.embedding_file import EmbeddingOutput, EmbeddingRequest
 from tutormetrics.engine.exchanges import ExchangeRows, exchange_rows
 from tutormetrics.engine.runner import Scored, ScoringJob, run_job
 from tutormetrics.engine.scorer import Scorer
+from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.flags import flag
+from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
 from tutormetrics.io.tables import infer_format, require_columns, scan_table
 from tutormetrics.progress import Log, quiet
-
 
 # --- command-line values of the score options ---------------------------------------------------------
 
@@ -393,9 +392,8 @@ def _columns(
 
 def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     """A :class:`Scorer` configured from options (the encoder is loaded only if an encoder family runs)."""
-    from tutormetrics.metrics.registry import REGISTRY
-
     from tutormetrics.metrics.functional.length import check_concision
+    from tutormetrics.metrics.registry import REGISTRY
 
     names = REGISTRY.resolve(options.metrics)
     not_selected = sorted(set(options.metric_params) - set(names))

@@ -25,6 +25,11 @@ from tutormetrics.progress import Log, quiet
 def drift_table(reference: Any, other: Any, columns: list[str]) -> dict[str, dict[str, float]]:
     """Per column ``max |Δ|`` and ``mean |Δ|`` over rows where both are finite (polars frames).
 
+    Args:
+        reference: the reference table (polars).
+        other: the table compared with it, same rows in the same order.
+        columns: columns to compare.
+
     Example:
         >>> import polars as pl
         >>> drift_table(pl.DataFrame({"a": [1.0, 2.0]}), pl.DataFrame({"a": [1.5, 2.0]}), ["a"])

@@ -35,6 +35,13 @@ def long_text_warning(
 
     ``max_seq_length=None``: the model's own limit (not known without loading the model).
 
+    Args:
+        n_long: texts over the length limit.
+        n_texts: texts in all.
+        max_seq_length: the limit in word pieces; ``None``: the model's own.
+        long_text: ``"truncate"`` or ``"window"``: what was done with them.
+        unit: what the texts are, for the message.
+
     >>> long_text_warning(2, 4, None, "truncate", unit="exchanges")
     "2 of 4 exchanges exceeded the model's max_seq_length and were truncated"
     """

@@ -24,11 +24,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from tutormetrics.errors import ConfigError
-from tutormetrics.progress import DEFAULT_EVERY, RunProgress, run_progress
-from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
-from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, describe_columns
-from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
 from tutormetrics.engine.artifacts import score_text_families
 from tutormetrics.engine.concurrency import parallel_map, worker_process
 from tutormetrics.engine.run_stats import ScoreStats, merge_counts
@@ -38,6 +33,11 @@ from tutormetrics.engine.run_warnings import (
     long_text_warning,
     mostly_nan_warnings,
 )
+from tutormetrics.errors import ConfigError
+from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.columns import MANIFEST_KEY, ColumnDescription, describe_columns
+from tutormetrics.metrics.registry import REGISTRY, MetricRegistry
+from tutormetrics.progress import DEFAULT_EVERY, RunProgress, run_progress
 from tutormetrics.text import check_lang, normalize, require_segmenter, segmenter_info, text_language
 
 if TYPE_CHECKING:  # pragma: no cover

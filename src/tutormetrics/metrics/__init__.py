@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from tutormetrics.metrics.base import ARTIFACTS, Artifacts, ColumnDescription, ExchangeBatch, Metric
+from tutormetrics.metrics.coherence import Coherence, coherence_texts
 from tutormetrics.metrics.columns import describe_columns, describe_table
+from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics, count_questions
 from tutormetrics.metrics.functional.length import (
     char_count,
     length_ratio,
@@ -36,20 +38,19 @@ from tutormetrics.metrics.functional.lexical import (
     type_token_ratio,
 )
 from tutormetrics.metrics.functional.overlap import containment, jaccard, prompt_overlap
-from tutormetrics.metrics.functional.richness import hdd, lexical_richness, mattr, mtld
 from tutormetrics.metrics.functional.readability import (
     SyllableCounter,
     flesch_kincaid_grade,
     flesch_reading_ease,
-    readability_scores,
     readability_counts,
+    readability_scores,
 )
+from tutormetrics.metrics.functional.richness import hdd, lexical_richness, mattr, mtld
 from tutormetrics.metrics.length import LengthStructure
 from tutormetrics.metrics.lexical import LexicalDiversity
+from tutormetrics.metrics.ngrams import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
 from tutormetrics.metrics.overlap import PromptOverlap
 from tutormetrics.metrics.readability import Readability
-from tutormetrics.metrics.richness import LexicalRichness
-from tutormetrics.metrics.coherence import Coherence, coherence_texts
 from tutormetrics.metrics.registry import (
     GROUPS,
     REGISTRY,
@@ -58,8 +59,7 @@ from tutormetrics.metrics.registry import (
     list_metrics,
     register_metric,
 )
-from tutormetrics.metrics.ngrams import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
-from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics, count_questions
+from tutormetrics.metrics.richness import LexicalRichness
 
 _LAZY = {
     "EmbeddingSimilarity": "tutormetrics.metrics.embedding",

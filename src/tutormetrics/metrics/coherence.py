@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.encoders.spill import is_spilled, row_blocks
+from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional.coherence import (
     consecutive_cosine,
     response_coherence,
@@ -111,6 +111,11 @@ def coherence_texts(
     progress: bool | None = None,
 ) -> np.ndarray:
     """``resp_coherence`` for plain responses (each unique text encoded once).
+
+    Args:
+        responses: the response texts.
+        encoder: a :class:`TextEncoder`, an :class:`EncoderConfig`, or ``None`` for the bundled all-MiniLM-L6-v2.
+        progress: ``True`` bars, ``False`` nothing, ``None`` by whether stderr is a terminal.
 
     Example:
         >>> coherence_texts(["Add the tens. Then add the ones."])  # doctest: +SKIP

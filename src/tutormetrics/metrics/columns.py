@@ -100,6 +100,14 @@ def column_roles(
 ) -> dict[str, list[str]]:
     """Each output column's role, in table order (the manifest's ``columns``, ``docs/design/datasets.md#metric-columns``).
 
+    Args:
+        columns: the output table's columns, in order.
+        id_col: the row id column.
+        descriptions: descriptions of the metric columns.
+        id_parts: columns the id is built from.
+        kept: input columns carried through to the output.
+        tags: tag columns added to the output.
+
     Example:
         >>> column_roles(["exchange_id", "tutor", "resp_words", "resp_empty"], id_col="exchange_id", kept=["tutor"],
         ...              descriptions=[ColumnDescription("resp_words", "length", "length")])["metrics"]
@@ -143,6 +151,11 @@ def describe_columns(
     """The descriptions of every column of ``families`` in output order, aliases linked.
 
     ``level`` overrides the families' own (a dialogue's exchange families score tutor turns).
+
+    Args:
+        families: the metric families, in output order.
+        n_layers: encoder layer count, for the per-layer columns; ``None`` when unknown.
+        level: level written into every description; ``None`` keeps each family's own.
 
     Example:
         >>> from tutormetrics.metrics import get_metric
@@ -298,6 +311,15 @@ def describe_table(
     level, else family ``"other"``. Without a manifest no column is an alias (that depends on parameters the table
     lacks). ``excluded`` (when given) receives ``(column, reason)`` for the numeric columns left out by name.
 
+    Args:
+        columns: the table's columns, in order.
+        numeric: the numeric columns; ``None`` treats every column as numeric.
+        manifest: the table's own column descriptions; ``None`` when it has none.
+        roles: the manifest's column roles; with ``manifest``, numeric columns no role claims become ``"other"``.
+        exclude: columns that are never metrics (e.g. the id and group columns).
+        registry: families whose declared columns are recognised by name; ``None`` uses the global registry.
+        excluded: list that receives ``(column, reason)`` for numeric columns left out by name; ``None`` skips it.
+
     Example:
         >>> [(d.name, d.family) for d in describe_table(["exchange_id", "obs_id", "mtld", "mean_ttr", "x", "resp_empty"],
         ...                                              numeric=["obs_id", "mtld", "mean_ttr", "x"], exclude=["exchange_id"])]
@@ -348,6 +370,11 @@ def family_of(column: str, descriptions: Iterable[ColumnDescription] | None = No
     """The family id of one column: from ``descriptions`` (a table's manifest) when given, else as a table without a
     manifest is described (:func:`describe_table`: a registered family's column by name, ``mean_<col>`` of one),
     else ``default``.
+
+    Args:
+        column: the column name.
+        descriptions: a table's manifest descriptions; ``None`` describes the name as a table without a manifest.
+        default: family returned when the column is not found.
 
     Example:
         >>> family_of("ttr"), family_of("mean_mtld"), family_of("x"), family_of("x", [], default="rating")
@@ -409,7 +436,16 @@ def describe_frame(
     """The metric columns of a polars ``frame`` read from ``source``: the descriptions and roles in the manifest
     beside ``source`` when it has them, else :func:`describe_table` on the frame's numeric (non-boolean) columns.
     Without a manifest, ``log`` hears which numeric columns were left out by name (``note: validate: not
-    metrics: obs_id (id-like name)``)."""
+    metrics: obs_id (id-like name)``).
+
+    Args:
+        frame: the polars table.
+        source: path the table was read from (its manifest lies beside it); ``None`` means no manifest.
+        exclude: columns that are never metrics.
+        registry: families whose declared columns are recognised by name; ``None`` uses the global registry.
+        log: receives the note on left-out columns; ``None`` stays quiet.
+        command: command name used in that note.
+    """
     manifest = read_manifest_columns(source) if source is not None else None
     roles = read_manifest_roles(source) if source is not None and manifest is not None else None
     numeric = [c for c, dt in frame.schema.items() if dt.is_numeric()]
@@ -426,6 +462,12 @@ def check_named_columns(
 ) -> None:
     """Naming an id, kept, tag, structure or diagnostic column (or an id-like name) in ``--metrics-cols``,
     ``--targets-from`` or ``--control`` is exit 2 (``docs/design/datasets.md#metric-columns``).
+
+    Args:
+        names: the column names given; ``None`` checks nothing.
+        option: the option they came from, for the message (e.g. ``--control``).
+        roles: the manifest's column roles, if any.
+        what: what the option expects, for the message.
 
     >>> check_named_columns(["ttr"], "--metrics-cols")
     >>> check_named_columns(["obs_id"], "--control")

@@ -86,7 +86,13 @@ def window_diagnostics(
     encoded: EncodedTexts, prompt_idx: np.ndarray, response_idx: np.ndarray
 ) -> dict[str, np.ndarray]:
     """Diagnostic columns (not metrics): ``prompt_windows``, ``resp_windows`` (int; 0 = empty,
-    1 = fitted) and ``prompt_truncated``, ``resp_truncated`` (bool; truncate mode)."""
+    1 = fitted) and ``prompt_truncated``, ``resp_truncated`` (bool; truncate mode).
+
+    Args:
+        encoded: the encoded unique texts.
+        prompt_idx: index into ``encoded`` of each exchange's prompt.
+        response_idx: index into ``encoded`` of each exchange's response.
+    """
     pi = np.asarray(prompt_idx, dtype=np.int64)
     ri = np.asarray(response_idx, dtype=np.int64)
     return {
@@ -119,7 +125,15 @@ def score_texts(
     *,
     progress: bool | None = None,
 ) -> dict[str, np.ndarray]:
-    """Score paired texts with an encoder family: NFC, dedupe, encode each unique text once, score."""
+    """Score paired texts with an encoder family: NFC, dedupe, encode each unique text once, score.
+
+    Args:
+        metric: the encoder family that scores.
+        prompts: prompt texts.
+        responses: response texts, one per prompt.
+        encoder: a :class:`TextEncoder`, an :class:`EncoderConfig`, or ``None`` for the bundled all-MiniLM-L6-v2.
+        progress: ``True`` bars, ``False`` nothing, ``None`` by whether stderr is a terminal.
+    """
     prompts, responses = list(prompts), list(responses)
     if len(prompts) != len(responses):
         raise ValueError(f"expected as many prompts as responses, got {len(prompts)} and {len(responses)}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.flags import flag, min_clusters_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
 from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE
 from tutormetrics.psychometrics.ratings_input import RatingsInput
 
@@ -83,20 +83,25 @@ class AgreeRatingsInput(RatingsInput):
 @dataclass(frozen=True)
 class JudgeOptions:
     """The options of the agreement and judge tables (``docs/guide/judges.md#commands``): resamples, seed and
-    ``n_min`` are ``agree``'s flags; the rest are set from Python (:func:`~tutormetrics.psychometrics.judge_tables.judge_tables`)."""
+    ``n_min``, ``--cluster-col``, ``--min-clusters`` and ``--length-col`` are ``agree``'s flags; the tables asked for
+    (``length_bias``, ``differences``) are set from the file options of the command."""
 
     PANEL: ClassVar[str] = "Agreement"
 
     n_resamples: int = n_resamples_flag(2000)
     seed: int = seed_flag()
     confidence_level: float = 0.95
-    n_min: int = flag("--n-min", default=10, min=1, help="Fewer units with two ratings (or judge pairs) give NaN (too_few).")
+    n_min: int = n_min_flag(10)  # units with two ratings (or judge pairs)
     #: The rating scale (``--levels``; ``None``: each criterion's observed categories).
     levels: tuple[float, ...] | None = None
     exchangeable: bool = False
-    cluster_col: str | None = None
-    min_clusters: int = 10  # stats.cluster_resample.MIN_CLUSTERS (not imported: it pulls in scipy)
-    length_col: str = "resp_words"
+    cluster_col: str | None = flag(
+        "--cluster-col", default=None, show_default=False,
+        help="Column (of RATINGS, else of --metrics-table) naming each reply's dialogue: intervals resample dialogues.",
+    )
+    #: stats.cluster_resample.MIN_CLUSTERS (not imported: it pulls in scipy)
+    min_clusters: int = min_clusters_flag()
+    length_col: str = flag("--length-col", default="resp_words", help="With --length-bias: the --metrics-table column with each reply's length.")
     length_bias: bool = False
     differences: bool = False
 

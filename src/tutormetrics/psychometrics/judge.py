@@ -33,9 +33,20 @@ from tutormetrics.psychometrics.agreement import _Criterion, clean_ratings, join
 from tutormetrics.psychometrics.leniency import LENIENCY_COLUMNS, POOLED, leniency_columns, pooled_leniency
 from tutormetrics.psychometrics.level_scale import LevelScale, as_level_scale, inferred_scale_note
 from tutormetrics.psychometrics.multirater_agreement import unit_counts
-from tutormetrics.psychometrics.pairwise_agreement import bootstrap_tables, cohen_kappa, contingency_table, gwet_ac, krippendorff_alpha
+from tutormetrics.psychometrics.pairwise_agreement import (
+    bootstrap_tables,
+    cohen_kappa,
+    contingency_table,
+    gwet_ac,
+    krippendorff_alpha,
+)
 from tutormetrics.psychometrics.ratings import RatingsLike
-from tutormetrics.psychometrics.resampled_agreement import pair_clusters, resampled_tables, table_measures, unit_clusters
+from tutormetrics.psychometrics.resampled_agreement import (
+    pair_clusters,
+    resampled_tables,
+    table_measures,
+    unit_clusters,
+)
 from tutormetrics.stats.bootstrap import percentile_ci
 from tutormetrics.stats.cluster_resample import MIN_CLUSTERS, ClusterDraws, percentile_interval
 

@@ -35,7 +35,14 @@ from tutormetrics.psychometrics.agreement import _Criterion, join_reasons
 from tutormetrics.psychometrics.judge import criterion_references, judge_setup
 from tutormetrics.psychometrics.pairwise_agreement import contingency_table
 from tutormetrics.psychometrics.ratings import RatingsLike
-from tutormetrics.psychometrics.resampled_agreement import MEASURES, UnitClusters, pair_clusters, resampled_tables, table_measures, unit_clusters
+from tutormetrics.psychometrics.resampled_agreement import (
+    MEASURES,
+    UnitClusters,
+    pair_clusters,
+    resampled_tables,
+    table_measures,
+    unit_clusters,
+)
 from tutormetrics.stats.cluster_resample import MIN_CLUSTERS, ClusterDraws, percentile_interval
 
 __all__ = ["DIFFERENCE_COLUMNS", "differences_table"]

@@ -26,8 +26,8 @@ from typing import Literal
 
 import numpy as np
 
-from tutormetrics.psychometrics.kappa_paradox import paradox_indices
 from tutormetrics.errors import ConfigError
+from tutormetrics.psychometrics.kappa_paradox import paradox_indices
 
 __all__ = [
     "bootstrap_tables",

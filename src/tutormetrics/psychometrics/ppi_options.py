@@ -1,5 +1,5 @@
-"""The options of ``ppi`` (``docs/commands/ppi.md#from-python``): the judge, the groups, λ, the human aggregate and
-the interval level, each declaring its command-line flag. No numpy here: the command line reads it at start-up.
+"""The options of ``ppi`` (``docs/commands/ppi.md#from-python``): the judge, the groups, λ, the human aggregate,
+the interval level, the dialogue and stratum columns (``docs/guide/judges.md#cluster-ppi``), each declaring its command-line flag. No numpy here: the command line reads it at start-up.
 
 Example:
     >>> PPIOptions().lam, PPIOptions(lam="auto").lam, parse_lambda("0.5")
@@ -58,3 +58,11 @@ class PPIOptions:
     )
     aggregate: str = flag("--aggregate", default="mean", help="Human aggregation per exchange and criterion: mean, min or max.")
     confidence_level: float = confidence_flag()
+    cluster_col: str | None = flag(
+        "--cluster-col", default=None, show_default=False,
+        help="Judge-labels column naming each reply's dialogue: cluster-robust se (the estimate is unchanged).",
+    )
+    strata_col: str | None = flag(
+        "--strata-col", default=None, show_default=False,
+        help="Judge-labels column, constant per exchange: PPI per stratum, combined by the strata's shares (or --strata-weights).",
+    )

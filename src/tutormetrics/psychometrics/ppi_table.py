@@ -23,7 +23,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.progress import Log, quiet
-from tutormetrics.psychometrics.exchange_labels import LABEL, exchange_labels
+from tutormetrics.psychometrics.exchange_labels import LABEL, exchange_labels, independence_note
 from tutormetrics.psychometrics.ppi_options import AGGREGATES, PPIOptions, parse_lambda
 from tutormetrics.psychometrics.ratings import Ratings, RatingsLike, cleaned_long, long_to_targets, ratings_table
 from tutormetrics.stats.ppi import PPIResult, ppi_mean, ppi_mean_clustered
@@ -31,7 +31,7 @@ from tutormetrics.stats.ppi_plan import Plan, ppi_plan
 from tutormetrics.stats.ppi_strata import combine_strata, share_weights
 
 __all__ = [
-    "CLUSTER_COLUMNS", "COLUMNS", "PLAN_COLUMNS", "STRATA_COLUMNS", "check_ppi_options", "parse_lambda", "ppi_plan_table", "ppi_study", "ppi_table", "read_strata_weights",
+    "CLUSTER_COLUMNS", "COLUMNS", "PLAN_COLUMNS", "STRATA_COLUMNS", "check_ppi_options", "parse_lambda", "ppi_plan_study", "ppi_plan_table", "ppi_study", "ppi_table", "read_strata_weights",
 ]  # fmt: skip
 
 COLUMNS: tuple[str, ...] = (
@@ -340,10 +340,15 @@ def check_ppi_options(*, plan: bool, half_width: float | None, strata_col: str |
         raise ConfigError("--strata-weights needs --strata-col", hint="name the stratum column of the judge labels")
 
 
-def ppi_study(judge_labels: Ratings, human_labels: Ratings, options: PPIOptions | None = None, *, log: Log = quiet) -> pl.DataFrame:
+def ppi_study(
+    judge_labels: Ratings, human_labels: Ratings, options: PPIOptions | None = None, *,
+    strata_weights: Mapping[str, float] | None = None, log: Log = quiet,
+) -> pl.DataFrame:  # fmt: skip
     """``ppi``: :func:`ppi_table` of judge and human labels each read once by
     :func:`~tutormetrics.psychometrics.ratings_input.read_ratings` (their columns: the judge labels')
-    under ``options`` (``docs/commands/ppi.md#from-python``).
+    under ``options`` (``docs/commands/ppi.md#from-python``), ``strata_weights`` from :func:`read_strata_weights`.
+    Judge labels with a conversation column but no ``options.cluster_col`` earn one note on ``log``
+    (``docs/guide/judges.md#why-dialogues``).
 
     >>> judge = Ratings.clean(pl.DataFrame({"exchange_id": [f"e{i}" for i in range(6)], "rater": "llm",
     ...                                     "criterion": "c", "score": [1, 0, 1, 1, 0, 1]}))
@@ -353,7 +358,28 @@ def ppi_study(judge_labels: Ratings, human_labels: Ratings, options: PPIOptions 
     (3, 0.3333333333333333)
     """
     o = options or PPIOptions()
+    _note_independence(judge_labels, o.cluster_col, log)
     return ppi_table(
         judge_labels, human_labels, judge=o.judge, group_col=o.group_col, lam=o.lam, confidence_level=o.confidence_level,
-        aggregate=o.aggregate, log=log, **judge_labels.columns(),
+        aggregate=o.aggregate, cluster_col=o.cluster_col, strata_col=o.strata_col, strata_weights=strata_weights, log=log,
+        **judge_labels.columns(),
     )  # fmt: skip
+
+
+def ppi_plan_study(judge_labels: Ratings, human_labels: Ratings, options: PPIOptions, half_width: float, *, log: Log = quiet) -> pl.DataFrame:
+    """``ppi --plan --half-width h``: :func:`ppi_plan_table` under ``options`` (``docs/guide/judges.md#label-budget``);
+    ``--strata-col`` is refused (:func:`check_ppi_options`), ``--lambda`` is unused (the plan tunes λ)."""
+    check_ppi_options(plan=True, half_width=half_width, strata_col=options.strata_col, strata_weights=None)
+    _note_independence(judge_labels, options.cluster_col, log)
+    return ppi_plan_table(
+        judge_labels, human_labels, half_width=half_width, judge=options.judge, group_col=options.group_col,
+        cluster_col=options.cluster_col, confidence_level=options.confidence_level, aggregate=options.aggregate, log=log,
+        **judge_labels.columns(),
+    )  # fmt: skip
+
+
+def _note_independence(judge_labels: RatingsLike, cluster_col: str | None, log: Log) -> None:
+    """The once-per-run note that the intervals treat replies as independent (``docs/guide/judges.md#why-dialogues``)."""
+    note = independence_note(ratings_table(judge_labels).columns, cluster_col, "ppi")
+    if note:
+        log(f"note: {note}")

@@ -637,6 +637,8 @@ class Ratings:
     dropped: tuple[str, ...] = ()
     source: str = "ratings"
     exchangeable: bool = False
+    #: What ``--recode`` did before cleaning: ``[{"from": 0.5, "to": 0.0, "ratings": 413}]`` (run.json's ``recode``).
+    recoded: tuple[Mapping[str, object], ...] = ()
 
     @classmethod
     def clean(

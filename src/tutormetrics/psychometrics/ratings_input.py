@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Optional
 
 from tutormetrics.flags import flag, split_list
@@ -18,6 +18,7 @@ from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE, check_raters_m
 from tutormetrics.psychometrics.na_codes import drop_na_codes
 from tutormetrics.psychometrics.ratings import Ratings, parse_levels
 from tutormetrics.psychometrics.recode import apply_recode, parse_recode, recode_message
+from tutormetrics.psychometrics.recode_report import recode_record
 
 __all__ = ["RatingOptions", "RatingsInput", "read_ratings"]
 
@@ -122,14 +123,16 @@ def read_ratings(
     frame = read_keyed(path, key, id_columns=[id_col], drop_parts=True)
     if na:
         frame = drop_na_codes(frame, na, score_col=spec.score_col, log=log)
+    counts: dict[float, int] = {}
     if spec.recode and spec.score_col in frame.columns:  # a missing column is reported by the next step
         frame, counts = apply_recode(frame, spec.score_col, spec.recode, id_col=id_col, source=source)
         log(recode_message(spec.recode, counts))
     if require_long:
         needed = [id_col, spec.criterion_col, spec.score_col] + ([] if spec.exchangeable else [spec.rater_col])
         require_columns(frame, needed, source="ratings")
-    return Ratings.clean(
+    cleaned = Ratings.clean(
         frame, id_col=id_col, rater_col=spec.rater_col, criterion_col=spec.criterion_col, score_col=spec.score_col,
         levels=spec.levels, drop_out_of_scale=spec.drop_out_of_scale, source=source, log=log,
         exchangeable=spec.exchangeable,
     )
+    return replace(cleaned, recoded=tuple(recode_record(spec.recode, counts)))

@@ -13,12 +13,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, list_or_none, seed_flag, split_list
 
-__all__ = ["MODELS", "ThetaOptions", "parse_specs"]
+if TYPE_CHECKING:  # pragma: no cover
+    import polars as pl
+
+    from tutormetrics.psychometrics.measurement.measurement_report import MeasurementOptions
+
+__all__ = ["MODELS", "MeasurementFlags", "ThetaOptions", "parse_fit_pair", "parse_specs"]
 
 #: ``--model`` spellings → the fit's model names.
 MODELS = {"auto": "auto", "binary": "binary", "partial-credit": "partial_credit", "partial_credit": "partial_credit"}
@@ -155,3 +160,111 @@ class ThetaOptions:
             if any(t not in ("topics", "groups") for t in terms) and not covariates:
                 raise ConfigError(f"--spec {name}: covariate terms need --covariates")
         return specs
+
+
+def parse_fit_pair(text: str | tuple[float, float]) -> tuple[float, float]:
+    """``--fit-range`` ``"lo,hi"`` → ``(lo, hi)`` with 0 < lo < 1 < hi (``docs/measurement.md#fit-flag``).
+
+    >>> parse_fit_pair("0.7,1.3")
+    (0.7, 1.3)
+    """
+    if isinstance(text, tuple):
+        return text
+    try:
+        lo, hi = (float(p) for p in str(text).split(","))
+    except ValueError:
+        raise ConfigError(f"--fit-range {text!r} is not lo,hi", hint="e.g. --fit-range 0.5,1.5") from None
+    if not 0 < lo < 1 < hi:
+        raise ConfigError(f"--fit-range {text}: needs 0 < lo < 1 < hi", hint="e.g. --fit-range 0.5,1.5")
+    return lo, hi
+
+
+@dataclass
+class MeasurementFlags:
+    """The settings of the measurement tables of ``theta`` (``docs/measurement.md#commands``): the fit flag rule,
+    the bias cells, the DIF groups' column and reference, the multiplicity adjustment and the number of plausible
+    values. Which tables are written is the command's (one file option each); :meth:`options` joins both.
+
+    >>> MeasurementFlags().fit_range, MeasurementFlags().adjust, MeasurementFlags().pv_draws
+    ((0.5, 1.5), 'holm', 20)
+    """
+
+    PANEL: ClassVar[str] = "Measurement"
+
+    fit_range: tuple[float, float] = flag(
+        "--fit-range", default="0.5,1.5", parse=parse_fit_pair, cli_type=str,
+        help="Fit flag: mean-squares outside lo,hi (with |ZSTD| >= --fit-zstd) are flagged.",
+    )
+    fit_zstd: float = flag("--fit-zstd", default=2.0, help="Fit flag: the |ZSTD| a misfit must also reach.")
+    bias_facets: list[str] | None = flag(
+        "--bias-facets", default=None, parse=split_list, cli_type=list[str] | None,
+        help="Bias pairs: rater:criterion, criterion:rater, criterion:group, group:criterion; repeatable "
+        "(default rater:criterion with 2+ raters, plus criterion:group with --dif-groups).",
+    )
+    bias_min: int = flag("--bias-min", default=10, min=1, help="Bias: fewest ratings of a cell with an estimate.")
+    bias_logit: float = flag("--bias-logit", default=0.5, help="Bias: the smallest |β| (logits) a flagged cell has.")
+    dif_col: str | None = flag("--dif-col", default=None, help="DIF: the group column of --dif-groups.")
+    dif_reference: str | None = flag(
+        "--dif-reference", default=None, help="DIF: the reference level (default: the level with most exchanges)."
+    )
+    dif_min: int = flag("--dif-min", default=30, min=1, help="DIF: fewest exchanges of a group with an estimate.")
+    adjust: str = flag("--adjust", default="holm", help="Multiplicity within each bias pair / DIF statistic: holm, bh, by or none.")
+    pv_draws: int = flag("--pv-draws", default=20, help="Plausible values per exchange written by --pv (>= 2).")
+
+    def check(self, *, dif: bool, groups: bool, pv: bool, model_group_col: str | None) -> None:
+        """The errors of ``docs/measurement.md#errors`` that need no fit (exit 2 before any work).
+
+        Args:
+            dif: The DIF table is wanted (``--dif``).
+            groups: A DIF group table is given (``--dif-groups``).
+            pv: Plausible values are wanted (``--pv``).
+            model_group_col: The model's own ``--group-col``.
+        """
+        from tutormetrics.psychometrics.measurement.bias import parse_bias_pairs
+        from tutormetrics.stats.multiplicity import ADJUST_METHODS
+
+        if self.adjust not in ADJUST_METHODS:
+            raise ConfigError(f"unknown --adjust {self.adjust!r}", hint="use holm, bh, by or none")
+        if not self.fit_zstd > 0:
+            raise ConfigError(f"--fit-zstd {self.fit_zstd} must be positive", hint="e.g. --fit-zstd 2")
+        if pv and self.pv_draws < 2:
+            raise ConfigError(f"--pv-draws {self.pv_draws}: needs at least 2 draws", hint="e.g. --pv-draws 20")
+        if dif and not (groups and self.dif_col):
+            raise ConfigError("--dif needs --dif-groups and --dif-col", hint="name the exchange-level group table and its column")
+        if groups != (self.dif_col is not None):
+            raise ConfigError("--dif-groups and --dif-col go together", hint="name the group table and its column")
+        if self.dif_col is not None and self.dif_col == model_group_col:
+            raise ConfigError(
+                f"--dif-col {self.dif_col} is the model's --group-col: its group effects already absorb DIF",
+                hint="fit theta without --groups, or study DIF on another column",
+            )
+        if self.bias_facets:
+            pairs = parse_bias_pairs(self.bias_facets)
+            if any("group" in pair for pair in pairs) and not groups:
+                raise ConfigError("--bias-facets with a group pair needs --dif-groups and --dif-col",
+                                  hint="name the exchange-level group table and its column")  # fmt: skip
+
+    def options(
+        self, tables: set[str], *, seed: int, dif_groups: pl.DataFrame | None = None, model_group_col: str | None = None,
+        exchangeable: bool = False, pv_path: str = "PV.csv",
+    ) -> MeasurementOptions:
+        """The library's :class:`~tutormetrics.psychometrics.measurement.MeasurementOptions` for the ``tables`` wanted
+        (names among ``fit``, ``separation``, ``bias``, ``dif``, ``pv``).
+
+        Args:
+            tables: The tables to compute.
+            seed: The plausible values' seed (``--seed``).
+            dif_groups: The ``--dif-groups`` table.
+            model_group_col: The model's ``--group-col`` (DIF on it is refused).
+            exchangeable: ``--raters exchangeable``.
+            pv_path: The PV file named in its stderr line.
+        """
+        from tutormetrics.psychometrics.measurement.measurement_report import MeasurementOptions
+
+        return MeasurementOptions(
+            fit="fit" in tables, fit_range=self.fit_range, fit_zstd=self.fit_zstd, separation="separation" in tables,
+            bias="bias" in tables, bias_facets=self.bias_facets, bias_min=self.bias_min, bias_logit=self.bias_logit,
+            dif="dif" in tables, dif_groups=dif_groups, dif_col=self.dif_col, dif_reference=self.dif_reference,
+            dif_min=self.dif_min, adjust=self.adjust, pv="pv" in tables, pv_draws=self.pv_draws, seed=seed,
+            pv_path=pv_path, model_group_col=model_group_col, exchangeable=exchangeable,
+        )  # fmt: skip

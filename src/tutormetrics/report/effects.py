@@ -34,7 +34,14 @@ from matplotlib.patches import Rectangle
 
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.io.tables import require_columns
-from tutormetrics.plotting import DEFAULT_DPI, MAX_WIDTH_IN, check_figure_path, literal_text, save_paper_figure, wrap_to_width
+from tutormetrics.plotting import (
+    DEFAULT_DPI,
+    MAX_WIDTH_IN,
+    check_figure_path,
+    literal_text,
+    save_paper_figure,
+    wrap_to_width,
+)
 from tutormetrics.validity.heatmap import format_rho
 
 __all__ = ["FIGURE_FORMATS", "ComparePanel", "compare_figure_size", "compare_figures", "compare_panels", "effect_matrix",

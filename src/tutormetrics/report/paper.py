@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.report.tables import cell_text, number_text, render_rows
 from tutormetrics.metrics.columns import NOT_METRICS
+from tutormetrics.report.tables import cell_text, number_text, render_rows
 
 __all__ = ["paper_table", "paper_variables", "summary_caption"]
 

@@ -19,10 +19,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-
-import polars as pl
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.io.atomic import write_text_atomic

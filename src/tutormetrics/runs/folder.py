@@ -21,7 +21,7 @@ from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.runs.layout import run_files
 from tutormetrics.runs.levels import Level, dialogue_levels, dialogue_ratings_key, level_metric_cols, score_levels
-from tutormetrics.runs.outputs import write_agreement, write_level, write_predictive, write_theta
+from tutormetrics.runs.outputs import write_agreement, write_level, write_measurement, write_predictive, write_theta
 from tutormetrics.runs.record import RunRecord, close_run
 from tutormetrics.validity.study import StudyResult, ValidateOptions, validate_metrics
 
@@ -39,6 +39,12 @@ def _start(
     """Check the inputs, the engine and the outputs (nothing a user has is overwritten) before any work."""
     thetas = [Path(theta)] if isinstance(theta, (str, Path)) else [Path(t) for t in theta or []]
     check_outputs([exchanges, ratings, *thetas], [outdir / name for name in run_files(vo.figure_formats)])
+    if vo.theta_pv and thetas:  # docs/measurement.md#theta-pv: the PVs are drawn from the fit estimated here
+        raise ConfigError("run --theta-pv needs θ estimated here", hint="drop --theta, or use validate --theta T --facets F --theta-pv M")
+    if vo.theta_pv and (vo.theta_pv < 2 or vo.pv_condition not in ("metric", "none")):
+        from tutormetrics.validity.theta_pv import check_theta_pv
+
+        check_theta_pv(None, False, False, vo)  # the draws' and the condition's errors
     if score_options.engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {score_options.engine!r}", hint="use --engine local or --engine ray")
     if dialogue is not None and score_options.engine != "local":
@@ -99,7 +105,7 @@ def _validate_levels(
 def _no_theta(vo: ValidateOptions) -> ValidateOptions:
     from dataclasses import replace
 
-    return replace(vo, estimate_theta=False)
+    return replace(vo, estimate_theta=False, theta_pv=0)
 
 
 def run_pipeline(
@@ -155,7 +161,8 @@ def run_pipeline(
         return _scores_only(record, dialogue, log, history)
     if dialogue is not None:
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
-    rated = vo.clean_ratings(raw_ratings, id_col=id_col, source=str(ratings), log=log)  # once: θ, agreement, targets
+    rated = vo.clean_ratings(raw_ratings, id_col=id_col, source=str(ratings), log=log, command="run")  # once: θ, agreement, targets
+    record.head["recode"] = [dict(r) for r in rated.recoded]  # docs/guide/paper.md#recode
     log("[1/4] scoring")
     levels = score_levels(record, dialogue, id_col, log, history)
     first_vo = vo
@@ -163,9 +170,13 @@ def run_pipeline(
         levels, first_vo, level_summary = dialogue_levels(levels, id_col, vo, log)
         record.head.update(level_summary)
     study, theta_tables = _validate_levels(record, levels, rated, id_col, first_vo, metric_cols, log)
+    write_measurement(record, study, rated, levels[0].frame, group_col, log)
+    if study.theta_pv is not None:  # docs/measurement.md#theta-pv
+        record.head["theta_pv"] = {"draws": vo.theta_pv, "seed": vo.seed, "condition": vo.pv_condition,
+                                   "n_metrics": study.theta_pv.height}  # fmt: skip
     if group_col is not None:  # grouped cross-validated predictive validity
         log(f"      predictive validity, grouped by {group_col}")
-        write_predictive(record, levels[0].frame, raw_ratings, theta_tables, group_col, id_col, first_vo, levels[0].columns, log)
+        write_predictive(record, levels[0].frame, rated, theta_tables, group_col, id_col, first_vo, levels[0].columns, log)
     result = study.validity
     if top:
         from tutormetrics.validity.correlate import summarize_correlations

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: The tables of a run that do not depend on the level: the scored tables, θ, agreement, the rating targets, predict.
+#: The tables of a run that do not depend on the level: the scored tables, θ, agreement, the rating targets, predict,
+#: and θ's measurement tables (fit, separation, DIF by ``--group-col``; ``docs/measurement.md#commands``).
 FIXED_FILES: tuple[str, ...] = (
     "metrics.csv", "metrics.csv.manifest.json", "theta.csv", "facets.csv", "agreement.csv", "targets.csv",
     "turns.csv", "turns.csv.manifest.json", "conversations.csv", "conversations.csv.manifest.json", "predictive.csv",
+    "fit.csv", "separation.csv", "dif.csv",
 )  # fmt: skip
 #: File prefixes of the validated levels: exchanges or the first dialogue level, the conversations, the turns.
 LEVEL_PREFIXES: tuple[str, ...] = ("", "conversations_", "turns_")

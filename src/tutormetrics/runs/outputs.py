@@ -1,6 +1,7 @@
 """The tables and figures a validated ``run`` writes besides the scores (``docs/commands/run.md``): θ and the facets
 (when estimated), rater agreement, the rating targets, and per level the correlation table, the ρ matrices and the
-heatmaps; ``predictive.csv`` with ``--group-col``."""
+heatmaps; ``predictive.csv`` with ``--group-col``; θ's fit and separation tables, and its DIF by ``--group-col``
+(``docs/measurement.md#commands``)."""
 
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ def write_level(
 
 
 def write_predictive(
-    record: RunRecord, frame: pl.DataFrame, ratings: pl.DataFrame, theta: Sequence[pl.DataFrame], group_col: str,
+    record: RunRecord, frame: pl.DataFrame, ratings: Ratings, theta: Sequence[pl.DataFrame], group_col: str,
     id_col: str, vo: ValidateOptions, columns: Sequence[Any], log: Log,
 ) -> None:  # fmt: skip
     """``predictive.csv``: ``predict`` with the study's ratings, θ, controls and seed (defaults otherwise).
@@ -128,7 +129,7 @@ def write_predictive(
     Args:
         record: The run.
         frame: The first level's scored frame.
-        ratings: The ratings frame (``predict`` takes them as read).
+        ratings: The study's ratings, cleaned once (``predict`` takes them as they are).
         theta: The θ target tables.
         group_col: The column whose groups the folds keep whole.
         id_col: The id the ratings are keyed by.
@@ -148,3 +149,39 @@ def write_predictive(
         families=dict(families), ratings_source="ratings", log=log,
     )  # fmt: skip
     record.write("predictive", result.table)
+
+
+def write_measurement(
+    record: RunRecord, study: StudyResult, rated: Ratings, frame: pl.DataFrame | None, group_col: str | None, log: Log,
+) -> None:  # fmt: skip
+    """``fit.csv`` and ``separation.csv`` of the θ estimated here, and ``dif.csv`` of the criteria across
+    ``group_col`` (a column of the scored ``frame``, one value per exchange); their stderr lines and the scale
+    warnings (``docs/measurement.md#commands``, ``docs/measurement.md#scale-warnings``). Nothing when θ was given.
+
+    Args:
+        record: The run (its files and warnings).
+        study: The first level's study (its θ fit).
+        rated: The cleaned ratings θ was fitted on.
+        frame: The first level's scored frame (the groups' source), or ``None``.
+        group_col: ``--group-col``: DIF of the criteria across its levels.
+        log: Where the lines go.
+    """
+    fit = study.theta_fit
+    if fit is None:
+        return
+    from tutormetrics.psychometrics.exchangeable import theta_ratings
+    from tutormetrics.psychometrics.measurement import MeasurementOptions, measurement_report, prepare_like_fit
+
+    fitted = theta_ratings(rated)[0]
+    groups = None
+    if group_col is not None and frame is not None and group_col in frame.columns:
+        groups = frame.select(rated.id_col, group_col).unique(maintain_order=True)
+    options = MeasurementOptions(fit=True, separation=True, dif=groups is not None, dif_groups=groups,
+                                 dif_col=group_col if groups is not None else None, exchangeable=rated.exchangeable)  # fmt: skip
+    report = measurement_report(fit, prepare_like_fit(fitted, fit, **fitted.columns()), options)
+    for name in ("fit", "separation", "dif"):
+        if name in report.tables:
+            record.write(name, report.tables[name])
+    for line in [*report.warnings, *report.lines, *report.notes]:
+        log(f"      {line}")
+    record.warnings.extend(report.warnings)

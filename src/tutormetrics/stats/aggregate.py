@@ -110,7 +110,15 @@ def _numeric(df: pl.DataFrame, col: str) -> pl.Expr:
 def aggregate_labels(
     df: pl.DataFrame, *, by: Sequence[str], cols: Sequence[str] | None = None, na: Sequence[float] = ()
 ) -> AggregateResult:
-    """Aggregate label columns per ``by`` combination; ``na`` values and empty cells are missing."""
+    """Aggregate label columns per ``by`` combination; ``na`` values and empty cells are missing.
+
+    Args:
+        df: the turns table.
+        by: key columns of one group (repeats dropped); at least one is required.
+        cols: label columns to average; ``None`` takes every numeric or boolean column that is not a key or a known
+            non-label column.
+        na: missing-value codes (e.g. ``-1``), treated like empty cells and NaN; other negative values are noted.
+    """
     by = list(dict.fromkeys(by))
     if not by:
         raise InputSchemaError("aggregate: name the key columns with --by")

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-
 # Elements (rows × columns × resamples) per bootstrap chunk: ~16 MiB per float64 work array.
 _CHUNK_ELEMENTS = 1 << 21
 
@@ -148,6 +147,12 @@ def resample_weights(rng: np.random.Generator, c: int, n: int, clusters: np.ndar
     ``rng.integers(0, G, (c, G))`` and row i weighs as often as its cluster was drawn
     (``docs/design/predictive.md#cluster-resampling``); with one row per cluster in row order both are the same.
 
+    Args:
+        rng: generator the draws come from.
+        c: number of resamples (rows of the result).
+        n: number of data rows (columns of the result).
+        clusters: cluster code 0…G−1 per row; ``None`` resamples rows.
+
     >>> resample_weights(np.random.default_rng(0), 1, 4, np.array([0, 0, 1, 1])).tolist()
     [[0, 0, 2, 2]]
     """
@@ -159,7 +164,14 @@ def resample_weights(rng: np.random.Generator, c: int, n: int, clusters: np.ndar
 
 
 def jackknife_weights(start: int, c: int, n: int, clusters: np.ndarray | None = None) -> np.ndarray:
-    """Leave-one-out weights for units ``start … start + c − 1``: rows, or clusters (``1 − 1[cluster(i) = j]``)."""
+    """Leave-one-out weights for units ``start … start + c − 1``: rows, or clusters (``1 − 1[cluster(i) = j]``).
+
+    Args:
+        start: first unit left out.
+        c: number of units left out, one per result row.
+        n: number of data rows (columns of the result).
+        clusters: cluster code 0…G−1 per row, the units; ``None``: the units are rows.
+    """
     units = np.arange(start, start + c)
     if clusters is None:
         weights = np.ones((c, n), dtype=np.int64)
@@ -182,7 +194,16 @@ def bootstrap_spearman_block(
     clusters: np.ndarray | None = None,
 ) -> np.ndarray:
     """Bootstrap distribution (n_pairs, B) of ρ for paired row resamples drawn like scipy does
-    (or cluster resamples, see :func:`resample_weights`)."""
+    (or cluster resamples, see :func:`resample_weights`).
+
+    Args:
+        block: (n, K) finite values; the first ``n_x`` columns are metrics, the rest targets.
+        n_x: number of metric columns in ``block``.
+        pairs: ``(ix, iy)`` index arrays of the (metric, target) pairs; ``iy`` counts from the first target column.
+        n_resamples: number of bootstrap resamples B.
+        rng: generator of the resamples (same stream as ``scipy.stats.bootstrap(paired=True)``).
+        clusters: cluster code 0…G−1 per row for cluster resamples; ``None`` resamples rows.
+    """
     n = block.shape[0]
     plan = _rank_plan(block)
     out = np.empty((pairs[0].size, n_resamples))
@@ -197,6 +218,12 @@ def bootstrap_spearman_block(
 def weighted_spearman(x: np.ndarray, y: np.ndarray, weight_chunks: Iterable[tuple[int, np.ndarray]], n_resamples: int) -> np.ndarray:
     """Spearman ρ(x, y) of every weighted resample: ``weight_chunks`` yields ``(start, weights)`` with integer
     weights (c, n); ρ is that of the expanded resample (average ranks), NaN where a side is constant.
+
+    Args:
+        x: (n,) first variable.
+        y: (n,) second variable.
+        weight_chunks: ``(start, weights)`` pairs; ``weights`` (c, n) are integer counts of resamples from ``start``.
+        n_resamples: total number of resamples (length of the result; resamples never yielded stay NaN).
 
     >>> w = [(0, np.array([[1, 1, 1], [2, 0, 1]]))]
     >>> weighted_spearman(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]), w, 2).round(3).tolist()
@@ -213,7 +240,14 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray, weight_chunks: Iterable[tupl
 def jackknife_spearman_block(
     block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], clusters: np.ndarray | None = None
 ) -> np.ndarray:
-    """Leave-one-out ρ (n_pairs, units) for every row (weights ``1 − e_i``) or every cluster."""
+    """Leave-one-out ρ (n_pairs, units) for every row (weights ``1 − e_i``) or every cluster.
+
+    Args:
+        block: (n, K) finite values; the first ``n_x`` columns are metrics, the rest targets.
+        n_x: number of metric columns in ``block``.
+        pairs: ``(ix, iy)`` index arrays of the (metric, target) pairs; ``iy`` counts from the first target column.
+        clusters: cluster code 0…G−1 per row to leave out whole clusters; ``None`` leaves out rows.
+    """
     n = block.shape[0]
     m = n_units(n, clusters)
     plan = _rank_plan(block)
@@ -232,6 +266,12 @@ def bca_levels(theta_hat: float, theta_b: np.ndarray, theta_jack: np.ndarray, al
     ``z0 = Φ⁻¹((#{θ*_b < θ̂} + #{θ*_b ≤ θ̂}) / 2B)``;
     ``a = Σ U³ / (6 (Σ U²)^{3/2})`` with jackknife ``U_i = (n − 1)(θ̄_(·) − θ̂_(i))``;
     ``α_1 = Φ(z0 + (z0 + z_α)/(1 − a(z0 + z_α)))`` and likewise ``α_2`` with ``z_{1−α}``.
+
+    Args:
+        theta_hat: the statistic θ̂ on the full sample.
+        theta_b: (B,) bootstrap statistics θ*_b.
+        theta_jack: leave-one-out statistics θ̂_(i).
+        alpha: lower tail probability, e.g. 0.025 for a 95% interval.
     """
     b = theta_b.size
     pct = (np.count_nonzero(theta_b < theta_hat) + np.count_nonzero(theta_b <= theta_hat)) / (2.0 * b)
@@ -253,7 +293,13 @@ def seed_root(seed: int | None) -> np.random.SeedSequence:
 
 
 def child_rng(root: np.random.SeedSequence, kind: int, index: int) -> np.random.Generator:
-    """Independent, reproducible stream per purpose (0 = bootstrap group, 1 = permutation cell)."""
+    """Independent, reproducible stream per purpose (0 = bootstrap group, 1 = permutation cell).
+
+    Args:
+        root: the run's seed sequence.
+        kind: purpose code: 0 = bootstrap group, 1 = permutation cell.
+        index: number of the group or cell within that purpose.
+    """
     return np.random.default_rng(np.random.SeedSequence(entropy=root.entropy, spawn_key=(kind, index)))
 
 

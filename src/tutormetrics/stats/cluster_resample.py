@@ -110,6 +110,11 @@ class ClusterDraws:
 def cluster_sums(unit_cluster: np.ndarray, features: np.ndarray, n_clusters: int) -> np.ndarray:
     """(G, F) sums of the (n, F) unit ``features`` within each cluster.
 
+    Args:
+        unit_cluster: (n,) cluster code 0…G−1 of each unit.
+        features: (n, F) values per unit.
+        n_clusters: number of clusters G (rows of the result).
+
     Example:
         >>> cluster_sums(np.array([0, 1, 0]), np.array([[1.0], [2.0], [4.0]]), 2).tolist()
         [[5.0], [2.0]]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import flag, metrics_cols_flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.flags import flag, metrics_cols_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
 
 __all__ = ["ADJUST", "CompareOptions", "read_directions"]
 
@@ -60,7 +60,7 @@ class CompareOptions:
         "--violation-ci", default="unadjusted",
         help="Interval behind violation and the figure's mark: unadjusted (95%) or bonferroni (1 - 0.05/m per family).",
     )
-    n_min: int = flag("--n-min", default=15, min=1, help="Fewer complete pairs give NaN (too_few); a violation needs at least this many.")
+    n_min: int = n_min_flag(15)  # complete pairs; a violation needs at least this many
     n_resamples: int = n_resamples_flag(9999)
     seed: int = seed_flag()
     by: list[str] | None = flag(

@@ -40,7 +40,13 @@ class CompareStudy:
 
 def metric_columns(frame: pl.DataFrame, options: CompareOptions, described: list[ColumnDescription]) -> list[str] | None:
     """``options.metrics_cols``, else the described metric columns (manifest, else the one fallback) but the
-    pairing, subset and count columns; ``None`` lets :func:`~tutormetrics.stats.paired.compare_groups` choose."""
+    pairing, subset and count columns; ``None`` lets :func:`~tutormetrics.stats.paired.compare_groups` choose.
+
+    Args:
+        frame: the table being compared.
+        options: the compare options (``metrics_cols`` and the pairing, subset and count columns).
+        described: column descriptions of the metrics file (from its manifest, else the fallback).
+    """
     if options.metrics_cols is not None:
         return options.metrics_cols
     skip = {options.group_col, options.block_col, *options.strata, *options.dimensions, *NOT_METRICS, "n_rows"}

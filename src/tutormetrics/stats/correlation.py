@@ -15,6 +15,11 @@ def fisher_ci(rho: float, n: int, confidence_level: float = 0.95) -> tuple[float
     The third value is the delta-method SE on the ρ scale, ``se_z · (1 − ρ²)``, as printed by
     statpsych ``ci.spear``. Returns NaNs when ``n ≤ 3`` or ρ is not finite.
 
+    Args:
+        rho: Spearman ρ.
+        n: number of pairs.
+        confidence_level: coverage of the interval, in (0, 1).
+
     Example (statpsych reference, docs/statistics.md#confidence-intervals):
         >>> [round(v, 7) for v in fisher_ci(0.8699639, 15)]
         [0.5840951, 0.9638297, 0.0824133]
@@ -31,6 +36,11 @@ def spearman_vec(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     """Vectorised Spearman ρ along ``axis``: average ranks, centre, normalised cross-product.
 
     This is the statistic passed to :func:`scipy.stats.bootstrap` (``vectorized=True``).
+
+    Args:
+        x: first variable.
+        y: second variable, same shape as ``x``.
+        axis: axis along which observations run.
 
     Example:
         >>> float(spearman_vec(np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4])))
@@ -65,6 +75,12 @@ def spearman_permutation_p(xv: np.ndarray, yv: np.ndarray, n_permutations: int, 
 
     Ranks of a permuted sample are the permuted ranks, so the statistic permutes the centred ranks of
     x and correlates them with the fixed centred ranks of y.
+
+    Args:
+        xv: (n,) first variable.
+        yv: (n,) second variable.
+        n_permutations: number of random permutations.
+        rng: generator of the permutations.
     """
     rx = stats.rankdata(xv)
     rx -= rx.mean()

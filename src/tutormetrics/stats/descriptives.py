@@ -35,6 +35,12 @@ def bootstrap_mean_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``x`` (finite values); NaN when n < 2.
 
+    Args:
+        x: values (expected finite).
+        n_resamples: number of bootstrap resamples; 0 gives NaN.
+        seed: seed of the resampling generator.
+        confidence_level: coverage of the interval, in (0, 1).
+
     Example:
         >>> lo, hi = bootstrap_mean_ci(np.arange(20.0), n_resamples=500)
         >>> bool(lo < 9.5 < hi)
@@ -58,7 +64,14 @@ def bootstrap_mean_ci(
 def describe(
     values: Sequence[float] | np.ndarray, *, n_resamples: int = 2000, seed: int = 0, confidence_level: float = 0.95
 ) -> dict[str, Any]:
-    """``n, mean, sd, median, ci_low, ci_high`` of the finite values (see the module docstring)."""
+    """``n, mean, sd, median, ci_low, ci_high`` of the finite values (see the module docstring).
+
+    Args:
+        values: the values; non-finite ones are dropped.
+        n_resamples: bootstrap resamples for the mean's interval; 0 gives NaN bounds.
+        seed: seed of the resampling generator.
+        confidence_level: coverage of the interval, in (0, 1).
+    """
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
     n = int(x.size)
@@ -95,6 +108,14 @@ def summarize_groups(
 ) -> tuple[pl.DataFrame, int]:
     """One row per group × variable (``group, variable, n, mean, sd, median, ci_low, ci_high``) and the
     number of rows dropped for a missing group. Groups are sorted as strings; variables keep their order.
+
+    Args:
+        df: the metrics table.
+        group_col: column naming each row's group; rows where it is missing are dropped and counted.
+        variables: numeric columns to describe.
+        n_resamples: bootstrap resamples per cell for the mean's interval; 0 gives NaN bounds.
+        seed: seed of the resampling generator (the same for every cell).
+        confidence_level: coverage of the interval, in (0, 1).
 
     Example:
         >>> df = pl.DataFrame({"tutor": ["b", "a", "a", None], "x": [1.0, 2.0, 4.0, 3.0]})

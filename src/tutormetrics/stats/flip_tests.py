@@ -23,7 +23,13 @@ __all__ = ["clustered_mcnemar", "flip_design_effect", "mcnemar_exact_p", "wilson
 
 
 def wilson_interval(p: float, n_effective: float, confidence_level: float = 0.95) -> tuple[float, float]:
-    """Wilson's score interval of a proportion ``p`` observed on ``n_effective`` items (NaN for n ≤ 0)."""
+    """Wilson's score interval of a proportion ``p`` observed on ``n_effective`` items (NaN for n ≤ 0).
+
+    Args:
+        p: observed proportion, in [0, 1].
+        n_effective: number of items the proportion rests on (may be fractional); ≤ 0 gives NaN.
+        confidence_level: coverage of the interval, in (0, 1).
+    """
     if not n_effective > 0:
         return float("nan"), float("nan")
     z = float(special.ndtri(1.0 - (1.0 - confidence_level) / 2.0))

@@ -71,6 +71,13 @@ def icc_forms(y: np.ndarray, alpha: float = 0.05) -> list[dict[str, Any]]:
     q = 1 - alpha / 2
 
     def bounds(f: float, d1: float, d2: float) -> tuple[float, float]:
+        """Lower and upper bounds for the F ratio ``f`` from the ``q = 1 − α/2`` quantiles of F.
+
+        Args:
+            f: observed F ratio.
+            d1: numerator degrees of freedom.
+            d2: denominator degrees of freedom.
+        """
         return f / stats.f.ppf(q, d1, d2), f * stats.f.ppf(q, d2, d1)
 
     zero_w, zero_e = ms_w <= tiny, ms_e <= tiny

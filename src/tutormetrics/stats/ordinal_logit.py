@@ -77,6 +77,11 @@ def fit_ordinal_logit(y: np.ndarray, x: np.ndarray, groups: np.ndarray | None = 
 
     Newton steps with step halving (the log-likelihood must rise and the thresholds stay ordered), until
     the largest step is below 1e-10; ``converged`` is False after 100 iterations or a singular Hessian.
+
+    Args:
+        y: (n,) integer codes 0…K − 1.
+        x: (n,) or (n, p) covariates.
+        groups: cluster label per row for a cluster-robust (sandwich) covariance; ``None`` uses the inverse Hessian.
     """
     yv = np.asarray(y, dtype=np.int64)
     xm = np.asarray(x, dtype=np.float64).reshape(yv.size, -1)

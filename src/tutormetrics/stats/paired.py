@@ -37,7 +37,12 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, AdjustMethod, adjust_pvalues, significance_stars
-from tutormetrics.stats.paired_bootstrap import bootstrap_paired, paired_intervals, percentile_interval, rank_biserial_interval
+from tutormetrics.stats.paired_bootstrap import (
+    bootstrap_paired,
+    paired_intervals,
+    percentile_interval,
+    rank_biserial_interval,
+)
 from tutormetrics.stats.signed_rank import signed_ranks, wilcoxon_asymptotic_p
 
 __all__ = [
@@ -111,6 +116,15 @@ def paired_wilcoxon(
     Returns a dict ``n, n_nonzero, t_plus, p, r_rb, ci_low, ci_high, p_method, reason``; ``reason``
     is ``too_few`` (n < ``n_min``), ``constant`` (every difference is zero) or ``ci_percentile``,
     joined by ``;``. ``n_resamples=0`` skips the CI.
+
+    Args:
+        x: first value of each pair.
+        y: second value of each pair (same length); pairs with a non-finite side are dropped.
+        round_to: decimals the differences are rounded to before zeros are counted.
+        n_min: fewer complete pairs than this gives reason ``too_few``.
+        n_resamples: bootstrap resamples of the r_rb CI; 0 skips it.
+        confidence_level: coverage of the CI, in (0, 1).
+        seed: seed of the bootstrap draws.
 
     Example:
         >>> res = paired_wilcoxon([3.1, 2.5], [2.0, 2.2])
@@ -322,6 +336,13 @@ def mean_diff_ci(
     method="percentile", rng=np.random.default_rng(seed))`` does (the same draws, taken in chunks; the
     resample means as weighted sums, equal to scipy's to float rounding); the CI is NaN when n < 2 or
     ``n_resamples = 0``. Means are reported whatever n.
+
+    Args:
+        x: first value of each pair.
+        y: second value of each pair; pairs with a non-finite side are dropped.
+        n_resamples: bootstrap resamples; 0 skips the CI.
+        confidence_level: coverage of the CI, in (0, 1).
+        seed: seed of the bootstrap draws.
 
     Example:
         >>> r = mean_diff_ci(np.array([3.0, 2.0, np.nan]), np.array([1.0, 1.0, 0.0]), n_resamples=0)
@@ -561,6 +582,26 @@ def compare_groups(
     group_b, n, n_nonzero, t_plus, p, p_adj, adjust, r_rb, ci_low, ci_high, stars, reason, p_method,
     test, [k, chi2, kendall_w], violation, mean_a, mean_b, mean_diff, diff_ci_low, diff_ci_high,
     family, favoured, ci_level`` (``k, chi2, kendall_w`` only when some subset has k ≥ 3).
+
+    Args:
+        df: the metrics table, one row per group × block (× subset).
+        metric_cols: metrics to compare; ``None`` takes every numeric column but the group, block, strata and dimension
+            ones.
+        group_col: column naming the groups compared.
+        block_col: column the groups are matched on (e.g. ``conversation_id``).
+        groups: groups to compare, in this order; ``None`` takes every group present, sorted.
+        dimensions: columns whose values each make one analysis subset.
+        strata: columns whose crossed values make the analysis subsets.
+        adjust: multiplicity adjustment: ``holm``, ``bonferroni``, ``bh``, ``by`` or ``none``.
+        family: multiplicity family: ``metric``, ``dimension`` (one subset) or ``all``.
+        directions: metric → ``higher``, ``lower`` or ``neutral`` (the desirable direction), for ``favoured``.
+        violation_ci: interval behind ``violation``: ``unadjusted`` (95%) or ``bonferroni``.
+        round_to: decimals the differences are rounded to before zeros are counted.
+        n_min: fewer complete pairs than this gives reason ``too_few``.
+        n_resamples: bootstrap resamples of the CIs; 0 skips them.
+        confidence_level: coverage of ``ci_low, ci_high`` and the mean-difference CI, in (0, 1).
+        seed: seed of the bootstrap draws.
+        log: receives the notes (skipped subsets); ``None`` is quiet.
 
     Example:
         >>> df = pl.DataFrame({"conversation_id": [1, 1, 2, 2], "tutor": ["A", "B"] * 2, "m": [1., 2., 3., 5.]})

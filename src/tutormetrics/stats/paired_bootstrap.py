@@ -108,6 +108,13 @@ def bootstrap_paired(
     the mean for every ``means`` vector; all have ``n`` pairs and share the draws of
     ``np.random.default_rng(seed).integers(0, n, (n_resamples, n))``. ``None`` entries give ``None``.
     An entry with no non-zero difference gives an all-zero r_rb distribution (``rank_biserial``'s value).
+
+    Args:
+        ranked: signed ranks of each r_rb comparison, or ``None``.
+        means: (n,) differences whose mean is bootstrapped, or ``None``.
+        n: number of pairs of every entry.
+        n_resamples: length of each distribution; ≤ 0 returns without drawing.
+        seed: seed of ``np.random.default_rng``.
     """
     for sr in ranked:
         if sr is not None and sr.n != n:
@@ -154,6 +161,13 @@ def bootstrap_paired(
         return weights_t
 
     def one(i: int, weights_t: np.ndarray, start: int) -> None:
+        """Fill resamples ``start … start + c − 1`` of the r_rb distribution of comparison ``i``.
+
+        Args:
+            i: index of the comparison in ``ranked``.
+            weights_t: (n, c) resample counts of the chunk.
+            start: index of the chunk's first resample.
+        """
         r_out[i][start : start + weights_t.shape[1]] = rank_biserial_from_buckets(ranked[i], mats[i] @ weights_t)  # type: ignore[arg-type,index]
 
     starts = list(range(0, n_resamples, step))
@@ -187,6 +201,11 @@ def rank_biserial_interval(sr: SignedRanks, theta_b: np.ndarray, confidence_leve
     """BCa interval of r_rb from its bootstrap distribution (``scipy.stats.bootstrap(method="BCa")``'s
     levels and quantiles, its jackknife computed in O(n)); the percentile interval when BCa is not
     finite (e.g. every resample gives the same r). Returns ``(low, high, used_percentile)``.
+
+    Args:
+        sr: signed ranks of the observed differences.
+        theta_b: (B,) bootstrap distribution of r_rb.
+        confidence_level: coverage of the interval, in (0, 1).
     """
     alpha = (1 - confidence_level) / 2
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -212,6 +231,12 @@ def paired_intervals(
     (``default_rng(seed)``, as each ``scipy.stats.bootstrap`` call would draw), in passes bounded in memory.
     Returns per job ``(rank interval (low, high, used_percentile), mean interval (low, high), r_rb
     distribution)``, ``None`` where not asked.
+
+    Args:
+        jobs: ``(d_rank, d_mean)`` per comparison, each an (n,) difference vector or ``None``.
+        n_resamples: bootstrap resamples per comparison; 0 gives no intervals.
+        confidence_level: coverage of the intervals, in (0, 1).
+        seed: seed of the shared draws.
 
     Example:
         >>> d = np.array([1.0, -0.5, 2.0, 0.0, 3.0, 1.5])

@@ -93,6 +93,11 @@ def partial_spearman(
 
     All inputs must be finite and of equal length; ``z`` is a vector (one control) or n × k. NaN ρ and
     p when x, y or a residual is constant, or when df < 1.
+
+    Args:
+        x: (n,) first variable.
+        y: (n,) second variable.
+        z: (n,) control, or (n, k) controls.
     """
     xv, yv = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     zv = np.asarray(z, dtype=float).reshape(xv.size, -1)
@@ -115,6 +120,12 @@ def partial_observed_block(
 
     ``block`` holds the metric columns, then the target columns, then the ``n_ctrl`` control columns
     (all finite). Returns ``(rho, constant)`` with one entry per pair.
+
+    Args:
+        block: (n, K) finite values: the metric columns, then the target columns, then the ``n_ctrl`` control columns.
+        n_x: number of metric columns.
+        n_ctrl: number of control columns (the last ones).
+        pairs: ``(ix, iy)`` index arrays of the (metric, target) pairs; ``iy`` counts from the first target column.
     """
     ranks = stats.rankdata(block, axis=0)
     n_cols = block.shape[1] - n_ctrl
@@ -185,7 +196,17 @@ def bootstrap_partial_block(
     clusters: np.ndarray | None = None,
 ) -> np.ndarray:
     """Bootstrap distribution (n_pairs, B) of partial ρ; paired row resamples drawn like scipy does,
-    or cluster resamples (:func:`~tutormetrics.stats.bootstrap.resample_weights`)."""
+    or cluster resamples (:func:`~tutormetrics.stats.bootstrap.resample_weights`).
+
+    Args:
+        block: (n, K) finite values: the metric columns, then the target columns, then the ``n_ctrl`` control columns.
+        n_x: number of metric columns.
+        n_ctrl: number of control columns (the last ones).
+        pairs: ``(ix, iy)`` index arrays of the (metric, target) pairs; ``iy`` counts from the first target column.
+        n_resamples: number of bootstrap resamples B.
+        rng: generator of the resamples (same stream as ``scipy.stats.bootstrap(paired=True)``).
+        clusters: cluster code 0…G−1 per row for cluster resamples; ``None`` resamples rows.
+    """
     n = block.shape[0]
     plan = _rank_plan(block)
     out = np.empty((pairs[0].size, n_resamples))
@@ -200,7 +221,15 @@ def bootstrap_partial_block(
 def jackknife_partial_block(
     block: np.ndarray, n_x: int, n_ctrl: int, pairs: tuple[np.ndarray, np.ndarray], clusters: np.ndarray | None = None
 ) -> np.ndarray:
-    """Leave-one-out partial ρ (n_pairs, units) for every row (weights ``1 − e_i``) or every cluster."""
+    """Leave-one-out partial ρ (n_pairs, units) for every row (weights ``1 − e_i``) or every cluster.
+
+    Args:
+        block: (n, K) finite values: the metric columns, then the target columns, then the ``n_ctrl`` control columns.
+        n_x: number of metric columns.
+        n_ctrl: number of control columns (the last ones).
+        pairs: ``(ix, iy)`` index arrays of the (metric, target) pairs; ``iy`` counts from the first target column.
+        clusters: cluster code 0…G−1 per row to leave out whole clusters; ``None`` leaves out rows.
+    """
     n = block.shape[0]
     m = n_units(n, clusters)
     plan = _rank_plan(block)

@@ -64,7 +64,13 @@ class PPIResult:
 
 
 def tuned_lambda(y: np.ndarray, f: np.ndarray, f_unl: np.ndarray) -> float:
-    """PPI++ λ̂ for a mean: ``clip(cov₀(Y, f) / ((1 + n/N)·var₁(f ∪ f̃)), 0, 1)``; NaN when the judge is constant."""
+    """PPI++ λ̂ for a mean: ``clip(cov₀(Y, f) / ((1 + n/N)·var₁(f ∪ f̃)), 0, 1)``; NaN when the judge is constant.
+
+    Args:
+        y: (n,) human labels of the labelled items.
+        f: (n,) judge scores of the labelled items.
+        f_unl: (N,) judge scores of the unlabelled items.
+    """
     n, big_n = y.size, f_unl.size
     cov0 = float(np.mean((y - y.mean()) * (f - f.mean())))
     var1 = float(np.var(np.concatenate((f, f_unl)), ddof=1))
@@ -81,7 +87,15 @@ def ppi_mean(
     lam: float | str = 1.0,
     confidence_level: float = 0.95,
 ) -> PPIResult:
-    """Prediction-powered mean (and PPI++ with ``lam="auto"``) with the edge cases of ``docs/design/predictive.md#ppi-edge-cases``."""
+    """Prediction-powered mean (and PPI++ with ``lam="auto"``) with the edge cases of ``docs/design/predictive.md#ppi-edge-cases``.
+
+    Args:
+        y: human labels of the n labelled items.
+        f: judge scores of the same items.
+        f_unl: judge scores of the N unlabelled items.
+        lam: λ: a number (1 = plain PPI, 0 = the classical mean) or ``"auto"`` for the PPI++ λ̂.
+        confidence_level: coverage of the intervals, in (0, 1).
+    """
     yv, fv, uv = (np.asarray(v, dtype=float) for v in (y, f, f_unl))
     n, big_n = yv.size, uv.size
     z = float(special.ndtri(1.0 - (1.0 - confidence_level) / 2.0))
@@ -128,6 +142,13 @@ def cluster_terms(
     """Per cluster g: ``A_g = Σ_{L,g}(Yᵢ − Ȳ)/n`` and ``B_g = Σ_{L,g}(fᵢ − f̄)/n − Σ_{U,g}(f̃ⱼ − mean f̃)/N``
     (``docs/guide/judges.md#cluster-ppi``), the number of clusters and of those with a labelled item.
 
+    Args:
+        y: (n,) human labels of the labelled items.
+        f: (n,) judge scores of the labelled items.
+        f_unl: (N,) judge scores of the unlabelled items.
+        c_lab: (n,) cluster label of each labelled item (compared as text).
+        c_unl: (N,) cluster label of each unlabelled item.
+
     >>> a, b, g, g_l = cluster_terms(np.array([1.0, 0.0]), np.array([1.0, 1.0]), np.array([0.0, 1.0]),
     ...                              np.array(["d1", "d2"]), np.array(["d1", "d3"]))
     >>> a.tolist(), b.tolist(), g, g_l
@@ -158,6 +179,15 @@ def ppi_mean_clustered(
     """:func:`ppi_mean` with the cluster-robust variance of ``docs/guide/judges.md#cluster-ppi``: the same
     estimate, ``se² = Σ_g (A_g − λB_g)²``, ``classical_se² = Σ_g A_g²``, ``--lambda auto`` the exact
     minimiser ``clip(Σ A_gB_g / Σ B_g², 0, 1)``; ``se_rows`` is :func:`ppi_mean`'s se at the same λ.
+
+    Args:
+        y: human labels of the n labelled items.
+        f: judge scores of the same items.
+        f_unl: judge scores of the N unlabelled items.
+        clusters_labeled: cluster label (e.g. dialogue) of each labelled item.
+        clusters_unlabeled: cluster label of each unlabelled item.
+        lam: λ: a number (1 = plain PPI, 0 = the classical mean) or ``"auto"`` for the cluster-exact λ.
+        confidence_level: coverage of the intervals, in (0, 1).
 
     Example (``docs/guide/judges.md#cluster-ppi``, item i in dialogue i mod 14):
         >>> y = [1, 0, 1, 1, .5, 1, 0, 1, 1, .5, 1, 0]

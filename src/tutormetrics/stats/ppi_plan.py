@@ -58,6 +58,11 @@ class Plan:
 def closed_form_n_ppi(n0: float, rho: float, pool: int) -> int:
     """⌈n₀(1 − ρ₊²)/(1 − n₀ρ₊²/M)⌉, the scan's answer while λ* < 1.
 
+    Args:
+        n0: labels the classical mean needs for the target half-width.
+        rho: human–judge correlation ρ (negative values count as 0).
+        pool: M, the number of items (labelled and unlabelled) available.
+
     >>> closed_form_n_ppi(100.0, 0.8, 10_000)
     37
     """
@@ -86,7 +91,17 @@ def ppi_plan(
 ) -> Plan:  # fmt: skip
     """The plan of ``docs/guide/judges.md#label-budget`` from one pilot row; design effects below 1 count as 1.
     Reasons ``too_few_labeled`` (n < 2), ``few_labeled``, ``human_constant``, ``judge_constant``, ``infeasible``,
-    ``no_gain``."""
+    ``no_gain``.
+
+    Args:
+        y: human labels of the pilot's labelled items.
+        f: judge scores of the same items.
+        f_unl: judge scores of the unlabelled items.
+        half_width: target half-width of the interval, in label units.
+        confidence_level: coverage of the interval, in (0, 1).
+        deff_classical: design effect applied to the classical variance.
+        deff_ppi: design effect applied to the PPI variance.
+    """
     yv, fv, uv = (np.asarray(v, dtype=float) for v in (y, f, f_unl))
     pool = yv.size + uv.size
     plan = Plan(yv.size, pool, half_width, deff_classical=max(1.0, deff_classical), deff_ppi=max(1.0, deff_ppi))

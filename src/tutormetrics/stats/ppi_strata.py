@@ -54,7 +54,16 @@ def combine_strata(
 ) -> PPIResult:  # fmt: skip
     """The combined row of strata ``parts`` with ``weights`` (normalised here); ``lam`` the fixed λ (None with
     ``auto``). A stratum with fewer than two labelled items makes the row NaN (``stratum_too_few_labeled_<k>``,
-    k such strata); ``judge_mean`` is still given."""
+    k such strata); ``judge_mean`` is still given.
+
+    Args:
+        parts: the per-stratum results.
+        weights: one weight per stratum (e.g. its share of items); normalised to sum 1.
+        lam: the fixed λ of the row; ``None`` with ``--lambda auto`` (λ is per stratum).
+        confidence_level: coverage of the intervals, in (0, 1).
+        n_clusters: clusters over all strata, for clustered rows; ``None`` when not clustered.
+        n_clusters_labeled: clusters with a labelled item; ``None`` when not clustered.
+    """
     w = np.asarray(weights, dtype=float) / float(np.sum(weights))
     res = PPIResult(sum(p.n_labeled for p in parts), sum(p.n_unlabeled for p in parts), lam=float("nan") if lam is None else lam)
     res.judge_mean = _weighted([p.judge_mean for p in parts], w)

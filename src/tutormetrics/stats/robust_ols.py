@@ -36,7 +36,13 @@ class OLSFit(NamedTuple):
 
 def ols_robust(y: np.ndarray, x: np.ndarray, groups: np.ndarray | None = None) -> OLSFit:
     """OLS of ``y`` on ``x`` with the HC3 covariance, or the cluster sandwich when ``groups`` (a code per row)
-    is given."""
+    is given.
+
+    Args:
+        y: (n,) outcome.
+        x: (n, k) design matrix (include the intercept column).
+        groups: cluster code per row for the cluster sandwich; ``None`` uses HC3.
+    """
     yv, xm = np.asarray(y, dtype=np.float64), np.asarray(x, dtype=np.float64)
     n, k = xm.shape
     bread = np.linalg.inv(xm.T @ xm)

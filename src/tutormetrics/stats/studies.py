@@ -56,6 +56,15 @@ def bias_summary(
 
     Columns: the ``by`` keys, ``n_cells, mean_abs_r, max_abs_r, max_cell, n_ge_threshold,
     share_ge_threshold, threshold, n_contrasts, n_violations, n_a_higher, n_b_higher, direction, reason``.
+
+    Args:
+        table: a ``compare`` table.
+        by: keys of one summary row, among the strata columns, ``metric``, ``dimension``, ``dimension_value``.
+        cells: keys of one cell (must contain every ``by`` key); ``None`` uses ``by``.
+        strata: the strata columns of the comparison.
+        threshold: |r_rb| a cell must reach to count in ``n_ge_threshold``.
+        reduce: contrast value with k ≥ 3 groups: ``max`` or ``mean`` of the pairwise |r_rb|.
+        directions: metric → desirable direction (``higher``, ``lower``, ``neutral``), shown in ``direction``.
     """
     by, cells = list(by), list(cells) if cells else list(by)
     if reduce not in ("max", "mean"):

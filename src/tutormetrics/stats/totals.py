@@ -104,7 +104,15 @@ def add_total(
     criteria: Mapping[str, str] | None = None,
     max_total: float | None = None,
 ) -> TotalResult:
-    """``df`` with the total column ``spec.name`` (Float64) appended; ``criteria`` maps criterion → ``<c>_score``."""
+    """``df`` with the total column ``spec.name`` (Float64) appended; ``criteria`` maps criterion → ``<c>_score``.
+
+    Args:
+        df: the table with the term columns.
+        spec: the parsed ``--total NAME=t1+t2+…``.
+        slots: slot name → its member criteria or columns (from ``--slot``); a row must have at most one of them.
+        criteria: criterion name → its ``<c>_score`` column.
+        max_total: the rubric maximum; rows above it are noted.
+    """
     slots, criteria = dict(slots or {}), dict(criteria or {})
     if spec.name in df.columns:
         raise ConfigError(f"--total {spec.name!r}: the table already has a column of that name", hint="choose another NAME")

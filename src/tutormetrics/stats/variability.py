@@ -92,7 +92,15 @@ def variability_table(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The ICC table (columns ``group, variable, form, mcgraw_wong, n_units, n_trials, icc, ci_low, ci_high,
     f, df1, df2, p, sd_within, mean_unit_sd, reason``) and the per-unit table (``group, variable, unit,
-    n_trials, mean, sd, min, max``)."""
+    n_trials, mean, sd, min, max``).
+
+    Args:
+        df: the long table, one row per unit × trial (× group).
+        unit_col: column naming the rated unit (the ICC rows).
+        trial_col: column naming the repeated trial (the ICC columns).
+        group_col: column splitting the table into groups analysed apart; ``None``: one group.
+        cols: numeric columns to analyse; ``None`` takes every numeric column but the keys.
+    """
     from tutormetrics.stats.icc import icc_forms  # scipy when the ICCs are computed, not when the CLI starts
 
     keys = [unit_col, trial_col, *([group_col] if group_col else [])]

@@ -12,12 +12,20 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import confidence_flag, flag, n_resamples_flag, seed_flag, unique_list
+from tutormetrics.flags import (
+    confidence_flag,
+    control_flag,
+    flag,
+    min_clusters_flag,
+    n_min_flag,
+    n_resamples_flag,
+    seed_flag,
+)
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.ratings_input import RatingOptions
@@ -58,15 +66,13 @@ class SpearmanOptions:
     stars_on: str = flag('--stars-on', default='p_adj', panel='Validity',
          help='Column the stars refer to: p_adj or p.')
     #: Fewest complete pairs of a defined cell.
-    n_min: int = flag('--n-min', default=10, panel='Validity', min=3,
-         help='Fewest complete pairs for a defined cell.')
+    n_min: int = n_min_flag(10, min=3, panel="Validity")
     #: Significant digits of the rank key (``docs/statistics.md#ties-binary-targets-and-the-prevalence-ceiling``);
     #: 0 = raw values.
     tie_digits: int = flag('--tie-digits', default=DEFAULT_TIE_DIGITS, panel='Validity', min=0,
          help='Rank values rounded to N significant digits, so float noise ties (0: raw values).')
     #: Fewest clusters of a cluster interval (fewer: no interval, reason ``too_few_clusters``).
-    min_clusters: int = flag('--min-clusters', default=10, panel='Validity', min=2,
-         help='Fewest clusters in a cell for a cluster interval.')
+    min_clusters: int = min_clusters_flag("Validity")
 
     def check(self) -> None:
         """Exit 2 (:class:`~tutormetrics.errors.ConfigError`) on a value outside its choices or range."""
@@ -105,28 +111,50 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
          help='Fit an MFRM for θ when --theta is not given.')
     #: Metrics columns held fixed for the partial rows (``docs/statistics.md#length-controlled-validity-control``);
     #: empty = raw only.
-    control: list[str] = flag('--control', default=None, parse=unique_list, cli_type=list[str] | None, panel='Targets', show_default=False,  # noqa: RUF009
-         help='Also report partial Spearman ρ holding this metrics column fixed (e.g. resp_words); repeatable or comma-separated.')
+    control: list[str] = control_flag("Targets")
     #: Metrics column of cluster (dialogue) labels: intervals resample clusters
     #: (``docs/commands/predict.md#cluster-intervals-in-validate-and-run``).
     cluster_col: str | None = flag('--cluster-col', default=None, panel='Validity', show_default=False,
          help='METRICS column of cluster (dialogue) labels: intervals resample whole clusters, not rows.')
+    #: Plausible values of θ per exchange for the ``theta_pv`` rows (``docs/measurement.md#theta-pv``); 0 = none.
+    theta_pv: int = flag('--theta-pv', default=0, panel='Targets', min=0,
+         help='Also ρ(metric, θ) over M plausible values of θ pooled by Rubin\'s rules (theta_pv rows; needs long '
+              'ratings and --theta with --facets, or an estimated θ); 0 = off.')
+    #: ``metric`` (PVs conditioned on each metric) or ``none`` (``theta --pv``'s unconditioned PVs).
+    pv_condition: str = flag('--pv-condition', default='metric', panel='Targets',
+         help='--theta-pv: draw the PVs conditioned on each metric (metric) or unconditioned (none).')
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
-    def clean_ratings(self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet) -> Ratings:
-        """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns and scale
-        (``--levels``, ``--drop-out-of-scale``, ``--raters``); one already cleaned is returned as it is.
+    def clean_ratings(
+        self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet, command: str = "validate"
+    ) -> Ratings:
+        """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns, recoding and
+        scale (``--recode``, ``--levels``, ``--drop-out-of-scale``, ``--raters``), in the order of
+        :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`; one already cleaned is returned as it is.
 
         Args:
             ratings: Long or wide ratings, or ratings already cleaned.
             id_col: The id column of the ratings.
             source: The ratings' name in messages.
-            log: Where notes (ratings dropped off the scale) go.
+            log: Where notes (recoded counts, non-integer scores, ratings dropped off the scale) go.
+            command: The command named in the non-integer note (``docs/guide/paper.md#recode``).
         """
         if isinstance(ratings, Ratings):
             return ratings
-        return Ratings.clean(
+        from tutormetrics.psychometrics.recode import apply_recode, recode_message
+        from tutormetrics.psychometrics.recode_report import non_integer_note, recode_record
+
+        counts: dict[float, int] = {}
+        if self.recode and self.score_col in ratings.columns:  # --recode first, as read_ratings does
+            ratings, counts = apply_recode(ratings, self.score_col, self.recode, id_col=id_col, source=source)
+            log(recode_message(self.recode, counts))
+        elif {self.criterion_col, self.score_col} <= set(ratings.columns):
+            note = non_integer_note(ratings, command, criterion_col=self.criterion_col, score_col=self.score_col)
+            if note:
+                log(note)
+        cleaned = Ratings.clean(
             ratings, id_col=id_col, rater_col=self.rater_col, criterion_col=self.criterion_col, score_col=self.score_col,
             levels=self.levels, drop_out_of_scale=self.drop_out_of_scale, source=source, log=log,
             exchangeable=self.exchangeable,
         )  # fmt: skip
+        return replace(cleaned, recoded=tuple(recode_record(self.recode, counts)))

@@ -39,7 +39,7 @@ from tutormetrics.stats.correlation import spearman_vec
 from tutormetrics.stats.multiplicity import adjust_pvalues, significance_stars
 from tutormetrics.stats.ranks import DEFAULT_TIE_DIGITS, tie_key
 
-__all__ = ["PV_COLUMNS", "PooledRho", "rubin_pool", "theta_pv_line", "theta_pv_table"]
+__all__ = ["PV_COLUMNS", "PooledRho", "rubin_pool", "theta_pv_line", "theta_pv_table", "with_theta_pv"]
 
 #: The columns a ``theta_pv`` row adds after the usual correlation columns.
 PV_COLUMNS = ["pv_draws", "pv_within", "pv_between", "pv_fmi", "pv_df", "pv_alpha", "pv_beta", "pv_sigma", "pv_condition"]
@@ -195,3 +195,30 @@ def theta_pv_line(table: pl.DataFrame, eap_rho: dict[str, float] | None = None) 
             if diff:
                 text += f"; median |ρ_pv| − |ρ_eap| {float(np.median(diff)):+.2f}"
     return text
+
+
+def with_theta_pv(table: pl.DataFrame, pv: pl.DataFrame) -> pl.DataFrame:
+    """The correlation table with each metric's ``theta_pv`` row right after its raw ``theta`` row (after the
+    metric's last raw row when it has none) and :data:`PV_COLUMNS` at the end, empty on the other rows
+    (``docs/measurement.md#theta-pv``).
+
+    >>> t = pl.DataFrame({"metric": ["a", "a", "b", "b"], "target": ["c", "theta", "c", "theta"], "rho": [.1, .2, .3, .4]})
+    >>> pv = pl.DataFrame({"metric": ["a", "b"], "target": ["theta_pv"] * 2, "rho": [.25, .45], "pv_draws": [20, 20]})
+    >>> with_theta_pv(t, pv)["target"].to_list()
+    ['c', 'theta', 'theta_pv', 'c', 'theta', 'theta_pv']
+    """
+    if "control" in table.columns:
+        raw = pl.col("control").fill_null("") == ""
+        pv = pv.with_columns(pl.lit("").alias("control"))
+    else:
+        raw = pl.lit(True)
+    indexed = table.with_row_index("_pos").with_columns(pl.col("_pos").cast(pl.Float64))
+    anchors = indexed.filter(raw).group_by("metric", maintain_order=True).agg(
+        pl.col("_pos").filter(pl.col("target") == "theta").first().alias("_theta"), pl.col("_pos").max().alias("_last")
+    )
+    placed = pv.join(anchors, on="metric", how="left", maintain_order="left").with_columns(
+        (pl.coalesce("_theta", "_last", pl.lit(float(table.height))) + 0.5).alias("_pos")
+    ).drop("_theta", "_last")
+    columns = table.columns + [c for c in pv.columns if c not in table.columns and c != "_pos"]
+    merged = pl.concat([indexed, placed.select([c for c in ["_pos", *columns] if c in placed.columns])], how="diagonal_relaxed")
+    return merged.sort("_pos", maintain_order=True).select(columns)

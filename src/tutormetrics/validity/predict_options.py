@@ -17,12 +17,13 @@ from typing import ClassVar
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import (
     confidence_flag,
+    control_flag,
     flag,
     list_or_none,
     metrics_cols_flag,
+    n_min_flag,
     n_resamples_flag,
     seed_flag,
-    unique_list,
 )
 
 __all__ = [
@@ -81,10 +82,7 @@ class PredictOptions:
     n_resamples: int = n_resamples_flag(2000, min=2)
     confidence_level: float = confidence_flag()
     seed: int = seed_flag()
-    n_min: int = flag(
-        "--n-min", default=10, min=3,
-        help="Fewest complete pairs for a training rho (the best single metric) and rows for a fitted target.",
-    )
+    n_min: int = n_min_flag(10, min=3)  # complete pairs of a training ρ (the best single metric), rows of a fitted target
     #: ``metrics``, ``embedding`` or ``both`` (``docs/commands/predict.md#representation-features``)
     features: str = flag(
         "--features", default="metrics", panel="Representation",
@@ -152,11 +150,7 @@ class PredictColumns:
         help="METRICS column of dialogue labels (compared as text); folds and intervals keep a group together.",
     )
     metrics_cols: list[str] | None = metrics_cols_flag("Targets")
-    controls: list[str] = flag(
-        "--control", default=None, parse=unique_list, cli_type=list[str] | None, panel="Targets",
-        show_default=False,
-        help="METRICS column in every model but judge (e.g. resp_words); repeatable or comma-separated.",
-    )
+    controls: list[str] = control_flag("Targets")
     judge: str | None = flag(
         "--judge", default=None, panel="Judge",
         help="Rater NAME of the long ratings is an LLM judge: its scores are predictions, targets use the other raters.",

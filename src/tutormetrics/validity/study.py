@@ -47,6 +47,7 @@ class StudyTargets:
     ratings: pl.DataFrame | None = None
     fit: Any | None = None
     warnings: list[str] = field(default_factory=list)
+    fitted: Ratings | None = None  # the ratings θ was fitted on (one rater label with --raters exchangeable)
 
 
 @dataclass
@@ -60,6 +61,7 @@ class StudyResult:
     ratings: Ratings | None = None  # the ratings the targets came from, cleaned once
     warnings: list[str] = field(default_factory=list)  # θ's: slot-like raters, one rater on mixed scales
     targets: pl.DataFrame | None = None  # the rating targets as correlated (id + one column per target)
+    theta_pv: pl.DataFrame | None = None  # --theta-pv: the theta_pv rows (also in validity.table)
 
 
 def target_tables(
@@ -125,11 +127,12 @@ def estimate_theta_targets(
     return theta_to_targets(fit.theta_table(), id_col=id_col), fit
 
 
-def _estimated_theta(rated: Ratings, log: Log) -> tuple[pl.DataFrame | None, Any | None, list[str]]:
-    """θ estimated from the ratings (long ones only), with the fit and θ's warnings; each said on ``log``."""
+def _estimated_theta(rated: Ratings, log: Log) -> tuple[pl.DataFrame | None, Any | None, list[str], Ratings | None]:
+    """θ estimated from the ratings (long ones only), with the fit, θ's warnings and the ratings fitted; each said on
+    ``log``."""
     if not rated.is_long:
         log("θ: not estimated (the ratings are wide; the MFRM needs long ratings)")
-        return None, None, []
+        return None, None, [], None
     log("no θ given: estimating θ from the ratings with a many-facet Rasch model (MML, EAP)")
     from tutormetrics.psychometrics.exchangeable import theta_ratings
 
@@ -138,7 +141,7 @@ def _estimated_theta(rated: Ratings, log: Log) -> tuple[pl.DataFrame | None, Any
         log(line)
     table, fit = estimate_theta_targets(fitted)
     log(f"      {fit.summary()}")
-    return table, fit, warned
+    return table, fit, warned, fitted
 
 
 def study_targets(
@@ -156,17 +159,21 @@ def study_targets(
         log: Where notes go.
     """
     rating_targets = rated.targets(options.aggregate, options.targets_from, log=log) if rated is not None else None  # type: ignore[arg-type]
-    fit, warned, thetas = None, [], list(theta)
+    fit, warned, thetas, fitted = None, [], list(theta), None
     if rated is not None and not thetas and options.estimate_theta:
-        estimated, fit, warned = _estimated_theta(rated, log)
+        estimated, fit, warned, fitted = _estimated_theta(rated, log)
         thetas = [estimated] if estimated is not None else []
     tables, names = target_tables(rating_targets, thetas, id_col)
-    return StudyTargets(tables, names, rating_targets, fit, warned)
+    return StudyTargets(tables, names, rating_targets, fit, warned, fitted)
 
 
-def _check_study(rated: Ratings | None, theta: Sequence[pl.DataFrame], vo: ValidateOptions) -> None:
+def _check_study(rated: Ratings | None, theta: Sequence[pl.DataFrame], vo: ValidateOptions, fit_tables: Any = None) -> None:
     if rated is None and not theta:
         raise ConfigError("nothing to correlate against", hint="pass ratings and/or theta")
+    if vo.theta_pv:
+        from tutormetrics.validity.theta_pv import check_theta_pv
+
+        check_theta_pv(rated, bool(theta), fit_tables is not None, vo)
     if rated is None and vo.targets_from:
         raise ConfigError("--targets-from needs --ratings")
     from tutormetrics.metrics.columns import check_named_columns
@@ -196,6 +203,7 @@ def validate_metrics(
     id_col: str = "exchange_id",
     metric_cols: Sequence[str] | None = None,
     ratings_source: str = "ratings",
+    fit_tables: tuple[pl.DataFrame, pl.DataFrame] | None = None,
     log: Log = quiet,
 ) -> StudyResult:
     """Every metric column against every target of the ratings and θ tables (``docs/statistics.md#spearman-tables-validate``).
@@ -213,6 +221,8 @@ def validate_metrics(
         id_col: The id metrics and targets are joined on.
         metric_cols: The metric columns (``run`` passes the Scorer's); default every numeric column but the id.
         ratings_source: The ratings' name in messages.
+        fit_tables: ``--theta-pv`` with ``--theta``: THETA and FACETS of the first θ table (the fit the PVs are
+            drawn from; ``docs/measurement.md#theta-pv``).
         log: Where notes and the θ fit's summary go.
 
     Returns:
@@ -220,7 +230,7 @@ def validate_metrics(
     """
     vo = options or ValidateOptions()
     rated = vo.clean_ratings(ratings, id_col=id_col, source=ratings_source, log=log) if ratings is not None else None
-    _check_study(rated, theta, vo)
+    _check_study(rated, theta, vo, fit_tables)
     targets = study_targets(rated, theta, vo, id_col=id_col, log=log)
     inherited = _inherited_targets(metrics, targets.tables, id_col, vo)
     result = correlate_with_targets(
@@ -231,5 +241,11 @@ def validate_metrics(
         from tutormetrics.validity.level import mark_inherited
 
         result = replace(result, table=mark_inherited(result.table))
+    pv = None
+    if vo.theta_pv and rated is not None:  # docs/measurement.md#theta-pv: the theta_pv rows after the theta rows
+        from tutormetrics.validity.theta_pv import theta_pv_rows
+
+        pv = theta_pv_rows(metrics, result, rated, targets, vo, fit_tables, log)
+        result = replace(result, table=pv[1])
     long = rated is not None and rated.is_long
-    return StudyResult(result, targets.fit, long, rated, targets.warnings, targets.ratings)
+    return StudyResult(result, targets.fit, long, rated, targets.warnings, targets.ratings, pv[0] if pv else None)

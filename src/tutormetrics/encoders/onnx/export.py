@@ -86,7 +86,15 @@ def export_model(
 ) -> Path:
     """Export ``model_path`` (default: the bundled all-MiniLM-L6-v2) into ``out_dir`` (default: its folder in
     the export store) and return the folder. A fresh export is kept unless ``force``; ``keep_raw`` also keeps
-    the unfused export as ``raw.onnx`` (benchmarks compare it)."""
+    the unfused export as ``raw.onnx`` (benchmarks compare it).
+
+    Args:
+        model_path: sentence-transformers model folder; ``None``: the bundled all-MiniLM-L6-v2.
+        out_dir: export folder; ``None``: the model's folder in the export store.
+        force: re-export even when the export is up to date.
+        keep_raw: also keep the unfused export as ``raw.onnx``.
+        log: receives the progress lines.
+    """
     path = os.path.abspath(os.fspath(model_path)) if model_path is not None else default_model_path()
     if not Path(path).is_dir():
         raise ModelLoadError(f"model '{path}' is not a local folder", hint="pass a sentence-transformers model directory")

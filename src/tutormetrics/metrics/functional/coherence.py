@@ -87,6 +87,11 @@ def sentence_vectors(
 
     Sentences without a token are dropped. Returns ``(m, d)`` float64.
 
+    Args:
+        vectors: (n, d) token vectors.
+        offsets: (n, 2) character ``(start, end)`` of each token.
+        spans: character ``(start, end)`` of each sentence.
+
     Example:
         >>> v = np.array([[1.0, 0], [3, 0], [0, 2]])
         >>> sentence_vectors(v, np.array([[0, 1], [2, 3], [5, 6]]), [(0, 4), (4, 8), (9, 12)]).tolist()
@@ -122,7 +127,13 @@ def consecutive_cosine(sent: np.ndarray) -> float:
 
 
 def response_coherence(text: str, vectors: np.ndarray, offsets: np.ndarray) -> float:
-    """``resp_coherence`` of one response from its last-layer token vectors and their character spans."""
+    """``resp_coherence`` of one response from its last-layer token vectors and their character spans.
+
+    Args:
+        text: the response.
+        vectors: (n, d) last-layer token vectors; none gives NaN.
+        offsets: (n, 2) character ``(start, end)`` of each token in ``text``.
+    """
     if len(vectors) == 0:
         return NAN
     return consecutive_cosine(sentence_vectors(vectors, offsets, sentence_spans(text)))

@@ -190,6 +190,14 @@ def embedding_similarity(
     ``emb_mean_cos = cos(pool_p, pool_r)``, ``emb_extrema_cos = cos(v_p, v_r)``, greedy as in
     :func:`greedy_matching` with ``emb_greedy = (P+R)/2`` and ``emb_greedy_f1 = 2PR/(P+R)``.
 
+    Args:
+        prompt_pool: (d,) pooled prompt vector.
+        resp_pool: (d,) pooled response vector.
+        prompt_extrema: (d,) extrema vector of the prompt.
+        resp_extrema: (d,) extrema vector of the response.
+        prompt_tokens: (n_p, d) prompt token vectors.
+        resp_tokens: (n_r, d) response token vectors.
+
     Example (``docs/metrics.md#example-embedding``, no special tokens, so pools are plain token means):
         >>> P = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
         >>> R = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [-0.5, 0.0, 0.0]])
@@ -315,6 +323,17 @@ def embedding_similarity_batch(
     normalized: bool = False,
 ) -> dict[str, np.ndarray]:
     """Vectorised :func:`embedding_similarity` for ``n`` pairs (``(n, d)`` pools and extrema).
+
+    Args:
+        prompt_pools: (n, d) pooled prompt vectors.
+        resp_pools: (n, d) pooled response vectors.
+        prompt_extrema: (n, d) prompt extrema vectors.
+        resp_extrema: (n, d) response extrema vectors.
+        prompt_tokens: per pair, the prompt's (n_p, d) token vectors.
+        resp_tokens: per pair, the response's (n_r, d) token vectors.
+        prompt_keys: per pair, a hashable key of the prompt, so pairs sharing one are batched; ``None`` uses array
+            identity.
+        normalized: token rows are already L2-normalised.
 
     Example:
         >>> P = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])

@@ -96,6 +96,12 @@ def length_structure(
 ) -> dict[str, float]:
     """All length columns for one exchange.
 
+    Args:
+        prompt: the prompt text.
+        response: the response text.
+        chars_per_sentence: characters counted as one sentence equivalent (> 0).
+        concision_bands: ``(full, partial)`` sentence-equivalent limits of bands 2 and 1.
+
     >>> length_structure("Where did the cat sit?", "The cat sat on the mat.")["len_ratio"]
     1.2
     """

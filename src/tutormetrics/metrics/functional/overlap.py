@@ -19,6 +19,11 @@ def _sets(prompt: str | Sequence[str], response: str | Sequence[str], n: int) ->
 def jaccard(prompt: str | Sequence[str], response: str | Sequence[str], n: int = 1) -> float:
     """Resemblance ``|A∩B|/|A∪B|``; NaN when both sets are empty.
 
+    Args:
+        prompt: prompt text or tokens.
+        response: response text or tokens.
+        n: n-gram length.
+
     >>> jaccard("a rose is a flower which is a rose", "a rose is a rose is a rose", 1)
     0.6
     """
@@ -28,6 +33,12 @@ def jaccard(prompt: str | Sequence[str], response: str | Sequence[str], n: int =
 
 def containment(prompt: str | Sequence[str], response: str | Sequence[str], n: int = 1, *, direction: str = "prompt_in_resp") -> float:
     """``|A∩B|/|A|`` (``prompt_in_resp``) or ``|A∩B|/|B|`` (``resp_in_prompt``); NaN for an empty denominator.
+
+    Args:
+        prompt: prompt text or tokens.
+        response: response text or tokens.
+        n: n-gram length.
+        direction: ``prompt_in_resp`` (denominator |A|, the prompt's set) or ``resp_in_prompt`` (|B|).
 
     >>> containment("a rose is a flower which is a rose", "a rose is a rose is a rose", 1)
     0.6

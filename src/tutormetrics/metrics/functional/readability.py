@@ -251,6 +251,11 @@ def flesch_kincaid_grade(counts: ReadabilityCounts) -> float:
 def readability_scores(text: str, counter: SyllableCounter | None = None, lang: str = "auto") -> dict[str, float]:
     """Both readability columns for one text; NaN unless its ``lang`` (docs/design/languages.md#lang) is ``en``.
 
+    Args:
+        text: the text.
+        counter: syllable counter; ``None`` makes a default one.
+        lang: language code, or ``auto`` to detect it.
+
     >>> round(readability_scores("The cat sat on the mat.")["flesch_reading_ease"], 6)
     116.145
     >>> readability_scores("你好。我是老师！")["flesch_reading_ease"]

@@ -44,6 +44,11 @@ RICHNESS_COLUMNS = ("mtld", "mattr", "hdd")
 def check_richness_params(mtld_threshold: float, mattr_window: int, hdd_draws: int) -> None:
     """Raise :class:`ConfigError` unless ``0 < mtld_threshold < 1`` and the window and draws are positive integers.
 
+    Args:
+        mtld_threshold: MTLD's TTR threshold, in (0, 1).
+        mattr_window: MATTR window length, in tokens.
+        hdd_draws: HD-D sample size, in tokens.
+
     Example:
         >>> check_richness_params(0.72, 50, 42)
     """
@@ -151,6 +156,12 @@ def lexical_richness(
 ) -> dict[str, float]:
     """``mtld``, ``mattr`` and ``hdd`` of one response.
 
+    Args:
+        text_or_tokens: the response text, or its tokens.
+        mtld_threshold: MTLD's TTR threshold, in (0, 1).
+        mattr_window: MATTR window length, in tokens.
+        hdd_draws: HD-D sample size, in tokens.
+
     >>> lexical_richness("a rose is a rose is a rose", mattr_window=10, hdd_draws=4)["mtld"]
     8.0
     """
@@ -166,6 +177,11 @@ def richness_reasons(
     tokens: Sequence[str], *, mattr_window: int = MATTR_WINDOW, hdd_draws: int = HDD_DRAWS
 ) -> dict[str, str]:
     """Why each column is NaN for these tokens (``""`` when it is defined).
+
+    Args:
+        tokens: the response's tokens.
+        mattr_window: MATTR window length; fewer tokens give ``too_short``.
+        hdd_draws: HD-D sample size; fewer tokens give ``too_short``.
 
     >>> richness_reasons(["a", "b"])
     {'mtld': 'all_distinct', 'mattr': 'too_short', 'hdd': 'too_short'}

@@ -49,17 +49,17 @@ from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.mfrm.design import (
     ABSENT_CATEGORY,
     REFERENCE_POINT,
-    covariate_reference,
-    reference_text,
     SIGMA_B,
     SIGMA_BETA,
     SIGMA_GAMMA,
     SIGMA_S,
     SIGMA_TAU,
-    ModelKind,
     Design,
-    prepare_ratings,
+    ModelKind,
     PreparedRatings,
+    covariate_reference,
+    prepare_ratings,
+    reference_text,
     summary_report,
     zero_sum_basis,
 )
@@ -464,7 +464,11 @@ class BayesMFRMResult:
         ``p_ref`` and ``delta_p`` are means over draws. ``not_converged`` on a row whose b or coefficient has
         R-hat > 1.01 or ESS < 400, or when the run had divergences (docs/design/effects.md#reason-codes)."""
         from tutormetrics.psychometrics.mfrm.effects import (
-            EffectTerm, covariate_contrast, effects_frame, outcome_labels, sparse_reason,
+            EffectTerm,
+            covariate_contrast,
+            effects_frame,
+            outcome_labels,
+            sparse_reason,
         )  # fmt: skip
 
         post = self.idata.posterior

@@ -20,6 +20,7 @@ from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.theta_options import ThetaOptions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tutormetrics.psychometrics.measurement.measurement_report import MeasurementOptions, MeasurementReport
     from tutormetrics.psychometrics.mfrm.bayes import BayesMFRMResult
     from tutormetrics.psychometrics.mfrm.mml import MFRMResult
 
@@ -38,6 +39,13 @@ class ThetaStudy:
     loo: pl.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
     report: list[str] = field(default_factory=list)
+    measures: MeasurementReport | None = None
+
+    @property
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """The measurement tables asked for (``fit``, ``separation``, ``bias``, ``dif``, ``pv``;
+        ``docs/measurement.md#commands``); empty without any."""
+        return self.measures.tables if self.measures is not None else {}
 
     @property
     def theta(self) -> pl.DataFrame:
@@ -73,6 +81,7 @@ def theta_study(
     topics: pl.DataFrame | None = None,
     effects: bool = False,
     compare_models: bool = False,
+    measurement: MeasurementOptions | None = None,
     log: Log = quiet,
 ) -> ThetaStudy:
     """Fit θ on ``ratings`` (from :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`) under ``options``
@@ -86,6 +95,8 @@ def theta_study(
         topics: Exchange-level 0/1 topic columns (multi-hot).
         effects: Also compute Δp per covariate/topic/group and criterion (``docs/design/effects.md#explanatory-mfrm``).
         compare_models: NUTS: also compare the nested models by PSIS-LOO.
+        measurement: Also the measurement tables these options ask for, with their stderr lines and the scale
+            warnings (``docs/measurement.md#commands``); ``None``: none.
         log: Where notes, warnings and the scale and effect lines go (the closing lines are in ``report``).
 
     Example:
@@ -128,4 +139,16 @@ def theta_study(
     study.report += lines
     if warning:
         study.warnings.append(warning)
+    if measurement is not None:
+        _measure(study, fitted, terms, measurement)
     return study
+
+
+def _measure(study: ThetaStudy, fitted: Ratings, terms: dict[str, Any], options: MeasurementOptions) -> None:
+    """The measurement tables of the fit (``docs/measurement.md#commands``): their stderr lines, the scale warnings
+    (counted by ``--strict``) and notes join ``report``."""
+    from tutormetrics.psychometrics.measurement.measurement_report import measurement_report, prepare_like_fit
+
+    study.measures = rep = measurement_report(study.fit, prepare_like_fit(fitted, study.fit, **terms), options)
+    study.warnings += rep.warnings
+    study.report += [*rep.warnings, *rep.lines, *rep.notes]
