@@ -225,7 +225,13 @@ def metrics_cols_flag(panel: str | None = None) -> Any:
 
 def n_min_flag(default: int, *, min: int = 1, panel: str | None = None) -> Any:
     """``--n-min``: the fewest units (pairs, rows) of a defined cell or row; fewer give NaN with reason ``too_few``
-    (the default is each analysis' documented one: 10 for ρ cells, agreement and predict; 15 for paired tests)."""
+    (the default is each analysis' documented one: 10 for ρ cells, agreement and predict; 15 for paired tests).
+
+    Args:
+        default: The analysis' default.
+        min: The smallest value the command line accepts (3 where a Spearman ρ needs three pairs).
+        panel: The ``--help`` panel.
+    """
     return flag(
         "--n-min", default=default, min=min, panel=panel,
         help="Fewest units (pairs, rows) of a defined cell or row; fewer give NaN with reason too_few.",

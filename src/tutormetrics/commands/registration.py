@@ -100,7 +100,13 @@ def build_args(cls: type, values: Mapping[str, Any], exclude: Sequence[str] = ()
 
 def output_paths(outputs: Outputs, args: Any, created: list[Path] | None = None) -> list[Path]:
     """The outputs of one call: each named field's value (unset and ``-`` left out); a folder output is created
-    first (and added to ``created``), so every run into it locks the same ``.tutormetrics.lock`` inside it."""
+    first (and added to ``created``), so every run into it locks the same ``.tutormetrics.lock`` inside it.
+
+    Args:
+        outputs: The command's output fields (a trailing ``/`` marks a folder), or a callable of ``args`` returning the paths.
+        args: The parsed options of the call.
+        created: Collects the folders created here; ``None``: not recorded.
+    """
     if callable(outputs):
         return [Path(p) for p in outputs(args) if p is not None and str(p) != "-"]
     paths = []

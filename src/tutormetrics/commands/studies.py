@@ -85,6 +85,12 @@ def run_fairness_example(output: Path, *, n_resamples: int = 2000, seed: int = 0
     stratum and per dimension value (Friedman + pairwise Wilcoxon, ``--family metric``, directions) →
     the bias summary per model over (model, domain, dimension_value) cells → the effect figure.
     Writes ``rates.csv, fair.csv, cells.csv, effects.png`` under ``output``.
+
+    Args:
+        output: The folder the four files are written to (created if missing).
+        n_resamples: Resamples of the pairwise tests (``--n-resamples``).
+        seed: Seed of the resampling.
+        log: Where the progress lines go (default: stderr).
     """
     from tutormetrics.examples import fairness_example_paths
     from tutormetrics.report.effects import plot_effect_matrix

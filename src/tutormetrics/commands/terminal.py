@@ -24,7 +24,14 @@ def log(message: str) -> None:
 
 def renamed(value: int, old: int | None, old_flag: str, new_flag: str) -> int:
     """The value of an option whose old spelling (hidden, for one release: CHANGELOG.md) is still accepted; the
-    old one wins when given (with a note)."""
+    old one wins when given (with a note).
+
+    Args:
+        value: The value given under the new spelling (or its default).
+        old: The value given under the old spelling; ``None``: not given.
+        old_flag: The old option name, for the note.
+        new_flag: The new option name, for the note.
+    """
     if old is None:
         return value
     log(f"note: {old_flag} is now {new_flag}; the old spelling goes away in the next release")

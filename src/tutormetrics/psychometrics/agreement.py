@@ -76,7 +76,16 @@ def clean_ratings(
     """Long ratings through :func:`~tutormetrics.psychometrics.ratings.clean_long_ratings` (a
     :class:`~tutormetrics.psychometrics.ratings.Ratings` is not cleaned again), missing scores dropped:
     columns ``_id, _rater, _crit, _score``. ``exchangeable`` (``docs/design/datasets.md#exchangeable-raters``): the rater column may be
-    absent and a label may repeat within a unit (``_rater`` is then missing or not unique per unit)."""
+    absent and a label may repeat within a unit (``_rater`` is then missing or not unique per unit).
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned :class:`~tutormetrics.psychometrics.ratings.Ratings`).
+        id_col: The unit (exchange) id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        exchangeable: Rater labels are anonymous slots (``--raters exchangeable``).
+    """
     if exchangeable and not isinstance(ratings, Ratings):
         ratings = Ratings.clean(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col,
                                 score_col=score_col, exchangeable=True)  # fmt: skip
@@ -170,7 +179,16 @@ def multirater_row(
     crit: _Criterion, *, n_min: int, n_resamples: int, seed: int, confidence_level: float, shared: SharedDraws | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     """The many-rater block of one criterion (``docs/design/raters.md#many-raters``) and its reason codes; with ``shared`` the
-    interval of α resamples dialogues."""
+    interval of α resamples dialogues.
+
+    Args:
+        crit: The criterion's coded ratings.
+        n_min: Fewest units with two ratings for a statistic.
+        n_resamples: Bootstrap resamples of the α interval (0: no interval).
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+        shared: The criterion's dialogue draws; ``None``: resample units.
+    """
     counts = unit_counts(crit.unit, crit.code, crit.n_units, crit.values.size)
     n_raters = len(crit.raters)
     row: dict[str, Any] = {
@@ -223,7 +241,18 @@ def two_rater_row(
     shared: SharedDraws | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The two-rater block of one criterion (``docs/statistics.md#two-rater-agreement``) for the raters in ``pair``; with ``shared``
-    its intervals resample dialogues (``docs/guide/judges.md#many-raters``)."""
+    its intervals resample dialogues (``docs/guide/judges.md#many-raters``).
+
+    Args:
+        crit: The criterion's coded ratings.
+        pair: The two raters (the second ``None`` when there is one rater).
+        stats_cols: The two-rater statistics to compute (their column names).
+        n_min: Fewest units rated by both raters for a statistic.
+        n_resamples: Bootstrap resamples of the intervals (0: no intervals).
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+        shared: The criterion's dialogue draws; ``None``: resample units.
+    """
     q = crit.values.size
     ordinal = q > 2
     a_codes = crit.rater_codes(pair[0])
@@ -321,6 +350,21 @@ def agreement_table(
     many-rater columns (which depend only on each unit's multiset of scores) are computed as usual with
     ``n_raters`` = the most ratings on one unit, every two-rater column and ``rater_a``, ``rater_b`` are
     empty and the reason has ``exchangeable_raters``.
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned :class:`~tutormetrics.psychometrics.ratings.Ratings`).
+        id_col: The unit (exchange) id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        raters: The two raters of the two-rater block; ``None``: the first two in sorted order.
+        n_resamples: Bootstrap resamples per interval (0: no intervals).
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+        n_min: Fewest units with two ratings for a statistic.
+        exchangeable: Rater labels are anonymous slots (``--raters exchangeable``).
+        cluster_labels: Exchange id as text → its dialogue; ``None``: resample units.
+        min_clusters: Fewest clusters for a cluster interval.
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["a", "b"] * 2,

@@ -178,7 +178,13 @@ def agreement_line(table: pl.DataFrame, exchangeable: bool = False) -> str:
 
 def judge_lines(table: pl.DataFrame, judges: Sequence[str], notes: Sequence[str] = ()) -> list[str]:
     """The stderr lines of a judge table: its notes, the criteria x references, then the leniency of each judge
-    against the human majority per criterion (``docs/commands/agree.md#agree-judge-validate-an-llm-judge-against-humans``)."""
+    against the human majority per criterion (``docs/commands/agree.md#agree-judge-validate-an-llm-judge-against-humans``).
+
+    Args:
+        table: The judge table (:func:`~tutormetrics.psychometrics.judge.judge_table`).
+        judges: The raters that are LLM judges.
+        notes: Notes printed first, each as ``note: ...``.
+    """
     refs = table["reference"].unique(maintain_order=True).to_list()
     lines = [f"note: {note}" for note in notes]
     lines.append(f"judge {', '.join(judges)}: {table['criterion'].n_unique()} criteria x {len(refs)} references ({', '.join(refs)})")

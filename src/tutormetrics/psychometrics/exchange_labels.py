@@ -27,6 +27,11 @@ _CONVERSATION_COLUMNS = ("conversation_id", "dialogue_id", "conversation", "dial
 def label_column(tables: list[tuple[str, pl.DataFrame | None]], col: str, option: str) -> tuple[str, pl.DataFrame]:
     """The first ``(source, table)`` of ``tables`` that holds ``col``; else exit 2 naming the columns there.
 
+    Args:
+        tables: ``(source, table)`` pairs searched in order; a ``None`` table is skipped.
+        col: The column to find.
+        option: The option that named it, for the error.
+
     Example:
         >>> label_column([("ratings", pl.DataFrame({"c": [1]}))], "c", "--cluster-col")[0]
         'ratings'
@@ -43,6 +48,13 @@ def exchange_labels(table: pl.DataFrame, id_col: str, col: str, *, option: str =
     """``_id`` (text) and ``_label`` (text), one row per exchange in first-appearance order.
 
     Raises :class:`InputSchemaError` on an empty label or on two labels for one exchange.
+
+    Args:
+        table: The table holding the labels.
+        id_col: The exchange id column.
+        col: The label column.
+        option: The option that named ``col``, for the errors.
+        source: The table's name in the errors.
     """
     if col not in table.columns:
         label_column([(source, table)], col, option)
@@ -79,6 +91,11 @@ def independence_note(columns: list[str], cluster_col: str | None, command: str)
     """The one stderr note of ``agree``/``ppi`` (the command prints it once, as a note) when the table names
     conversations but no cluster column is given: their intervals then treat the replies as independent
     (``docs/guide/judges.md#why-dialogues``).
+
+    Args:
+        columns: The input table's columns.
+        cluster_col: The ``--cluster-col`` given; ``None``: none.
+        command: The command name the note starts with.
 
     Example:
         >>> independence_note(["exchange_id", "conversation_id"], None, "ppi")[:34]

@@ -178,7 +178,17 @@ def row_intervals(
     """The intervals of one judge × reference row from its resampled tables (B, Q, Q) of the shared draws
     (``docs/guide/judges.md#resamples``): α, AC1 and macro-F1 always; κ and the mean difference too when
     the draws resample clusters. Reasons ``too_few_clusters`` (no interval), ``ci_dropped_<k>`` (the most
-    resamples any of the row's intervals left out)."""
+    resamples any of the row's intervals left out).
+
+    Args:
+        tables: The row's resampled Q×Q tables, shape (B, Q, Q).
+        values: The criterion's Q score values.
+        n: Units of the row.
+        n_clusters: Clusters among the row's units.
+        clustered: The draws resample clusters (dialogues), not units.
+        min_clusters: Fewest clusters for an interval.
+        confidence_level: Interval level, in (0, 1).
+    """
     keys = [("alpha", "krippendorff_alpha"), ("ac1", "gwet_ac1"), ("f1", "macro_f1")]
     keys += [("kappa", "cohen_kappa"), ("diff", "mean_diff")] if clustered else []
     out: dict[str, Any] = {f"{k}_ci_{s}": float("nan") for k, _ in keys for s in ("low", "high")}
@@ -239,7 +249,14 @@ class JudgeSetup(NamedTuple):
 
 def judge_setup(ratings: RatingsLike, judge: str | Sequence[str], *, exchangeable: bool = False, **columns: str) -> JudgeSetup:
     """Clean the ratings once and check the judges (:func:`judge_table`'s first step, shared by the length-bias
-    and differences tables)."""
+    and differences tables).
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        judge: One judge's rater name, or several.
+        exchangeable: Human labels are anonymous slots (``--raters exchangeable``).
+        **columns: ``id_col``, ``rater_col``, ``criterion_col``, ``score_col`` of :func:`clean_ratings`.
+    """
     judges = [judge] if isinstance(judge, str) else list(judge)
     long = clean_ratings(ratings, exchangeable=exchangeable, **columns)  # type: ignore[arg-type]
     if exchangeable:
@@ -256,7 +273,14 @@ def criterion_references(
     crit: _Criterion, jname: str, humans: list[str], exchangeable: bool
 ) -> tuple[list[tuple[str, np.ndarray, list[str]]], list[str]]:
     """The references of judge ``jname`` on one criterion: ``(name, codes per unit, extra reasons)`` for
-    each human (sorted) and the majority, and the judge-only scores (a note)."""
+    each human (sorted) and the majority, and the judge-only scores (a note).
+
+    Args:
+        crit: The criterion's coded ratings.
+        jname: The judge's rater name.
+        humans: The human raters' names.
+        exchangeable: Human labels are anonymous slots: only the majority is a reference.
+    """
     q = crit.values.size
     jcodes = crit.rater_codes(jname)
     human_sel = np.isin(crit.rater, [crit.raters.index(h) for h in humans if h in crit.raters])
@@ -417,6 +441,22 @@ def judge_table(
     scale). The agreement coefficients' categories are the criterion's distinct scores over all raters, judge
     included; a score only the judge uses is reported in ``notes``. ``exchangeable`` (``docs/design/datasets.md#exchangeable-raters``): the human labels are anonymous slots, so
     the only reference is ``majority`` (the judge stays named and rates a unit once).
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        judge: One judge's rater name, or several.
+        id_col: The unit (exchange) id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        n_resamples: Bootstrap resamples per interval (0: no intervals).
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+        n_min: Fewest paired units for a statistic.
+        levels: The criterion scale (``--levels``); ``None``: the observed categories.
+        exchangeable: Human labels are anonymous slots (``--raters exchangeable``).
+        cluster_labels: Exchange id as text → its dialogue; ``None``: resample units.
+        min_clusters: Fewest clusters for a cluster interval.
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": [1, 1, 2, 2], "rater": ["h", "llm"] * 2,

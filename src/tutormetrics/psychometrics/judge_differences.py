@@ -152,6 +152,21 @@ def differences_table(
     the units of the contrast (for ``judge_vs_humans`` those with a judge score and ≥ 2 human scores);
     ``n_clusters`` with ``cluster_labels``. Reasons ``too_few`` (n < ``n_min``, estimates kept),
     ``too_few_clusters``, ``ci_dropped_<k>``. One judge and fewer than two humans: exit 2.
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        judges: One judge's rater name, or several.
+        id_col: The unit (exchange) id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        n_resamples: Bootstrap resamples per interval (0: no intervals).
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+        n_min: Fewest units of a contrast before the ``too_few`` reason.
+        exchangeable: Human labels are anonymous slots (``--raters exchangeable``).
+        cluster_labels: Exchange id as text → its dialogue; ``None``: resample units.
+        min_clusters: Fewest clusters for a cluster interval.
     """
     columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
     setup = judge_setup(ratings, judges, exchangeable=exchangeable, **columns)

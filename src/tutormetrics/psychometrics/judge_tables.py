@@ -51,7 +51,16 @@ def cluster_labels(
     """Exchange id (text) → its cluster label from ``cluster_col`` of RATINGS, else of the metrics table
     (``docs/guide/judges.md#cluster-column``); None without ``cluster_col``. Exit 2 when it names a rater,
     criterion or score column (``reserved``), when neither table has it (naming the columns there), on an empty
-    label or two labels for one exchange."""
+    label or two labels for one exchange.
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        cluster_col: The ``--cluster-col``; ``None``: no clusters.
+        metrics: The ``--metrics-table``, searched when the ratings lack the column.
+        id_col: The ratings' exchange id column.
+        metrics_id_col: The metrics table's id column; ``None``: ``id_col``.
+        reserved: The ratings' rater, criterion and score columns (refused as clusters).
+    """
     if cluster_col is None:
         return None
     if cluster_col in reserved:
@@ -69,6 +78,14 @@ def check_agree_options(
     differences: bool = False, stability: str | None = None,
 ) -> tuple[str, str] | None:  # fmt: skip
     """The option rules of ``agree`` (``docs/guide/judges.md#errors``); returns the ``--stability`` pair.
+
+    Args:
+        judges: The ``--judge`` names; ``None``: none given.
+        raters: The ``--raters`` value.
+        metrics: A ``--metrics-table`` is given.
+        length_bias: ``--length-bias`` is asked for.
+        differences: ``--differences`` is asked for.
+        stability: The ``--stability A,B`` value; ``None``: not asked for.
 
     >>> check_agree_options(judges=None, stability="v1,v2")
     ('v1', 'v2')
@@ -99,7 +116,19 @@ def judge_tables(
     ``docs/guide/judges.md#judge-intervals``), with ``options.length_bias`` the LB table (needs ``metrics``) and
     with ``options.differences`` the DIFF table. ``notes`` holds the judge-only scores, the metrics-table ids
     without a rating and, when the ratings name conversations but no ``cluster_col`` is given, the note that
-    the intervals treat replies as independent."""
+    the intervals treat replies as independent.
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        judges: The judges' rater names.
+        options: Resamples, seed, level, ``n_min``, cluster column and the tables asked for.
+        metrics: The metrics table with the reply lengths (``--metrics-table``).
+        id_col: The unit (exchange) id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        metrics_id_col: The metrics table's id column; ``None``: ``id_col``.
+    """
     if options.length_bias and metrics is None:
         raise ConfigError("--length-bias needs --metrics-table (the table with the reply lengths)",
                           hint="e.g. --metrics-table metrics.csv --length-col resp_words")  # fmt: skip

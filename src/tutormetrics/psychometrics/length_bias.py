@@ -61,6 +61,11 @@ def lengths_by_id(metrics: pl.DataFrame, id_col: str, length_col: str) -> dict[s
     """Id (as text) → length from the metrics table; exit 2 when the column is missing or not numeric, or an
     id repeats.
 
+    Args:
+        metrics: The metrics table.
+        id_col: Its id column.
+        length_col: Its length column (e.g. ``resp_words``).
+
     >>> lengths_by_id(pl.DataFrame({"exchange_id": [1, 2], "resp_words": [3, None]}), "exchange_id", "resp_words")
     {'1': 3.0, '2': nan}
     """
@@ -187,6 +192,24 @@ def length_bias_table(
     ``human_constant`` (the ordinal model on z alone), ``judge_constant``, ``logit_unstable``,
     ``too_few_clusters`` (estimates kept, no se, interval or p), ``ci_dropped_<k>``. ``metrics`` is joined on
     the id as text (``metrics_id_col``, default ``id_col``); its ids that no rating has are counted in ``notes``.
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        judges: One judge's rater name, or several.
+        metrics: The metrics table with the reply lengths (``--metrics-table``).
+        length_col: The length column of ``metrics`` (``--length-col``).
+        id_col: The unit (exchange) id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        n_resamples: Bootstrap resamples per interval (0: no intervals).
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+        n_min: Fewest units per row; fewer: every number NaN.
+        exchangeable: Human labels are anonymous slots (``--raters exchangeable``).
+        cluster_labels: Exchange id as text → its dialogue; ``None``: resample units.
+        min_clusters: Fewest clusters for a cluster interval.
+        metrics_id_col: The metrics table's id column; ``None``: ``id_col``.
     """
     columns = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
     setup = judge_setup(ratings, judges, exchangeable=exchangeable, **columns)

@@ -93,7 +93,18 @@ def leniency_columns(
     seed: int = 0,
     confidence_level: float = 0.95,
 ) -> tuple[dict[str, float], list[str]]:
-    """The leniency columns of one judge × reference row (``y``, ``yhat``: the scores of the n paired units)."""
+    """The leniency columns of one judge × reference row (``y``, ``yhat``: the scores of the n paired units).
+
+    Args:
+        y: Reference scores of the paired units.
+        yhat: Judge scores of the paired units.
+        table: The Q×Q reference × judge count table (symmetry tests).
+        lo: Lowest level of the criterion's scale.
+        hi: Highest level of the criterion's scale.
+        n_resamples: Bootstrap resamples of the mean-difference interval.
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+    """
     out = {c: _NAN for c in LENIENCY_COLUMNS}
     y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
     n = y.size
@@ -135,8 +146,13 @@ def pooled_leniency(
 
     Args:
         units: the unit (exchange id) of each pair.
-        y, yhat: reference and judge scores of each pair.
-        lo, hi: the lowest and highest level of each pair's criterion.
+        y: reference score of each pair.
+        yhat: judge score of each pair.
+        lo: the lowest level of each pair's criterion.
+        hi: the highest level of each pair's criterion.
+        n_resamples: bootstrap resamples of ``diff_ci_*`` (over units).
+        seed: seed of the bootstrap.
+        confidence_level: interval level, in (0, 1).
 
     Example:
         >>> r = pooled_leniency(np.array(["a", "a", "b"]), np.array([0.0, 1, 1]), np.array([1.0, 1, 2]),

@@ -46,6 +46,12 @@ Level = Literal["nominal", "ordinal", "interval"]
 def unit_counts(unit: np.ndarray, code: np.ndarray, n_units: int, q: int) -> np.ndarray:
     """Count matrix ``r[i, k]`` from one (unit index, category code) pair per rating.
 
+    Args:
+        unit: Unit index per rating (0..n_units−1).
+        code: Category code per rating (0..q−1).
+        n_units: Number of units (rows).
+        q: Number of categories (columns).
+
     Example:
         >>> unit_counts(np.array([0, 0, 1]), np.array([1, 1, 0]), 2, 2).tolist()
         [[0, 2], [1, 0]]
@@ -145,6 +151,11 @@ def _delta2(n_c: np.ndarray, values: np.ndarray, level: Level) -> np.ndarray:
 def alpha_from_coincidence(o: np.ndarray, values: np.ndarray | None = None, level: Level = "nominal") -> float:
     """``α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck``; NaN when the denominator is 0.
 
+    Args:
+        o: The Q×Q coincidence matrix.
+        values: The category scores; ``None``: the ranks 0..Q−1.
+        level: ``nominal``, ``ordinal`` or ``interval`` (the δ² metric).
+
     Example:
         >>> round(alpha_from_coincidence(np.array([[10., 2.], [2., 6.]])), 4)
         0.6042
@@ -163,6 +174,11 @@ def alpha_from_coincidence(o: np.ndarray, values: np.ndarray | None = None, leve
 
 def krippendorff_alpha_counts(counts: np.ndarray, values: np.ndarray | None = None, level: Level = "nominal") -> float:
     """Krippendorff's α from unit counts (missing ratings allowed), at the given level.
+
+    Args:
+        counts: Unit × category count matrix.
+        values: The category scores; ``None``: the ranks 0..Q−1.
+        level: ``nominal``, ``ordinal`` or ``interval`` (the δ² metric).
 
     Example:
         >>> round(krippendorff_alpha_counts(np.array([[2, 0], [0, 2], [1, 1]])), 4)
@@ -237,6 +253,11 @@ def alpha_resampled(counts: np.ndarray, draws: ClusterDraws, unit_cluster: np.nd
     """Nominal α of every resample of the shared draws (``docs/guide/judges.md#resamples``): the coincidence
     matrix under unit weights, ``o_ck = Σᵢ wᵢ·rᵢc(rᵢk − [c = k])/(rᵢ − 1)``, from the clusters' feature sums.
 
+    Args:
+        counts: Unit × category count matrix.
+        draws: The shared cluster draws.
+        unit_cluster: Cluster index per unit.
+
     Example:
         >>> r = np.array([[2, 0], [0, 2], [1, 1]])
         >>> alpha_resampled(r, ClusterDraws(2, 3, seed=0, criterion=0), np.array([0, 0, 1])).shape
@@ -259,6 +280,12 @@ def alpha_bootstrap(
     only matters through how many draws land on each pattern, which is ``Multinomial(U, f_p/U)``
     (f_p = units with pattern p). One multinomial draw of P ≪ U cells per resample, from
     ``default_rng(seed)``, replaces U index draws. Resamples where α is undefined are dropped.
+
+    Args:
+        counts: Unit × category count matrix.
+        n_resamples: Bootstrap resamples (≤ 0: NaN interval).
+        seed: Seed of ``default_rng``.
+        confidence_level: Interval level, in (0, 1).
 
     Example:
         >>> r = np.array([[2, 0], [0, 2], [1, 1], [2, 0], [0, 2], [2, 0]] * 5)

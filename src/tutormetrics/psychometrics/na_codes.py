@@ -30,7 +30,14 @@ def _score(ratings: pl.DataFrame, score_col: str) -> pl.Expr:
 def drop_na_codes(
     ratings: pl.DataFrame, codes: Sequence[float], *, score_col: str = "score", log: Log = quiet
 ) -> pl.DataFrame:
-    """``ratings`` without the rows whose score is one of ``codes`` (numeric match)."""
+    """``ratings`` without the rows whose score is one of ``codes`` (numeric match).
+
+    Args:
+        ratings: Long ratings.
+        codes: The scores that mean "not rated" (``--na``).
+        score_col: The score column.
+        log: Where the ``recode`` line goes.
+    """
     if not codes or score_col not in ratings.columns:
         return ratings
     score = ratings.select(_score(ratings, score_col)).to_series()
@@ -40,7 +47,13 @@ def drop_na_codes(
 
 
 def negative_category_warnings(ratings: pl.DataFrame, *, criterion_col: str = "criterion", score_col: str = "score") -> list[str]:
-    """One warning per criterion whose categories hold a negative score next to a non-negative one."""
+    """One warning per criterion whose categories hold a negative score next to a non-negative one.
+
+    Args:
+        ratings: Long ratings.
+        criterion_col: The criterion column.
+        score_col: The score column.
+    """
     if criterion_col not in ratings.columns or score_col not in ratings.columns:
         return []
     frame = ratings.select(pl.col(criterion_col).alias("c"), _score(ratings, score_col).alias("s")).drop_nulls()

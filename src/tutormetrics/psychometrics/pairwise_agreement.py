@@ -49,6 +49,11 @@ def weights_matrix(q: int, kind: WeightKind = "identity", values: np.ndarray | N
 
     ``values`` (the category scores, e.g. 0/0.5/1) replace the ranks ``k`` when given.
 
+    Args:
+        q: Number of categories Q.
+        kind: ``identity``, ``linear`` or ``quadratic``.
+        values: The category scores; ``None``: the ranks 0..Q−1.
+
     Example:
         >>> weights_matrix(3, "quadratic")[0].tolist()
         [1.0, 0.75, 0.0]
@@ -162,14 +167,26 @@ def krippendorff_alpha(table: np.ndarray, weights: np.ndarray | None = None) -> 
 
 
 def contingency_table(a: np.ndarray, b: np.ndarray, q: int) -> np.ndarray:
-    """Q×Q count table from two arrays of category codes ``0..Q−1`` (rows: ``a``)."""
+    """Q×Q count table from two arrays of category codes ``0..Q−1`` (rows: ``a``).
+
+    Args:
+        a: Category codes of the first rater (rows).
+        b: Category codes of the second rater (columns).
+        q: Number of categories Q.
+    """
     return np.bincount(np.asarray(a) * q + np.asarray(b), minlength=q * q).reshape(q, q).astype(float)
 
 
 def pair_statistics(tables: np.ndarray, values: np.ndarray, ordinal: bool) -> dict[str, np.ndarray]:
     """The two-rater block of (stacked) tables: pa, prevalence, kappa, scott_pi, ac1, alpha_nominal, the
     κ-paradox indices and, when
-    ``ordinal``, the quadratic-weight kappa, AC2 and alpha on the score ``values``."""
+    ``ordinal``, the quadratic-weight kappa, AC2 and alpha on the score ``values``.
+
+    Args:
+        tables: Q×Q count tables, stacked on leading axes.
+        values: The Q category scores.
+        ordinal: Also compute the quadratic-weight statistics (Q > 2).
+    """
     q = tables.shape[-1]
     out = {
         "pa": percent_agreement(tables),
@@ -193,6 +210,11 @@ def bootstrap_tables(table: np.ndarray, n_resamples: int, rng: np.random.Generat
 
     Resampling n units with replacement only matters through how many units land in each cell, and
     those cell counts are ``Multinomial(n, table/n)``; one draw per resample replaces n index draws.
+
+    Args:
+        table: The Q×Q count table of n units.
+        n_resamples: Number of resampled tables.
+        rng: The random generator.
 
     Example:
         >>> boot = bootstrap_tables(np.array([[5., 1.], [2., 2.]]), 4, np.random.default_rng(0))

@@ -249,6 +249,23 @@ def ppi_table(
     ``n_strata`` = K) then one row per stratum, :data:`STRATA_COLUMNS` after ``reason``; ``strata_weights``
     (stratum → weight, e.g. population shares) replaces the data's shares. Human labels that match no judged
     exchange stop the run (exit 2).
+
+    Args:
+        judge_labels: Long judge labels (every exchange).
+        human_labels: Long human labels (the labelled subset).
+        judge: The judge's rater name; ``None``: the judge labels hold one rater.
+        group_col: Column of the judge labels to report per group; ``None``: pooled only.
+        lam: λ in [0, 1], or ``"auto"`` (PPI++ tuning).
+        confidence_level: Interval level, in (0, 1).
+        aggregate: How several human scores of an exchange combine: ``mean``, ``min`` or ``max``.
+        id_col: The exchange id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        cluster_col: Cluster column (one label per exchange); ``None``: independent exchanges.
+        strata_col: Stratum column of the judge labels; ``None``: no strata.
+        strata_weights: Stratum → weight; ``None``: the data's shares.
+        log: Where the notes go.
     """
     if not 0.0 < confidence_level < 1.0:
         raise ConfigError(f"--confidence-level must lie in (0, 1), got {confidence_level}")
@@ -308,7 +325,23 @@ def ppi_plan_table(
 ) -> pl.DataFrame:
     """``ppi --plan --half-width h``: per criterion × group the human labels for a ±h interval, classical and
     PPI++ (:func:`~tutormetrics.stats.ppi_plan.ppi_plan`), columns :data:`PLAN_COLUMNS`; with ``cluster_col``
-    the pilot's design effects (each at least 1) enter both."""
+    the pilot's design effects (each at least 1) enter both.
+
+    Args:
+        judge_labels: Long judge labels (every exchange).
+        human_labels: Long human labels (the pilot).
+        half_width: The target interval half-width h (score units, > 0).
+        judge: The judge's rater name; ``None``: the judge labels hold one rater.
+        group_col: Column of the judge labels to plan per group; ``None``: pooled only.
+        cluster_col: Cluster column (one label per exchange); ``None``: no design effects.
+        confidence_level: Interval level, in (0, 1).
+        aggregate: How several human scores of an exchange combine: ``mean``, ``min`` or ``max``.
+        id_col: The exchange id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        log: Where the notes go.
+    """
     if not half_width > 0:
         raise ConfigError(f"--half-width must be > 0, got {half_width:g}", hint="e.g. --plan --half-width 0.05 (score units)")
     if not 0.0 < confidence_level < 1.0:
@@ -325,6 +358,12 @@ def ppi_plan_table(
 def check_ppi_options(*, plan: bool, half_width: float | None, strata_col: str | None, strata_weights: object | None) -> None:
     """The option rules of ``ppi`` (``docs/guide/judges.md#errors``): ``--plan`` needs a positive ``--half-width``
     and no ``--strata-col``; ``--half-width`` needs ``--plan``; ``--strata-weights`` needs ``--strata-col``.
+
+    Args:
+        plan: ``--plan`` is given.
+        half_width: The ``--half-width``; ``None``: not given.
+        strata_col: The ``--strata-col``; ``None``: not given.
+        strata_weights: The ``--strata-weights``; ``None``: not given.
 
     >>> check_ppi_options(plan=True, half_width=0.05, strata_col=None, strata_weights=None)
     """
@@ -350,6 +389,13 @@ def ppi_study(
     Judge labels with a conversation column but no ``options.cluster_col`` earn one note on ``log``
     (``docs/guide/judges.md#why-dialogues``).
 
+    Args:
+        judge_labels: The judge labels, cleaned.
+        human_labels: The human labels, cleaned.
+        options: Judge, groups, λ, level, aggregate, cluster and strata columns; ``None``: the defaults.
+        strata_weights: Stratum → weight; ``None``: the data's shares.
+        log: Where the notes go.
+
     >>> judge = Ratings.clean(pl.DataFrame({"exchange_id": [f"e{i}" for i in range(6)], "rater": "llm",
     ...                                     "criterion": "c", "score": [1, 0, 1, 1, 0, 1]}))
     >>> human = Ratings.clean(pl.DataFrame({"exchange_id": ["e0", "e1", "e2"], "rater": "h", "criterion": "c",
@@ -368,7 +414,15 @@ def ppi_study(
 
 def ppi_plan_study(judge_labels: Ratings, human_labels: Ratings, options: PPIOptions, half_width: float, *, log: Log = quiet) -> pl.DataFrame:
     """``ppi --plan --half-width h``: :func:`ppi_plan_table` under ``options`` (``docs/guide/judges.md#label-budget``);
-    ``--strata-col`` is refused (:func:`check_ppi_options`), ``--lambda`` is unused (the plan tunes λ)."""
+    ``--strata-col`` is refused (:func:`check_ppi_options`), ``--lambda`` is unused (the plan tunes λ).
+
+    Args:
+        judge_labels: The judge labels, cleaned.
+        human_labels: The pilot's human labels, cleaned.
+        options: Judge, groups, level, aggregate and cluster column.
+        half_width: The target interval half-width h (score units, > 0).
+        log: Where the notes go.
+    """
     check_ppi_options(plan=True, half_width=half_width, strata_col=options.strata_col, strata_weights=None)
     _note_independence(judge_labels, options.cluster_col, log)
     return ppi_plan_table(

@@ -95,6 +95,15 @@ def clean_long_ratings(
     rater slots, ``--raters exchangeable``, where each row is one rating). Missing scores (null, NaN, blank,
     ``NA``) stay as null: targets keep an id whose scores are all missing; the MFRM and agreement drop them.
 
+    Args:
+        ratings: Long ratings.
+        id_col: The exchange id column.
+        rater_col: The rater column; ``None`` or absent: no ``_rater``.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        source: The table's name in the errors.
+        repeats: Allow a repeated (id, rater, criterion) row (anonymous rater slots).
+
     Example:
         >>> long = pl.DataFrame({"exchange_id": ["a", "a"], "rater": ["r1", "r2"],
         ...                      "criterion": ["tone", "tone"], "score": ["1", "NaN"]})
@@ -152,6 +161,14 @@ def ratings_to_targets(
     an empty id, rater or criterion, or a non-numeric score raises :class:`InputSchemaError`
     (cleaning by :func:`clean_long_ratings`).
 
+    Args:
+        ratings: Long ratings.
+        id_col: The exchange id column.
+        rater_col: The rater column; ``None`` or absent: one rating per id and criterion.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        aggregate: ``mean``, ``min``, ``max`` or ``per_rater``.
+
     Example:
         >>> long = pl.DataFrame({"exchange_id": ["a", "a", "b", "b"], "rater": ["r1", "r2", "r1", "r2"],
         ...                      "criterion": ["tone"] * 4, "score": [1, 0, 1, 1]})
@@ -175,7 +192,14 @@ def ratings_to_targets(
 
 def long_to_targets(long: pl.DataFrame, *, id_col: str, aggregate: Aggregate = "mean", source: str = "ratings") -> pl.DataFrame:
     """Cleaned long ratings (``_id, [_rater], _crit, _score``, see :func:`clean_long_ratings`) → wide targets
-    named ``id_col`` and one Float64 column per target (:func:`ratings_to_targets`)."""
+    named ``id_col`` and one Float64 column per target (:func:`ratings_to_targets`).
+
+    Args:
+        long: Cleaned long ratings (``_id, [_rater], _crit, _score``).
+        id_col: Name of the id column of the result.
+        aggregate: ``mean``, ``min``, ``max`` or ``per_rater``.
+        source: The table's name in the errors.
+    """
     if aggregate == "per_rater":
         long = long.with_columns((pl.col("_crit") + RATER_SEP + pl.col("_rater")).alias("_target"))
     else:
@@ -220,6 +244,14 @@ def wide_ratings_to_targets(
     criterion columns pass through. ``"per_rater"`` keeps the columns as they are. When ``rater_col``
     names a column of ``df`` (one row per exchange and rater), the table is melted to long form and
     handled by :func:`ratings_to_targets`. Duplicate ids raise :class:`InputSchemaError`.
+
+    Args:
+        df: Wide ratings, one row per exchange (or per exchange and rater with ``rater_col``).
+        id_col: The exchange id column.
+        columns: The target columns; ``None``: every numeric non-id column.
+        aggregate: ``mean``, ``min``, ``max`` or ``per_rater``.
+        rater_col: The rater column of a one-row-per-rater table; ``None``: none.
+        log: Hears which targets were taken and which left out; ``None``: silent.
 
     Example:
         >>> wide = pl.DataFrame({"exchange_id": ["a", "b"], "tone@r1": [1, 1], "tone@r2": [0, 1]})
@@ -292,7 +324,13 @@ def wide_ratings_to_targets(
 
 
 def is_long_ratings(df: pl.DataFrame, *, criterion_col: str = "criterion", score_col: str = "score") -> bool:
-    """True when ``df`` has both a criterion and a score column (long ratings)."""
+    """True when ``df`` has both a criterion and a score column (long ratings).
+
+    Args:
+        df: The ratings table.
+        criterion_col: The criterion column.
+        score_col: The score column.
+    """
     return criterion_col in df.columns and score_col in df.columns
 
 
@@ -311,6 +349,15 @@ def read_ratings(
     The layout is detected: long when the file has ``criterion_col`` and ``score_col`` (then
     ``columns`` restricts the criteria kept), wide otherwise (``columns`` picks the criterion
     columns). See :func:`ratings_to_targets` and :func:`wide_ratings_to_targets`.
+
+    Args:
+        path: The ratings file (CSV, Parquet, JSONL).
+        id_col: The exchange id column.
+        rater_col: The rater column of long ratings; ``None``: none.
+        criterion_col: The criterion column of long ratings.
+        score_col: The score column of long ratings.
+        aggregate: ``mean``, ``min``, ``max`` or ``per_rater``.
+        columns: Long: the criteria kept; wide: the criterion columns; ``None``: all.
 
     Example:
         >>> targets = read_ratings("ratings.csv")  # doctest: +SKIP
@@ -338,7 +385,18 @@ def ratings_frame_to_targets(
     aggregate: Aggregate = "mean",
     columns: list[str] | None = None,
 ) -> pl.DataFrame:
-    """:func:`read_ratings` on a frame already in memory (long or wide, detected)."""
+    """:func:`read_ratings` on a frame already in memory (long or wide, detected).
+
+    Args:
+        df: The ratings table.
+        source: The table's name in the errors.
+        id_col: The exchange id column.
+        rater_col: The rater column of long ratings; ``None``: none.
+        criterion_col: The criterion column of long ratings.
+        score_col: The score column of long ratings.
+        aggregate: ``mean``, ``min``, ``max`` or ``per_rater``.
+        columns: Long: the criteria kept; wide: the criterion columns; ``None``: all.
+    """
     if is_long_ratings(df, criterion_col=criterion_col, score_col=score_col):
         if columns is not None:
             wanted = list(dict.fromkeys(columns))
@@ -405,6 +463,13 @@ def rating_variables(
       highest score observed for the criterion in the file).
 
     Columns: ``id_col`` (as text), then the variables; null where an exchange has no rating.
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        id_col: The exchange id column.
+        rater_col: The rater column; ``None``: none.
+        criterion_col: The criterion column.
+        score_col: The score column.
 
     Example:
         >>> long = pl.DataFrame({"exchange_id": ["a", "a", "b"], "rater": ["r1", "r2", "r1"],
@@ -510,6 +575,16 @@ def check_scale(
     0/1 criterion would otherwise turn it into a partial-credit item). Wide ratings pass unchanged.
     :meth:`Ratings.clean` does the same on the cleaned table.
 
+    Args:
+        ratings: Ratings (long are checked; wide pass unchanged).
+        criterion_col: The criterion column.
+        score_col: The score column.
+        id_col: The exchange id column (named in the errors).
+        levels: The scale of every criterion (``--levels``); ``None``: each criterion's inferred levels.
+        drop: Drop off-scale rows instead of raising (``--drop-out-of-scale``).
+        source: The table's name in the errors.
+        log: Where the notes go.
+
     Example:
         >>> r = pl.DataFrame({"exchange_id": [str(i) for i in range(41)], "criterion": ["c"] * 41,
         ...                   "score": [0, 1] * 20 + [7]})
@@ -538,7 +613,17 @@ def scale_filter(
 ) -> tuple[pl.Series | None, dict[str, tuple[float, ...]], tuple[str, ...]]:
     """The scale check of :func:`check_scale` on parsed scores: ``(rows to keep or None when all are on the
     scale, scale per criterion, notes on rare categories kept and on what was dropped)``; off-scale scores
-    raise unless ``drop``."""
+    raise unless ``drop``.
+
+    Args:
+        criterion: Criterion per row.
+        score: Parsed score per row.
+        ids: Exchange id per row (named in the errors); ``None``: row numbers only.
+        levels: The scale of every criterion; ``None``: each criterion's inferred levels.
+        drop: Drop off-scale rows instead of raising.
+        source: The table's name in the errors.
+        log: Where the notes go.
+    """
     frame = pl.DataFrame({"__crit": criterion, "__score": score}).with_row_index("__row")
     if ids is not None:
         frame = frame.with_columns(ids.alias("__id"))
@@ -657,7 +742,20 @@ class Ratings:
     ) -> Ratings:
         """Long ratings (a criterion and a score column) cleaned and checked against their scale
         (:func:`check_scale`); wide ones kept as they are (each target column is parsed when it is made).
-        ``exchangeable``: the rater labels are anonymous slots (a label may repeat within a unit)."""
+        ``exchangeable``: the rater labels are anonymous slots (a label may repeat within a unit).
+
+        Args:
+            frame: The ratings table (long or wide).
+            id_col: The exchange id column.
+            rater_col: The rater column; ``None``: none.
+            criterion_col: The criterion column.
+            score_col: The score column.
+            levels: The scale of every criterion (``--levels``); ``None``: each criterion's inferred levels.
+            drop_out_of_scale: Drop off-scale rows instead of raising.
+            source: The table's name in the errors.
+            log: Where the notes go.
+            exchangeable: Rater labels are anonymous slots (``--raters exchangeable``).
+        """
         names = {"id_col": id_col, "rater_col": rater_col, "criterion_col": criterion_col, "score_col": score_col}
         if not is_long_ratings(frame, criterion_col=criterion_col, score_col=score_col):
             return cls(frame, None, **names, source=source, exchangeable=exchangeable)
@@ -690,7 +788,13 @@ class Ratings:
         self, aggregate: Aggregate = "mean", columns: Sequence[str] | None = None, log: Log | None = None
     ) -> pl.DataFrame:
         """Wide targets (:func:`ratings_frame_to_targets`): long ratings aggregated over raters, with
-        ``columns`` the criteria kept; wide ones with ``columns`` the target columns."""
+        ``columns`` the criteria kept; wide ones with ``columns`` the target columns.
+
+        Args:
+            aggregate: ``mean``, ``min``, ``max`` or ``per_rater``.
+            columns: Long: the criteria kept; wide: the target columns; ``None``: all.
+            log: Hears which wide targets were taken; ``None``: silent.
+        """
         _check_aggregate(aggregate)
         if self.long is None:
             return wide_ratings_to_targets(
@@ -734,7 +838,16 @@ def cleaned_long(
     source: str = "ratings",
 ) -> pl.DataFrame:
     """The cleaned long table (``_id, [_rater], _crit, _score``) of a ratings frame, or of a :class:`Ratings`
-    without cleaning it again (one that came wide is an error naming the missing columns)."""
+    without cleaning it again (one that came wide is an error naming the missing columns).
+
+    Args:
+        ratings: A ratings table or a cleaned ``Ratings``.
+        id_col: The exchange id column.
+        rater_col: The rater column; ``None``: none.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        source: The table's name in the errors.
+    """
     if isinstance(ratings, Ratings):
         if ratings.long is None:
             require_columns(ratings.frame, [ratings.id_col, ratings.criterion_col, ratings.score_col], source=source)

@@ -63,6 +63,13 @@ def apply_recode(
     """The ratings with ``score_col`` recoded (as Float64; missing TO → null) and the count per FROM.
 
     Every pair is applied to the original scores at once; a FROM that never occurs counts 0.
+
+    Args:
+        ratings: The ratings.
+        score_col: The score column.
+        mapping: FROM → TO score (``None``: missing), e.g. from ``--recode 0.5=0``.
+        id_col: The exchange id column (named in the errors).
+        source: The table's name in the errors.
     """
     if not mapping:
         return ratings, {}

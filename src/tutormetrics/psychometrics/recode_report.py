@@ -34,6 +34,12 @@ def non_integer_note(ratings: pl.DataFrame, command: str, *, criterion_col: str 
     """``validate: i1, i2, i3, i4 have non-integer scores (0.5); the targets use them as numbers (pass --recode 0.5=0
     for endorsements)``, or ``""`` when every score is a whole number. Criteria in first-appearance order.
 
+    Args:
+        ratings: Long ratings.
+        command: The command name the note starts with.
+        criterion_col: The criterion column.
+        score_col: The score column.
+
     Example:
         >>> r = pl.DataFrame({"criterion": ["a", "a", "b"], "score": [1.0, 0.5, 1.0]})
         >>> non_integer_note(r, "run")

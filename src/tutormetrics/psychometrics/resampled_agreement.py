@@ -53,6 +53,11 @@ def unit_clusters(ids: Sequence[object], labels: Mapping[str, str] | None = None
     """The clusters of the units ``ids``: their labels in ``labels`` (id as text → label), or the ids
     themselves as text. A unit without a label stops the run (exit 2) naming the count and the first id.
 
+    Args:
+        ids: The unit ids.
+        labels: Id as text → cluster label; ``None``: each unit its own cluster.
+        source: The table's name in the error.
+
     Example:
         >>> unit_clusters([1, 2, 10], {"1": "d1", "2": "d1", "10": "d2"})
         UnitClusters(codes=array([0, 0, 1]), n_clusters=2, clustered=True)
@@ -83,7 +88,14 @@ def pair_clusters(clusters: UnitClusters, mask: np.ndarray) -> int:
 def resampled_tables(
     clusters: UnitClusters, draws: ClusterDraws, pairs: Sequence[tuple[np.ndarray, np.ndarray]], q: int
 ) -> np.ndarray:
-    """(B, R, Q, Q) tables of the R pairs (rows: the first array's codes) in every resample of ``draws``."""
+    """(B, R, Q, Q) tables of the R pairs (rows: the first array's codes) in every resample of ``draws``.
+
+    Args:
+        clusters: The units' clusters.
+        draws: The shared cluster draws (B resamples).
+        pairs: R pairs of code arrays per unit (−1: no rating).
+        q: Number of categories Q.
+    """
     g, qq = clusters.n_clusters, q * q
     blocks = []
     for a, b in pairs:

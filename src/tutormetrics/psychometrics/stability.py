@@ -42,6 +42,11 @@ STABILITY_COLUMNS = [
 def parse_stability(text: str, *, judges: list[str] | None = None, raters: str | None = None) -> tuple[str, str]:
     """``"A,B"`` → ``("A", "B")``; exit 2 unless two distinct names, or with ``--judge``/``--raters``.
 
+    Args:
+        text: The ``--stability`` value, ``A,B``.
+        judges: The ``--judge`` names (refused with ``--stability``).
+        raters: The ``--raters`` value (refused with ``--stability``).
+
     >>> parse_stability("run1, run2")
     ('run1', 'run2')
     """
@@ -98,7 +103,19 @@ def stability_table(
 ) -> pl.DataFrame:
     """Table FLIPS: one row per criterion (first-appearance order), columns :data:`STABILITY_COLUMNS`.
     ``cluster_labels`` (exchange id as text → dialogue): the design effect and the clustered McNemar test.
-    Reasons ``too_few`` (n < ``n_min``, numbers kept), ``no_flips``. A or B not a rater: exit 2."""
+    Reasons ``too_few`` (n < ``n_min``, numbers kept), ``no_flips``. A or B not a rater: exit 2.
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        pair: The two runs (raters) A and B.
+        id_col: The unit (exchange) id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        n_min: Fewest paired units before the ``too_few`` reason.
+        confidence_level: Interval level, in (0, 1).
+        cluster_labels: Exchange id as text → its dialogue; ``None``: independent units.
+    """
     long = clean_ratings(ratings, id_col=id_col, rater_col=rater_col, criterion_col=criterion_col, score_col=score_col)
     raters = sorted(long["_rater"].unique().to_list())
     missing = [r for r in pair if r not in raters]

@@ -47,7 +47,14 @@ def build_report(
     on_stale: Callable[[str], None] | None = None,
 ) -> str:
     """The report page (HTML text) for a study output folder; ``on_stale`` gets each line of the page's stale banner
-    (parts left out because ``run.json`` does not vouch for them: :mod:`tutormetrics.report.provenance`)."""
+    (parts left out because ``run.json`` does not vouch for them: :mod:`tutormetrics.report.provenance`).
+
+    Args:
+        outdir: The study output folder.
+        exchanges: The scored input, overriding the one recorded in ``run.json``; ``None``: the recorded one.
+        max_exchanges: With more rows, the per-exchange parts show a random sample of this many.
+        on_stale: Gets each line of the stale banner; ``None``: not told.
+    """
     data = collect_study(Path(outdir), exchanges=Path(exchanges) if exchanges else None, max_exchanges=max_exchanges)
     for line in data.get("stale") or []:
         if on_stale is not None:
@@ -59,7 +66,15 @@ def write_report(
     outdir: str | Path, output: str | Path | None = None, *, exchanges: str | Path | None = None, max_exchanges: int = MAX_EXCHANGES,
     on_stale: Callable[[str], None] | None = None,
 ) -> Path:
-    """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path."""
+    """Write the report of ``outdir`` to ``output`` (default ``outdir/report.html``) atomically; return its path.
+
+    Args:
+        outdir: The study output folder.
+        output: The HTML file; ``None``: ``outdir/report.html``.
+        exchanges: The scored input, overriding the one recorded in ``run.json``; ``None``: the recorded one.
+        max_exchanges: With more rows, the per-exchange parts show a random sample of this many.
+        on_stale: Gets each line of the stale banner; ``None``: not told.
+    """
     from tutormetrics.io.atomic import write_text_atomic
 
     target = Path(output) if output is not None else Path(outdir) / "report.html"

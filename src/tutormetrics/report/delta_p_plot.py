@@ -121,5 +121,12 @@ def delta_p_figure(table: pl.DataFrame, *, seed: int = 0) -> Figure:
 
 
 def save_delta_p_figure(table: pl.DataFrame, path: str | os.PathLike[str], *, seed: int = 0, dpi: int = DEFAULT_DPI) -> Path:
-    """Draw :func:`delta_p_figure` and save it by the extension (``.png`` at ``dpi``, ``.pdf``, ``.svg``)."""
+    """Draw :func:`delta_p_figure` and save it by the extension (``.png`` at ``dpi``, ``.pdf``, ``.svg``).
+
+    Args:
+        table: The effects table (``theta --effects``).
+        path: The figure file (``.png``, ``.pdf`` or ``.svg``).
+        seed: The MML draws' seed, named in the figure.
+        dpi: Resolution of a PNG.
+    """
     return save_paper_figure(delta_p_figure(table, seed=seed), path, dpi=dpi)

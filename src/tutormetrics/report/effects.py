@@ -231,7 +231,14 @@ def compare_figures(table: pl.DataFrame, *, threshold: float = BOLD_AT) -> list[
 def save_compare_figure(
     table: pl.DataFrame, path: str | os.PathLike[str], *, threshold: float = BOLD_AT, dpi: int = DEFAULT_DPI
 ) -> list[Path]:
-    """Draw :func:`compare_figures` and save them: ``path`` itself, or ``FILE-1.ext``, ``FILE-2.ext``, … when split."""
+    """Draw :func:`compare_figures` and save them: ``path`` itself, or ``FILE-1.ext``, ``FILE-2.ext``, … when split.
+
+    Args:
+        table: The compare table.
+        path: The figure file (``.png``, ``.pdf`` or ``.svg``).
+        threshold: Effects at least this large are drawn bold.
+        dpi: Resolution of a PNG.
+    """
     out = check_figure_path(path)
     figs = compare_figures(table, threshold=threshold)
     if len(figs) == 1:
@@ -241,7 +248,14 @@ def save_compare_figure(
 
 def plot_effect_matrix(table: pl.DataFrame, output: str | os.PathLike[str] | None = None, *, dpi: int = DEFAULT_DPI,
                        threshold: float = BOLD_AT) -> Figure:  # fmt: skip
-    """The compare figure (saved when ``output`` is given, split as :func:`save_compare_figure`); returns the first."""
+    """The compare figure (saved when ``output`` is given, split as :func:`save_compare_figure`); returns the first.
+
+    Args:
+        table: The compare table.
+        output: The figure file; ``None``: not saved.
+        dpi: Resolution of a PNG.
+        threshold: Effects at least this large are drawn bold.
+    """
     if output is not None:
         check_figure_path(output)
         save_compare_figure(table, output, threshold=threshold, dpi=dpi)

@@ -106,7 +106,13 @@ def facets_figure(result: Any) -> Figure:
 
 def save_facets_figure(result: Any, path: str | Path, *, dpi: int = DEFAULT_DPI) -> Path:
     """Write :func:`facets_figure` as PNG (``dpi``, default 150), PDF or SVG by the file extension, with the paper
-    rules of ``docs/guide/paper.md#figures`` (tight box, 0.05 in pad, at most 7 in wide)."""
+    rules of ``docs/guide/paper.md#figures`` (tight box, 0.05 in pad, at most 7 in wide).
+
+    Args:
+        result: The MML or NUTS fit.
+        path: The figure file (``.png``, ``.pdf`` or ``.svg``).
+        dpi: Resolution of a PNG.
+    """
     path = check_figure_path(path, "--facets-plot")
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_paper_figure(facets_figure(result), path, dpi=dpi)

@@ -150,7 +150,13 @@ def _join_ratings(
 
 def read_summary_metrics(path: str | os.PathLike[str], key: IdKey, group_col: str) -> pl.DataFrame:
     """The metrics table of ``summarize`` keyed by ``key`` (``--id``, ``--id-sep``): the parts of a composite id are
-    ids, not metrics, so they are dropped (but the group column, when it is one of them)."""
+    ids, not metrics, so they are dropped (but the group column, when it is one of them).
+
+    Args:
+        path: The metrics file.
+        key: The id key (``--id``, ``--id-sep``).
+        group_col: The group column (kept when it is an id part).
+    """
     frame = read_keyed(path, key, id_columns=[key.column])
     return frame.drop([p for p in key.id_parts if p != group_col and p in frame.columns])
 
@@ -213,6 +219,22 @@ def summarize(
     the named columns.
 
     ``columns`` describes the metric columns (``describe_frame(metrics, source=path)`` reads the manifest).
+
+    Args:
+        metrics: The metrics table, one row per exchange.
+        ratings: Long ratings joined as ``<criterion>_score``/``_endorsed`` variables; ``None``: none.
+        group_col: The group column.
+        id_col: The exchange id column.
+        rater_col: The ratings' rater column.
+        criterion_col: The ratings' criterion column.
+        score_col: The ratings' score column.
+        n_resamples: Bootstrap resamples per interval.
+        seed: Seed of the bootstrap.
+        confidence_level: Interval level, in (0, 1).
+        columns: Descriptions of the metric columns; ``None``: inferred.
+        total: The rubric total (``--total NAME=t1+t2``); ``None``: none.
+        slots: Slot → the columns it may be (``--slot``).
+        max_total: Largest possible total (``--max``): fills ``pct_of_max``; ``None``: left empty.
     """
     options = SummarizeOptions(group_col=group_col, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level,
                                total=total, slots=dict(slots or {}), max_total=max_total)  # fmt: skip

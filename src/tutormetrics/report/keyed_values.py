@@ -33,7 +33,14 @@ def read_keyed(path: Path, id_col: str) -> pl.DataFrame:
 
 def values_by_id(df: pl.DataFrame, id_col: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, list[Any]]:
     """``{column: [value of each id in ids]}`` as compact numbers, ``None`` where an id has no row or no number;
-    columns of ``columns`` that ``df`` lacks are left out."""
+    columns of ``columns`` that ``df`` lacks are left out.
+
+    Args:
+        df: The table.
+        id_col: Its id column.
+        ids: The ids, in output order.
+        columns: The columns wanted.
+    """
     index = {key: i for i, key in enumerate(df.get_column(id_col).cast(pl.String).to_list())}
     out: dict[str, list[Any]] = {}
     for col in columns:
@@ -45,7 +52,13 @@ def values_by_id(df: pl.DataFrame, id_col: str, ids: Sequence[str], columns: Seq
 
 
 def theta_by_id(paths: Sequence[Path], id_col: str, ids: Sequence[str]) -> dict[str, list[Any]]:
-    """θ and its interval per id from the first θ table keyed by ``id_col`` (``{}`` when none is)."""
+    """θ and its interval per id from the first θ table keyed by ``id_col`` (``{}`` when none is).
+
+    Args:
+        paths: Candidate θ tables, tried in order.
+        id_col: The id column.
+        ids: The ids, in output order.
+    """
     for path in paths:
         df = read_keyed(path, id_col)
         if id_col in df.columns:

@@ -49,7 +49,13 @@ def _duplicate_endorsed(summary: pl.DataFrame, name: str) -> bool:
 
 
 def paper_variables(summary: pl.DataFrame, variables: Sequence[str] | None = None, *, diagnostics: bool = False) -> list[str]:
-    """The variables of the paper table (see the module docstring); an unknown requested name is exit 2."""
+    """The variables of the paper table (see the module docstring); an unknown requested name is exit 2.
+
+    Args:
+        summary: The ``summarize`` table.
+        variables: The variables asked for (``--vars``), in order; ``None``: the default set.
+        diagnostics: Keep the diagnostic variables.
+    """
     present = summary["variable"].unique(maintain_order=True).to_list()
     if variables:
         unknown = [v for v in variables if v not in present]
@@ -73,7 +79,19 @@ def paper_table(
 ) -> str:
     """Render ``summary`` as a GitHub pipe table with a ``Table:`` caption (``md``) or a ``table`` float with a
     booktabs ``tabular`` (``tex``), "mean [CI]" cells (``docs/guide/paper.md#tables``); ``caption`` defaults to
-    :func:`summary_caption`."""
+    :func:`summary_caption`.
+
+    Args:
+        summary: The ``summarize`` table.
+        fmt: ``md`` or ``tex``.
+        group_label: What a group is, for the caption and header.
+        variables: The variables asked for, in order; ``None``: the default set.
+        diagnostics: Keep the diagnostic variables.
+        transpose: Variables in rows, groups in columns.
+        total: The total variable, followed by ``% of max`` and ``rank``; ``None``: none.
+        caption: The caption; ``None``: :func:`summary_caption`.
+        label: The tex ``\\label``.
+    """
     if fmt not in ("md", "tex"):
         raise ConfigError(f"paper table format {fmt!r}", hint="use md or tex")
     names = paper_variables(summary, variables, diagnostics=diagnostics)
@@ -106,6 +124,11 @@ def paper_table(
 
 def summary_caption(summary: pl.DataFrame, group_label: str = "group", *, total: str | None = None) -> str:
     """The default caption of a ``summarize`` paper table: what the cells are, the groups and n.
+
+    Args:
+        summary: The ``summarize`` table.
+        group_label: What a group is.
+        total: The total variable; ``None``: none.
 
     Example:
         >>> t = pl.DataFrame({"group": ["A", "B"], "variable": ["x", "x"], "n": [3, 5]})

@@ -445,7 +445,15 @@ def write_paper_table(
     context: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write a paper table by ``path``'s extension: ``.md``/``.tex`` in its layout with ``caption`` (default
-    the layout's), ``.csv``/``.parquet``/``.jsonl`` as data (−0.0 written as 0.0). See :func:`render_paper_table`."""
+    the layout's), ``.csv``/``.parquet``/``.jsonl`` as data (−0.0 written as 0.0). See :func:`render_paper_table`.
+
+    Args:
+        table: The command's table.
+        path: The output file; its extension picks the format.
+        kind: One of :data:`PAPER_KINDS`; ``None``: told from the columns.
+        caption: The caption; ``None``: the layout's.
+        context: What the caption names beyond the table (see :func:`render_paper_table`).
+    """
     fmt = paper_format(path)
     if fmt in ("csv", "parquet", "jsonl"):
         return write_table(without_negative_zero(table), path, fmt)
@@ -456,6 +464,11 @@ def write_paper_table(
 def write_data_table(table: pl.DataFrame, path: str | os.PathLike[str], *, what: str = "this table") -> Path:
     """Write a data table (``score -o``, ``theta -o``, ``aggregate -o``, ``--totals-out``, ``--units-out``):
     ``.csv``, ``.parquet`` or ``.jsonl``; ``.md``/``.tex`` is exit 2.
+
+    Args:
+        table: The table.
+        path: The output file (``.csv``, ``.parquet`` or ``.jsonl``).
+        what: The option that names it, for the error.
 
     Example:
         >>> write_data_table(pl.DataFrame({"a": [1]}), "t.md", what="score -o")

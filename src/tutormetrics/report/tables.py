@@ -140,6 +140,11 @@ def _num(x: float | None) -> str:
 def cell_text(mean: float | None, lo: float | None, hi: float | None) -> str:
     """``"mean [lo, hi]"`` with 3 decimals; the mean alone when the CI is undefined; empty when the mean is.
 
+    Args:
+        mean: The mean.
+        lo: Lower CI bound.
+        hi: Upper CI bound.
+
     Example:
         >>> cell_text(1.23456, float("nan"), float("nan"))
         '1.235'
@@ -175,7 +180,16 @@ def render_rows(header: Sequence[str], body: Sequence[Sequence[str]], numeric: S
     """A md pipe table + ``Table:`` caption, or a tex ``table`` float with a booktabs ``tabular``.
 
     ``header`` is plain text with md symbols; ``numeric[i]`` marks a column of our own number text (not
-    escaped; tex brackets, ``<`` and stars converted), the others hold user text (escaped)."""
+    escaped; tex brackets, ``<`` and stars converted), the others hold user text (escaped).
+
+    Args:
+        header: Column headers (plain text, md symbols).
+        body: Rows of cell text.
+        numeric: Per column: our own number text (not escaped).
+        fmt: ``md`` or ``tex``.
+        caption: The caption.
+        label: The tex ``\\label``.
+    """
     if fmt == "md":
         lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "---|" * len(header)]
         for row in body:

@@ -59,6 +59,12 @@ def shorten(text: str, limit: int = LABEL_MAX) -> str:
 def spread_labels(y: np.ndarray, gap: float, low: float, high: float) -> np.ndarray:
     """Label positions as close to ``y`` as possible with at least ``gap`` between neighbours, within [low, high].
 
+    Args:
+        y: Wanted label positions.
+        gap: Smallest distance between neighbours.
+        low: Lowest allowed position.
+        high: Highest allowed position.
+
     Example:
         >>> spread_labels(np.array([0.0, 0.05, 0.1]), 0.2, -5, 5).round(3).tolist()
         [-0.15, 0.05, 0.25]
@@ -182,7 +188,13 @@ def _criterion_column(ax, est: Estimates, fit: pl.DataFrame | None, gap: float, 
 
 
 def save_wright_map(est: Estimates, path: str | Path, fit: pl.DataFrame | None = None) -> Path:
-    """Write :func:`wright_map_figure` as PNG (300 dpi: 2100 × 1350 px), PDF or SVG by the extension."""
+    """Write :func:`wright_map_figure` as PNG (300 dpi: 2100 × 1350 px), PDF or SVG by the extension.
+
+    Args:
+        est: The fitted estimates.
+        path: The figure file (``.png``, ``.pdf`` or ``.svg``).
+        fit: The fit table (its ``underfit`` elements drawn as open red markers); ``None``: no marks.
+    """
     path = Path(path)
     fmt = WRIGHT_FORMATS.get(path.suffix.lower())
     if fmt is None:

@@ -63,6 +63,15 @@ def _score_exchanges(record: RunRecord, log: Log, history: Any) -> list[Level]:
         resumable = {}
 
         def score(path: Path, out: Path, so: ScoreOptions, *, log: Log, keep_frame: bool) -> Any:
+            """Score each response of ``path`` after its history (same call as :func:`score_file`).
+
+            Args:
+                path: The exchanges file.
+                out: The ``metrics.csv`` to write.
+                so: The score options of the run.
+                log: Where the progress lines go.
+                keep_frame: Keep the scored frame in the result.
+            """
             return score_history_file(path, out, so, history, log=log, keep_frame=keep_frame)
 
     scored = score(record.exchanges, metrics_path, options, log=log, keep_frame=True, **resumable)

@@ -52,7 +52,13 @@ class RunRecord:
         return self.outdir / name
 
     def write(self, key: str, frame: pl.DataFrame, name: str | None = None) -> Path:
-        """Write ``frame`` to ``name`` (default ``<key>.csv``) in the folder and record it under ``key``."""
+        """Write ``frame`` to ``name`` (default ``<key>.csv``) in the folder and record it under ``key``.
+
+        Args:
+            key: The name the file is recorded under in ``files``.
+            frame: The table to write.
+            name: File name inside the run folder; ``None``: ``<key>.csv``.
+        """
         path = self.path(name or f"{key}.csv")
         write_table(frame, path)
         self.files[key] = str(path)

@@ -188,7 +188,14 @@ class _Layout:
     note_lines: list[str]
 
     def frac(self, x_in: float, y_in_from_top: float, w_in: float, h_in: float) -> list[float]:
-        """An axes rectangle in figure fractions from inches measured from the top-left corner."""
+        """An axes rectangle in figure fractions from inches measured from the top-left corner.
+
+        Args:
+            x_in: Left edge, inches from the left.
+            y_in_from_top: Top edge, inches from the top.
+            w_in: Width in inches.
+            h_in: Height in inches.
+        """
         return [x_in / self.width, 1 - (y_in_from_top + h_in) / self.height, w_in / self.width, h_in / self.height]
 
 
@@ -483,6 +490,23 @@ def plot_heatmap(
     (:func:`select_cells`); the width is at most 7 in, and a figure that would pass 9 in shrinks its cells to
     stay on one page (``docs/guide/paper.md#heatmap``).
 
+    Args:
+        table: The correlation table (``metric, target``, ``value``, ``stars``, ``reason``).
+        output: The figure file (``.png``, ``.svg`` or ``.pdf``); ``None``: not saved.
+        value: The column drawn.
+        groups: Metric → family label, overriding ``columns``.
+        columns: Descriptions of the metric columns; ``None``: the registry fallback.
+        mask_nonsignificant: Fade cells without stars.
+        order: ``given``, or ``cluster`` (average linkage within each family).
+        title: Title above the map; ``None``: none.
+        note: Note text under the map; ``None``: none.
+        width_in: Figure width in inches (3.5–7).
+        dpi: Resolution of a PNG.
+        vmax: Colour limit; ``None``: the largest |value| rounded up to 0.1.
+        metrics: The metric rows to draw, in order; ``None``: all.
+        families: The families to draw (names or labels); ``None``: all.
+        targets: The target columns to draw, in order; ``None``: all.
+
     Example:
         >>> t = pl.DataFrame({"metric": ["resp_chars", "ttr"], "target": ["tone", "tone"],
         ...                   "rho": [0.31, -0.12], "stars": ["**", ""], "reason": ["", ""]})
@@ -543,6 +567,13 @@ def select_cells(
     ``metrics`` and ``families`` choose metric rows (a family by its name or figure label; both given: the
     union), in the order named; ``targets`` chooses and orders the columns. A name that is not in the table
     is exit 2 with the closest names.
+
+    Args:
+        table: The correlation table.
+        columns: Descriptions of the metric columns (their families); ``None``: the registry fallback.
+        metrics: The metric rows, in order; ``None``: all.
+        families: The families (names or figure labels); ``None``: all.
+        targets: The target columns, in order; ``None``: all.
 
     Example:
         >>> t = pl.DataFrame({"metric": ["resp_chars", "ttr", "ttr"], "target": ["a", "a", "b"], "rho": [0.1, 0.2, 0.3]})
@@ -618,6 +649,13 @@ def plot_compare_control(
     ``table`` must hold raw rows (``control`` empty) and partial rows (one control set; the first is
     used when there are several). Partial columns are labelled ``"<target> | <control>"``. Other
     keyword arguments go to :func:`plot_heatmap`.
+
+    Args:
+        table: The correlation table with raw and partial rows.
+        output: The figure file (``.png``, ``.svg`` or ``.pdf``); ``None``: not saved.
+        note: Note text under the map; ``None``: none.
+        width_in: Figure width in inches.
+        **kwargs: Passed to :func:`plot_heatmap`.
     """
     if output is not None and Path(output).suffix.lower() not in _FORMATS:
         raise ConfigError(f"{output}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
@@ -660,6 +698,11 @@ def _cell_patch(i: int, j: int, color: str) -> Rectangle:
 
 def ceiling_note(targets: pl.DataFrame, columns: list[str] | None = None, *, below: float = 0.9) -> str:
     """Note text listing targets whose prevalence ceiling on |ρ| (``sqrt(1 − Σ p_k³)``) is below ``below``.
+
+    Args:
+        targets: The targets table.
+        columns: The target columns; ``None``: every numeric column.
+        below: Ceilings below this are listed.
 
     Example:
         >>> ceiling_note(pl.DataFrame({"tone": [1.0] * 45 + [0.0] * 204}))

@@ -123,6 +123,13 @@ def join_targets(
     already taken, raises :class:`InputSchemaError`. ``names`` labels the tables in the report
     (default ``ratings``, then ``targets2``, ``targets3``, ...).
 
+    Args:
+        metrics: The metrics table.
+        *targets: The target tables, joined in order.
+        id_col: The id column of every table.
+        names: The tables' labels in the report; ``None``: ``ratings``, ``targets2``, ...
+        id_type: ``str`` (ids as text) or ``int`` (whole numbers).
+
     Example:
         >>> m = pl.DataFrame({"exchange_id": ["a", "b"], "len": [3, 5]})
         >>> r = pl.DataFrame({"exchange_id": ["b", "c"], "tone": [1.0, 0.0]})
@@ -198,6 +205,11 @@ def metric_columns(df: pl.DataFrame, *, id_col: str = "exchange_id", columns: Se
     By default the columns :func:`tutormetrics.metrics.columns.describe_frame` describes (every numeric
     column but the id, the Scorer's flags and the dialogue structure columns). With
     ``columns`` those names are checked and returned; a non-numeric one raises :class:`InputSchemaError`.
+
+    Args:
+        df: The metrics table.
+        id_col: Its id column.
+        columns: The metric columns asked for (``--metrics-cols``); ``None``: the described ones.
 
     Example:
         >>> df = pl.DataFrame({"exchange_id": ["a"], "ttr": [0.5], "resp_windows": [1], "resp_empty": [0], "tutor": ["x"]})

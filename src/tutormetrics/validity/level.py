@@ -41,6 +41,11 @@ class SharedIds:
 def shared_ids(metrics: pl.DataFrame, id_col: str, target_ids: Iterable[str]) -> SharedIds:
     """The metric rows whose id is a target id, and how many distinct ids they carry.
 
+    Args:
+        metrics: The metrics table.
+        id_col: Its id column.
+        target_ids: The target ids (text).
+
     >>> shared_ids(pl.DataFrame({"id": ["a", "b"]}), "id", ["a", "b", "c"])
     SharedIds(n_rows=2, n_ids=2)
     """
@@ -58,6 +63,13 @@ def check_shared_ids(
 
     Several metric rows per rating id need ``cluster_col`` (exit 2 otherwise), and
     every rated id must lie in one cluster (resampling clusters must keep a rated unit whole).
+
+    Args:
+        metrics: The metrics table.
+        id_col: Its id column.
+        target_ids: The target ids (text).
+        cluster_col: The ``--cluster-col``; ``None``: none.
+        source: The targets' name in the errors.
     """
     ids = list(target_ids)
     shared = shared_ids(metrics, id_col, ids)
@@ -78,6 +90,11 @@ def check_shared_ids(
 
 def check_nested(metrics: pl.DataFrame, id_col: str, cluster_col: str) -> None:
     """Each value of ``id_col`` lies in one cluster of ``cluster_col`` (labels as text), else exit 2.
+
+    Args:
+        metrics: The metrics table.
+        id_col: The rated id column.
+        cluster_col: The cluster column.
 
     >>> check_nested(pl.DataFrame({"conversation_id": ["c1", "c1"], "school": ["s", "s"]}), "conversation_id", "school")
     """

@@ -61,7 +61,13 @@ class PooledRho:
 
 
 def rubin_pool(rho: np.ndarray, n: int, confidence_level: float = 0.95) -> PooledRho:
-    """Pool ρ_1..ρ_M of n pairs on Fisher's z with the Bonett–Wright variance and Barnard–Rubin df."""
+    """Pool ρ_1..ρ_M of n pairs on Fisher's z with the Bonett–Wright variance and Barnard–Rubin df.
+
+    Args:
+        rho: ρ of each of the M plausible values.
+        n: Number of pairs.
+        confidence_level: Interval level, in (0, 1).
+    """
     rho = np.asarray(rho, dtype=float)
     m = rho.size
     z = np.arctanh(rho)
@@ -99,11 +105,16 @@ def theta_pv_table(
     Args:
         metrics: the metrics table keyed by the ratings' id column (one row per exchange).
         metric_cols: the metric columns, in the output order.
-        est: THETA/FACETS of the θ being validated; ``obs``/``prep`` its ratings.
-        draws: M plausible values; ``seed`` their generator.
+        est: THETA/FACETS of the θ being validated.
+        obs: its ratings' observations.
+        prep: its prepared ratings.
+        draws: M plausible values.
+        seed: their generator's seed.
         condition: ``metric`` (PVs conditioned on each metric's normal scores) or ``none`` (``theta --pv``'s).
-        adjust: the multiplicity adjustment over these rows; ``n_min`` the fewest exchanges.
-        confidence_level: of the pooled interval; ``tie_digits`` of the rank key.
+        adjust: the multiplicity adjustment over these rows.
+        n_min: the fewest exchanges.
+        confidence_level: of the pooled interval.
+        tie_digits: digits of the rank key.
     """
     if condition not in ("metric", "none"):
         from tutormetrics.errors import ConfigError

@@ -46,7 +46,13 @@ class Weights:
 
     @classmethod
     def draws(cls, idx: np.ndarray, group: np.ndarray, n_groups: int) -> Weights:
-        """From drawn group indices ``idx`` (c, G): weight = times drawn."""
+        """From drawn group indices ``idx`` (c, G): weight = times drawn.
+
+        Args:
+            idx: Drawn group indices (c, G).
+            group: Group code per row (n,).
+            n_groups: Number of groups G.
+        """
         c = idx.shape[0]
         flat = (idx + (np.arange(c) * n_groups)[:, None]).ravel()
         counts = np.bincount(flat, minlength=c * n_groups).reshape(c, n_groups).astype(np.float64)
@@ -104,7 +110,13 @@ def _ranks(w: Weights, plan: _RankPlan, rows: np.ndarray | None = None) -> np.nd
 
 
 def spearman(w: Weights, plan_s: _RankPlan, plan_y: _RankPlan) -> np.ndarray:
-    """Weighted Spearman ρ per resample (NaN when a side is constant)."""
+    """Weighted Spearman ρ per resample (NaN when a side is constant).
+
+    Args:
+        w: Row weights of the resamples.
+        plan_s: Rank plan of the scores.
+        plan_y: Rank plan of the labels.
+    """
     rows = w.rows()
     rs, ry = _ranks(w, plan_s, rows), _ranks(w, plan_y, rows)
     wf = rows.astype(np.float64)
@@ -117,7 +129,13 @@ def spearman(w: Weights, plan_s: _RankPlan, plan_y: _RankPlan) -> np.ndarray:
 
 
 def auc(w: Weights, positive: np.ndarray, plan_s: _RankPlan) -> np.ndarray:
-    """Weighted ROC AUC of the score for ``positive`` (ties count ½); NaN without both classes."""
+    """Weighted ROC AUC of the score for ``positive`` (ties count ½); NaN without both classes.
+
+    Args:
+        w: Row weights of the resamples.
+        positive: Which rows are positive (bool, n).
+        plan_s: Rank plan of the scores.
+    """
     rows = w.rows()
     n_tot = rows.sum(axis=1).astype(np.float64)
     r = (_ranks(w, plan_s, rows) + n_tot[:, None] + 1.0) / 2.0  # average ranks
@@ -132,7 +150,14 @@ def auc(w: Weights, positive: np.ndarray, plan_s: _RankPlan) -> np.ndarray:
 
 
 def confusion(w: Weights, y: np.ndarray, pred: np.ndarray, n_labels: int) -> np.ndarray:
-    """Weighted confusion counts (c, L, L): ``[b, true, predicted]``."""
+    """Weighted confusion counts (c, L, L): ``[b, true, predicted]``.
+
+    Args:
+        w: Row weights of the resamples.
+        y: True label code per row (0..L−1).
+        pred: Predicted label code per row (0..L−1).
+        n_labels: Number of labels L.
+    """
     cell = y.astype(np.intp) * n_labels + pred.astype(np.intp)
     onehot = np.zeros((y.size, n_labels * n_labels))
     onehot[np.arange(y.size), cell] = 1.0
@@ -162,7 +187,13 @@ def weighted_mean(w: Weights, values: np.ndarray) -> np.ndarray:
 
 
 def pearson(w: Weights, y: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Weighted Pearson r (values centred on their full-sample means first, for accuracy)."""
+    """Weighted Pearson r (values centred on their full-sample means first, for accuracy).
+
+    Args:
+        w: Row weights of the resamples.
+        y: Labels per row.
+        s: Scores per row.
+    """
     yc, sc = y - y.mean(), s - s.mean()
     n = w.total()
     sums = w.sum(np.column_stack((yc, sc, yc * yc, sc * sc, yc * sc)))
@@ -178,7 +209,13 @@ def pearson(w: Weights, y: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def r2(w: Weights, y: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """``1 − Σw(y − ŷ)² / Σw(y − ȳ_w)²``; NaN when y is constant."""
+    """``1 − Σw(y − ŷ)² / Σw(y − ȳ_w)²``; NaN when y is constant.
+
+    Args:
+        w: Row weights of the resamples.
+        y: Labels per row.
+        s: Predictions ŷ per row.
+    """
     yc = y - y.mean()
     n = w.total()
     sums = w.sum(np.column_stack(((y - s) ** 2, yc, yc * yc)))
@@ -190,6 +227,13 @@ def r2(w: Weights, y: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def rmse(w: Weights, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Weighted root mean squared error ``sqrt(Σw(y − s)² / Σw)`` per resample.
+
+    Args:
+        w: Row weights of the resamples.
+        y: Labels per row.
+        s: Predictions per row.
+    """
     return np.sqrt(weighted_mean(w, (y - s) ** 2))
 
 
@@ -199,7 +243,13 @@ def rmse(w: Weights, y: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def group_table(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per-group sums (G, k) of the columns of ``values`` (n,) or (n, k)."""
+    """Per-group sums (G, k) of the columns of ``values`` (n,) or (n, k).
+
+    Args:
+        group: Group code per row (0..G−1).
+        values: Values per row, (n,) or (n, k).
+        n_groups: Number of groups G.
+    """
     v = np.asarray(values, dtype=np.float64).reshape(group.size, -1)
     return np.column_stack([np.bincount(group, weights=v[:, j], minlength=n_groups) for j in range(v.shape[1])])
 
@@ -238,7 +288,14 @@ class SortedScore:
 
     @classmethod
     def of(cls, values: np.ndarray, group: np.ndarray, labels: np.ndarray, n_labels: int) -> SortedScore:
-        """``values`` (n,) finite scores, ``group`` (n,) codes 0…G−1, ``labels`` (n,) codes 0…L−1."""
+        """``values`` (n,) finite scores, ``group`` (n,) codes 0…G−1, ``labels`` (n,) codes 0…L−1.
+
+        Args:
+            values: Finite scores per row (n,).
+            group: Group code per row, 0…G−1.
+            labels: Label code per row, 0…L−1.
+            n_labels: Number of labels L.
+        """
         v = np.asarray(values, dtype=np.float64)
         n = v.size
         n_groups = int(group.max()) + 1 if n else 0
@@ -337,6 +394,11 @@ def auc_sorted(w: Weights, sc: SortedScore, positive: np.ndarray) -> np.ndarray:
     """Weighted ROC AUC of the score for the labels ``positive`` (bool, per label of ``sc``; ties ½).
 
     The rank-sum form of :func:`auc`: ``(Σ_pos w·r − W₊(W₊+1)/2) / (W₊W₋)`` with ``Σ_pos w·r = (S₊ + W₊)/2``.
+
+    Args:
+        w: Row weights of the resamples.
+        sc: The sorted scores.
+        positive: Which labels are positive (bool, per label of ``sc``).
     """
     s, _ = rank_sums(w, sc)
     wl = w.per_group(("label_rows", id(sc)), sc.label_rows)

@@ -215,6 +215,12 @@ def train_rho(x: np.ndarray, y: np.ndarray, ctrl: np.ndarray | None, n_min: int)
 
     NaN where fewer than ``n_min`` pairs or a side is constant.
 
+    Args:
+        x: Feature columns of the training rows (n, p).
+        y: The target per training row (n,).
+        ctrl: Control columns (n, k); ``None``: raw ρ.
+        n_min: Fewest complete pairs for a ρ.
+
     >>> x = np.array([[1.0, 4], [2, 3], [3, 2], [4, 1], [5, 5]])
     >>> train_rho(x, np.array([1.0, 2, 3, 4, 5]), None, 3).round(2).tolist()
     [1.0, 0.0]
@@ -442,6 +448,13 @@ def _measure_fns(
         return fn
 
     def confusion_of(truth: np.ndarray, pred: np.ndarray, n_lab: int) -> Callable[[pm.Weights], np.ndarray]:
+        """The weighted confusion counts ``(c, L, L)`` of ``truth`` × ``pred`` per resample, as a function of the weights.
+
+        Args:
+            truth: True label code per row (0..n_lab−1).
+            pred: Predicted label code per row (0..n_lab−1).
+            n_lab: Number of labels L.
+        """
         onehot = np.zeros((truth.size, n_lab * n_lab))
         onehot[np.arange(truth.size), truth.astype(np.intp) * n_lab + pred.astype(np.intp)] = 1.0
         table = pm.group_table(group, onehot, n_groups)
@@ -617,7 +630,20 @@ class _Rows:
 
     def emit(self, model: str, measure: str, est: float, d: np.ndarray | None, nn: int, ng: int, nf: int | None,
              sel: str, codes: list[str], measure_codes: Sequence[str] = ()) -> None:  # fmt: skip
-        """One row: the estimate, its percentile interval (``ci_dropped_<k>`` non-finite resamples) and reasons."""
+        """One row: the estimate, its percentile interval (``ci_dropped_<k>`` non-finite resamples) and reasons.
+
+        Args:
+            model: The ``model`` column (e.g. ``judge``, ``all-<model>``).
+            measure: The ``measure`` column.
+            est: The estimate.
+            d: The resampled estimates; ``None``: no interval.
+            nn: Rows of the estimate (``n``).
+            ng: Groups of the estimate (``n_groups``).
+            nf: Features of the model; ``None``: not a feature model.
+            sel: The ``selected`` column (the features kept).
+            codes: Reason codes of the row.
+            measure_codes: Reason codes of the measure.
+        """
         lo, hi, dropped = _interval(d, self.level) if np.isfinite(est) else (float("nan"), float("nan"), 0)
         extra = list(measure_codes)
         if not np.isfinite(est):
@@ -767,6 +793,19 @@ def predict_frame(
     ``importance="drop"`` (a feature not listed is its own family). ``representation``: the
     representation block, one row per frame row, for ``features="embedding"`` or ``"both"``
     (:mod:`tutormetrics.validity.representation`).
+
+    Args:
+        frame: Features, controls, group column, targets and judge columns, one row per unit.
+        targets: The target columns.
+        features: The feature columns.
+        group_col: The group column the folds and resamples keep whole.
+        controls: Control columns added to every model.
+        judge_cols: Target → its judge column; ``None``: none.
+        families: Feature → family for ``importance="drop"``; ``None``: each feature its own.
+        id_col: The id column.
+        options: Model, folds, resamples, seed, ...; ``None``: the defaults.
+        log: Where the notes go.
+        representation: The representation block, one row per frame row; ``None``: metrics only.
     """
     opts = options or PredictOptions()
     opts.check()

@@ -64,6 +64,11 @@ def reduce_in_fold(train: np.ndarray, test: np.ndarray, components: int) -> tupl
     Missing values → the training median (a column missing on every training row is dropped); standardise with the
     training mean and SD (ddof 0; constant columns dropped); ``PCA(n_components=min(K, n_train − 1, columns),
     svd_solver="covariance_eigh")`` of scikit-learn fitted on the training rows; both sets projected.
+
+    Args:
+        train: Training rows × columns.
+        test: Test rows × columns.
+        components: K, the most PCA components.
     """
     from sklearn.decomposition import PCA
 
@@ -112,7 +117,13 @@ class RepresentationSource:
 
     def block_for(self, ids: Sequence[str], metrics_ids: Sequence[str], spec: str = DEFAULT_REPRESENTATION) -> np.ndarray:
         """The block of ``spec`` for the rows ``ids`` (the joined frame, a subset of the metrics rows); refuses a file
-        whose model or ids differ from the metrics table's (``metrics_ids``), exit 2."""
+        whose model or ids differ from the metrics table's (``metrics_ids``), exit 2.
+
+        Args:
+            ids: The ids of the joined frame's rows.
+            metrics_ids: The metrics table's ids (checked against the file).
+            spec: The representation spec (views and their combination).
+        """
         check_matches(self.table, metrics_ids, self.metrics_manifest, self.source)
         where = {i: k for k, i in enumerate(self.table.ids)}
         block, _ = representation_matrix(self.table.views, spec)
@@ -130,7 +141,13 @@ def views_of(spec: str) -> list[str]:
 
 def load_representation(embeddings: str | Path, metrics: str | Path, spec: str = DEFAULT_REPRESENTATION) -> RepresentationSource:
     """Read the views ``spec`` needs from the side file, and the metrics table's manifest
-    (``<metrics>.manifest.json``; ``None`` when absent)."""
+    (``<metrics>.manifest.json``; ``None`` when absent).
+
+    Args:
+        embeddings: The side file (``score --embeddings``).
+        metrics: The metrics table (its manifest is read beside it).
+        spec: The representation spec (which views are read).
+    """
     table = read_embeddings(embeddings, views_of(spec))
     manifest_file = Path(metrics).with_name(Path(metrics).name + ".manifest.json")
     try:

@@ -194,24 +194,54 @@ class Estimator(Protocol):
     k: int
 
     def observed(self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """ρ of each pair of one group's block, and whether it is undefined (a side the controls reproduce)."""
+        """ρ of each pair of one group's block, and whether it is undefined (a side the controls reproduce).
+
+        Args:
+            block: One group's rows × (metric, target, control) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+        """
         ...
 
     def p_value(self, cell: _Cell, index: int, rows: np.ndarray, m: _Matrices, root: np.random.SeedSequence) -> tuple[float, str]:
-        """The cell's p and ``p_method``."""
+        """The cell's p and ``p_method``.
+
+        Args:
+            cell: The cell.
+            index: The cell's index (its seed stream).
+            rows: The cell's rows.
+            m: The metric, target and control matrices.
+            root: The root seed sequence.
+        """
         ...
 
     def replicates(
         self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int,
         rng: np.random.Generator, clusters: np.ndarray | None,
     ) -> np.ndarray:  # fmt: skip
-        """Bootstrap distribution (n_pairs, B)."""
+        """Bootstrap distribution (n_pairs, B).
+
+        Args:
+            block: One group's rows × (metric, target, control) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+            n_resamples: B, the number of resamples.
+            rng: The random generator.
+            clusters: Cluster code per row; ``None``: rows are resampled.
+        """
         ...
 
     def jackknife(
         self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], clusters: np.ndarray | None
     ) -> np.ndarray:
-        """Leave-one-unit-out estimates (n_pairs, units) for BCa."""
+        """Leave-one-unit-out estimates (n_pairs, units) for BCa.
+
+        Args:
+            block: One group's rows × (metric, target, control) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+            clusters: Cluster code per row (leave one cluster out); ``None``: leave one row out.
+        """
         ...
 
 
@@ -224,7 +254,13 @@ class RawSpearman:
     k: int = 0
 
     def observed(self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """ρ as ``spearmanr`` computes it (Pearson on average ranks); never undefined here (constants are planned out)."""
+        """ρ as ``spearmanr`` computes it (Pearson on average ranks); never undefined here (constants are planned out).
+
+        Args:
+            block: One group's rows × (metric, target) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+        """
         ranks = stats.rankdata(block, axis=0)
         ranks -= ranks.mean(axis=0)
         rx, ry = ranks[:, :n_x], ranks[:, n_x:]
@@ -236,6 +272,15 @@ class RawSpearman:
         return rho, np.zeros(rho.shape, dtype=bool)
 
     def p_value(self, cell: _Cell, index: int, rows: np.ndarray, m: _Matrices, root: np.random.SeedSequence) -> tuple[float, str]:
+        """The cell's p and ``p_method``: a seeded permutation p (below 50 pairs with ``auto``), else asymptotic.
+
+        Args:
+            cell: The cell.
+            index: The cell's index (its seed stream).
+            rows: The cell's rows.
+            m: The metric and target matrices.
+            root: The root seed sequence.
+        """
         if self.permutation == "always" or (self.permutation == "auto" and cell.n < PERMUTATION_N_BELOW):
             xv, yv = m.x[rows, cell.metric], m.y[rows, cell.target]
             return spearman_permutation_p(xv, yv, self.n_permutations, child_rng(root, 1, index)), "permutation"
@@ -245,11 +290,29 @@ class RawSpearman:
         self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int,
         rng: np.random.Generator, clusters: np.ndarray | None,
     ) -> np.ndarray:  # fmt: skip
+        """Bootstrap distribution (n_pairs, B) of ρ.
+
+        Args:
+            block: One group's rows × (metric, target) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+            n_resamples: B, the number of resamples.
+            rng: The random generator.
+            clusters: Cluster code per row; ``None``: rows are resampled.
+        """
         return bootstrap_spearman_block(block, n_x, pairs, n_resamples, rng, clusters)
 
     def jackknife(
         self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], clusters: np.ndarray | None
     ) -> np.ndarray:
+        """Leave-one-unit-out estimates (n_pairs, units) of ρ for BCa.
+
+        Args:
+            block: One group's rows × (metric, target) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+            clusters: Cluster code per row (leave one cluster out); ``None``: leave one row out.
+        """
         return jackknife_spearman_block(block, n_x, pairs, clusters)
 
 
@@ -260,20 +323,54 @@ class PartialSpearman:
     k: int
 
     def observed(self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Partial ρ of each pair of one group's block, and whether it is undefined.
+
+        Args:
+            block: One group's rows × (metric, target, control) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+        """
         return partial_observed_block(block, n_x, self.k, pairs)
 
     def p_value(self, cell: _Cell, index: int, rows: np.ndarray, m: _Matrices, root: np.random.SeedSequence) -> tuple[float, str]:
+        """The cell's p from t with ``df = n − 2 − k``, and ``p_method`` ``t``.
+
+        Args:
+            cell: The cell.
+            index: The cell's index (unused: no seed).
+            rows: The cell's rows (unused).
+            m: The matrices (unused).
+            root: The root seed sequence (unused).
+        """
         return float(partial_t_p(cell.rho, cell.n - 2 - self.k)), "t"
 
     def replicates(
         self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], n_resamples: int,
         rng: np.random.Generator, clusters: np.ndarray | None,
     ) -> np.ndarray:  # fmt: skip
+        """Bootstrap distribution (n_pairs, B) of partial ρ.
+
+        Args:
+            block: One group's rows × (metric, target, control) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+            n_resamples: B, the number of resamples.
+            rng: The random generator.
+            clusters: Cluster code per row; ``None``: rows are resampled.
+        """
         return bootstrap_partial_block(block, n_x, self.k, pairs, n_resamples, rng, clusters)
 
     def jackknife(
         self, block: np.ndarray, n_x: int, pairs: tuple[np.ndarray, np.ndarray], clusters: np.ndarray | None
     ) -> np.ndarray:
+        """Leave-one-unit-out estimates (n_pairs, units) of partial ρ for BCa.
+
+        Args:
+            block: One group's rows × (metric, target, control) columns.
+            n_x: Number of metric columns of ``block``.
+            pairs: (metric column, target column) of each cell.
+            clusters: Cluster code per row (leave one cluster out); ``None``: leave one row out.
+        """
         return jackknife_partial_block(block, n_x, self.k, pairs, clusters)
 
 
@@ -388,6 +485,14 @@ def _scipy_intervals(
     """Reference path: :func:`scipy.stats.bootstrap` per cell (same seeds, hence same resamples)."""
 
     def bootstrap(xv: np.ndarray, yv: np.ndarray, method: str, g: int) -> tuple[float, float]:
+        """The ``scipy.stats.bootstrap`` interval of paired ρ with the seed stream of group ``g``.
+
+        Args:
+            xv: Metric values of the cell's rows.
+            yv: Target values of the cell's rows.
+            method: ``BCa`` or ``percentile``.
+            g: Index of the cell's group (its seed stream).
+        """
         res = stats.bootstrap((xv, yv), spearman_vec, paired=True, vectorized=True, n_resamples=opts.n_resamples,
                               confidence_level=opts.confidence_level, method=method, rng=child_rng(root, 0, g))  # fmt: skip
         lo, hi = res.confidence_interval

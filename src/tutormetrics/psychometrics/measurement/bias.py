@@ -76,7 +76,14 @@ def default_bias_pairs(n_raters: int, has_groups: bool) -> list[str]:
 
 
 def check_bias_pairs(pairs: Sequence[tuple[str, str]], est: Estimates, has_groups: bool, exchangeable: bool = False) -> None:
-    """The errors of ``docs/measurement.md#errors`` for ``--bias-facets``."""
+    """The errors of ``docs/measurement.md#errors`` for ``--bias-facets``.
+
+    Args:
+        pairs: The ``--bias-facets`` pairs, e.g. ``("rater", "criterion")``.
+        est: The fitted estimates.
+        has_groups: A ``--dif-groups`` table is given.
+        exchangeable: ``--raters exchangeable`` (no rater facet).
+    """
     for a, b in pairs:
         if "group" in (a, b) and not has_groups:
             raise ConfigError(f"--bias-facets {a}:{b} needs --dif-groups", hint="name the group table and --dif-col")
@@ -102,7 +109,9 @@ def bias_table(
     """One block of cells per pair in ``pairs`` (``A:B``: ``level_a`` from A), columns :data:`BIAS_COLUMNS`.
 
     Args:
-        est: the estimates; ``obs`` the ratings; ``prep`` their design (for θ's posterior).
+        est: the estimates.
+        obs: the ratings.
+        prep: their design (for θ's posterior).
         pairs: e.g. ``["rater:criterion", "criterion:group"]``.
         groups: the DIF group column (needed by a group pair).
         rule: minimum cell size, the substantive logit and the adjustment.

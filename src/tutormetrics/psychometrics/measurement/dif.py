@@ -68,7 +68,13 @@ class DifRule:
 
 
 def dif_groups(table: pl.DataFrame, col: str, ids: pl.Series) -> DifGroups:
-    """The group column ``col`` of ``table`` (one row per exchange, keyed by ``ids.name``) over the rated exchanges."""
+    """The group column ``col`` of ``table`` (one row per exchange, keyed by ``ids.name``) over the rated exchanges.
+
+    Args:
+        table: The ``--dif-groups`` table.
+        col: Its group column (``--dif-col``).
+        ids: The rated exchange ids, in THETA order (its name is the id column).
+    """
     id_col = ids.name
     for name in (id_col, col):
         if name not in table.columns:
@@ -101,7 +107,13 @@ def reference_level(groups: DifGroups, reference: str | None) -> int:
 
 def modal_design(obs: Observations, n_items: int, n_raters: int) -> tuple[np.ndarray, np.ndarray]:
     """Exchanges whose set of rated (criterion, rater) cells is the most frequent one, and the number of raters
-    of each criterion in that set."""
+    of each criterion in that set.
+
+    Args:
+        obs: The observations.
+        n_items: Number of exchanges.
+        n_raters: Number of raters.
+    """
     code = obs.crit * n_raters + obs.rater
     order = np.lexsort((code, obs.item))
     item, code = obs.item[order], code[order]
@@ -206,6 +218,13 @@ def dif_table(
 ) -> pl.DataFrame:
     """Rows focal level (sorted) × criterion (FACETS order); columns :data:`DIF_COLUMNS`.
 
+    Args:
+        est: The fitted estimates.
+        obs: Their observations.
+        prep: The prepared ratings.
+        groups: The group of each exchange.
+        rule: Reference level, smallest group size and purification rounds.
+
     Example:
         >>> from tutormetrics.psychometrics.mfrm import fit_mfrm, simulate_mfrm
         >>> from tutormetrics.psychometrics.mfrm.design import prepare_ratings
@@ -238,6 +257,13 @@ def dif_table(
             continue
 
         def observed(outs: list[set[int]], used=used, pair=pair) -> list[dict[str, object]]:
+            """The observed-score rows of every criterion, the criteria in ``outs[j]`` left out of criterion j's matching score.
+
+            Args:
+                outs: Per criterion, the criteria left out of its matching score (purification).
+                used (np.ndarray): The exchanges in the modal design and in the pair (bound per focal level).
+                pair (np.ndarray): 0 reference, 1 focal, −1 neither, per exchange (bound per focal level).
+            """
             xs, foc = x[used], pair[used] == 1
             return [_observed_row(xs[:, j], np.delete(xs, sorted(outs[j]), axis=1).sum(1), foc, bool(binary[j]), int(tops[j]))
                     for j in range(n_crit)]  # fmt: skip

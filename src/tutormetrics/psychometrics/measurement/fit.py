@@ -95,6 +95,14 @@ def fit_sums(
     """Per element (``key``, 0..n_keys−1; default one element) the sums (N, Σz², Σ C/W², Σ(x−E)², ΣW, Σ(C−W²)).
 
     ``w`` and ``c`` default to the binary moments of ``e`` = P.
+
+    Args:
+        x: Observed category per rating.
+        e: Expected score E per rating.
+        w: Variance W per rating; ``None``: e(1 − e).
+        c: Kurtosis C per rating; ``None``: w(1 − 3w).
+        key: Element index per rating (0..n_keys−1); ``None``: all 0.
+        n_keys: Number of elements.
     """
     if w is None:
         w = e * (1.0 - e)
@@ -112,7 +120,16 @@ def fit_sums(
 def mean_squares(
     n: np.ndarray, z2: np.ndarray, cw2: np.ndarray, res2: np.ndarray, w: np.ndarray, cmw: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(infit, infit ZSTD, outfit, outfit ZSTD) from the sums of :func:`fit_sums` (NaN where N = 0)."""
+    """(infit, infit ZSTD, outfit, outfit ZSTD) from the sums of :func:`fit_sums` (NaN where N = 0).
+
+    Args:
+        n: Ratings per element (N).
+        z2: Σz² per element.
+        cw2: Σ C/W² per element.
+        res2: Σ(x−E)² per element.
+        w: ΣW per element.
+        cmw: Σ(C−W²) per element.
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
         nn = np.where(n > 0, n, np.nan)
         outfit = z2 / nn
@@ -123,7 +140,15 @@ def mean_squares(
 
 
 def fit_flags(infit: np.ndarray, infit_z: np.ndarray, outfit: np.ndarray, outfit_z: np.ndarray, rule: FitRange) -> list[str]:
-    """``underfit``/``overfit``/empty per element by the rule of ``docs/measurement.md#fit-flag``."""
+    """``underfit``/``overfit``/empty per element by the rule of ``docs/measurement.md#fit-flag``.
+
+    Args:
+        infit: Infit mean square per element.
+        infit_z: Infit ZSTD per element.
+        outfit: Outfit mean square per element.
+        outfit_z: Outfit ZSTD per element.
+        rule: The mean-square range and ZSTD bound.
+    """
     with np.errstate(invalid="ignore"):
         under = ((infit > rule.hi) & (infit_z >= rule.zstd)) | ((outfit > rule.hi) & (outfit_z >= rule.zstd))
         over = ((infit < rule.lo) & (infit_z <= -rule.zstd)) | ((outfit < rule.lo) & (outfit_z <= -rule.zstd))
@@ -132,6 +157,12 @@ def fit_flags(infit: np.ndarray, infit_z: np.ndarray, outfit: np.ndarray, outfit
 
 def extreme_elements(key: np.ndarray, cat: np.ndarray, top: np.ndarray, n_keys: int) -> np.ndarray:
     """Elements whose every rating is its criterion's lowest category, or every one the top category.
+
+    Args:
+        key: Element index per rating.
+        cat: Observed category per rating (0 lowest).
+        top: Top category of each rating's criterion.
+        n_keys: Number of elements.
 
     Example:
         >>> extreme_elements(np.array([0, 0, 1, 1]), np.array([0, 0, 0, 2]), np.array([2, 1, 1, 2]), 2).tolist()
@@ -153,6 +184,12 @@ def fit_table(
     """The fit table (``docs/measurement.md#fit-table``): rows ``criterion`` (FACETS order), ``rater`` (sorted),
     ``group`` (sorted levels of ``groups`` = (levels, level code per exchange)), ``exchange`` (THETA order);
     columns :data:`FIT_COLUMNS`.
+
+    Args:
+        est: The fitted estimates.
+        obs: Their observations.
+        rule: The flag rule (mean-square range and ZSTD bound).
+        groups: (levels, level code per exchange) for the ``group`` rows; ``None``: none.
 
     Example:
         >>> from tutormetrics.psychometrics.mfrm import fit_mfrm, simulate_mfrm

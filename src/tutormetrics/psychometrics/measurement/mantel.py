@@ -52,7 +52,14 @@ class MantelHaenszel:
 
 
 def mantel_haenszel(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> MantelHaenszel:
-    """The Mantel–Haenszel statistics of 2×2 strata (arrays over strata; module docstring)."""
+    """The Mantel–Haenszel statistics of 2×2 strata (arrays over strata; module docstring).
+
+    Args:
+        a: Reference group, correct (higher) count per stratum.
+        b: Reference group, incorrect (lower) count per stratum.
+        c: Focal group, correct (higher) count per stratum.
+        d: Focal group, incorrect (lower) count per stratum.
+    """
     a, b, c, d = (np.asarray(v, dtype=float) for v in (a, b, c, d))
     n = a + b + c + d
     r, s = a * d / n, b * c / n
@@ -80,12 +87,24 @@ def mantel_haenszel(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) 
 
 def ets_class(delta: float, se: float, p: float) -> str:
     """ETS A/B/C: A if |Δ| < 1 or p ≥ .05; C if |Δ| ≥ 1.5 and the null |Δ| ≤ 1 is rejected at .05,
-    p_C = Φ((1 − |Δ|)/SE) + Φ((−1 − |Δ|)/SE) < .05; B otherwise (empty when undefined)."""
+    p_C = Φ((1 − |Δ|)/SE) + Φ((−1 − |Δ|)/SE) < .05; B otherwise (empty when undefined).
+
+    Args:
+        delta: MH D-DIF Δ (delta scale).
+        se: Its standard error.
+        p: The MH χ² p value.
+    """
     return _interval_class(delta, se, p, small=1.0, large=1.5)
 
 
 def rasch_class(contrast: float, se: float, p: float) -> str:
-    """The ETS rule on the logit scale (Winsteps): Δ thresholds 1 and 1.5 divided by 2.35."""
+    """The ETS rule on the logit scale (Winsteps): Δ thresholds 1 and 1.5 divided by 2.35.
+
+    Args:
+        contrast: The DIF contrast (logits).
+        se: Its standard error.
+        p: Its p value.
+    """
     return _interval_class(contrast, se, p, small=1.0 / DELTA_SCALE, large=1.5 / DELTA_SCALE)
 
 
@@ -118,6 +137,11 @@ def ordinal_mantel(reference: np.ndarray, focal: np.ndarray, scores: np.ndarray)
         V(F) = Σ_k n_Rk n_Fk/(N_k²(N_k − 1)) [N_k Σ_t y_t² n_+tk − (Σ_t y_t n_+tk)²],  χ² = (F − E(F))²/V(F),
         SMD = Σ_k (n_Fk/n_F)(m_Fk − m_Rk),  SD = sample SD (ddof 1) of the scores of both groups.
 
+    Args:
+        reference: Reference group counts, strata × score values.
+        focal: Focal group counts, strata × score values.
+        scores: The score value y_t of each column.
+
     Example:
         >>> ref, foc = np.array([[10, 8, 2], [4, 10, 12]]), np.array([[9, 4, 1], [6, 7, 5]])
         >>> m = ordinal_mantel(ref, foc, np.arange(3.0))
@@ -142,7 +166,13 @@ def ordinal_mantel(reference: np.ndarray, focal: np.ndarray, scores: np.ndarray)
 
 
 def ets_ordinal_class(smd: float, sd: float, p: float) -> str:
-    """AA if p ≥ .05 or |SMD/SD| ≤ .17; CC if p < .05 and |SMD/SD| > .25; BB otherwise (empty when undefined)."""
+    """AA if p ≥ .05 or |SMD/SD| ≤ .17; CC if p < .05 and |SMD/SD| > .25; BB otherwise (empty when undefined).
+
+    Args:
+        smd: Standardized mean difference SMD.
+        sd: Pooled SD of the scores.
+        p: Mantel's χ² p value.
+    """
     if not (np.isfinite(smd) and np.isfinite(sd) and sd > 0 and np.isfinite(p)):
         return ""
     size = abs(smd / sd)

@@ -130,7 +130,13 @@ def check_measurement_options(options: MeasurementOptions, est: Estimates) -> li
 
 
 def measurement_report(result: Any, prep: PreparedRatings, options: MeasurementOptions) -> MeasurementReport:
-    """The tables ``options`` asks for, from a fitted MML or NUTS result and its prepared ratings."""
+    """The tables ``options`` asks for, from a fitted MML or NUTS result and its prepared ratings.
+
+    Args:
+        result: A fitted MML or NUTS result.
+        prep: Its prepared ratings.
+        options: The tables asked for and their rules.
+    """
     est = estimates_from_result(result, prep)
     pairs = check_measurement_options(options, est)
     obs = observations(est, prep)

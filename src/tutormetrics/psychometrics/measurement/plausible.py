@@ -55,7 +55,13 @@ _CHUNK = 32_768
 
 
 def random_numbers(seed: int, draws: int, n_items: int) -> tuple[np.ndarray, np.ndarray]:
-    """``U = default_rng(seed).random((M, I))`` and then ``E = rng.standard_normal((M, 3))`` from the same generator."""
+    """``U = default_rng(seed).random((M, I))`` and then ``E = rng.standard_normal((M, 3))`` from the same generator.
+
+    Args:
+        seed: Seed of the generator (``--seed``).
+        draws: M, the number of PVs per exchange (≥ 2).
+        n_items: I, the number of exchanges.
+    """
     if draws < 2:
         raise ConfigError(f"--pv-draws {draws}: needs at least 2 draws", hint="e.g. --pv-draws 20")
     rng = np.random.default_rng(seed)
@@ -77,7 +83,14 @@ class GridLikelihood:
 
     def draw(self, items: np.ndarray, mean: np.ndarray, sd: np.ndarray, u: np.ndarray) -> np.ndarray:
         """(M, n) PVs of the exchanges ``items``: draw m with prior N(mean[m], sd[m]²) and uniforms u[m]
-        (``mean`` (M, n) or broadcastable, ``sd`` (M,)); each block of rows is gathered once for all M draws."""
+        (``mean`` (M, n) or broadcastable, ``sd`` (M,)); each block of rows is gathered once for all M draws.
+
+        Args:
+            items: The exchanges (indices), n of them.
+            mean: Prior mean per draw and exchange, (M, n) or broadcastable.
+            sd: Prior SD per draw, (M,).
+            u: The uniforms, (M, n).
+        """
         draws = u.shape[0]
         mean = np.broadcast_to(np.asarray(mean, dtype=float), (draws, items.size))
         inv_var = 1.0 / np.asarray(sd, dtype=float) ** 2
@@ -98,6 +111,12 @@ _ROWS = 256
 
 def grid_draws(loglik: np.ndarray, mean: np.ndarray, sd: float | np.ndarray, u: np.ndarray) -> np.ndarray:
     """One PV per row by the grid rule of the module (``loglik``: (n, 1600); ``mean``, ``u``: (n,)).
+
+    Args:
+        loglik: Log-likelihood on the grid, (n, 1600).
+        mean: Prior mean per row, (n,).
+        sd: Prior SD, a scalar or (n,).
+        u: One uniform per row, (n,).
 
     Example:
         >>> pv = grid_draws(np.zeros((1, 1600)), np.array([0.0]), 1.0, np.array([0.975]))
@@ -166,6 +185,12 @@ def _grid_block(
 def plausible_values(est: Estimates, prep: PreparedRatings, draws: int = 20, seed: int = 0) -> pl.DataFrame:
     """Unconditioned PVs (prior N(0, 1), the fitted model): ``exchange_id, pv_1, …, pv_M`` in THETA order.
 
+    Args:
+        est: The fitted estimates.
+        prep: The prepared ratings.
+        draws: PVs per exchange (``--pv-draws``, ≥ 2).
+        seed: Seed of the uniforms (``--seed``).
+
     Example:
         >>> from tutormetrics.psychometrics.mfrm import fit_mfrm, simulate_mfrm
         >>> from tutormetrics.psychometrics.mfrm.design import prepare_ratings
@@ -181,7 +206,13 @@ def plausible_values(est: Estimates, prep: PreparedRatings, draws: int = 20, see
 
 
 def plausible_values_from_draws(est: Estimates, theta_draws: np.ndarray, draws: int = 20) -> pl.DataFrame:
-    """NUTS: the draws at positions ⌊(m + ½)S/M⌋ of the chain-concatenated posterior draws (S, I) of θ."""
+    """NUTS: the draws at positions ⌊(m + ½)S/M⌋ of the chain-concatenated posterior draws (S, I) of θ.
+
+    Args:
+        est: The fitted estimates.
+        theta_draws: Posterior draws of θ, (S, I), chains concatenated.
+        draws: PVs per exchange (``--pv-draws``, 2..S).
+    """
     s = theta_draws.shape[0]
     if draws < 2 or s < draws:
         raise ConfigError(f"--pv-draws {draws}: the posterior has {s} draws of θ", hint="use at most as many PVs as draws")
@@ -200,7 +231,13 @@ def _pv_frame(est: Estimates, pv: np.ndarray) -> pl.DataFrame:
 
 
 def pv_line(draws: int, seed: int, path: str) -> str:
-    """``pv: 20 draws, seed 0 -> PV.csv (unconditioned; see validate --theta-pv)``."""
+    """``pv: 20 draws, seed 0 -> PV.csv (unconditioned; see validate --theta-pv)``.
+
+    Args:
+        draws: PVs per exchange.
+        seed: Their seed.
+        path: The PV file written.
+    """
     return f"pv: {draws} draws, seed {seed} -> {path} (unconditioned; see validate --theta-pv)"
 
 
@@ -311,7 +348,14 @@ def condition_on(est: Estimates, obs: Observations, items: np.ndarray, z: np.nda
 
     Damped Newton with the analytic Hessian from the EAPs' regression on z (a handful of likelihood passes);
     L-BFGS-B within the bounds, then Newton again, where that fails (measured: 5–6 passes per metric instead of
-    L-BFGS-B's 20–25)."""
+    L-BFGS-B's 20–25).
+
+    Args:
+        est: The fitted estimates (facets held fixed).
+        obs: Their observations.
+        items: The exchanges (indices) to condition.
+        z: The conditioning variable per exchange in ``items``.
+    """
     t, w = quadrature(N_NODES)
     logw = np.log(w)
     data = _Ratings(est, obs, items)
@@ -365,6 +409,15 @@ def _newton(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, logw:
 def conditioned_draws(
     grid: GridLikelihood, items: np.ndarray, z: np.ndarray, cond: Conditioning, u: np.ndarray, e: np.ndarray
 ) -> np.ndarray:
-    """(M, n) PVs of the exchanges ``items`` with ψ_m drawn (``e``: (M, 3)) and ``u`` the (M, I) uniforms."""
+    """(M, n) PVs of the exchanges ``items`` with ψ_m drawn (``e``: (M, 3)) and ``u`` the (M, I) uniforms.
+
+    Args:
+        grid: The likelihood grid of every exchange.
+        items: The exchanges (indices), n of them.
+        z: The conditioning variable per exchange in ``items``.
+        cond: The fitted conditioning model (ψ and its covariance).
+        u: The (M, I) uniforms.
+        e: The (M, 3) standard normals for ψ_m.
+    """
     psi = cond.draws(e)
     return grid.draw(items, psi[:, :1] + psi[:, 1:2] * z[None, :], np.exp(psi[:, 2]), u[:, items])

@@ -137,8 +137,11 @@ def group_means(
 
     Args:
         lik: the likelihood (all criteria, or the DIF matching set).
-        code: level of each exchange (−1: in no level); ``n_levels`` levels.
+        code: level of each exchange (−1: in no level).
+        n_levels: number of levels.
         extreme_item: exchanges with an extreme score; a level with only such exchanges has no μ (``extreme``).
+        tol: Newton stops when a step is below this.
+        max_steps: most Newton steps.
     """
     t, w = quadrature(N_NODES)
     logw = np.log(w)
@@ -166,7 +169,13 @@ def group_means(
 
 def check_same_fit(est: Estimates, prep: PreparedRatings, tol: float = 1e-6) -> float:
     """The EAP recomputed from FACETS and the ratings must equal THETA's ``theta`` (MML fits) within ``tol``;
-    returns the largest difference, raises :class:`~tutormetrics.errors.InputSchemaError` otherwise."""
+    returns the largest difference, raises :class:`~tutormetrics.errors.InputSchemaError` otherwise.
+
+    Args:
+        est: Estimates read from THETA and FACETS.
+        prep: The prepared ratings.
+        tol: Largest allowed EAP difference (logits).
+    """
     from tutormetrics.errors import InputSchemaError
 
     diff = float(np.max(np.abs(posterior(NodeLikelihood(est, prep)).eap() - est.theta), initial=0.0))

@@ -36,7 +36,14 @@ _NAN = float("nan")
 
 
 def separation_row(facet: str, d: np.ndarray, se: np.ndarray, estimator: str) -> dict[str, object]:
-    """One row of the table for estimates ``d`` with SEs ``se`` (``estimator`` ``eap``: the exchange rule)."""
+    """One row of the table for estimates ``d`` with SEs ``se`` (``estimator`` ``eap``: the exchange rule).
+
+    Args:
+        facet: The facet name (``criterion``, ``rater``, ``exchange``).
+        d: Element estimates (logits).
+        se: Their standard errors.
+        estimator: How they were estimated (``eap``: the exchange rule).
+    """
     n = int(d.size)
     row: dict[str, object] = {"facet": facet, "n": n, "estimator": estimator, "df": n - 1, "reason": ""}
     row.update(dict.fromkeys(("mean", "sd", "rmse", "true_sd", "separation", "strata", "reliability", "chi2", "p_chi2"), _NAN))

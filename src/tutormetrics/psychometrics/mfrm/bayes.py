@@ -408,6 +408,16 @@ class BayesMFRMResult:
         rows: dict[str, list[Any]] = {k: [] for k in cols}
 
         def add(facet: str, level: str, var: str, index: tuple[int, ...], ref: str = "", plugin: float | None = None) -> None:
+            """Append one facet row: posterior mean, SD and 94% HDI of ``var[index]``.
+
+            Args:
+                facet: The facet column value.
+                level: The level column value.
+                var: The posterior variable.
+                index: Index of the element within ``var``.
+                ref: The reference column value.
+                plugin: The plug-in estimate; ``None``: none.
+            """
             vals = [float(self._metric(var, m)[index]) for m in ("mean", "sd", "hdi_3%", "hdi_97%")]
             for key, val in zip(cols, [facet, level, *vals, ref, plugin]):
                 rows[key].append(val)
@@ -640,7 +650,23 @@ def fit_mfrm_bayes(
     partial-credit likelihood are in the module docstring.
 
     Args:
-        draws, tune, chains: NUTS draws kept and warm-up iterations per chain.
+        ratings: long ratings, as in :func:`~tutormetrics.psychometrics.mfrm.mml.fit_mfrm`.
+        id_col: the exchange id column.
+        rater_col: the rater column.
+        criterion_col: the criterion column.
+        score_col: the score column.
+        covariates: exchange-level covariate table, as in ``fit_mfrm``.
+        covariate_cols: its covariate columns (default: every numeric column but the id).
+        standardize_covariates: deprecated alias of ``covariate_scale`` (True: ``"z"``, False: ``"raw"``).
+        covariate_scale: ``"auto"``, ``"raw"`` or ``"z"``, as in ``fit_mfrm``.
+        groups: exchange-level group table, as in ``fit_mfrm``.
+        group_col: its group column.
+        topics: exchange-level 0/1 topic table, as in ``fit_mfrm``.
+        topic_cols: its topic columns (default: every 0/1 column).
+        model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
+        draws: NUTS draws kept per chain.
+        tune: warm-up iterations per chain.
+        chains: number of chains.
         target_accept: NUTS target acceptance (step-size adaptation).
         sampler: ``"nutpie"`` (Rust NUTS on a numba-compiled log density) or ``"pymc"``.
         seed: random seed (reproducible for a given sampler and core count).
@@ -791,6 +817,12 @@ def model_specs(
     Without ``specs``: ``facets`` and every non-empty combination of the term sets given, named
     ``facets+covariate``, ``facets+topics``, ``facets+groups``, ``facets+covariate+topics``, ...
 
+    Args:
+        specs: User models ``[(name, terms)]``; ``None``: the default combinations.
+        covariate_names: The covariates available as terms.
+        has_topics: A topic table is given.
+        has_groups: A group table is given.
+
     Example:
         >>> model_specs([("M0", []), ("M1", ["suff"])], covariate_names=["suff"], has_topics=False, has_groups=False)
         {'M0': ([], False, False), 'M1': (['suff'], False, False)}
@@ -842,6 +874,17 @@ def compare_models(
     term sets given (:func:`model_specs`). ``fit_options`` go to :func:`fit_mfrm_bayes` (column
     names, covariate scale, model, draws, tune, chains, sampler, seed, ...). All models see the same
     ratings, so the pointwise elpd differences are paired.
+
+    Args:
+        ratings: Long ratings.
+        covariates: Covariate table, one row per exchange.
+        covariate_cols: Its covariate columns; ``None``: every numeric non-id column.
+        groups: Group table, one row per exchange.
+        group_col: Its group column.
+        topics: Topic table, one row per exchange.
+        topic_cols: Its topic columns; ``None``: every 0/1 non-id column.
+        specs: Models ``[(name, terms)]``, the first the reference; ``None``: the default set.
+        **fit_options: Passed to :func:`fit_mfrm_bayes` (column names, scale, model, draws, seed, ...).
     """
     if covariates is None:
         cov_names: list[str] = []

@@ -224,7 +224,22 @@ def build_design(
     item_topic: np.ndarray | None = None,
 ) -> Design:
     """Cells (criterion, rater, group and the exchange's covariate/topic values), the count matrices
-    per exchange and per unique exact pattern, and the θ-key representatives (``docs/design/effects.md#canonical-coding``)."""
+    per exchange and per unique exact pattern, and the θ-key representatives (``docs/design/effects.md#canonical-coding``).
+
+    Args:
+        item: Exchange code per observation.
+        crit: Criterion code per observation.
+        rater: Rater code per observation.
+        cat: Category per observation (0 lowest).
+        n_items: Number of exchanges.
+        n_crit: Number of criteria.
+        n_raters: Number of raters.
+        n_steps: Steps (categories − 1) per criterion.
+        item_group: Group code per exchange; ``None``: one group.
+        n_groups: Number of groups.
+        item_cov: Covariates per exchange (exchanges × covariates); ``None``: none.
+        item_topic: Topic indicators per exchange (exchanges × K); ``None``: none.
+    """
     m_max = int(n_steps.max()) if n_steps.size else 1
     group = item_group[item] if item_group is not None else np.zeros_like(item)
     n_cov = 0 if item_cov is None else int(item_cov.shape[1])
@@ -336,6 +351,12 @@ def reference_text(
 ) -> str:
     """The reference point of baseline probabilities and effects (``docs/design/effects.md#reference-point``), in raw units.
 
+    Args:
+        cov_names: The covariate names.
+        cov_scales: Per covariate (scale, mean, SD), as from :func:`scale_covariates`.
+        topic_names: The topic names.
+        group_levels: The group levels.
+
     Example:
         >>> reference_text(["flag", "len"], [("raw", 0.1, 0.3), ("z", 212.4, 85.7)], ["t1", "t2"])
         'theta=0; s=0 (mean rater); flag=0 (raw); len=212.4 (mean; z); topics=0'
@@ -364,7 +385,14 @@ def covariate_reference(name: str, scale: tuple[str, float, float]) -> str:
 
 
 def summary_report(result: Any, *, header: str, fit_line: str, spread: str) -> str:
-    """The text report shared by the MML and the Bayesian results: data, fit, reliability, facets."""
+    """The text report shared by the MML and the Bayesian results: data, fit, reliability, facets.
+
+    Args:
+        result: The MML or Bayesian result.
+        header: First line of the report.
+        fit_line: The line on the fit (log-likelihood or sampler diagnostics).
+        spread: Label of each facet's uncertainty column (e.g. ``se``, ``sd``).
+    """
     lines = [
         header,
         f"  observations {result.n_obs}, exchanges {result.n_items}, criteria {len(result.criteria)}, "
@@ -460,6 +488,22 @@ def prepare_ratings(
     strings and exchanges, criteria and raters are coded in sorted order, so the design does not depend
     on the row order of any input; ``display`` keeps the criteria's first-appearance order for output.
     ``ratings`` may be a :class:`~tutormetrics.psychometrics.ratings.Ratings` (cleaned once; pass its ``columns()``).
+
+    Args:
+        ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
+        id_col: The exchange id column.
+        rater_col: The rater column.
+        criterion_col: The criterion column.
+        score_col: The score column.
+        covariates: Covariate table, one row per exchange.
+        covariate_cols: Its covariate columns; ``None``: every numeric non-id column.
+        standardize_covariates: Deprecated; True/False mean ``covariate_scale`` ``z``/``raw``.
+        covariate_scale: ``auto`` (0/1 raw, others z), ``raw`` or ``z``.
+        groups: Group table, one row per exchange.
+        group_col: Its group column.
+        topics: Topic table, one row per exchange.
+        topic_cols: Its topic columns; ``None``: every 0/1 non-id column.
+        model: ``auto`` (``binary`` when every score is 0/1, else ``partial_credit``), ``binary`` or ``partial_credit``.
     """
     covariate_scale = resolve_covariate_scale(covariate_scale, standardize_covariates)
     require_columns(ratings_table(ratings), [id_col, rater_col, criterion_col, score_col], source="ratings")
@@ -654,6 +698,11 @@ def scale_covariates(
 
     ``auto``: a 0/1 column raw, any other z-scored; ``raw``: all as given; ``z``: all z-scored.
 
+    Args:
+        raw: Covariates per exchange (exchanges × columns); ``None``: none.
+        names: The column names.
+        scale: ``auto``, ``raw`` or ``z``.
+
     Example:
         >>> m, info = scale_covariates(np.array([[0.0, 1.0], [1.0, 3.0]]), ["f", "x"], "auto")
         >>> m.tolist(), [i[0] for i in info]
@@ -681,6 +730,12 @@ def topic_matrix(
 
     Default columns: every non-id column whose values are all 0/1 (true/false accepted). At least two
     columns; each 0/1 without missing values and neither all 0 nor all 1.
+
+    Args:
+        topics: Topic table; ``None``: no topics.
+        topic_cols: Its topic columns; ``None``: every 0/1 non-id column.
+        id_col: Its exchange id column.
+        ids: The exchange ids, in model order.
 
     Example:
         >>> t = pl.DataFrame({"id": ["a", "b"], "t1": [1, 0], "t2": [0, 1]})

@@ -68,6 +68,11 @@ def top_probability(eta: np.ndarray, tau: np.ndarray | None, m: int) -> np.ndarr
     """P(y = top category | η): σ(η) for a binary criterion (``m ≤ 1``), else the partial-credit
     probability of category ``m`` with thresholds ``tau[..., :m]`` (broadcast against ``eta``).
 
+    Args:
+        eta: Linear predictor η (logits).
+        tau: Partial-credit thresholds (last axis the steps); ``None``: binary.
+        m: The top category (number of steps; ≤ 1: binary).
+
     Example:
         >>> float(top_probability(np.array(0.0), None, 1))
         0.5
@@ -159,8 +164,10 @@ def baseline_rows(
     Args:
         criterion: the criterion name (the row's ``level``, with ``:P(y=k)`` for partial credit).
         m: its number of steps (1 = binary).
-        b, tau: the point estimate of b_j and its thresholds (``tau[:m]``).
-        b_draws, tau_draws: (S,) and (S, ≥ m) draws, or ``None``.
+        b: the point estimate of b_j.
+        tau: its thresholds (``tau[:m]``), or ``None``.
+        b_draws: (S,) draws of b_j, or ``None``.
+        tau_draws: (S, ≥ m) draws of the thresholds, or ``None``.
 
     Example:
         >>> r = baseline_rows("c", 1, 0.0, None, np.array([-0.1, 0.0, 0.1]), None)
@@ -208,6 +215,21 @@ def effects_frame(
     point estimate; without draws both are the plug-in, the draw columns NaN and ``n_draws`` 0. With
     ``point_from_draws`` (NUTS) ``delta_p`` is the mean over draws, else the plug-in at the point.
     ``row_reason(t, j)`` adds codes for term ``t`` at criterion ``j`` (NUTS: ``not_converged``).
+
+    Args:
+        terms: The contrasted terms, one block of rows each.
+        criteria: The criterion names (J).
+        outcomes: The outcome label per criterion (:func:`outcome_labels`).
+        n_steps: Steps per criterion (J,).
+        b_point: Criterion difficulties at the point estimate (J,).
+        tau_point: Thresholds at the point estimate (J, M).
+        b_draws: Difficulties per draw (S, J); ``None``: plug-in only.
+        tau_draws: Thresholds per draw (S, J, M); ``None``: plug-in only.
+        reference: The reference-point text of every row (:func:`reference_text`).
+        method: The ``method`` column (``mml`` or ``nuts``).
+        point_from_draws: ``delta_p`` is the mean over draws (NUTS), not the plug-in.
+        extra_reason: Reason codes added to every row.
+        row_reason: ``(term index, criterion index)`` → extra codes; ``None``: none.
     """
     rows: dict[str, list[Any]] = {c: [] for c in EFFECT_COLUMNS}
     n_draws = 0 if b_draws is None else int(b_draws.shape[0])
@@ -246,6 +268,11 @@ def effects_frame(
 def outcome_labels(criteria: Sequence[str], n_steps: np.ndarray, score_levels: dict[str, list[float]]) -> list[str]:
     """``P(y=1)`` for a binary criterion, ``P(y=<top score>)`` for partial credit.
 
+    Args:
+        criteria: The criterion names.
+        n_steps: Steps per criterion.
+        score_levels: Criterion → its score values, lowest first.
+
     Example:
         >>> outcome_labels(["a"], np.array([2]), {"a": [0.0, 0.5, 1.0]})
         ['P(y=1)']
@@ -260,6 +287,12 @@ def outcome_labels(criteria: Sequence[str], n_steps: np.ndarray, score_levels: d
 def mml_draws(free_x: np.ndarray, free_cov: np.ndarray, n_draws: int, seed: int) -> np.ndarray | None:
     """``x̂ + z Lᵀ`` with ``L = chol(Ĥ⁻¹)`` and ``z = default_rng(seed).standard_normal((S, n_x))``;
     ``None`` when the covariance is not positive definite (reason ``no_covariance``).
+
+    Args:
+        free_x: The free parameters at the mode, x̂ (n_x,).
+        free_cov: Their covariance Ĥ⁻¹ (n_x, n_x).
+        n_draws: S, the number of draws.
+        seed: Seed of the normals.
 
     Example:
         >>> mml_draws(np.zeros(2), np.eye(2), 5, 0).shape
@@ -287,7 +320,13 @@ class ParameterDraws:
 def mml_parameter_draws(result: Any, n_draws: int = 4000, seed: int = 0) -> ParameterDraws | None:
     """The S draws of an MML fit (``docs/design/effects.md#effect-draws``) that both ``theta --effects`` and the facets table's
     baseline probabilities use: ``x̂ + L z`` with the given ``seed``, mapped by the zero-sum maps;
-    ``None`` when Ĥ is not positive definite (``no_covariance``)."""
+    ``None`` when Ĥ is not positive definite (``no_covariance``).
+
+    Args:
+        result: The MML fit (``MFRMResult``).
+        n_draws: S, the number of draws (``--effect-draws``).
+        seed: Seed of the draws (``--seed``).
+    """
     free = mml_draws(result.free_x, result.free_covariance, n_draws, seed)
     if free is None:
         return None
@@ -306,7 +345,13 @@ def mml_parameter_draws(result: Any, n_draws: int = 4000, seed: int = 0) -> Para
 
 
 def mml_effects(result: Any, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
-    """The effects table of an MML fit (``MFRMResult``; ``docs/design/effects.md#effects``), draws from N(x̂, Ĥ⁻¹)."""
+    """The effects table of an MML fit (``MFRMResult``; ``docs/design/effects.md#effects``), draws from N(x̂, Ĥ⁻¹).
+
+    Args:
+        result: The MML fit (``MFRMResult``).
+        n_draws: S, the number of draws (``--effect-draws``).
+        seed: Seed of the draws (``--seed``).
+    """
     index = {lab: i for i, lab in enumerate(result.natural_labels)}
     draws = mml_parameter_draws(result, n_draws, seed)
     crits = range(len(result.criteria))
@@ -349,7 +394,13 @@ def mml_effects(result: Any, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame
 
 
 def effects_summary_line(table: pl.DataFrame, reference: str, draws_text: str) -> str:
-    """The stderr line of ``theta --effects`` (``docs/design/effects.md#effects-table``)."""
+    """The stderr line of ``theta --effects`` (``docs/design/effects.md#effects-table``).
+
+    Args:
+        table: The effects table.
+        reference: The reference-point text.
+        draws_text: What the draws were (e.g. ``NUTS draws 4000``).
+    """
     n_excl = int(table["hdi_excl_zero"].fill_null(False).sum())
     return f"effects: {table.height} rows, reference {reference}; {draws_text}; 94% HDI excludes 0 in {n_excl}"
 

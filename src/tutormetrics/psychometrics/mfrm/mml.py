@@ -374,6 +374,18 @@ class MFRMResult:
         rows: dict[str, list] = {k: [] for k in cols}
 
         def add(facet: str, level: str, est: float, se: float, lo: float, hi: float, ref: str = "", plugin: float | None = None) -> None:
+            """Append one facet row.
+
+            Args:
+                facet: The facet column value.
+                level: The level column value.
+                est: The estimate.
+                se: Its standard error.
+                lo: Lower end of its interval.
+                hi: Upper end of its interval.
+                ref: The reference column value.
+                plugin: The plug-in estimate; ``None``: none.
+            """
             for key, val in zip(cols, (facet, level, float(est), float(se), float(lo), float(hi), ref, plugin)):
                 rows[key].append(val)
 
@@ -481,17 +493,28 @@ def fit_mfrm(
 
     Args:
         ratings: long ratings, one row per (exchange, rater, criterion) score; null scores are dropped.
+        id_col: the exchange id column.
+        rater_col: the rater column.
+        criterion_col: the criterion column.
+        score_col: the score column.
         covariates: exchange-level table with ``id_col`` and numeric column(s) ``covariate_cols``
             (default: every numeric column but the id). ``covariate_scale`` (``docs/design/effects.md#covariate-scale``): ``"auto"``
             uses a 0/1 column raw and z-scores any other over the rated exchanges (γ_j per SD); ``"raw"``
             and ``"z"`` force one scale (``standardize_covariates`` is a deprecated alias). Makes θ
             residual (latent regression).
+        covariate_cols: the covariate columns (see ``covariates``).
+        standardize_covariates: deprecated alias of ``covariate_scale`` (True: ``"z"``, False: ``"raw"``).
+        covariate_scale: ``"auto"``, ``"raw"`` or ``"z"`` (see ``covariates``).
         topics: exchange-level 0/1 topic columns ``topic_cols`` (multi-hot; default every 0/1 column),
             with β_j· summing to zero over topics within each criterion (ZeroSumNormal(0.5)).
+        topic_cols: the topic columns (see ``topics``).
         groups: exchange-level table with ``id_col`` and a categorical ``group_col`` (default: the one
             non-id column); one-hot x with zero-sum β_j· over groups.
+        group_col: the group column (see ``groups``).
         model: ``"auto"``, ``"binary"`` or ``"partial_credit"``.
+        n_nodes: Gauss–Hermite nodes over θ.
         compute_se: facet SEs from the inverse Hessian (finite differences of the gradient).
+        maxiter: most optimizer iterations.
 
     Example:
         >>> ratings, _ = simulate_mfrm(n_items=100, seed=3)
@@ -706,6 +729,15 @@ def simulate_mfrm(
     θ ~ N(0,1) centred; ``gamma`` (J,) adds a standardised covariate v; ``beta`` (J×K, rows summing
     to zero) adds K balanced groups; ``thresholds`` (J×M, rows summing to zero) makes partial-credit
     scores 0..M instead of 0/1.
+
+    Args:
+        n_items: Number of exchanges.
+        b: Criterion difficulties b_j (logits); their count is J.
+        severities: Rater severities s_r (logits); their count is R.
+        seed: Seed of ``default_rng``.
+        gamma: Covariate effect per criterion (J,); ``None``: no covariate.
+        beta: Group effects (J×K, rows summing to zero); ``None``: no groups.
+        thresholds: Partial-credit thresholds (J×M, rows summing to zero); ``None``: binary scores.
 
     Returns:
         ``(ratings, truth)``: ratings ``exchange_id, rater, criterion, score`` and the exchange-level

@@ -48,7 +48,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def rater_information(d: Design, logp: np.ndarray, pi: np.ndarray) -> np.ndarray:
     """``I_rr`` (R,) from the cell log-probabilities ``logp`` (categories, cells, nodes) and the node posteriors
-    ``pi`` (patterns, nodes) at one parameter vector: memory O(nonzero pattern cells × nodes + R)."""
+    ``pi`` (patterns, nodes) at one parameter vector: memory O(nonzero pattern cells × nodes + R).
+
+    Args:
+        d: The design.
+        logp: Cell log-probabilities (categories, cells, nodes).
+        pi: Node posteriors (patterns, nodes).
+    """
     prob = np.exp(logp)  # (ncat, cells, Q)
     ks = np.arange(prob.shape[0], dtype=float)
     mean = np.tensordot(ks, prob, axes=(0, 0))  # E[Y | cell, node]

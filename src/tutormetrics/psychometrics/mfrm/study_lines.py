@@ -53,7 +53,13 @@ def scale_lines(result: Any) -> list[str]:
 
 def effects_with_line(result: Any, options: ThetaOptions, log: Log) -> pl.DataFrame:
     """The effects table of the fit (NUTS: every posterior draw; MML: ``options.effect_draws`` draws from
-    N(mode, H⁻¹) with ``options.seed``), its summary line to ``log`` (``docs/design/effects.md#explanatory-mfrm``)."""
+    N(mode, H⁻¹) with ``options.seed``), its summary line to ``log`` (``docs/design/effects.md#explanatory-mfrm``).
+
+    Args:
+        result: The MML or NUTS fit.
+        options: The ``theta`` options (method, effect draws, seed).
+        log: Where the summary line goes.
+    """
     from tutormetrics.psychometrics.mfrm.effects import effects_summary_line
 
     if options.method == "nuts":
@@ -84,7 +90,13 @@ def loo_line(loo: pl.DataFrame) -> str:
 
 def fit_lines(result: Any, *, exchangeable: bool, method: str) -> tuple[list[str], str | None]:
     """The fit summary, the dropped criteria and, when the fit did not converge, the warning (also returned alone,
-    for ``--strict``)."""
+    for ``--strict``).
+
+    Args:
+        result: The MML or NUTS fit.
+        exchangeable: ``--raters exchangeable`` (no rater facet).
+        method: ``mml`` or ``nuts``.
+    """
     lines = [
         f"MFRM {result.model}: {result.n_obs} observations, {result.n_items} exchanges, {len(result.criteria)} criteria, "
         + ("raters exchangeable (no rater facet)" if exchangeable else f"{len(result.raters)} raters")
