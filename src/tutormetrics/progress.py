@@ -133,15 +133,46 @@ def progress_bar(
     """
     if isinstance(progress, RunProgress):
         return progress.child(total, stage, unit)
-    from tqdm.auto import tqdm
-
     stream = file if file is not None else sys.stderr
     on_terminal = bool(getattr(stream, "isatty", lambda: False)())
     if progress is True or (progress is None and on_terminal):
+        from tqdm.auto import tqdm  # only for a bar that shows (≈ 0.1 s of imports)
+
         return tqdm(total=total, initial=initial, desc=stage, unit=unit, file=stream, leave=False)
     if progress is None and every > 0:
         return ProgressLines(total, stage, unit, every, initial=initial, file=stream)
-    return tqdm(total=total, disable=True)
+    return NoProgress(total, initial)
+
+
+class NoProgress:
+    """The disabled bar (``progress=False``): counts, shows nothing, imports nothing (tqdm's ``disable=True`` API).
+
+    >>> bar = NoProgress(3); bar.update(2); bar.disable, bar.n
+    (True, 2)
+    """
+
+    disable = True
+
+    def __init__(self, total: int | None = None, initial: int = 0) -> None:
+        self.total, self.n = total, initial
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        """Nothing to clear."""
+
+    def refresh(self) -> None:
+        """Nothing to show."""
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        """Nothing to show."""
+
+    def __enter__(self) -> NoProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class RunProgress:

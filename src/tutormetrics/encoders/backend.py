@@ -10,20 +10,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tutormetrics.encoders.resolve import gpu_visible, resolve_backend, torch_installed  # noqa: F401 - re-exported
+from tutormetrics.encoders.resolve import (  # noqa: F401 - re-exported
+    ResolvedEncoder,
+    gpu_visible,
+    resolve_backend,
+    resolve_encoder,
+    torch_installed,
+)
 from tutormetrics.errors import ModelLoadError
 
 if TYPE_CHECKING:
     from tutormetrics.encoders.config import EncoderConfig
 
 
-def make_encoder(config: EncoderConfig) -> Any:
+def make_encoder(config: EncoderConfig | ResolvedEncoder) -> Any:
     """The (unloaded) encoder for ``config``: :class:`~tutormetrics.encoders.onnx.encoder.OnnxTextEncoder` or
-    :class:`~tutormetrics.encoders.hf.TextEncoder` (only then is torch imported)."""
-    if resolve_backend(config) == "onnx":
+    :class:`~tutormetrics.encoders.hf.TextEncoder` (only then is torch imported). A
+    :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` (the run's, decided once) is handed to the encoder; a
+    plain config is resolved here."""
+    resolved = config if isinstance(config, ResolvedEncoder) else resolve_encoder(config)
+    config = resolved.config
+    if resolved.backend == "onnx":
         from tutormetrics.encoders.onnx.encoder import OnnxTextEncoder
 
-        return OnnxTextEncoder(config)
+        return OnnxTextEncoder(config, resolved)
     if not torch_installed():
         raise ModelLoadError(
             "the torch backend needs torch, which is not installed, and there is no fresh ONNX export of "
@@ -33,7 +43,7 @@ def make_encoder(config: EncoderConfig) -> Any:
         )
     from tutormetrics.encoders.hf import TextEncoder
 
-    return TextEncoder(config)
+    return TextEncoder(config, resolved)
 
 
 def is_encoder(obj: object) -> bool:

@@ -21,12 +21,40 @@ import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
 
+#: Config fields that decide the backend and the export (``with_options`` changing one decides again).
+_DECISIVE = ("model_name_or_path", "device", "dtype", "trust_remote_code", "quantize")
+
 
 class EncoderBase:
-    """Counters, ``max_seq_length`` / ``window_size`` and :meth:`tokenize` / :meth:`tokenize_with_offsets`."""
+    """Counters, ``max_seq_length`` / ``window_size``, :meth:`tokenize` / :meth:`tokenize_with_offsets` and
+    :attr:`resolved`."""
 
     _max_seq_length: int | None
     n_special_tokens: int
+    config: Any
+    _resolved: Any = None
+
+    @property
+    def resolved(self) -> Any:
+        """The :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` this encoder runs (handed in by
+        :func:`~tutormetrics.encoders.backend.make_encoder`, else decided here once)."""
+        if self._resolved is None:
+            from tutormetrics.encoders.resolve import resolve_encoder
+
+            self._resolved = resolve_encoder(self.config)
+        return self._resolved
+
+    def _adopt(self, resolved: Any) -> None:
+        """Keep ``resolved``: as it is for this config (``backend="auto"`` there, the backend it became here), re-keyed
+        (:meth:`~tutormetrics.encoders.resolve.ResolvedEncoder.with_config`) when only run-time fields differ, and
+        dropped (decided again on first use) when a field that decides the backend or the export differs."""
+        if resolved is not None:
+            from dataclasses import replace
+
+            if replace(resolved.config, backend=self.config.backend) != self.config:
+                same = all(getattr(resolved.config, f) == getattr(self.config, f) for f in _DECISIVE)
+                resolved = resolved.with_config(self.config) if same else None
+        self._resolved = resolved
 
     def reset_counters(self) -> None:
         """``texts_encoded``, ``windows_encoded``, ``forward_calls``, ``texts_windowed`` back to 0."""

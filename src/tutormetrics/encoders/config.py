@@ -165,9 +165,19 @@ class EncoderConfig:
 
         Two configs that would load different weights or produce different numbers hash differently;
         ``progress`` and other run-time switches are not part of it. The backend is resolved first (``auto`` →
-        torch or onnx); an onnx fingerprint also covers the export (``export.json``: source hash, fusions,
-        versions) and the quantisation, while a torch one keeps the value of configs written before the field.
+        torch or onnx); an onnx fingerprint also covers the export (``export.json``: source and export files'
+        SHA-256, fusions, versions) and the quantisation, while a torch one keeps the value of configs written
+        before the field. A run resolves its encoder once and reads the fingerprint from that value
+        (:func:`tutormetrics.encoders.resolve.resolve_encoder`); this method resolves again on each call.
         """
+        from tutormetrics.encoders.resolve import resolve_encoder
+
+        return resolve_encoder(self).fingerprint
+
+    def fingerprint_for(self, backend: str, export: Any = None) -> str:
+        """:meth:`fingerprint` for a backend already decided (and, for onnx, its fresh
+        :class:`~tutormetrics.encoders.onnx.store.ExportInfo`): reads only the model folder's file list (size,
+        mtime); no hashing, no import."""
         path = self.resolved_model_path()
         files: list[tuple[str, int, int]] = []
         root = Path(path)
@@ -176,26 +186,20 @@ class EncoderConfig:
                 if f.is_file() and f.suffix in _FINGERPRINT_SUFFIXES:
                     st = f.stat()
                     files.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-        config = self.to_dict()
-        del config["spill_mb"]  # where token states live changes no number
-        if config["batch_tokens"] is None:  # the default budget rule, by name: it changed once (CPU budget)
-            config["batch_tokens"] = f"auto: cuda batch_size x max_seq_length, cpu batch_size x {CPU_TOKENS_PER_WINDOW}"
-        from tutormetrics.encoders.resolve import resolve_backend
-
-        backend = resolve_backend(self)
-        del config["backend"], config["quantize"]
-        payload: dict[str, Any] = {"config": config, "path": os.path.abspath(path) if root.exists() else path, "files": files}
+        fields = self.to_dict()
+        del fields["spill_mb"]  # where token states live changes no number
+        if fields["batch_tokens"] is None:  # the default budget rule, by name: it changed once (CPU budget)
+            fields["batch_tokens"] = f"auto: cuda batch_size x max_seq_length, cpu batch_size x {CPU_TOKENS_PER_WINDOW}"
+        del fields["backend"], fields["quantize"]
+        payload: dict[str, Any] = {"config": fields, "path": os.path.abspath(path) if root.exists() else path, "files": files}
         if backend == "onnx":
             from importlib.metadata import PackageNotFoundError, version
-
-            from tutormetrics.encoders.onnx.store import require_export
 
             try:
                 ort_version = version("onnxruntime")
             except PackageNotFoundError:
                 ort_version = None
-            export = require_export(path).fingerprint
-            payload["backend"] = {"name": "onnx", "quantize": self.quantize, "export": export, "onnxruntime": ort_version}
+            payload["backend"] = {"name": "onnx", "quantize": self.quantize, "export": export.fingerprint, "onnxruntime": ort_version}
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 

@@ -175,7 +175,9 @@ class TextEncoder(EncoderBase):
 
     backend = "torch"
 
-    def __init__(self, config: EncoderConfig | None = None) -> None:
+    def __init__(self, config: EncoderConfig | None = None, resolved: Any = None) -> None:
+        """``resolved``: the run's :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` (``None``: decided on
+        first use)."""
         config = config if config is not None else EncoderConfig()
         if config.backend == "onnx":
             raise ConfigError(
@@ -196,6 +198,7 @@ class TextEncoder(EncoderBase):
         self._suffix: list[int] = []
         self._model_path: str | None = None
         self._segmentable = False
+        self._adopt(resolved)
         self.reset_counters()
 
     def __repr__(self) -> str:
@@ -279,7 +282,7 @@ class TextEncoder(EncoderBase):
             >>> enc.with_options(batch_size=1).config.batch_size  # doctest: +SKIP
             1
         """
-        new = TextEncoder(replace(self.config, **changes))
+        new = TextEncoder(replace(self.config, **changes), self._resolved)
         shared = ("model_name_or_path", "device", "dtype", "trust_remote_code")
         if self._model is not None and all(getattr(new.config, f) == getattr(self.config, f) for f in shared):
             n_special = len(self._prefix) + len(self._suffix)
@@ -360,7 +363,7 @@ class TextEncoder(EncoderBase):
 
         return {
             "model_name_or_path": self._model_path,
-            "fingerprint": self.config.fingerprint(),
+            "fingerprint": self.resolved.fingerprint,
             "backend": "torch",
             "architecture": type(self._model).__name__,
             "n_layers": self.n_layers,

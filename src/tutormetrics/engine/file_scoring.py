@@ -411,8 +411,10 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
     encoder = None
     if any("encoder" in f.requires for f in families):
         from tutormetrics.encoders.config import EncoderConfig
+        from tutormetrics.encoders.resolve import resolve_encoder
 
-        encoder = EncoderConfig(
+        # decided here, once: the scorer hands this value to the encoder, the text cache, the run key, the manifest
+        encoder = resolve_encoder(EncoderConfig(
             model_name_or_path=options.model_name_or_path,
             device=options.device,
             dtype=options.dtype,
@@ -422,7 +424,7 @@ def build_scorer(options: ScoreOptions, n_rows: int | None = None) -> Scorer:
             max_seq_length=options.max_seq_length,
             long_text=options.long_text,  # type: ignore[arg-type]
             trust_remote_code=options.trust_remote_code,
-        )
+        ))
     n_jobs = options.n_jobs
     if n_jobs == 0:
         # Measured (benchmarks/RESULTS.md §3): on 2 cores, spawned workers compete with the reading and

@@ -88,6 +88,7 @@ def export_with_drift(
     from tutormetrics.encoders.config import default_model_path
     from tutormetrics.encoders.onnx.export import export_model
     from tutormetrics.encoders.onnx.store import DRIFT_NAME, export_dir_for
+    from tutormetrics.io.atomic import write_text_atomic
 
     out = None if store is None else export_dir_for(Path(path) if path is not None else default_model_path(), root=Path(store))
     folder = export_model(None if path is None else Path(path), out, force=force, log=log)
@@ -97,7 +98,7 @@ def export_with_drift(
             os.environ["TUTORMETRICS_ONNX_DIR"] = str(store)
         log("export: measuring int8 drift per column on the bundled example's 40 real replies")
         drift = int8_drift(None if path is None else str(path))
-        drift_file.write_text(json.dumps(drift, indent=2, sort_keys=True), encoding="utf-8")
+        write_text_atomic(drift_file, json.dumps(drift, indent=2, sort_keys=True))
         worst = max(drift["max_abs"].items(), key=lambda kv: kv[1] if kv[1] == kv[1] else -1)  # NaN last
         log(f"export: int8 drift: largest max |Δ| {worst[1]:.2e} ({worst[0]}); recorded in {drift_file}")
     return folder

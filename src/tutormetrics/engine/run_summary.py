@@ -55,7 +55,7 @@ def run_key_parts(path: Path, scorer: Scorer, **parts: Any) -> dict[str, Any]:
         **parts,
         "resolved": resolved_settings(scorer),
         "params": {f.name: f.get_params() for f in scorer.families},
-        "encoder": scorer.encoder_config.fingerprint() if scorer.needs_encoder else None,
+        "encoder": scorer.resolved_encoder.fingerprint if scorer.needs_encoder else None,
         "version": __version__,
     }
 

@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.encoders.artifacts import EncodedTexts
     from tutormetrics.encoders.config import EncoderConfig
     from tutormetrics.encoders.hf import TextEncoder
+    from tutormetrics.encoders.resolve import ResolvedEncoder
 
 DEFAULT_CHUNK_SIZE = 2048
 
@@ -59,8 +60,10 @@ class Scorer:
 
     Args:
         metrics: family names, groups (``"all"``, ``"lexical"``, ``"encoder"``), or :class:`Metric` instances.
-        encoder: an :class:`~tutormetrics.encoders.hf.EncoderConfig` or a ready
-            :class:`~tutormetrics.encoders.hf.TextEncoder`; only used when an encoder family is selected.
+        encoder: an :class:`~tutormetrics.encoders.hf.EncoderConfig`, the
+            :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` of one (what a file run hands in: backend,
+            export and fingerprint decided once) or a ready :class:`~tutormetrics.encoders.hf.TextEncoder`; only used
+            when an encoder family is selected.
         chunk_size: exchanges per chunk (memory bound; texts are deduplicated within a chunk).
         progress: ``None`` shows a bar only on a terminal, ``True``/``False`` force it.
         n_jobs: worker processes for runs without an encoder family (encoder runs overlap the CPU
@@ -87,7 +90,7 @@ class Scorer:
         self,
         metrics: str | Sequence[str | Metric] | None = None,
         *,
-        encoder: EncoderConfig | TextEncoder | None = None,
+        encoder: EncoderConfig | ResolvedEncoder | TextEncoder | None = None,
         registry: MetricRegistry = REGISTRY,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         progress: bool | None = None,
@@ -120,6 +123,7 @@ class Scorer:
         self.stats = ScoreStats()
         self._encoder_arg = encoder
         self._encoder: TextEncoder | None = None
+        self._resolved: ResolvedEncoder | None = None
         if cache_mb is not None and not cache_mb >= 0:
             raise ConfigError(f"cache_mb must be >= 0, got {cache_mb!r}")
         self.cache_mb = cache_mb
@@ -142,20 +146,40 @@ class Scorer:
         """The shared encoder (loaded on first use)."""
         if self._encoder is None:
             from tutormetrics.encoders.backend import make_encoder
-            from tutormetrics.encoders.config import EncoderConfig
 
             arg = self._encoder_arg
-            self._encoder = arg if _is_text_encoder(arg) else make_encoder(arg or EncoderConfig())
+            self._encoder = arg if _is_text_encoder(arg) else make_encoder(self.resolved_encoder)
         return self._encoder
 
     @property
     def encoder_config(self) -> EncoderConfig:
         """The encoder's configuration (cheap: nothing is imported or loaded)."""
         from tutormetrics.encoders.config import EncoderConfig
+        from tutormetrics.encoders.resolve import ResolvedEncoder
 
         if self._encoder is not None or _is_text_encoder(self._encoder_arg):
             return self.encoder.config
-        return self._encoder_arg if isinstance(self._encoder_arg, EncoderConfig) else EncoderConfig()
+        arg = self._encoder_arg
+        if isinstance(arg, ResolvedEncoder):
+            return arg.config
+        return arg if isinstance(arg, EncoderConfig) else EncoderConfig()
+
+    @property
+    def resolved_encoder(self) -> ResolvedEncoder:
+        """The encoder's backend, export and fingerprint, decided once for this scorer (handed in, taken from a ready
+        encoder, or resolved here on first use) and read by every layer: the encoder, the text cache, the run key,
+        the manifest (``docs/design/scoring.md#the-run-key``)."""
+        if self._resolved is None:
+            from tutormetrics.encoders.resolve import ResolvedEncoder, resolve_encoder
+
+            arg = self._encoder_arg
+            if self._encoder is not None or _is_text_encoder(arg):
+                self._resolved = self.encoder.resolved
+            elif isinstance(arg, ResolvedEncoder):
+                self._resolved = arg
+            else:
+                self._resolved = resolve_encoder(self.encoder_config)
+        return self._resolved
 
     @property
     def n_layers(self) -> int | None:
@@ -233,7 +257,7 @@ class Scorer:
         if self.needs_encoder and load_encoder:
             info["encoder"] = self.encoder.describe()
         elif self.needs_encoder:
-            info["encoder"] = {"config": self.encoder_config.to_dict(), "fingerprint": self.encoder_config.fingerprint()}
+            info["encoder"] = {"config": self.encoder_config.to_dict(), "fingerprint": self.resolved_encoder.fingerprint}
         return info
 
     # -- scoring -------------------------------------------------------------------------------
@@ -459,7 +483,7 @@ class Scorer:
             from tutormetrics.engine.text_cache import TextCache, default_cache_mb
 
             mb = default_cache_mb() if self.cache_mb is None else self.cache_mb
-            self._text_cache = TextCache(int(mb * 2**20), self.encoder_config.fingerprint())
+            self._text_cache = TextCache(int(mb * 2**20), self.resolved_encoder.fingerprint)
         return self._text_cache
 
     def _encode_atoms(self, atoms: list[str]) -> EncodedTexts:
@@ -549,9 +573,9 @@ class Scorer:
             return self.cpu_overlap == "process"
         if self._encoder is not None and self._encoder.is_loaded:
             return self._encoder.device.type == "cuda"
-        from tutormetrics.encoders.resolve import resolve_backend, torch_installed
+        from tutormetrics.encoders.resolve import torch_installed
 
-        if resolve_backend(self.encoder_config) == "onnx" or not torch_installed():  # CPU only; no torch import
+        if self.resolved_encoder.backend == "onnx" or not torch_installed():  # CPU only; no torch import
             return False  # (without torch the encoder itself says what to install)
         from tutormetrics.encoders.hf import resolve_device
 

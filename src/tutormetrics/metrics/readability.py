@@ -11,7 +11,9 @@ from tutormetrics.metrics.functional.readability import (
     flesch_kincaid_grade,
     flesch_reading_ease,
     readability_counts,
+    textstat_words,
 )
+from tutormetrics.text import normalize
 
 READABILITY_COLUMNS = ["flesch_reading_ease", "flesch_kincaid_grade"]
 
@@ -59,9 +61,14 @@ class Readability(Metric):
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
         counter = self.syllable_counter()
+        responses = set(batch.response_idx.tolist())
+        if len(responses) <= 8:  # a few replies: CMUdict searched word by word unless they hold many distinct words
+            counter.expect_words(len({w.lower() for i in responses for w in textstat_words(normalize(art.texts[i]))}))
+        else:
+            counter.expect_words(len(responses) * 20)
         by_text = {
             i: readability_counts(art.texts[i], counter) if art.lang(i) == "en" else None
-            for i in set(batch.response_idx.tolist())
+            for i in responses
         }
         counts = [by_text[i] for i in batch.response_idx]
         return {

