@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
+if TYPE_CHECKING:  # polars and the report's writers load when a table is written, not when the CLI starts
+    import polars as pl
 
 from tutormetrics.commands.terminal import log
 from tutormetrics.errors import ConfigError
-from tutormetrics.report.paper_tables import paper_format, write_data_table, write_paper_table
 from tutormetrics.row_filter import apply_where
 
 __all__ = ["check_table_path", "filter_rows", "write_data", "write_result"]
@@ -29,6 +29,8 @@ __all__ = ["check_table_path", "filter_rows", "write_data", "write_result"]
 def check_table_path(path: str | os.PathLike[str] | None, *, data: bool = False, what: str = "this table") -> str | None:
     """The format of ``path`` (None: None), checked before any work: an unknown extension is exit 2, and so is
     ``.md``/``.tex`` for a data table (``data=True``)."""
+    from tutormetrics.report.paper_tables import paper_format
+
     if path is None:
         return None
     fmt = paper_format(path)
@@ -55,11 +57,15 @@ def write_result(
         caption: ``--caption`` (None: the layout's default caption).
         context: what the caption names that the table does not hold (seed, method, draws).
     """
+    from tutormetrics.report.paper_tables import write_paper_table
+
     return write_paper_table(frame, path, kind=kind, caption=caption, context=context)
 
 
 def write_data(frame: pl.DataFrame, path: str | os.PathLike[str], what: str) -> Path:
     """Write a data table: ``.csv``, ``.parquet`` or ``.jsonl``; ``.md``/``.tex`` is exit 2."""
+    from tutormetrics.report.paper_tables import write_data_table
+
     return write_data_table(frame, path, what=what)
 
 
