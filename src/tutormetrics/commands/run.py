@@ -77,7 +77,7 @@ def run(args: RunArgs) -> None:
 
     history = _history(args)
     if args.example and args.exchanges is not None and str(args.exchanges) == "fairness" and not args.exchanges.exists():
-        from tutormetrics.commands.studies import run_fairness_example  # studies.md §9: no text scoring
+        from tutormetrics.commands.studies import run_fairness_example  # docs/design/studies.md#seed-studies: no text scoring
 
         run_fairness_example(args.output, n_resamples=args.validate.n_resamples, seed=args.validate.seed, log=log)
         return
@@ -87,7 +87,7 @@ def run(args: RunArgs) -> None:
     if not dialogue:  # the cluster and group columns travel with the metrics (kept, never metrics)
         extra = [c for c in (args.validate.cluster_col, *group_columns(args.group_col)) if c and c not in score_options.keep_columns]
         score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
-    check_named_columns(args.metrics_cols, "--metrics-cols")  # an id or structure column is exit 2 (datasets.md §4)
+    check_named_columns(args.metrics_cols, "--metrics-cols")  # an id or structure column is exit 2 (docs/design/datasets.md#metric-columns)
     summary = run_pipeline(
         exchanges, ratings, args.output, score_options=score_options, validate_options=args.validate, theta=args.theta,
         dialogue=args.dialogue if dialogue else None, metric_cols=args.metrics_cols, top=args.top, group_col=args.group_col,

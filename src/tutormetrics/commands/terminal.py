@@ -23,7 +23,7 @@ def log(message: str) -> None:
 
 
 def renamed(value: int, old: int | None, old_flag: str, new_flag: str) -> int:
-    """The value of an option whose old spelling (hidden, for one release: CHANGELOG.md) is still accepted; the
+    """The value of an option whose old spelling (hidden, for one release; docs/development.md#rooms lists the renames) is still accepted; the
     old one wins when given (with a note).
 
     Args:

@@ -40,7 +40,7 @@ CIS: tuple[str, ...] = ("percentile", "none")
 DECISIONS: tuple[str, ...] = ("argmax", "ordinal")
 #: ``--features``: the metrics, the encoder's representation, or both (``docs/commands/predict.md#representation-features``).
 FEATURES: tuple[str, ...] = ("metrics", "embedding", "both")
-#: ``--representation`` default: the pooled response vector (benchmarks/RESULTS.md compares the conditioned ones).
+#: ``--representation`` default: the pooled response vector (benchmarks/RESULTS.md §17b compares the conditioned ones).
 DEFAULT_REPRESENTATION = "response"
 
 
