@@ -33,7 +33,7 @@ from typing import Any
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 TRACKS = {
     "mistake_identification": "MI",

@@ -25,9 +25,8 @@ import polars as pl
 from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import env_lines, header, md_table, publish  # noqa: E402
-
-from tutormetrics.psychometrics.mfrm import fit_mfrm  # noqa: E402
+from _common import env_lines, header, md_table, publish
+from tutormetrics.psychometrics.mfrm import fit_mfrm
 
 B = np.array([1.517, 1.553, 0.0, -1.577, -1.493])
 

@@ -30,10 +30,10 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 
-def floor_pass(encoder, texts: list[str], batch_size: int) -> tuple[float, int, int]:  # noqa: ANN001
+def floor_pass(encoder, texts: list[str], batch_size: int) -> tuple[float, int, int]:
     """Bare tokenise + forward (output_hidden_states) over ``texts``; returns (seconds, tokens, batches)."""
     from tutormetrics.encoders.windows import plan_batches
 
@@ -61,7 +61,7 @@ def floor_pass(encoder, texts: list[str], batch_size: int) -> tuple[float, int, 
     return time.perf_counter() - t0, n_tokens, n_batches
 
 
-def window_tokens(encoder, texts: list[str]) -> tuple[int, int, int]:  # noqa: ANN001
+def window_tokens(encoder, texts: list[str]) -> tuple[int, int, int]:
     """(tokens fed by the suite incl. CLS/SEP, windows, texts windowed) for ``texts``."""
     w = encoder.window_size
     n = np.array([len(x) for x in encoder.tokenize(texts)], dtype=np.int64)

@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 
 def simulate(replies: int, per: int, criteria: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:

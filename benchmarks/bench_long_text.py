@@ -23,8 +23,8 @@ from pathlib import Path
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-from bench_scaling import run_cli  # noqa: E402
+import _common as C
+from bench_scaling import run_cli
 
 
 def long_reply(source: Path, mib: float) -> str:

@@ -31,7 +31,6 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C
-
 from tutormetrics.psychometrics.measurement.bias import bias_table, default_bias_pairs
 from tutormetrics.psychometrics.measurement.dif import dif_groups, dif_table
 from tutormetrics.psychometrics.measurement.estimates import estimates_from_result
@@ -95,6 +94,7 @@ def part_a(n_items: int) -> dict:
 
 def part_b(n_metrics: int, ratings_path: Path) -> dict:
     from tutormetrics.pipeline import ValidateOptions, validate_metrics
+
     from tutormetrics.validity.plausible_rho import theta_pv_table
 
     ratings = pl.read_csv(ratings_path).select("exchange_id", "rater", "criterion", "score")

@@ -31,7 +31,7 @@ from pathlib import Path
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 ROW = 'exchange_id,prompt,response\ne1,"Why does my loop never end?","Check the loop condition: i is never incremented, so i < n stays true."\n'
 _BARE = (
@@ -42,7 +42,7 @@ _BARE = (
 )
 
 
-def _session(path: Path, threads: int, level: str, spin: bool = True):  # noqa: ANN202
+def _session(path: Path, threads: int, level: str, spin: bool = True):
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -55,7 +55,7 @@ def _session(path: Path, threads: int, level: str, spin: bool = True):  # noqa: 
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
-def _windows_per_batch(enc):  # noqa: ANN001, ANN202 - a benchmark swaps the budget rule of one encoder instance
+def _windows_per_batch(enc):
     """``enc`` with the CPU batching before the token budget: plain ``batch_size`` windows per forward pass."""
     from tutormetrics.encoders.config import EncoderConfig
 

@@ -24,10 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-from bench_stats import ENDORSED, scored_table, targets_table  # noqa: E402
+import _common as C
+from bench_stats import ENDORSED, scored_table, targets_table
 
 CONTROL = "resp_words"
 

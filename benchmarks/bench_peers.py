@@ -47,7 +47,7 @@ import polars as pl
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 _TOKEN = re.compile(r"\w+(?:['\u2019-]\w+)*")
 

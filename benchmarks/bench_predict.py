@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 
 def synthetic(rows: int, n_metrics: int, n_criteria: int, seed: int = 0) -> tuple[pl.DataFrame, list[str], list[str]]:

@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 
 def simulate(units: int, raters: int, criteria: int, seed: int = 0) -> pl.DataFrame:

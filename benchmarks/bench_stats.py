@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 ENDORSED = ["mistake_identification", "mistake_location", "providing_guidance", "actionability"]
 

@@ -23,7 +23,7 @@ import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 OLD_TOKEN = re.compile(r"\w+(?:['\u2019-]\w+)*")
 OLD_BREAK = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+")

@@ -144,10 +144,10 @@ def device(args: argparse.Namespace) -> int:
     summary["model_prep_s"] = time.monotonic() - t0
     (out / "gpu_summary.json").write_text(json.dumps(summary, indent=2))
 
-    import bench_floor
-    import bench_scaling
     import torch
 
+    import bench_floor
+    import bench_scaling
     from tutormetrics.encoders import config as encoder_config
 
     # bench_floor builds EncoderConfig() without a model path: point the default at our copy

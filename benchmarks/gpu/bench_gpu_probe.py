@@ -33,9 +33,9 @@ sys.path.insert(0, str(GPU))
 import _common as C  # noqa: E402
 
 
-def _cpu_job(families, texts, p_idx, r_idx, ids):  # noqa: ANN001, ANN202
-    from tutormetrics.metrics.base import Artifacts, ExchangeBatch
+def _cpu_job(families, texts, p_idx, r_idx, ids):
     from tutormetrics.engine.artifacts import score_text_families
+    from tutormetrics.metrics.base import Artifacts, ExchangeBatch
 
     art = Artifacts(texts=texts)
     batch = ExchangeBatch(ids, p_idx, r_idx)
@@ -64,7 +64,7 @@ class ProcessOffload:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def submit(self, fn, families, batch, art):  # noqa: ANN001, ANN201
+    def submit(self, fn, families, batch, art):
         assert ProcessOffload.pool is not None
         return ProcessOffload.pool.submit(
             _cpu_job, families, list(art.texts), batch.prompt_idx, batch.response_idx, batch.ids

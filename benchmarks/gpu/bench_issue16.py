@@ -119,7 +119,6 @@ def plain_floor(model: str, device: str, texts: list[str], budget_tokens: int) -
 
 def old_floor(model: str, device: str, texts: list[str], batch_size: int) -> dict:
     import bench_floor
-
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 
     enc = TextEncoder(EncoderConfig(model_name_or_path=model, device=device, batch_size=batch_size)).load()
@@ -130,7 +129,6 @@ def old_floor(model: str, device: str, texts: list[str], batch_size: int) -> dic
 
 def suite_vs_encoder(model: str, device: str, data: Path, n_rows: int, batch_size: int) -> dict:
     import bench_scaling
-
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
     from tutormetrics.engine import Scorer
     from tutormetrics.text import normalize

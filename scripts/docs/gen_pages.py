@@ -116,7 +116,7 @@ def render_api(module_name: str) -> str:
             constants.append(f"| `{name}` | `{type(value).__name__}` | `{_short(value)}` |")
             continue
         out += [f"::: {path}", "    options:", "      show_root_heading: true", "      heading_level: 2",
-                f"      show_root_full_path: false", ""]
+                "      show_root_full_path: false", ""]
     if constants:
         out[9:9] = ["## Constants", "", "| name | type | value |", "|---|---|---|", *constants, ""]
     return "\n".join(out)

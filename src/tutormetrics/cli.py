@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: out of memory\n  hint: {memory_hint(args)}", file=sys.stderr)
         return _finish(EXIT_ERROR, argv)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+    except Exception as exc:
         if debug:
             raise
         print(f"error: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the full traceback", file=sys.stderr)

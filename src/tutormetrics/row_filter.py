@@ -95,7 +95,7 @@ class _Scanner:
     def operator(self) -> str:
         self.skip()
         start, rest = self.i, self.text[self.i :]
-        if rest.startswith(("==", "!=")) and not rest[2:3] in tuple(_OPERATOR_CHARS):
+        if rest.startswith(("==", "!=")) and rest[2:3] not in tuple(_OPERATOR_CHARS):
             self.i += 2
             return rest[:2]
         if self.word() == "in":

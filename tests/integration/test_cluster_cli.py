@@ -9,7 +9,7 @@ import pytest
 from tutormetrics.cli import main
 
 
-@pytest.fixture()
+@pytest.fixture
 def files(tmp_path):
     rng = np.random.default_rng(0)
     conv = np.repeat([f"00{j}" for j in range(12)], 4)  # labels with leading zeros stay text

@@ -15,7 +15,7 @@ from tutormetrics.cli import app
 PUBLIC = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "public"
 
 
-@pytest.fixture()
+@pytest.fixture
 def mathdial_csv() -> Path:
     path = PUBLIC / "mathdial" / "test_first40.csv"
     if not path.exists():

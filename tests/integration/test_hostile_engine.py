@@ -15,7 +15,7 @@ from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 CHUNK = 7
 
 
-@pytest.fixture()
+@pytest.fixture
 def exchanges(mrbench_dir: Path, tmp_path: Path) -> Path:
     """45 real MRBench exchanges (7 chunks of 7, the last shorter)."""
     src = tmp_path / "exchanges.csv"
@@ -114,8 +114,9 @@ def test_a_seed_out_of_range_is_one_plain_message(seed, tmp_path, capsys):
 
 
 def test_theta_out_of_memory_suggests_only_options_theta_has(monkeypatch, capsys):
-    from tutormetrics import cli
     import typer
+
+    from tutormetrics import cli
 
 
     def no_memory(*_a, **_k):

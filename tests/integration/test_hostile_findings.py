@@ -10,16 +10,16 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import polars as pl
+import pytest
 
-from tutormetrics.dialogue.model import Roles  # noqa: E402
-from tutormetrics.dialogue.readers import ReadOptions, long_conversations  # noqa: E402
-from tutormetrics.errors import InputSchemaError  # noqa: E402
-from tutormetrics.io.atomic import save_figure, write_text_atomic  # noqa: E402
-from tutormetrics.io.tables import read_table, scan_table, write_table  # noqa: E402
-from tutormetrics.validity.join import join_targets  # noqa: E402
+from tutormetrics.dialogue.model import Roles
+from tutormetrics.dialogue.readers import ReadOptions, long_conversations
+from tutormetrics.errors import InputSchemaError
+from tutormetrics.io.atomic import save_figure, write_text_atomic
+from tutormetrics.io.tables import read_table, scan_table, write_table
+from tutormetrics.validity.join import join_targets
 
 
 def test_int_ids_beyond_2_53_are_compared_exactly():

@@ -10,7 +10,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tutormetrics.psychometrics.measurement.measurement_report import MeasurementOptions, measurement_report, prepare_like_fit
+from tutormetrics.psychometrics.measurement.measurement_report import (
+    MeasurementOptions,
+    measurement_report,
+    prepare_like_fit,
+)
 from tutormetrics.psychometrics.mfrm import fit_mfrm
 
 pytestmark = pytest.mark.mrbench

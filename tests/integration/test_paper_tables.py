@@ -19,7 +19,12 @@ from tutormetrics.psychometrics.kappa_paradox import per_rater_table
 from tutormetrics.psychometrics.mfrm import fit_mfrm
 from tutormetrics.psychometrics.recode import apply_recode
 from tutormetrics.report.paper_tables import (
-    PAPER_KINDS, render_paper_table, table_kind, without_negative_zero, write_data_table, write_paper_table,
+    PAPER_KINDS,
+    render_paper_table,
+    table_kind,
+    without_negative_zero,
+    write_data_table,
+    write_paper_table,
 )  # fmt: skip
 from tutormetrics.report.tables import number_text
 

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-
-from tutormetrics.engine import Scorer
 import pytest
 
 from tutormetrics.cli import main
+from tutormetrics.engine import Scorer
 from tutormetrics.stats.partial import partial_spearman
 
 

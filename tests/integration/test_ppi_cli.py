@@ -8,7 +8,7 @@ import pytest
 from tutormetrics.cli import main
 
 
-@pytest.fixture()
+@pytest.fixture
 def files(tmp_path):
     ids = [f"e{i:02d}" for i in range(40)]
     judge = pl.DataFrame({"exchange_id": ids * 2, "rater": ["llm"] * 40 + ["llm2"] * 40, "criterion": "c",

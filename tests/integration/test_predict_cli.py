@@ -15,7 +15,7 @@ from tutormetrics.validity.predictive import TABLE_COLUMNS
 pytest.importorskip("sklearn")
 
 
-@pytest.fixture()
+@pytest.fixture
 def files(tmp_path):
     rng = np.random.default_rng(0)
     n_groups = 30

@@ -26,7 +26,7 @@ def ray_cluster():
     ray.shutdown()
 
 
-@pytest.fixture()
+@pytest.fixture
 def rows(mrbench_dir: Path, tmp_path: Path) -> Path:
     """60 real MRBench exchanges from the end of the file (8-9 tutors per prompt), with a kept column."""
     src = tmp_path / "in.csv"
@@ -42,7 +42,7 @@ def _assert_same(local: pl.DataFrame, other: pl.DataFrame, encoder_prefixes=("em
         if col.startswith(encoder_prefixes):
             np.testing.assert_allclose(b.to_numpy(), a.to_numpy(), atol=1e-6, rtol=0, equal_nan=True, err_msg=col)
         else:
-            assert a.to_list() == b.to_list() or (a.is_nan() == b.is_nan()).all() and a.fill_nan(0).to_list() == b.fill_nan(0).to_list(), col
+            assert a.to_list() == b.to_list() or ((a.is_nan() == b.is_nan()).all() and a.fill_nan(0).to_list() == b.fill_nan(0).to_list()), col
 
 
 @pytest.mark.slow

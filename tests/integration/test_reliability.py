@@ -24,7 +24,7 @@ from tutormetrics.io.tables import read_table
 CHUNK = 7
 
 
-@pytest.fixture()
+@pytest.fixture
 def exchanges(mrbench_dir: Path, tmp_path: Path) -> Path:
     """45 real MRBench exchanges (7 chunks of 7, the last shorter)."""
     src = tmp_path / "exchanges.csv"

@@ -77,7 +77,9 @@ def run(args: RunArgs) -> None:
 
     history = _history(args)
     if args.example and args.exchanges is not None and str(args.exchanges) == "fairness" and not args.exchanges.exists():
-        from tutormetrics.commands.studies import run_fairness_example  # docs/design/studies.md#seed-studies: no text scoring
+        from tutormetrics.commands.studies import (
+            run_fairness_example,  # docs/design/studies.md#seed-studies: no text scoring
+        )
 
         run_fairness_example(args.output, n_resamples=args.validate.n_resamples, seed=args.validate.seed, log=log)
         return

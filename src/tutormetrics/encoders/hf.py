@@ -59,7 +59,7 @@ from tutormetrics.encoders.config import (  # noqa: F401 - EncoderConfig and def
 from tutormetrics.encoders.layout import DirectLayout, read_st_layout
 from tutormetrics.encoders.pieces import splits_at_spaces
 from tutormetrics.encoders.windows import Windows as _Windows
-from tutormetrics.encoders.windows import (  # noqa: F401 - plan_batches and _flatten are re-exported
+from tutormetrics.encoders.windows import (
     WindowSink,
     batch_inputs,
     cut_windows,
@@ -218,7 +218,7 @@ class TextEncoder(EncoderBase):
         device = resolve_device(cfg.device)
         dtype = resolve_dtype(cfg.dtype, device)
         is_dir = Path(path).is_dir()
-        looks_like_path = is_dir or path.startswith((".", "/", "~")) or os.sep in path and not _is_hub_id(path)
+        looks_like_path = is_dir or path.startswith((".", "/", "~")) or (os.sep in path and not _is_hub_id(path))
         if looks_like_path and not is_dir:
             raise ModelLoadError(
                 f"model '{path}' is not on disk",
@@ -246,7 +246,7 @@ class TextEncoder(EncoderBase):
                     default_msl = st.max_seq_length
         except ModelLoadError:
             raise
-        except Exception as err:  # noqa: BLE001 - every load failure becomes one user-facing error
+        except Exception as err:
             hint = (
                 f"model '{path}' is not on disk; pass a local path or install it; tutormetrics never downloads"
                 if not is_dir
@@ -472,7 +472,7 @@ class TextEncoder(EncoderBase):
                     host, content_len, event = self._launch(flat_ids, starts, win.length[sel], prefix, suffix)
                     pending.append((sel, host, content_len, event))
                     in_flight += host.numel() * host.element_size()
-                    while in_flight > _IN_FLIGHT_BYTES and len(pending) > 1 or event is None and pending:
+                    while (in_flight > _IN_FLIGHT_BYTES and len(pending) > 1) or (event is None and pending):
                         collect()
                     bar.update(1)
                 while pending:

@@ -73,7 +73,7 @@ def is_mean_pooling(config: dict[str, Any]) -> bool:
     return modes.get("pooling_mode_mean_tokens") is True and not any(v for k, v in modes.items() if k != "pooling_mode_mean_tokens")
 
 
-def _transformer_config_ok(folder: Path) -> int | None | bool:
+def _transformer_config_ok(folder: Path) -> int | bool | None:
     """``max_seq_length`` from the folder's sentence_bert_config (``None`` when absent); ``False`` = not handled."""
     for name in _ST_CONFIG_NAMES:
         f = folder / name

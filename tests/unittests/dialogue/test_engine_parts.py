@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics
 from tutormetrics.engine import Scorer
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
+from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics
 
 PARTS = [["where did the cat sit", "on the mat"], [], ["what is two plus four"], ["a", "", "b"]] * 3
 RESP = ["the cat sat on the mat.", "yes", "it is six? why", "a b"] * 3

@@ -18,8 +18,8 @@ import torch
 from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 from tutormetrics.engine import Scorer
 from tutormetrics.engine.run_warnings import WindowingWarning
-from tutormetrics.metrics import get_metric
 from tutormetrics.examples import cjk_example_path
+from tutormetrics.metrics import get_metric
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch
 from tutormetrics.metrics.embedding import EmbeddingSimilarity
 from tutormetrics.metrics.synchrony import LayerwiseSynchrony

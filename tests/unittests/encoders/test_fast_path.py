@@ -150,7 +150,7 @@ def test_plan_batches_respects_the_token_budget() -> None:
     lengths = np.array([30, 30, 12, 10, 10, 9, 4, 4, 4, 3])
     bounds = plan_batches(lengths, 4, 40)
     assert bounds[0] == (0, 1) and bounds[-1][1] == len(lengths)
-    assert all(b1 > b0 and (b1 - b0) * lengths[b0] <= 40 or b1 - b0 == 1 for b0, b1 in bounds)
+    assert all((b1 > b0 and (b1 - b0) * lengths[b0] <= 40) or b1 - b0 == 1 for b0, b1 in bounds)
     assert [b1 - b0 for b0, b1 in plan_batches(lengths, 4, None)] == [4, 4, 2]
 
 

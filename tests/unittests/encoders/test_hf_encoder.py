@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from tutormetrics.engine.run_warnings import long_text_warning
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+from tutormetrics.engine.run_warnings import long_text_warning
 from tutormetrics.errors import ConfigError, ModelLoadError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch
 from tutormetrics.metrics.embedding import EmbeddingSimilarity, embedding_similarity_texts, window_diagnostics

@@ -14,7 +14,7 @@ from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.progress import ProgressLines, RunProgress, run_progress
 
 
-@pytest.fixture()
+@pytest.fixture
 def slow_batches(monkeypatch):
     from tutormetrics.encoders.hf import TextEncoder
 

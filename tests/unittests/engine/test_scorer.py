@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tutormetrics.engine import Scorer
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics import REGISTRY, Metric, register_metric
-from tutormetrics.engine import Scorer
 
 PROMPTS = ["where did the cat sit", "what is two plus four", "why is it half of the number? think", "the cat"] * 3
 RESPONSES = ["the cat sat on the mat.", "it is six because you add", "yes", "can you try again? what is it?"] * 3

@@ -12,13 +12,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import polars as pl
+import pytest
 
-from tutormetrics.io.atomic import atomic_output, save_figure, write_bytes_atomic, write_text_atomic  # noqa: E402
-from tutormetrics.io.formula_guard import record_guard  # noqa: E402
-from tutormetrics.io.tables import write_table  # noqa: E402
+from tutormetrics.io.atomic import atomic_output, save_figure, write_bytes_atomic, write_text_atomic
+from tutormetrics.io.formula_guard import record_guard
+from tutormetrics.io.tables import write_table
 
 
 def _write(kind, path):

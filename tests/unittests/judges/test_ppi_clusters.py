@@ -11,7 +11,14 @@ from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.exchange_labels import independence_note
-from tutormetrics.psychometrics.ppi_table import CLUSTER_COLUMNS, COLUMNS, STRATA_COLUMNS, ppi_plan_table, ppi_table, read_strata_weights
+from tutormetrics.psychometrics.ppi_table import (
+    CLUSTER_COLUMNS,
+    COLUMNS,
+    STRATA_COLUMNS,
+    ppi_plan_table,
+    ppi_table,
+    read_strata_weights,
+)
 from tutormetrics.stats.ppi import ppi_mean, ppi_mean_clustered
 from tutormetrics.stats.ppi_plan import closed_form_n_ppi, ppi_plan
 

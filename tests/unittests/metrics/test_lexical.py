@@ -106,8 +106,8 @@ def test_functions_accept_text_or_tokens():
 
 
 def test_single_column_metrics_match_the_families_and_spec():
-    from tutormetrics.metrics import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
     from tutormetrics.engine import Scorer
+    from tutormetrics.metrics import Containment, DistinctN, Jaccard, NGramEntropy, RepetitionN
 
     p, r = EX2
     assert Jaccard(n=3)(p, r) == pytest.approx(0.428571, abs=1e-6)  # Broder's third size
@@ -123,8 +123,8 @@ def test_single_column_metrics_match_the_families_and_spec():
 
 
 def test_sentence_modes_of_the_length_family():
-    from tutormetrics.metrics import LengthStructure
     from tutormetrics.engine import Scorer
+    from tutormetrics.metrics import LengthStructure
 
     texts = ["Great question! Let's think step by step. What do you already know about fractions?",
              "Look:\n```cpp\nint x = 1;\n```\nDone."]

@@ -71,7 +71,6 @@ from tutormetrics.metrics import (  # noqa: E402
 )
 from tutormetrics.text import ngrams, split_sentences, tokenize  # noqa: E402
 
-
 MRBENCH = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "mrbench"
 
 

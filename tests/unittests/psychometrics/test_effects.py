@@ -197,7 +197,7 @@ def test_row_order_and_theta_key_ties(partial: bool) -> None:
                         "len": np.round(rng.gamma(3, 50, n)) * 0 + (np.arange(n) % 7) * 10.0})  # fmt: skip
     a = fit_mfrm(ratings, covariates=cov)
     b = fit_mfrm(_shuffled(ratings, 1), covariates=_shuffled(cov, 2))
-    assert a.criteria == crits and b.criteria != crits or True  # display order follows the input (R2 decision)
+    assert (a.criteria == crits and b.criteria != crits) or True  # display order follows the input (R2 decision)
     ta, tb = a.theta_table(), b.theta_table()
     assert ta.equals(tb)  # ids sorted: same rows, every number bitwise equal
     assert _facets_by_key(a) == _facets_by_key(b)

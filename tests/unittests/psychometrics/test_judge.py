@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from tutormetrics.errors import InputSchemaError
-from tutormetrics.psychometrics.pairwise_agreement import contingency_table, gwet_ac
 from tutormetrics.psychometrics.judge import judge_table, lenient_table, macro_f1, majority_codes
 from tutormetrics.psychometrics.leniency import POOLED
+from tutormetrics.psychometrics.pairwise_agreement import contingency_table, gwet_ac
 
 MRBENCH = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "mrbench"
 

@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 
 from tutormetrics.psychometrics.agreement import agreement_table
-from tutormetrics.psychometrics.pairwise_agreement import cohen_kappa
 from tutormetrics.psychometrics.kappa_paradox import PARADOX_COLUMNS, paradox_indices, per_rater_table
+from tutormetrics.psychometrics.pairwise_agreement import cohen_kappa
 
 
 def long_from_table(table: list[list[int]]) -> pl.DataFrame:

@@ -10,8 +10,8 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.psychometrics.mfrm import mml as mfrm
 from tutormetrics.psychometrics.mfrm import fit_theta
+from tutormetrics.psychometrics.mfrm import mml as mfrm
 from tutormetrics.psychometrics.mfrm.design import prepare_ratings
 from tutormetrics.psychometrics.mfrm.mml import (
     Z94,

@@ -10,7 +10,6 @@ import polars as pl
 import pytest
 
 from tutormetrics.psychometrics.agreement import agreement_table
-from tutormetrics.psychometrics.pairwise_agreement import contingency_table, gwet_ac
 from tutormetrics.psychometrics.multirater_agreement import (
     _alpha_nominal_from_sums,
     alpha_bootstrap,
@@ -22,6 +21,7 @@ from tutormetrics.psychometrics.multirater_agreement import (
     krippendorff_alpha_counts,
     unit_counts,
 )
+from tutormetrics.psychometrics.pairwise_agreement import contingency_table, gwet_ac
 
 MRBENCH = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "mrbench"
 

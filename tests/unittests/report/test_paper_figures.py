@@ -64,7 +64,7 @@ def test_delta_p_figure_seed_m3(m3_effects: pl.DataFrame, tmp_path: Path) -> Non
         assert sorted(hollow.get_xdata()) == sorted(rows.filter(~pl.col("hdi_excl_zero"))["delta_p_mean"].to_list())
         assert hollow.get_markerfacecolor() == "white"
         assert sum(1 for line in ax.lines if list(line.get_ydata()) == [0.5, 0.5]) == 1  # the rule between the sets
-    footer = fig._supxlabel.get_text().replace("\n", " ")  # noqa: SLF001
+    footer = fig._supxlabel.get_text().replace("\n", " ")
     assert "theta=0; s=0 (mean rater); suff=0 (raw); topics=0" in footer and "MML: 4000 draws from N(mode, H^-1), seed 0" in footer
     assert smallest_font(fig) >= 6
     out = save_delta_p_figure(m3_effects, tmp_path / "fig3.png", dpi=100)

@@ -209,10 +209,10 @@ def test_effects_figure_names_interval_direction_and_empty_cells(tmp_path) -> No
 
     t = run(toy(), n_min=12, n_resamples=199)
     fig = plot_effect_matrix(t, tmp_path / "f.png")
-    note = fig._suptitle.get_text().replace("\n", " ")  # noqa: SLF001
+    note = fig._suptitle.get_text().replace("\n", " ")
     assert "unadjusted 95% CI" in note and "first group" in note and "|r| ≥ 0.1" in note
     masked = [int(np.ma.getmaskarray(ax.images[0].get_array()).sum()) for ax in fig.axes if ax.images and ax.get_label() != "<colorbar>"]
     assert sum(masked) == 3  # the three too_few cells (n = 10 < 12)
     adj = plot_effect_matrix(run(toy(), family="all", n_resamples=199, violation_ci="bonferroni"))
-    assert "Bonferroni-adjusted CI" in adj._suptitle.get_text().replace("\n", " ")  # noqa: SLF001
+    assert "Bonferroni-adjusted CI" in adj._suptitle.get_text().replace("\n", " ")
     assert (tmp_path / "f.png").stat().st_size > 0

@@ -8,6 +8,8 @@ import pytest
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.stats.multiplicity import adjust_pvalues
+from tutormetrics.stats.multiplicity import significance_stars as stars
 from tutormetrics.stats.paired import (
     compare_groups,
     friedman,
@@ -15,8 +17,6 @@ from tutormetrics.stats.paired import (
     rank_biserial,
     sign_test,
 )
-from tutormetrics.stats.multiplicity import adjust_pvalues
-from tutormetrics.stats.multiplicity import significance_stars as stars
 
 D_REF = np.array([0.8, -0.3, 1.2, 2.1, -0.9, 0.4, 1.7, -1.4, 2.6, 0.6, 1.1, -0.2, 3.0, 0.5, 1.9])
 FRIEDMAN = np.array(

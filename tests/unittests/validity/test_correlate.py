@@ -11,6 +11,8 @@ import pytest
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.stats.correlation import fisher_ci
+from tutormetrics.stats.multiplicity import adjust_pvalues, significance_stars
 from tutormetrics.validity.correlate import (
     DIAGNOSTIC_COLUMNS,
     RESULT_COLUMNS,
@@ -19,8 +21,6 @@ from tutormetrics.validity.correlate import (
     spearman_matrix,
     summarize_correlations,
 )
-from tutormetrics.stats.correlation import fisher_ci
-from tutormetrics.stats.multiplicity import adjust_pvalues, significance_stars
 
 # statistics.md §1.4 test vector
 P = np.array([[0.0004, 0.03, 0.2], [0.008, 0.04, 0.6], [0.0001, 0.012, 0.049]])

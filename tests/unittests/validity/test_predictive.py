@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 sklearn = pytest.importorskip("sklearn")
+from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 from sklearn.impute import SimpleImputer  # noqa: E402
 from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
-from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 from sklearn.metrics import accuracy_score, brier_score_loss, f1_score, log_loss, r2_score, roc_auc_score  # noqa: E402
 from sklearn.model_selection import GroupKFold  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402

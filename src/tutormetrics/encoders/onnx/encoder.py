@@ -123,7 +123,7 @@ class OnnxTextEncoder(EncoderBase):
             session = ort.InferenceSession(
                 str(info.model_file(self.config.quantize)), options, providers=["CPUExecutionProvider"]
             )
-        except Exception as err:  # noqa: BLE001 - a broken export is one message
+        except Exception as err:
             raise ModelLoadError(
                 f"could not open the ONNX export in {info.folder}: {type(err).__name__}: {err}",
                 hint=f"re-export it: tutormetrics encoder export --force {path}",

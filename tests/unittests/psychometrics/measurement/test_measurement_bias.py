@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from measurement_fixtures import fitted
 from numpy.polynomial.hermite_e import hermegauss
 from scipy import optimize, stats
 from scipy.special import expit
@@ -14,8 +15,6 @@ from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.measurement.bias import BIAS_COLUMNS, BiasRule, DifGroups, bias_line, bias_table
 from tutormetrics.psychometrics.measurement.fit import extreme_elements
 from tutormetrics.psychometrics.measurement.posterior import NodeLikelihood, group_means
-
-from measurement_fixtures import fitted
 
 
 def _reference_binary(ratings: pl.DataFrame, theta_table: pl.DataFrame, facets: pl.DataFrame, prior: dict[str, float]):

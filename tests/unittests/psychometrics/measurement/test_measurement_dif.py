@@ -10,11 +10,19 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from measurement_fixtures import fitted, planted, planted_binary
 from statsmodels.stats.contingency_tables import StratifiedTable
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.measurement.bias import DifGroups
-from tutormetrics.psychometrics.measurement.dif import DIF_COLUMNS, DifRule, dif_groups, dif_line, dif_table, reference_level
+from tutormetrics.psychometrics.measurement.dif import (
+    DIF_COLUMNS,
+    DifRule,
+    dif_groups,
+    dif_line,
+    dif_table,
+    reference_level,
+)
 from tutormetrics.psychometrics.measurement.mantel import (
     ets_class,
     ets_ordinal_class,
@@ -22,8 +30,6 @@ from tutormetrics.psychometrics.measurement.mantel import (
     ordinal_mantel,
     rasch_class,
 )
-
-from measurement_fixtures import fitted, planted, planted_binary
 
 R_DIR = Path(__file__).resolve().parents[3] / "fixtures" / "r"
 

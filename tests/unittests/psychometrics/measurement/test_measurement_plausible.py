@@ -8,6 +8,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from measurement_fixtures import _pcm_draw, fitted
 from numpy.polynomial.hermite_e import hermegauss
 from scipy import optimize, stats
 from scipy.special import expit
@@ -25,10 +26,7 @@ from tutormetrics.psychometrics.measurement.plausible import (
     random_numbers,
 )
 from tutormetrics.psychometrics.measurement.posterior import check_same_fit
-from tutormetrics.stats.ranks import tie_key
 from tutormetrics.validity.plausible_rho import PV_COLUMNS, rubin_pool, theta_pv_line, theta_pv_table
-
-from measurement_fixtures import _pcm_draw, fitted
 
 
 def test_unconditioned_worked_example(bundled):

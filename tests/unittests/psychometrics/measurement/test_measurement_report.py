@@ -6,14 +6,21 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from measurement_fixtures import fitted, planted
 from scipy import stats
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.psychometrics.measurement.measurement_report import MeasurementOptions, measurement_report, prepare_like_fit
-from tutormetrics.psychometrics.measurement.scale_checks import disordered_thresholds, item_rest_correlations, scale_warnings
+from tutormetrics.psychometrics.measurement.measurement_report import (
+    MeasurementOptions,
+    measurement_report,
+    prepare_like_fit,
+)
+from tutormetrics.psychometrics.measurement.scale_checks import (
+    disordered_thresholds,
+    item_rest_correlations,
+    scale_warnings,
+)
 from tutormetrics.psychometrics.mfrm import fit_mfrm, simulate_mfrm
-
-from measurement_fixtures import fitted, planted
 
 
 def test_item_rest_against_pearson():

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from measurement_fixtures import fitted
 from scipy import stats
 
-from tutormetrics.psychometrics.measurement.separation import SEPARATION_COLUMNS, separation_line, separation_row, separation_table
-
-from measurement_fixtures import fitted
+from tutormetrics.psychometrics.measurement.separation import (
+    SEPARATION_COLUMNS,
+    separation_line,
+    separation_row,
+    separation_table,
+)
 
 
 def test_bundled_example(bundled):

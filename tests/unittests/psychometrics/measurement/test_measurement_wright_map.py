@@ -6,12 +6,11 @@ import numpy as np
 import polars as pl
 import pytest
 from matplotlib.image import imread
+from measurement_fixtures import fitted, planted
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.measurement.fit import fit_table
 from tutormetrics.report.wright_map import save_wright_map, shorten, spread_labels, wright_map_figure
-
-from measurement_fixtures import fitted, planted
 
 
 @pytest.fixture(scope="module")
