@@ -23,7 +23,7 @@ _EXPORTS = {
     "simulate_mfrm": "mfrm",
     "Ratings": "ratings",
     "ratings_to_targets": "ratings",
-    "read_ratings": "ratings",
+    "read_ratings": "ratings_input",
     "read_theta": "ratings",
     "wide_ratings_to_targets": "ratings",
 }

@@ -334,46 +334,6 @@ def is_long_ratings(df: pl.DataFrame, *, criterion_col: str = "criterion", score
     return criterion_col in df.columns and score_col in df.columns
 
 
-def read_ratings(
-    path: str | os.PathLike[str],
-    *,
-    id_col: str = "exchange_id",
-    rater_col: str | None = "rater",
-    criterion_col: str = "criterion",
-    score_col: str = "score",
-    aggregate: Aggregate = "mean",
-    columns: list[str] | None = None,
-) -> pl.DataFrame:
-    """Read a ratings file (CSV, Parquet, JSONL) and return wide targets.
-
-    The layout is detected: long when the file has ``criterion_col`` and ``score_col`` (then
-    ``columns`` restricts the criteria kept), wide otherwise (``columns`` picks the criterion
-    columns). See :func:`ratings_to_targets` and :func:`wide_ratings_to_targets`.
-
-    Args:
-        path: The ratings file (CSV, Parquet, JSONL).
-        id_col: The exchange id column.
-        rater_col: The rater column of long ratings; ``None``: none.
-        criterion_col: The criterion column of long ratings.
-        score_col: The score column of long ratings.
-        aggregate: ``mean``, ``min``, ``max`` or ``per_rater``.
-        columns: Long: the criteria kept; wide: the criterion columns; ``None``: all.
-
-    Example:
-        >>> targets = read_ratings("ratings.csv")  # doctest: +SKIP
-    """
-    return ratings_frame_to_targets(
-        read_table(path, id_columns=[id_col]),
-        source=str(path),
-        id_col=id_col,
-        rater_col=rater_col,
-        criterion_col=criterion_col,
-        score_col=score_col,
-        aggregate=aggregate,
-        columns=columns,
-    )
-
-
 def ratings_frame_to_targets(
     df: pl.DataFrame,
     *,

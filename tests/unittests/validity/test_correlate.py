@@ -340,11 +340,11 @@ def test_prevalence_ceiling_reference_values() -> None:
 
 @pytest.mark.mrbench
 def test_mrbench_response_length_vs_criteria(mrbench_dir: Path) -> None:
-    from tutormetrics.psychometrics.ratings import read_ratings
+    from tutormetrics.psychometrics.ratings_input import read_ratings
 
     ex = pl.read_csv(mrbench_dir / "exchanges.csv")
     metrics = pl.DataFrame({"exchange_id": ex["exchange_id"], "resp_chars": [float(len(r)) for r in ex["response"]]})
-    targets = read_ratings(mrbench_dir / "ratings.csv", aggregate="mean")
+    targets = read_ratings(mrbench_dir / "ratings.csv").targets("mean")
     criteria = [c for c in targets.columns if c != "exchange_id"]
     assert len(criteria) == 8
     data = metrics.join(targets, on="exchange_id", how="left")

@@ -118,13 +118,13 @@ def test_mrbench_partial_equals_pingouin(mrbench_dir: Path) -> None:
     """Every cell of lexical metrics × the eight criteria, controlling for resp_words, equals pingouin."""
     pg = pytest.importorskip("pingouin")
     from tutormetrics.engine import Scorer
-    from tutormetrics.psychometrics.ratings import read_ratings
+    from tutormetrics.psychometrics.ratings_input import read_ratings
 
     ex = pl.read_csv(mrbench_dir / "exchanges.csv").sample(n=500, seed=20261130)
     scored = Scorer(["length", "lexical_diversity", "overlap"], progress=False).score(
         ex["exchange_id"].to_list(), ex["prompt"].to_list(), ex["response"].to_list()
     )
-    targets = read_ratings(mrbench_dir / "ratings.csv", aggregate="mean")
+    targets = read_ratings(mrbench_dir / "ratings.csv").targets("mean")
     criteria = [c for c in targets.columns if c != "exchange_id"]
     data = scored.join(targets, on="exchange_id", how="left")
     metrics = ["resp_chars", "ttr", "distinct_2", "entropy_1", "rep_2", "jaccard_1", "contain_prompt_in_resp"]
