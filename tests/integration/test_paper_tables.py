@@ -248,3 +248,20 @@ def test_captions_numbers_and_refusals(tmp_path: Path) -> None:
     assert set(PAPER_KINDS) >= {"validate", "facets", "effects", "compare_models", "agree", "judge", "per_rater", "compare",
                                 "compare_summary", "variability", "summarize", "confusion", "predict", "ppi"}  # fmt: skip
     assert np.isnan(float("nan")) and number_text(float("nan")) == ""
+
+
+def test_agree_strict_exits_1_on_an_inferred_leniency_scale(tmp_path: Path, capsys) -> None:
+    """docs/guide/paper.md#leniency: without --levels the judge's scale is inferred — one stderr note, reason
+    scale_inferred on its rows, and --strict exits 1 after writing; with the scale declared it exits 0."""
+    rows = ["exchange_id,rater,criterion,score"]
+    for i in range(12):
+        rows += [f"e{i},human,tone,{1 + i % 2}", f"e{i},judge,tone,{1 + (i // 2) % 2}"]
+    ratings = tmp_path / "r.csv"
+    ratings.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "j.csv"
+    assert main(["agree", str(ratings), "--judge", "judge", "--n-resamples", "0", "-o", str(out), "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert "leniency scale inferred from the data (no --levels): " in err and "strict: 1 warning(s)" in err
+    assert out.exists() and "scale_inferred" in out.read_text()
+    assert main(["agree", str(ratings), "--judge", "judge", "--n-resamples", "0", "--levels", "0,1,2", "-o", str(out), "--strict"]) == 0
+    assert "scale inferred" not in capsys.readouterr().err

@@ -98,21 +98,10 @@ def test_seed001_walkthrough(paper_data: Path, monkeypatch: pytest.MonkeyPatch, 
     assert (d / "bias.pdf").exists() and pl.read_csv(d / "fair.csv").height > 0
 
 
-def _offers(command: str, option: str) -> bool:
-    import typer
-
-    from tutormetrics.cli import app
-
-    params = typer.main.get_command(app).commands[command].params  # type: ignore[attr-defined]
-    return any(option in p.opts for p in params)
-
-
 def test_seed002_walkthrough(paper_data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     d = paper_data / "s002"
     commands = walkthrough("002")
     assert len(commands) <= 3
-    if not _offers("agree", "--strict"):  # paper.md §3's agree --strict lands with the leniency work (issue 34)
-        commands = [[a for a in c if not (c[0] == "agree" and a == "--strict")] for c in commands]
     _run(commands, d, monkeypatch)
     assert "where: kept 561 of 1,122 rows (prompt == 2)" in capsys.readouterr().err
     table2 = check_paper_file(d / "table2.tex")

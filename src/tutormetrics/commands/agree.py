@@ -17,9 +17,10 @@ from typing import Optional
 
 import typer
 
+from tutormetrics.commands.flag_groups import Gate
 from tutormetrics.commands.registration import command
 from tutormetrics.commands.table_output import write_result
-from tutormetrics.commands.terminal import log, renamed
+from tutormetrics.commands.terminal import log, renamed, strict_gate
 from tutormetrics.flags import argument, caption_flag, flag, split_list, where_flag
 from tutormetrics.ids import TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
@@ -36,7 +37,7 @@ def _judges(values: list[str] | None) -> list[str]:
 
 
 @dataclass(kw_only=True)
-class AgreeArgs:
+class AgreeArgs(Gate):
     """Everything ``agree`` takes: the ratings and outputs, the judges, how the ratings are read (``--raters``
     also names the pair ``A,B``) and the agreement options."""
 
@@ -108,6 +109,7 @@ def agree(args: AgreeArgs) -> None:
     for line in study.lines:
         log(line)
     log(f"{study.headline} -> {args.output}")
+    strict_gate(args.strict, list(study.warnings))  # an inferred leniency scale or a warning: exit 1 after writing
 
 
 def register(app: typer.Typer) -> None:

@@ -56,6 +56,8 @@ class AgreementStudy:
     length_bias: pl.DataFrame | None = None
     differences: pl.DataFrame | None = None
     headline: str = ""
+    #: What ``--strict`` counts: the inferred leniency scale and the warnings printed (``docs/guide/paper.md#leniency``).
+    warnings: tuple[str, ...] = ()
 
 
 def agreement_study(
@@ -100,18 +102,24 @@ def agreement_study(
         raise ConfigError("--length-bias and --differences need --judge", hint="they compare a judge with the humans")
     columns = ratings.columns()
     levels = list(options.levels) if options.levels is not None else None
+    warned: list[str] = []
     if not exchangeable and ratings.long is not None:
         slot = slot_warning(ratings.long, exclude=list(judges))
         if slot:
             log(slot)
+            warned.append(slot)
     if levels is None:
         for line in negative_category_warnings(ratings.frame, criterion_col=ratings.criterion_col, score_col=ratings.score_col):
             log(line)
+            warned.append(line)
     per = per_rater_table(clean_ratings(ratings, **columns), levels=levels) if per_rater else None
     if judges:
         tables = judge_tables(ratings, list(judges), replace(options, exchangeable=exchangeable), metrics=metrics, **columns)
         lines = tuple(judge_lines(tables.table, judges, tables.notes))
-        return AgreementStudy(tables.table, tables.confusion, per, lines, tables.length_bias, tables.differences, judge_headline(tables.table, judges))
+        if tables.scale_note:  # spec: one stderr note, and --strict exits 1 on it
+            lines, warned = (*lines, tables.scale_note), [*warned, tables.scale_note]
+        return AgreementStudy(tables.table, tables.confusion, per, lines, tables.length_bias, tables.differences,
+                              judge_headline(tables.table, judges), tuple(warned))  # fmt: skip
     reserved = (columns["rater_col"], columns["criterion_col"], columns["score_col"])
     labels = cluster_labels(ratings, options.cluster_col, metrics=metrics, id_col=columns["id_col"], reserved=reserved)
     note = independence_note(ratings.frame.columns + (metrics.columns if metrics is not None else []), options.cluster_col, "agree")

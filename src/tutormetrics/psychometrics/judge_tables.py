@@ -42,6 +42,8 @@ class JudgeTables(NamedTuple):
     length_bias: pl.DataFrame | None
     differences: pl.DataFrame | None
     notes: list[str]
+    #: ``agree: leniency scale inferred from the data (no --levels): …`` (``""`` when every scale was declared).
+    scale_note: str = ""
 
 
 def cluster_labels(
@@ -148,4 +150,4 @@ def judge_tables(
         lb, notes = lb_result.table, notes + lb_result.notes
     diff = differences_table(ratings, list(judges), **columns, **shared) if options.differences else None
     note = independence_note(ratings_table(ratings).columns + (metrics.columns if metrics is not None else []), options.cluster_col, "agree")
-    return JudgeTables(result.table, result.confusion, lb, diff, notes + ([note] if note else []))
+    return JudgeTables(result.table, result.confusion, lb, diff, notes + ([note] if note else []), result.scale_note)
