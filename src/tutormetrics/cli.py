@@ -71,11 +71,17 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def _check_repeated(args: list[str]) -> None:
-    """A single-value option given twice is exit 2 on every command (``docs/guide/paper.md#repeated``)."""
+def _dispatch(args: list[str]) -> None:
+    """Build the click command tree once, refuse a single-value option given twice (exit 2 on every command,
+    ``docs/guide/paper.md#repeated``), then run the command."""
+    if not isinstance(app, typer.Typer):  # a stand-in app (tests of the last line of defence)
+        app(args=args, prog_name="tutormetrics", standalone_mode=True)
+        return
     from tutormetrics.commands.repeated_options import check_repeated_options
 
-    check_repeated_options(typer.main.get_command(app), args)
+    command = typer.main.get_command(app)
+    check_repeated_options(command, args)
+    command.main(args=args, prog_name="tutormetrics", standalone_mode=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,8 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning  # a warning is a message for people, not a code location
-            _check_repeated(args)
-            app(args=args, prog_name="tutormetrics", standalone_mode=True)
+            _dispatch(args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
         if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into a silent exit 130
