@@ -202,7 +202,7 @@ class MeasurementFlags:
     fit_zstd: float = flag("--fit-zstd", default=2.0, help="Fit flag: the |ZSTD| a misfit must also reach.")
     bias_facets: list[str] | None = flag(
         "--bias-facets", default=None, parse=split_list, cli_type=list[str] | None,
-        help="Bias pairs: rater:criterion, criterion:rater, criterion:group, group:criterion; repeatable "
+        help="Bias pairs: rater:criterion, criterion:rater, criterion:group, group:criterion; repeat or comma-separate "
         "(default rater:criterion with 2+ raters, plus criterion:group with --dif-groups).",
     )
     bias_min: int = flag("--bias-min", default=10, min=1, help="Bias: fewest ratings of a cell with an estimate.")
