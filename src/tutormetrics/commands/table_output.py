@@ -28,7 +28,13 @@ __all__ = ["check_table_path", "filter_rows", "write_data", "write_result"]
 
 def check_table_path(path: str | os.PathLike[str] | None, *, data: bool = False, what: str = "this table") -> str | None:
     """The format of ``path`` (None: None), checked before any work: an unknown extension is exit 2, and so is
-    ``.md``/``.tex`` for a data table (``data=True``)."""
+    ``.md``/``.tex`` for a data table (``data=True``).
+
+    Args:
+        path: The output file, or ``None`` (not asked for).
+        data: The table is a data table (θ, predictions, totals): only csv, parquet or jsonl.
+        what: The table's name in the message (``theta -o``).
+    """
     from tutormetrics.report.paper_tables import paper_format
 
     if path is None:
@@ -63,12 +69,24 @@ def write_result(
 
 
 def write_data(frame: pl.DataFrame, path: str | os.PathLike[str], what: str) -> Path:
-    """Write a data table: ``.csv``, ``.parquet`` or ``.jsonl``; ``.md``/``.tex`` is exit 2."""
+    """Write a data table: ``.csv``, ``.parquet`` or ``.jsonl``; ``.md``/``.tex`` is exit 2.
+
+    Args:
+        frame: The table.
+        path: The file; its extension picks the format.
+        what: The table's name in the message.
+    """
     from tutormetrics.report.paper_tables import write_data_table
 
     return write_data_table(frame, path, what=what)
 
 
 def filter_rows(frame: pl.DataFrame, where: list[str] | None, source: str | os.PathLike[str]) -> pl.DataFrame:
-    """``--where`` on a command's main input, right after it is read (stderr: ``where: kept 561 of 1,122 rows (...)``)."""
+    """``--where`` on a command's main input, right after it is read (stderr: ``where: kept 561 of 1,122 rows (...)``).
+
+    Args:
+        frame: The input as read.
+        where: The ``--where`` expressions (joined by ``and``); ``None``: every row.
+        source: The input's name in messages.
+    """
     return apply_where(frame, where, source=str(source), log=log) if where else frame

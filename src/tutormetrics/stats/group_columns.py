@@ -46,7 +46,13 @@ def _label(cols: Sequence[str]) -> pl.Expr:
 
 def with_group_label(frame: pl.DataFrame, cols: Sequence[str], *, source: str = "input") -> tuple[pl.DataFrame, str]:
     """``frame`` with a label column ``a/b`` for two or more group columns (their values joined by ``/``) and
-    that column's name; one column: ``frame`` and the column. Two combinations with one label are exit 2."""
+    that column's name; one column: ``frame`` and the column. Two combinations with one label are exit 2.
+
+    Args:
+        frame: The table holding the group columns.
+        cols: The ``--group-col`` columns, in the order given.
+        source: The table's name in messages.
+    """
     require_columns(frame, list(cols), source=source, option="--group-col")
     if len(cols) < 2:
         return frame, cols[0]
