@@ -251,7 +251,7 @@ def test_captions_numbers_and_refusals(tmp_path: Path) -> None:
 
 
 def test_agree_strict_exits_1_on_an_inferred_leniency_scale(tmp_path: Path, capsys) -> None:
-    """docs/guide/paper.md#leniency: without --levels the judge's scale is inferred — one stderr note, reason
+    """docs/guide/paper.md#scale: without --levels the judge's scale is inferred — one stderr note, reason
     scale_inferred on its rows, and --strict exits 1 after writing; with the scale declared it exits 0."""
     rows = ["exchange_id,rater,criterion,score"]
     for i in range(12):

@@ -56,7 +56,7 @@ class AgreementStudy:
     length_bias: pl.DataFrame | None = None
     differences: pl.DataFrame | None = None
     headline: str = ""
-    #: What ``--strict`` counts: the inferred leniency scale and the warnings printed (``docs/guide/paper.md#leniency``).
+    #: What ``--strict`` counts: the inferred leniency scale and the warnings printed (``docs/guide/paper.md#scale``).
     warnings: tuple[str, ...] = ()
 
 
