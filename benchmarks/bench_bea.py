@@ -91,7 +91,7 @@ def _est(table: pl.DataFrame, target: str, model: str, measure: str) -> dict[str
 
 
 def _f(v: float) -> str:
-    return f"{v:.3f}".replace("0.", ".", 1) if v == v else "–"
+    return f"{v:.3f}".replace("0.", ".", 1) if not math.isnan(v) else "–"
 
 
 def track_rows(table: pl.DataFrame) -> list[dict[str, Any]]:

@@ -92,10 +92,10 @@ def main(argv: list[str] | None = None) -> int:
                 assert (np.isnan(a) == np.isnan(b)).all(), (key, col)
                 worst = max(worst, float(np.max(np.abs(a[both] - b[both]), initial=0.0)))
 
-    ratio_cache = [a / b for a, b in zip(wall[(16, None)], wall[(2048, None)])]
-    ratio_nocache = [a / b for a, b in zip(wall[(16, 0.0)], wall[(2048, 0.0)])]
-    cpu_cache = [a / b for a, b in zip(cpu[(16, None)], cpu[(2048, None)])]
-    cpu_nocache = [a / b for a, b in zip(cpu[(16, 0.0)], cpu[(2048, 0.0)])]
+    ratio_cache = [a / b for a, b in zip(wall[(16, None)], wall[(2048, None)], strict=True)]
+    ratio_nocache = [a / b for a, b in zip(wall[(16, 0.0)], wall[(2048, 0.0)], strict=True)]
+    cpu_cache = [a / b for a, b in zip(cpu[(16, None)], cpu[(2048, None)], strict=True)]
+    cpu_nocache = [a / b for a, b in zip(cpu[(16, 0.0)], cpu[(2048, 0.0)], strict=True)]
     goal = med(wall, (16, None)) / med(wall, (2048, None))  # ratio of the median wall times
     res.update({
         "rows": data.height, "distinct_prompts": n_prompts, "runs": args.runs,

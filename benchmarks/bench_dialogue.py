@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({n_rows:,} tutor turns, full context)\n\n"
             f"`{res['command']}` — {res['date_utc']}, {res['machine']['cpu_cores']}-core shared CPU "
             f"({res['machine']['cpu_model']}), {args.threads} torch threads, batch {args.batch_size}, "
-            f"max_seq_length {enc.max_seq_length}; 1-min load before the runs {[l[0] for l in loads if l]}.\n\n"
+            f"max_seq_length {enc.max_seq_length}; 1-min load before the runs {[load[0] for load in loads if load]}.\n\n"
             + C.md_table(rows, ["", "ours (turns pooled)", "naive (flattened)", "naive / ours"])
             + "\n\nThe encoder columns of the two runs differ because attention does not cross turns when each "
             f"turn is encoded alone (max |Δ| emb_mean_cos {diff['emb_mean_cos']:.3g}, sync_mean {diff['sync_mean']:.3g}); "

@@ -139,10 +139,10 @@ def main() -> int:
     rows = [(k, f"{v['wall_s']:.2f}", f"{v['cpu_s']:.2f}") for k, v in a["steps"].items()]
     body = "\n".join([
         "## 23. The measurement report (`bench_measurement.py`, issue 38)", "",
-        f"**A.** {a['n_ratings']:,} ratings ({a['n_items']:,} exchanges × 5 criteria on 0–2 × 4 raters; c3 0.5 logit harder "
+        (f"**A.** {a['n_ratings']:,} ratings ({a['n_items']:,} exchanges × 5 criteria on 0–2 × 4 raters; c3 0.5 logit harder "
         f"for 40% `human`). Goal: fit + separation + DIF ≤ 30 s beyond the θ fit. **Beyond the fit: "
         f"{a['beyond_fit_wall_s']:.1f} s wall, {a['beyond_fit_cpu_s']:.1f} s CPU** (prepare again + arrays + fit + "
-        f"separation + DIF). DIF classes (ETS, Rasch): {a['dif_classes']}, {a['rasch_classes']}.", "",
+        f"separation + DIF). DIF classes (ETS, Rasch): {a['dif_classes']}, {a['rasch_classes']}."), "",
         C.md_table(rows, ["step", "wall s", "CPU s"]), "",
     ])  # fmt: skip
     if b:

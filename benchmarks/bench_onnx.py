@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     export = export_model(None, work / "export", keep_raw=True)
     res["export_s"] = time.perf_counter() - t0
-    ids, prompts, responses = C.read_mrbench(args.input, args.limit)
+    _ids, prompts, responses = C.read_mrbench(args.input, args.limit)
     texts = list(dict.fromkeys(t for t in [*prompts, *responses] if t))
     res["limit"] = args.limit
     if "throughput" in args.parts:

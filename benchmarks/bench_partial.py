@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         part_cpu.append(time.process_time() - c0)
         print(f"  run {r + 1}: raw {raw_s[-1]:.2f} s ({raw_cpu[-1]:.2f} CPU s), partial {part_s[-1]:.2f} s "
               f"({part_cpu[-1]:.2f} CPU s)", file=sys.stderr)  # fmt: skip
-    ratios = [p / q for p, q in zip(part_cpu, raw_cpu)]
-    wall_ratios = [p / q for p, q in zip(part_s, raw_s)]
+    ratios = [p / q for p, q in zip(part_cpu, raw_cpu, strict=True)]
+    wall_ratios = [p / q for p, q in zip(part_s, raw_s, strict=True)]
     ratio = C.median(ratios)
 
     diff = float("nan")

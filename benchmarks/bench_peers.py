@@ -109,7 +109,7 @@ def naive_lexical(prompts: list[str], responses: list[str]) -> dict[str, list[fl
         "contain_resp_in_prompt_2": lambda p, r: overlap(p, r, 2, "r"),
     }
     for name, fn in cols.items():
-        out[name] = [fn(p, r) for p, r in zip(prompts, responses)]
+        out[name] = [fn(p, r) for p, r in zip(prompts, responses, strict=True)]
     return out
 
 
@@ -149,13 +149,13 @@ class NaiveEncoder:
         # 1. pooled sentence embeddings (ST batching, no dedupe)
         ep = st.encode(prompts, batch_size=bs, convert_to_numpy=True, show_progress_bar=False)
         er = st.encode(responses, batch_size=bs, convert_to_numpy=True, show_progress_bar=False)
-        mean_cos = [float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))) for a, b in zip(ep, er)]
+        mean_cos = [float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))) for a, b in zip(ep, er, strict=True)]
         # 2. token embeddings, a second pass over the same texts
         tp = st.encode(prompts, batch_size=bs, output_value="token_embeddings", show_progress_bar=False)
         tr = st.encode(responses, batch_size=bs, output_value="token_embeddings", show_progress_bar=False)
         extrema, prec, rec, f1, greedy = [], [], [], [], []
-        for p, r in zip(tp, tr):
-            p, r = p[1:-1].float(), r[1:-1].float()  # drop CLS/SEP
+        for p_tok, r_tok in zip(tp, tr, strict=True):
+            p, r = p_tok[1:-1].float(), r_tok[1:-1].float()  # drop CLS/SEP
             vp = torch.where(p.max(0).values >= p.min(0).values.abs(), p.max(0).values, p.min(0).values)
             vr = torch.where(r.max(0).values >= r.min(0).values.abs(), r.max(0).values, r.min(0).values)
             extrema.append(float(torch.nn.functional.cosine_similarity(vp, vr, dim=0)))

@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     tokens_per_s = H200_TOKENS / H200_SUITE_S
     per_actor = min(per_actor_suite, H200_CLI_ROWS_S)
     n_total, gpus = 10_000_000, 8
-    lex_overhead = C.median([b / a for a, b in zip(times["lexical"]["local"], times["lexical"]["ray"])])
-    enc_overhead = C.median([b / a for a, b in zip(times["encoder"]["local"], times["encoder"]["ray"])])
+    lex_overhead = C.median([b / a for a, b in zip(times["lexical"]["local"], times["lexical"]["ray"], strict=True)])
+    enc_overhead = C.median([b / a for a, b in zip(times["encoder"]["local"], times["encoder"]["ray"], strict=True)])
     hours = n_total / (gpus * per_actor) / 3600
     res.update({"rows": args.rows, "encoder_rows": args.encoder_rows, "runs": args.runs, "ray_start_s": ray_start_s,
                 "times": times, "outputs_match": same, "ray_over_local_lexical": lex_overhead,
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for case, (_src, _kw, n) in cases.items():
         loc, ry = C.median(times[case]["local"]), C.median(times[case]["ray"])
-        rows.append([case, f"{n:,}", f"{loc:.2f}", f"{ry:.2f}", f"{C.median([b / a for a, b in zip(times[case]['local'], times[case]['ray'])]):.2f}",
+        rows.append([case, f"{n:,}", f"{loc:.2f}", f"{ry:.2f}", f"{C.median([b / a for a, b in zip(times[case]['local'], times[case]['ray'], strict=True)]):.2f}",
                      f"{ry - loc:+.2f}", "yes" if same[case] else "**no**"])  # fmt: skip
     body = f"""## 11. Local engine vs Ray engine, and a scaling model (`bench_ray.py`)
 

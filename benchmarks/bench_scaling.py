@@ -127,7 +127,7 @@ _SHIM = (
 
 
 def _has_option(flag: str) -> bool:
-    out = subprocess.run([sys.executable, "-m", "tutormetrics", "score", "--help"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "tutormetrics", "score", "--help"], capture_output=True, text=True, check=False)
     return flag in out.stdout
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 GPU = Path(__file__).resolve().parent
 BENCH = GPU.parent
 sys.path.insert(0, str(BENCH))
-import _common as C  # noqa: E402
+import _common as C
 
 WHEELS = GPU / "wheels"
 MODEL = GPU / "model"
@@ -65,7 +65,7 @@ def prepare(args: argparse.Namespace) -> None:
     DATA.mkdir(parents=True)
     shutil.copy2(C.DEFAULT_MRBENCH, DATA / "exchanges.csv")
     tree = sum(f.stat().st_size for f in GPU.rglob("*") if f.is_file())
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=C.REPO, capture_output=True, text=True).stdout.split("\0")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=C.REPO, capture_output=True, text=True, check=True).stdout.split("\0")
     tree += sum((C.REPO / t).stat().st_size for t in tracked if t and (C.REPO / t).is_file())
     # float16 weights (about 45 MB) only if they fit next to the wheels
     from safetensors.torch import load_file, save_file

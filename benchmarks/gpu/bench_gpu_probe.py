@@ -30,7 +30,7 @@ GPU = Path(__file__).resolve().parent
 sys.path.insert(0, str(GPU.parent))
 sys.path.insert(0, str(GPU))
 
-import _common as C  # noqa: E402
+import _common as C
 
 
 def _cpu_job(families, texts, p_idx, r_idx, ids):

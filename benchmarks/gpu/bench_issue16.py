@@ -34,7 +34,7 @@ import numpy as np
 GPU = Path(__file__).resolve().parent
 sys.path.insert(0, str(GPU.parent))
 sys.path.insert(0, str(GPU))
-import _common as C  # noqa: E402
+import _common as C
 
 RESULT: dict = {}
 
@@ -55,7 +55,7 @@ def real_texts(data: Path, n: int) -> list[str]:
     import bench_scaling
 
     _ids, prompts, responses = bench_scaling.synthetic_corpus(data, n, seed=1)
-    texts = list(dict.fromkeys(p for pair in zip(prompts, responses) for p in pair))
+    texts = list(dict.fromkeys(p for pair in zip(prompts, responses, strict=True) for p in pair))
     return texts[:n]
 
 

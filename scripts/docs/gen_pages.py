@@ -136,7 +136,7 @@ def _short(value: Any) -> str:
 def render_api_index() -> str:
     out = ["# Python API", "", "Generated from the docstrings. Every page is one public module; import from these,",
            "not from the modules inside them (those may move).", "", "| module | holds |", "|---|---|"]
-    for module_name, (page, title, line) in API_MODULES.items():
+    for page, title, line in API_MODULES.values():
         out.append(f"| [`{title}`]({Path(page).name}) | {line} |")
     return "\n".join(out) + "\n"
 

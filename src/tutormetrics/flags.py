@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 __all__ = [
     "FLAG", "SEED_RANGE", "Flag", "FlagField", "argument", "confidence_flag", "control_flag", "flag", "flag_fields", "flag_of",
@@ -219,7 +219,7 @@ def confidence_flag(panel: str | None = None) -> Any:
 def metrics_cols_flag(panel: str | None = None) -> Any:
     """``--metrics-cols``: the metric columns used (repeatable or comma-separated; default: every numeric one)."""
     return flag(
-        "--metrics-cols", default=None, parse=split_list, cli_type=Optional[list[str]], panel=panel, show_default=False,
+        "--metrics-cols", default=None, parse=split_list, cli_type=list[str] | None, panel=panel, show_default=False,
         help="Metric column(s) to use, repeatable or comma-separated (default: every numeric metric column).",
     )
 
@@ -243,7 +243,7 @@ def control_flag(panel: str | None = None) -> Any:
     """``--control``: metric columns held fixed (partial ρ in ``validate``/``run``; in every model but judge in
     ``predict``), repeatable or comma-separated."""
     return flag(
-        "--control", default=None, parse=unique_list, cli_type=Optional[list[str]], panel=panel, show_default=False,
+        "--control", default=None, parse=unique_list, cli_type=list[str] | None, panel=panel, show_default=False,
         help="Metrics column to hold fixed (partial ρ; every predict model but judge), e.g. resp_words; repeat or comma-separate.",
     )
 
@@ -256,7 +256,7 @@ def ratings_file_flag(panel: str | None = None) -> Any:
 def theta_files_flag(panel: str | None = None) -> Any:
     """``--theta FILE`` (repeatable): θ tables (id, theta[, theta_sd]) whose columns are targets too."""
     return flag(
-        "--theta", default=None, parse=lambda v: list(v or []), cli_type=Optional[list[Path]], panel=panel, dir_okay=False,
+        "--theta", default=None, parse=lambda v: list(v or []), cli_type=list[Path] | None, panel=panel, dir_okay=False,
         help="θ table(s) with id, theta[, theta_sd], repeatable; their numeric columns are targets (validate and run: "
         "without one, --estimate-theta fits θ from long ratings).",
     )

@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 import polars as pl
 
@@ -99,7 +99,7 @@ class TableIds:
     PANEL: ClassVar[str] = "Ratings"
 
     id_col: list[str] = flag(
-        "--id", default=None, parse=lambda v: list(v or []), cli_type=Optional[list[str]], show_default=False,
+        "--id", default=None, parse=lambda v: list(v or []), cli_type=list[str] | None, show_default=False,
         help="Exchange id column in every table (default: exchange_id). Repeat to join on exchange_id built from "
         "several columns (--id obs_id --id exchange_idx), in each table that has them.",
     )

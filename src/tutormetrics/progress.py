@@ -45,7 +45,7 @@ def duration(seconds: float) -> str:
     >>> duration(250), duration(31.4), duration(3720)
     ('4m10s', '31s', '1h2m')
     """
-    s = int(round(seconds))
+    s = round(seconds)
     if s >= 3600:
         return f"{s // 3600}h{s % 3600 // 60}m"
     if s >= 60:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from tutormetrics.errors import ConfigError
@@ -117,7 +117,7 @@ def require_segmenter(segmenter: str) -> str:
     return segmenter
 
 
-def _rjieba_cut(segmenter: str):  # type: ignore[no-untyped-def]
+def _rjieba_cut(segmenter: str) -> Callable[[str], list[str]]:
     check_segmenter(segmenter)
     try:
         import rjieba
@@ -211,13 +211,13 @@ def split_sentences(text: str, *, strip_code_fences: bool = False) -> list[str]:
         text = _FENCE.sub("", text)
     breaks = _SENTENCE_BREAK if _ANY_CJK_OR_STOP.search(text) else _SENTENCE_BREAK_LATIN
     sentences: list[str] = []
-    for line in text.splitlines():
-        line = _LIST_MARKER.sub("", line, count=1)
+    for raw_line in text.splitlines():
+        line = _LIST_MARKER.sub("", raw_line, count=1)
         segments = breaks.split(line)
         merged: list[str] = []
         carry = ""
-        for seg in segments:
-            seg = (carry + " " + seg) if carry else seg
+        for piece in segments:
+            seg = (carry + " " + piece) if carry else piece
             carry = ""
             stripped = seg.rstrip()
             if stripped.endswith("."):
@@ -241,4 +241,4 @@ def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     """
     if n < 1:
         raise ValueError("n must be >= 1")
-    return list(zip(*(tokens[i:] for i in range(n))))  # 3x faster than slicing per position (measured)
+    return list(zip(*(tokens[i:] for i in range(n)), strict=False))  # truncation is the point: the last n-1 tails are shorter; 3x faster than slicing per position (measured)

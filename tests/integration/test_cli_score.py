@@ -20,7 +20,7 @@ LEXICAL_COLUMNS = Scorer("lexical").metric_columns()
 
 def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tutormetrics", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "tutormetrics", *args], capture_output=True, text=True, timeout=timeout, check=False
     )
 
 

@@ -35,7 +35,7 @@ def test_validate_cluster_col(files):
     assert set(pl.read_csv(files / "c2.csv")["reason"]) == {"too_few_clusters"}
 
 
-@pytest.mark.parametrize("extra, message", [(["--ci", "fisher"], "fisher"), ([], "empty cluster label")])
+@pytest.mark.parametrize(("extra", "message"), [(["--ci", "fisher"], "fisher"), ([], "empty cluster label")])
 def test_validate_cluster_errors(files, extra, message, capsys):
     m = pl.read_csv(files / "m.csv", schema_overrides={"conversation_id": pl.String})
     if not extra:

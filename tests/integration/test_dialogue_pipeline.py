@@ -25,8 +25,8 @@ def test_run_example_dialogue_lexical(tmp_path, capsys):
     code = main(["run", "--example", "dialogue", "-o", str(out), "-m", "lexical", "--n-resamples", "99", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "validating conversations (ratings keyed by conversation_id: 12 conversations); the turn level needs " \
-        "--cluster-col conversation_id" in err
+    assert ("validating conversations (ratings keyed by conversation_id: 12 conversations); the turn level needs "
+            "--cluster-col conversation_id") in err
     assert "12 of 12 metric rows matched ratings" in err and "30 of 30 metric rows" not in err
     for name in ("turns.csv", "conversations.csv", "theta.csv", "correlations.csv", "heatmap.png", "run.json"):
         assert (out / name).stat().st_size > 0, name
@@ -106,8 +106,8 @@ def test_validate_and_compare_accept_turns_and_conv(tmp_path, capsys):
     args = ["validate", str(turns), "--ratings", str(paths["ratings"]), "--id", "conversation_id", "--n-resamples", "99"]
     assert main([*args, "-o", str(tmp_path / "tc.csv")]) == 2 and not (tmp_path / "tc.csv").exists()
     err = capsys.readouterr().err
-    assert "error: validate: 30 metric rows share 12 ids of the ratings ('conversation_id'): a conversation's rating " \
-        "would be spread over its turns" in err and "hint: validate the CONV table" in err and "Traceback" not in err
+    assert ("error: validate: 30 metric rows share 12 ids of the ratings ('conversation_id'): a conversation's rating "
+            "would be spread over its turns") in err and "hint: validate the CONV table" in err and "Traceback" not in err
     assert main([*args, "-o", str(tmp_path / "tc.csv"), "--cluster-col", "conversation_id"]) == 0
     tc = pl.read_csv(tmp_path / "tc.csv")
     assert tc["p"].is_null().all() and tc["p_adj"].is_null().all() and (tc["n_clusters"].max() == 12)

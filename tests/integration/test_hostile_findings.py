@@ -91,7 +91,7 @@ def test_a_failed_figure_write_leaves_the_old_file(tmp_path):
             Path(path).write_bytes(b"half")
             raise OSError(28, "No space left on device")
 
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="No space left on device"):
         save_figure(Broken(), target)
     assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["fig.png"]
 

@@ -42,7 +42,7 @@ def test_uptake_composite_ids_score_and_validate_join(tmp_path, capsys):
     assert scored.height == 200 and scored.columns[:3] == ["exchange_id", "obs_id", "exchange_idx"]
     assert scored["exchange_id"].head(3).to_list() == ["4/65", "4/296", "7/69"]
     source = pl.read_csv(raw, infer_schema_length=0)
-    assert scored["exchange_id"].to_list() == [f"{o}/{i}" for o, i in zip(source["obs_id"], source["exchange_idx"])]
+    assert scored["exchange_id"].to_list() == [f"{o}/{i}" for o, i in zip(source["obs_id"], source["exchange_idx"], strict=True)]
     roles = json.loads((tmp_path / "m.csv.manifest.json").read_text())["columns"]
     assert roles["id"] == ["exchange_id"] and roles["id_parts"] == ["obs_id", "exchange_idx"]
     assert not {"obs_id", "exchange_idx"} & set(roles["metrics"])
@@ -111,7 +111,7 @@ def _long_ratings(tmp_path: Path) -> tuple[Path, Path]:
     rows = []
     for o, i, scores in [("4", "65", (0, 1)), ("4", "296", (1, 1)), ("7", "69", (2, 1)), ("7", "80", (2, 2)), ("9", "1", (0, 0)),
                          ("9", "2", (1, 2))]:
-        for rater, s in zip(("r1", "r2"), scores):
+        for rater, s in zip(("r1", "r2"), scores, strict=True):
             rows.append({"obs_id": o, "exchange_idx": i, "rater": rater, "criterion": "uptake", "score": s})
     parts = pl.DataFrame(rows)
     by_parts, joined = tmp_path / "parts.csv", tmp_path / "joined.csv"

@@ -146,7 +146,7 @@ def test_agree_and_judge_layouts(s000: pl.DataFrame, paper_data: Path, tmp_path:
     pooled = [r for r in rows if r[1] == "\\(all\\)"]  # md escapes punctuation
     assert len(pooled) == 4 and pooled[0][:4] == ["phi4", "\\(all\\)", "human", "408"]
     assert pooled[0][9:13] == ["89.5", "77.8", "0.233", "0.000"] and pooled[0][13] == "<0.001"  # % max, over, under, sign p
-    assert [r for r in tex_rows if r[1] == "(all)"][0][13] == "$<$0.001"
+    assert next(r for r in tex_rows if r[1] == "(all)")[13] == "$<$0.001"
     vocab = next(r for r in rows if r[:3] == ["phi4", "vocabulary", "human"])
     assert vocab[14:16] == ["5.000 (3)", "0.172"]  # paper.md §4 on the declared scale
     write_both(judges.confusion, tmp_path, "confusion", kind="confusion")
@@ -190,7 +190,7 @@ def test_studies_layouts(paper_data: Path, tmp_path: Path) -> None:
     table = pl.read_csv(fair)
     (header, rows, _), (spec, *_r) = write_both(table, tmp_path, "fair")
     assert header[:3] == ["model", "domain", "dimension\\_value"] and header[5] == "n" and spec.startswith("lllllr")
-    friedman = next(r for r, raw in zip(rows, table.iter_rows(named=True)) if raw["test"] == "friedman")
+    friedman = next(r for r, raw in zip(rows, table.iter_rows(named=True), strict=True) if raw["test"] == "friedman")
     assert friedman[4] == "Friedman \\(k \\= 3\\)" and re.fullmatch(r"χ² = \d+\.\d{3}, W = \d\.\d{3}", friedman[6])
     wil = next(r for r in rows if " vs " in r[4])
     assert re.fullmatch(r"-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]", wil[6])

@@ -31,7 +31,7 @@ def test_ppi_cli(files):
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    ("extra", "message"),
     [([], "pick one with --judge"), (["--judge", "llm", "--lambda", "2"], "[0, 1]"),
      (["--judge", "nobody"], "not a rater"), (["--judge", "llm", "--group-col", "nope"], "--group-col 'nope' is not a column")],
 )

@@ -170,7 +170,7 @@ def test_a_second_run_on_the_same_output_stops_and_names_the_holder(exchanges, t
     with Checkpoint(out, "k"):
         res = subprocess.run(
             [sys.executable, "-m", "tutormetrics", "score", str(exchanges), "-o", str(out), "-m", "length", "--no-progress"],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True, text=True, timeout=120, check=False
         )
     assert res.returncode == 2
     assert f"another tutormetrics run is writing the same output (pid {os.getpid()}" in res.stderr
@@ -307,7 +307,8 @@ def test_ctrl_c_says_how_to_resume_and_exits_130(exchanges, tmp_path):
     # a shell's background jobs start with SIGINT ignored; give the child the default a terminal gives
     proc = subprocess.Popen(
         [sys.executable, "-c", code], stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        # the child must start with SIGINT at its default; this test starts no thread before the fork
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
     )
     partial = out.with_name(out.name + ".partial")
     deadline = time.time() + 60
@@ -326,9 +327,9 @@ def test_owner_text_falls_back_when_the_owner_file_is_garbage(tmp_path):
     (ckpt.dir / "owner.json").write_text("nope")
     assert ckpt._owner_text().startswith("lock held on")
     assert file_sha256(ckpt.dir / "owner.json") == __import__("hashlib").sha256(b"nope").hexdigest()
+    bad = tmp_path / "x.csv.partial"
+    bad.write_text("file")
     with pytest.raises(InputSchemaError, match="not a folder"):
-        bad = tmp_path / "x.csv.partial"
-        bad.write_text("file")
         Checkpoint(tmp_path / "x.csv", "k").acquire()
 
 
@@ -348,7 +349,7 @@ def test_a_hub_id_not_on_disk_fails_at_once_without_opening_a_socket(exchanges, 
     env = {**os.environ, "HF_HOME": str(tmp_path / "empty-hf-home")}
     env.pop("HF_HUB_OFFLINE", None)
     env.pop("TRANSFORMERS_OFFLINE", None)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, check=False)
     assert res.returncode == 2, res.stderr
     assert "not found locally" in res.stderr and "pass a path" in res.stderr
     assert "EVENTS []" in res.stdout

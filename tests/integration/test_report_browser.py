@@ -103,7 +103,7 @@ def test_search_filters_rows(page, study):
         page.evaluate(f"document.getElementById('dd-search').value = {q!r}; window.tmFilter()")
 
     ex = study["exchanges"]
-    hay = [f"{i}\n{p}\n{r}".lower() for i, p, r in zip(ex["exchange_id"], ex["prompt"], ex["response"])]
+    hay = [f"{i}\n{p}\n{r}".lower() for i, p, r in zip(ex["exchange_id"], ex["prompt"], ex["response"], strict=True)]
 
     def expected(q: str) -> int:  # every whitespace-separated word, case-insensitive, in id, prompt or response
         return sum(all(w in h for w in q.lower().split()) for h in hay)

@@ -25,7 +25,7 @@ def page(tmp_path_factory):
         {"metric": metric, "target": target, "n": 30, "rho": rho, "ci_low": rho - 0.2, "ci_high": rho + 0.2,
          "p": 0.01, "p_adj": 0.02, "stars": "*"}
         for metric, base in (("resp_words", 0.1), ("valueOf", -0.1))
-        for target, rho in zip(NAMES, [base + 0.1 * k for k in range(len(NAMES))])
+        for target, rho in zip(NAMES, [base + 0.1 * k for k in range(len(NAMES))], strict=True)
     ]  # fmt: skip
     pl.DataFrame(rows).write_csv(out / "correlations.csv")
     ids = ["constructor", "__proto__", "toString", "e4"]

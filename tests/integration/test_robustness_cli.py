@@ -108,7 +108,7 @@ def test_malformed_jsonl_in_a_real_process(tmp_path):
         [sys.executable, "-m", "tutormetrics", "score", str(src), "-o", str(tmp_path / "o.csv"), "-m", "length"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=120, check=False
     )
     assert proc.returncode == 2, proc.stderr
     assert "error:" in proc.stderr and "Traceback" not in proc.stderr

@@ -128,7 +128,7 @@ def _scores(tmp_path: Path) -> Path:
     ]
     rows = []
     for i, (model, item, general, slot, value) in enumerate(spec):
-        row = {"exchange_id": f"x{i}", "model": model, "item": item, **dict(zip(GENERAL, general))}
+        row = {"exchange_id": f"x{i}", "model": model, "item": item, **dict(zip(GENERAL, general, strict=True))}
         row.update({s: (value if s == slot else None) for s in SLOT})
         rows.append(row)
     path = tmp_path / "scores.csv"
@@ -278,7 +278,7 @@ def test_rubric_benchmark_chain(tmp_path: Path, capsys: pytest.CaptureFixture[st
             skill = rng.normal(0, 0.4)
             for trial in (1, 2):
                 general = np.clip(np.round(1.2 + skill + 0.3 * (trial - 1) + rng.normal(0, 0.5, 7)), 0, 2).astype(int)
-                row = {"exchange_id": f"{m}{i}t{trial}", "model": m, "item": f"EX{i:02d}", "trial": trial, **dict(zip(GENERAL, general.tolist()))}
+                row = {"exchange_id": f"{m}{i}t{trial}", "model": m, "item": f"EX{i:02d}", "trial": trial, **dict(zip(GENERAL, general.tolist(), strict=True))}
                 row.update({s: (int(np.clip(round(1 + skill + rng.normal(0, 0.5)), 0, 2)) if s == kind else None) for s in SLOT})
                 rows.append(row)
     scores = tmp_path / "scores.csv"

@@ -33,8 +33,8 @@ def test_mathdial_conversation_level(mathdial, tmp_path, capsys):
     out = tmp_path / "out"
     assert _run(mathdial, out) == 0
     err = capsys.readouterr().err
-    assert "validating conversations (ratings keyed by conversation_id: 40 conversations); the turn level needs " \
-        "--cluster-col conversation_id" in err
+    assert ("validating conversations (ratings keyed by conversation_id: 40 conversations); the turn level needs "
+            "--cluster-col conversation_id") in err
     assert not (out / "conversations_correlations.csv").exists() and not (out / "turns_correlations.csv").exists()
     corr = pl.read_csv(out / "correlations.csv")
     sc = corr.filter(pl.col("target") == "self_correctness")

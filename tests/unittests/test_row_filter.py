@@ -142,7 +142,7 @@ def test_s001_annotators_alpha_without_the_judge(paper_data: Path) -> None:
     for frame, k in ((humans, 0), (calib, 1)):
         table = agreement_table(drop_na_codes(frame, [-1]), id_col="exchange_id", rater_col="rater", criterion_col="criterion",
                                 score_col="score", n_resamples=0)  # fmt: skip
-        alpha = dict(zip(table["criterion"].to_list(), table["krippendorff_alpha"].to_list()))
+        alpha = dict(zip(table["criterion"].to_list(), table["krippendorff_alpha"].to_list(), strict=True))
         for crit, values in want.items():
             assert alpha[crit] == pytest.approx(values[k], abs=1e-6), (crit, k)
             sub = frame.filter(pl.col("criterion") == crit, pl.col("score") != -1).pivot(on="exchange_id", index="rater", values="score")

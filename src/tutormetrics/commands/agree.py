@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -44,7 +43,7 @@ class AgreeArgs(Gate):
     ratings: Path = argument(help="Long ratings table (exchange_id, rater, criterion, score); any number of raters, missing ratings allowed.")
     output: Path = flag("--output", "-o", help="Agreement table (one row per criterion), or the judge table with --judge.")
     judge: list[str] = flag(
-        "--judge", default=None, parse=_judges, cli_type=Optional[list[str]], show_default=False,
+        "--judge", default=None, parse=_judges, cli_type=list[str] | None, show_default=False,
         help="Rater NAME is an LLM judge (repeat or comma-separate): agreement and leniency against each human rater and the human majority.",
     )
     confusion: Path | None = flag("--confusion", default=None, help="With --judge: also write the confusion counts (criterion x reference).")

@@ -30,7 +30,7 @@ import inspect
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 import typer
 
@@ -40,7 +40,7 @@ __all__ = ["Outputs", "build_args", "command", "command_options", "locked_output
 
 #: What a command writes: names of its options dataclass fields that hold output files (``"output/"``: an output
 #: folder), or a function of the options dataclass that returns the output paths.
-Outputs = Union[Sequence[str], Callable[[Any], Sequence[Any]]]
+Outputs = Sequence[str] | Callable[[Any], Sequence[Any]]
 
 
 def args_class(fn: Callable[..., Any]) -> type:

@@ -48,8 +48,8 @@ def history_transcript(history: str) -> str:
     'Tutor: Hi\\nStudent: 2 + 2\\nTutor: ok'
     """
     turns: list[tuple[str, list[str]]] = []
-    for line in history.replace("\u00a0", " ").split("\n"):
-        line = " ".join(line.split())
+    for raw in history.replace("\u00a0", " ").split("\n"):
+        line = " ".join(raw.split())
         if not line:
             continue
         match = _SPEAKER.match(line)

@@ -7,9 +7,18 @@ against its context (TURNS) and summarise each conversation (CONV). Design: ``do
 [1.0]
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from tutormetrics.dialogue.model import Conversation, Roles, Turn
 from tutormetrics.dialogue.readers import ReadOptions, read_conversations
 from tutormetrics.dialogue.score import DialogueScores, score_dialogues
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "Conversation",
@@ -23,7 +32,9 @@ __all__ = [
 ]
 
 
-def read_dialogues(path, *, tutor_roles=None, student_roles=None, **options) -> "pl.DataFrame":  # noqa: F821
+def read_dialogues(
+    path: str | Path, *, tutor_roles: Iterable[str] | None = None, student_roles: Iterable[str] | None = None, **options: Any
+) -> pl.DataFrame:
     """Read a dialogue file (any of the three forms) into a long polars frame:
     ``conversation_id, turn, role, kind, text`` (``system`` dropped; ``kind`` is tutor/student/other).
 

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar, Optional, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import polars as pl
 
@@ -56,15 +56,15 @@ class DialogueOptions(DialogueColumns):
          help='Prompt of a tutor turn: full (all earlier turns), last (latest non-tutor turn) or N (last N turns).')
     context_encoding: str = flag('--context-encoding', default='joined',
          help='Encoder view of a multi-turn context: joined (encode the joined text, the same numbers as scoring it without --dialogue) or turns (encode each turn once and pool over turns: O(T) instead of O(T²) per conversation; attention does not cross turns, so emb_/sync_ values differ).')
-    tutor_roles: list[str] | None = flag('--tutor-role', default=None, parse=list_or_none, cli_type=Optional[list[str]], show_default=False,
+    tutor_roles: list[str] | None = flag('--tutor-role', default=None, parse=list_or_none, cli_type=list[str] | None, show_default=False,
          help='Role that counts as tutor (repeatable; replaces the defaults tutor, assistant, teacher; case-insensitive).')
-    student_roles: list[str] | None = flag('--student-role', default=None, parse=list_or_none, cli_type=Optional[list[str]], show_default=False,
+    student_roles: list[str] | None = flag('--student-role', default=None, parse=list_or_none, cli_type=list[str] | None, show_default=False,
          help='Role that counts as student (repeatable; replaces the defaults student, user, learner).')
     other_role: str = flag('--other-role', default='keep',
          help='Turns of unknown roles: keep (context, warned), ignore (dropped) or error (exit 2).')
     turn_sep: str | None = flag('--turn-sep', default=None, show_default=False,
          help="Literal text between the turns of a --transcript-col cell (e.g. '|EOM|'); default: one turn per line.")
-    speakers: list[str] | None = flag('--speaker', default=None, parse=list_or_none, cli_type=Optional[list[str]], show_default=False,
+    speakers: list[str] | None = flag('--speaker', default=None, parse=list_or_none, cli_type=list[str] | None, show_default=False,
          help="LABEL=ROLE (repeatable; ROLE tutor, student, other, system or text; LABEL may be a glob such as '*'): the role of a transcript label or of a long-table/chat role value. Unknown speaker-like labels stop the run.")
     turn_tag: str | None = flag('--turn-tag', default=None, show_default=False,
          help="Regex matched at the start of every turn (e.g. '\\((?P<move>\\w+)\\)\\s*'): the match is removed and each named group becomes a TURNS column (never a metric).")

@@ -425,7 +425,7 @@ def transcript_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: 
         ids = frame.get_column(opts.id_col).cast(pl.String).to_list()
     else:  # no id column: the stable content ids of a plain ``score`` (sha1 of transcript and response)
         counts: dict[str, int] = {}
-        ids = [stable_id(h, r, counts) for h, r in zip(histories, responses)]
+        ids = [stable_id(h, r, counts) for h, r in zip(histories, responses, strict=True)]
     keep = {c: frame.get_column(c).to_list() for c in opts.keep_columns}
     seen: dict[str, int] = {}
     unknown: Counter[str] = Counter()

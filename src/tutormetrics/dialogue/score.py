@@ -232,6 +232,13 @@ def score_dialogues(
             work per conversation instead of O(T²), but attention no longer crosses turns, so the
             encoder columns differ from ``"joined"``. Text families are the same either way.
         encoder: an ``EncoderConfig`` or ``TextEncoder`` for the encoder families.
+        tutor_roles: role names that are tutor turns; ``None`` keeps the defaults.
+        student_roles: role names that are student turns; ``None`` keeps the defaults.
+        other_role: what to do with a turn of any other role: ``keep``, ``ignore`` or ``error`` (``--other-role``).
+        transcript_col: read ``data`` as an exchange table whose column of that name holds each transcript.
+        keep_columns: input columns carried into the TURNS frame (``--keep``).
+        chunk_size: exchanges scored per chunk, as for :class:`~tutormetrics.engine.scorer.Scorer`.
+        progress: show a progress bar, as for :class:`~tutormetrics.engine.scorer.Scorer`.
         columns: ``conversation_col``, ``turn_col``, ``role_col``, ``text_col``, ``id_col``,
             ``response_col`` to rename the input columns.
 

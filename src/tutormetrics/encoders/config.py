@@ -94,19 +94,7 @@ class EncoderConfig:
             object.__setattr__(self, "quantize", None)
         if isinstance(self.model_name_or_path, os.PathLike):
             object.__setattr__(self, "model_name_or_path", os.fspath(self.model_name_or_path))
-        kind = str(self.device).split(":", 1)[0]
-        if kind not in _DEVICE_KINDS or (":" in str(self.device) and kind != "cuda"):
-            raise ConfigError(
-                f"invalid device {self.device!r}", hint="use auto, cpu, cuda, cuda:N or mps"
-            )
-        if kind == "cuda" and ":" in self.device and not self.device.split(":", 1)[1].isdigit():
-            raise ConfigError(f"invalid device {self.device!r}", hint="use cuda:N with an integer N")
-        if self.dtype != "auto" and self.dtype not in _DTYPE_NAMES:
-            raise ConfigError(f"invalid dtype {self.dtype!r}", hint="use auto, float32, float16 or bfloat16")
-        if self.dtype in ("float16", "bfloat16") and kind == "cpu":
-            raise ConfigError(
-                f"dtype={self.dtype} is only allowed on a GPU", hint="use dtype=auto or float32 on CPU"
-            )
+        kind = self._check_device()
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
         if self.batch_tokens is not None and (not isinstance(self.batch_tokens, int) or self.batch_tokens < 1):
@@ -132,6 +120,23 @@ class EncoderConfig:
                 f"the onnx backend runs in float32 on the CPU, not device={self.device} dtype={self.dtype}",
                 hint="use --backend torch on a GPU",
             )
+
+    def _check_device(self) -> str:
+        """Validate ``device`` and ``dtype`` together; return the device kind (``cpu``, ``cuda``, ...)."""
+        kind = str(self.device).split(":", 1)[0]
+        if kind not in _DEVICE_KINDS or (":" in str(self.device) and kind != "cuda"):
+            raise ConfigError(
+                f"invalid device {self.device!r}", hint="use auto, cpu, cuda, cuda:N or mps"
+            )
+        if kind == "cuda" and ":" in self.device and not self.device.split(":", 1)[1].isdigit():
+            raise ConfigError(f"invalid device {self.device!r}", hint="use cuda:N with an integer N")
+        if self.dtype != "auto" and self.dtype not in _DTYPE_NAMES:
+            raise ConfigError(f"invalid dtype {self.dtype!r}", hint="use auto, float32, float16 or bfloat16")
+        if self.dtype in ("float16", "bfloat16") and kind == "cpu":
+            raise ConfigError(
+                f"dtype={self.dtype} is only allowed on a GPU", hint="use dtype=auto or float32 on CPU"
+            )
+        return kind
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the fields (for manifests and ``get_params``)."""

@@ -46,7 +46,7 @@ from tutormetrics.encoders.config import ensure_offline
 
 ensure_offline()  # before torch/transformers/huggingface_hub read their settings: nothing is ever downloaded
 
-import torch  # noqa: E402
+import torch
 
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.base import EncoderBase

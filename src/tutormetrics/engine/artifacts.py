@@ -33,7 +33,7 @@ def add_text_artifacts(art: Artifacts, requires: frozenset[str], response_idx: n
         if art.segmented is None:
             art.tokens = [tokenize(t) for t in art.texts]
         else:  # Chinese rows under --segmenter rjieba
-            art.tokens = [tokenize(t, "rjieba" if s else "char") for t, s in zip(art.texts, art.segmented)]
+            art.tokens = [tokenize(t, "rjieba" if s else "char") for t, s in zip(art.texts, art.segmented, strict=True)]
     if "sentences" in requires:
         sentences = np.zeros(len(art.texts), dtype=np.int64)
         for i in set(response_idx.tolist()):

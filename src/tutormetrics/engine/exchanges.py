@@ -57,7 +57,7 @@ def exchange_rows(
         ids = frame.get_column(id_column).cast(pl.String).to_list()
     else:
         counts = {} if seen is None else seen
-        ids = [stable_id(p, r, counts) for p, r in zip(prompts, responses)]
+        ids = [stable_id(p, r, counts) for p, r in zip(prompts, responses, strict=True)]
     return ExchangeRows(ids, prompts, responses)
 
 

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import polars as pl
 
@@ -82,12 +82,12 @@ class ScoreOptions:
     """Everything ``score`` can be told; the same names as the CLI options and the Python API."""
 
     #: ``--id``: the id column, or (two or more) the parts ``exchange_id`` is built from (``docs/guide/input.md#composite-ids``)
-    id_columns: list[str] = flag('--id', default=None, parse=lambda v: list(v or ["exchange_id"]), cli_type=Optional[list[str]], panel='Input', show_default=False,
+    id_columns: list[str] = flag('--id', default=None, parse=lambda v: list(v or ["exchange_id"]), cli_type=list[str] | None, panel='Input', show_default=False,
          help='Id column (default: exchange_id; when absent, stable content ids are generated and reported). Repeat to build exchange_id from several columns, e.g. --id obs_id --id exchange_idx gives 4/65.')
     # ``--id-sep``: joins the parts of a composite id
     id_sep: str = flag('--id-sep', default='/', panel='Input',
          help='Separator between the parts of a composite id (several --id).')
-    prompt_columns: list[str] = flag('--prompt', default=None, parse=lambda v: list(v or ["prompt"]), cli_type=Optional[list[str]], panel='Input', show_default=False,
+    prompt_columns: list[str] = flag('--prompt', default=None, parse=lambda v: list(v or ["prompt"]), cli_type=list[str] | None, panel='Input', show_default=False,
          help='Prompt column (default: prompt). Repeat to join several (e.g. --prompt query --prompt code --prompt error) as labelled sections.')
     response_column: str = flag('--response', default='response', panel='Input',
          help='Response (tutor reply) column.')
@@ -152,10 +152,10 @@ class ScoreOptions:
     n_jobs: int = flag('--jobs', '-j', default=0, panel='Engine', min=0,
          help='Worker processes for lexical-only runs (0 = auto: up to 4 on large inputs when there are >= 4 cores).')
     # input columns copied to the output after the id
-    keep_columns: list[str] = flag('--keep', default=None, parse=lambda v: list(v or []), cli_type=Optional[list[str]], panel='Input',
+    keep_columns: list[str] = flag('--keep', default=None, parse=lambda v: list(v or []), cli_type=list[str] | None, panel='Input',
          help='Input column to copy into the output after the id (repeatable), e.g. --keep tutor.')
     #: Family parameters, ``{family: {param: value}}`` (``--metric-param lexical_richness.mattr_window=10``).
-    metric_params: dict[str, dict[str, Any]] = flag('--metric-param', default=None, parse=parse_metric_params, cli_type=Optional[list[str]], panel='Scoring', show_default=False,
+    metric_params: dict[str, dict[str, Any]] = flag('--metric-param', default=None, parse=parse_metric_params, cli_type=list[str] | None, panel='Scoring', show_default=False,
          help="A family parameter, family.name=value (repeatable), e.g. --metric-param length.sentence_mode=textstat; `tutormetrics metrics` lists each family's parameters.")
     #: Encoder results kept across chunks, MiB (``None``: sized for the machine; ``0``: off).
     cache_mb: float | None = flag('--cache-mb', default=None, panel='Engine', min=0, show_default=False,

@@ -73,7 +73,8 @@ def pack_blocks(prompts: list[str], size: int) -> list[list[int]]:
         groups.setdefault(p, []).append(i)
     blocks: list[list[int]] = []
     current: list[int] = []
-    for rows in groups.values():
+    for group in groups.values():
+        rows = group
         if current and len(current) + len(rows) > size:
             blocks.append(current)
             current = []

@@ -414,10 +414,10 @@ class Scorer:
         row_langs = [lang_of(r) for r in norm_responses]
         seg = self.segmenter != "char"
         row_seg = [seg and lang == "zh" for lang in row_langs]
-        p_idx = np.fromiter((intern(p, s) for p, s in zip(prompts, row_seg)), dtype=np.int64, count=len(prompts))
-        r_idx = np.fromiter((intern(r, s) for r, s in zip(norm_responses, row_seg)), dtype=np.int64, count=len(responses))
+        p_idx = np.fromiter((intern(p, s) for p, s in zip(prompts, row_seg, strict=True)), dtype=np.int64, count=len(prompts))
+        r_idx = np.fromiter((intern(r, s) for r, s in zip(norm_responses, row_seg, strict=True)), dtype=np.int64, count=len(responses))
         aux_idx = {
-            name: np.array([-1 if v is None else intern(v, s) for v, s in zip(values, row_seg)], dtype=np.int64)
+            name: np.array([-1 if v is None else intern(v, s) for v, s in zip(values, row_seg, strict=True)], dtype=np.int64)
             for name, values in (aux or {}).items()
         }
         batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx, aux_idx)
@@ -472,7 +472,7 @@ class Scorer:
         from tutormetrics.encoders.compose import pool_parts
 
         atoms: dict[str, int] = {}
-        groups = [[atoms.setdefault(x, len(atoms)) for x in (p if p is not None else (t,))] for t, p in zip(texts, parts)]
+        groups = [[atoms.setdefault(x, len(atoms)) for x in (p if p is not None else (t,))] for t, p in zip(texts, parts, strict=True)]
         encoded = self._encode_atoms(list(atoms))
         return pool_parts(encoded, groups, self.encoder.n_special_tokens), encoded
 

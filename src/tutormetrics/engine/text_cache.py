@@ -155,7 +155,7 @@ class TextCache:
         self.counts.texts_replayed += len(missing)
 
     def _insert_all(self, keys: list[bytes], rows: list[EncodedTexts]) -> None:
-        for k, row in zip(keys, rows):
+        for k, row in zip(keys, rows, strict=True):
             size = entry_nbytes(row)
             self._entries[k] = (row, size)
             self.nbytes += size

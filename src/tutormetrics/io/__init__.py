@@ -19,12 +19,12 @@ from __future__ import annotations
 #: Where each name of the former single ``io`` module lives now (for the ImportError below).
 MOVED = {
     **dict.fromkeys(("TableFormat", "csv_separator", "infer_format", "read_table", "require_columns", "scan_table",
-                     "write_table"), "tutormetrics.io.tables"),  # fmt: skip
+                     "write_table"), "tutormetrics.io.tables"),
     **dict.fromkeys(("atomic_output", "output_lock", "remove_stale_temporaries", "save_figure", "write_bytes_atomic",
-                     "write_text_atomic"), "tutormetrics.io.atomic"),  # fmt: skip
+                     "write_text_atomic"), "tutormetrics.io.atomic"),
     **dict.fromkeys(("FORMULA_PREFIXES", "GUARD_RECORD_SUFFIX", "forget_guard", "guard_formulas", "needs_guard",
                      "record_guard", "unguard_formulas_expr", "unguard_headers", "written_with_guard"),
-                    "tutormetrics.io.formula_guard"),  # fmt: skip
+                    "tutormetrics.io.formula_guard"),
     "check_outputs": "tutormetrics.io.paths",
     "file_sha256": "tutormetrics.io.hashing",
     "join_prompt_columns": "tutormetrics.engine.exchanges",

@@ -101,8 +101,8 @@ class LengthStructure(Metric):
                 "resp_words": words[r],
                 "resp_sentences": self._sentences(art, r),
                 "resp_mean_word_len": np.array([ratio(letters[i], words[i]) for i in r]),
-                "len_ratio": np.array([ratio(words[i], words[j]) for i, j in zip(r, p)]),
-                "len_ratio_chars": np.array([ratio(chars[i], chars[j]) for i, j in zip(r, p)]),
+                "len_ratio": np.array([ratio(words[i], words[j]) for i, j in zip(r, p, strict=True)]),
+                "len_ratio_chars": np.array([ratio(chars[i], chars[j]) for i, j in zip(r, p, strict=True)]),
                 "resp_sentence_equiv": equiv,
                 "concision_band": np.array([concision_band(x, bands) for x in equiv], dtype=np.float64),
             }

@@ -43,7 +43,7 @@ class _NGramMetric(Metric):
         self._check()
         assert art.tokens is not None
         if self.pair:
-            values = [self._value(art.tokens[p], art.tokens[r]) for p, r in zip(batch.prompt_idx, batch.response_idx)]
+            values = [self._value(art.tokens[p], art.tokens[r]) for p, r in zip(batch.prompt_idx, batch.response_idx, strict=True)]
         else:
             values = [self._value(art.tokens[r]) for r in batch.response_idx]
         return {self.columns()[0]: np.array(values, dtype=np.float64)}
@@ -66,7 +66,7 @@ class DistinctN(_NGramMetric):
     def columns(self, n_layers: int | None = None) -> list[str]:
         return [f"distinct_{self.n}"]
 
-    def _value(self, tokens) -> float:  # type: ignore[override]
+    def _value(self, tokens: list[str]) -> float:  # type: ignore[override]
         return distinct_n(tokens, self.n)
 
 
@@ -80,7 +80,7 @@ class RepetitionN(_NGramMetric):
     def columns(self, n_layers: int | None = None) -> list[str]:
         return [f"rep_{self.n}"]
 
-    def _value(self, tokens) -> float:  # type: ignore[override]
+    def _value(self, tokens: list[str]) -> float:  # type: ignore[override]
         return repetition_n(tokens, self.n)
 
 
@@ -94,7 +94,7 @@ class NGramEntropy(_NGramMetric):
     def columns(self, n_layers: int | None = None) -> list[str]:
         return [f"entropy_{self.n}"]
 
-    def _value(self, tokens) -> float:  # type: ignore[override]
+    def _value(self, tokens: list[str]) -> float:  # type: ignore[override]
         return ngram_entropy(tokens, self.n)
 
 
@@ -109,7 +109,7 @@ class Jaccard(_NGramMetric):
     def columns(self, n_layers: int | None = None) -> list[str]:
         return [f"jaccard_{self.n}"]
 
-    def _value(self, prompt, response) -> float:  # type: ignore[override]
+    def _value(self, prompt: list[str], response: list[str]) -> float:  # type: ignore[override]
         return jaccard(prompt, response, self.n)
 
 
@@ -133,5 +133,5 @@ class Containment(_NGramMetric):
     def columns(self, n_layers: int | None = None) -> list[str]:
         return [f"contain_{self.direction}" + ("" if self.n == 1 else f"_{self.n}")]
 
-    def _value(self, prompt, response) -> float:  # type: ignore[override]
+    def _value(self, prompt: list[str], response: list[str]) -> float:  # type: ignore[override]
         return containment(prompt, response, self.n, direction=self.direction)

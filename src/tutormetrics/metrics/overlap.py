@@ -25,5 +25,5 @@ class PromptOverlap(Metric):
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
         assert art.tokens is not None
         sets = {i: ngram_sets(art.tokens[i]) for i in {*batch.prompt_idx.tolist(), *batch.response_idx.tolist()}}
-        rows = [overlap_from_sets(sets[p], sets[r]) for p, r in zip(batch.prompt_idx.tolist(), batch.response_idx.tolist())]
+        rows = [overlap_from_sets(sets[p], sets[r]) for p, r in zip(batch.prompt_idx.tolist(), batch.response_idx.tolist(), strict=True)]
         return {c: np.array([row[c] for row in rows], dtype=np.float64) for c in OVERLAP_COLUMNS}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, min_clusters_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
@@ -67,7 +67,7 @@ class AgreeRatingsInput(RatingsInput):
     (``docs/commands/agree.md#agree-any-number-of-raters-missing-ratings-allowed``); the value is kept as typed and
     read by :attr:`exchangeable` and :attr:`pair`."""
 
-    raters: str | None = flag("--raters", default=None, cli_type=Optional[str], show_default=False, help=RATERS_HELP)
+    raters: str | None = flag("--raters", default=None, cli_type=str | None, show_default=False, help=RATERS_HELP)
 
     @property
     def exchangeable(self) -> bool:
@@ -112,7 +112,7 @@ class AgreeOptions(JudgeOptions):
     "not applicable" (dropped, and counted, before ``--recode``)."""
 
     na: tuple[float, ...] | None = flag(
-        "--na", default=None, parse=parse_na, cli_type=Optional[list[str]], show_default=False,
+        "--na", default=None, parse=parse_na, cli_type=list[str] | None, show_default=False,
         help="Scores meaning 'not applicable' (e.g. -1; repeat or comma-separate): those ratings are missing, dropped and counted.",
     )
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import pairwise
 
 import polars as pl
 
@@ -169,7 +170,7 @@ def _scale_text(levels: Sequence[float]) -> str:
     """``(1, 2, 3, 4, 5)`` → ``1-5`` (three or more consecutive whole numbers), else the values: ``0, 0.5, 1``."""
     values = [float(v) for v in levels]
     whole = all(v.is_integer() for v in values)
-    if len(values) >= 3 and whole and all(b - a == 1 for a, b in zip(values, values[1:])):
+    if len(values) >= 3 and whole and all(b - a == 1 for a, b in pairwise(values)):
         return f"{values[0]:g}-{values[-1]:g}"
     return ", ".join(f"{v:g}" for v in values)
 

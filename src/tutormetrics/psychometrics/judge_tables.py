@@ -72,7 +72,7 @@ def cluster_labels(
     source, table = label_column([("ratings", frame), ("--metrics-table", metrics)], cluster_col, "--cluster-col")
     key = id_col if source == "ratings" else (metrics_id_col or id_col)
     labels = exchange_labels(table, key, cluster_col, option="--cluster-col", source=source)
-    return dict(zip(labels["_id"].to_list(), labels[LABEL].to_list()))
+    return dict(zip(labels["_id"].to_list(), labels[LABEL].to_list(), strict=True))
 
 
 def check_agree_options(

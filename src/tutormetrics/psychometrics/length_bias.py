@@ -82,7 +82,7 @@ def lengths_by_id(metrics: pl.DataFrame, id_col: str, length_col: str) -> dict[s
         raise InputSchemaError(f"--metrics-table: {int(ids.is_duplicated().sum()):,} rows repeat an {id_col}, e.g. {ids.filter(ids.is_duplicated())[0]!r}",
                                hint="give the table with one row per exchange")  # fmt: skip
     values = metrics.get_column(length_col).cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    return dict(zip(ids.to_list(), values.tolist()))
+    return dict(zip(ids.to_list(), values.tolist(), strict=True))
 
 
 def _normal(estimate: float, se: float, z: float) -> dict[str, float]:

@@ -194,7 +194,7 @@ def _stratified_rows(crit: str, group: str, part: pl.DataFrame, lam: float | str
     combined = combine_strata(results, share_weights(results) if w is None else w, lam=None if lam == "auto" else float(lam),
                               confidence_level=confidence_level, **clusters)  # fmt: skip
     rows = [_row(crit, group, combined, extra, stratum=None, n_strata=len(strata))]
-    rows += [_row(crit, group, r, [], stratum=s, n_strata=None) for s, r in zip(strata, results)]
+    rows += [_row(crit, group, r, [], stratum=s, n_strata=None) for s, r in zip(strata, results, strict=True)]
     return rows
 
 
@@ -210,7 +210,7 @@ def read_strata_weights(table: pl.DataFrame, source: str = "--strata-weights") -
         raise InputSchemaError(f"{source}: no column {missing[0]!r}", hint="give a table with columns stratum, weight")
     strata = table.get_column("stratum").cast(pl.String).str.strip_chars()
     weights = table.get_column("weight").cast(pl.Float64, strict=False)
-    for i, (s, w) in enumerate(zip(strata.to_list(), weights.to_list()), start=1):
+    for i, (s, w) in enumerate(zip(strata.to_list(), weights.to_list(), strict=True), start=1):
         if not s:
             raise InputSchemaError(f"{source}: row {i} has an empty stratum", hint="name every stratum")
         if w is None or not np.isfinite(w) or w < 0:
@@ -218,7 +218,7 @@ def read_strata_weights(table: pl.DataFrame, source: str = "--strata-weights") -
                               hint="weights are finite numbers >= 0 (they are normalised over the strata present)")  # fmt: skip
     if strata.is_duplicated().any():
         raise InputSchemaError(f"{source}: stratum {strata.filter(strata.is_duplicated())[0]!r} appears twice", hint="one row per stratum")
-    out = dict(zip(strata.to_list(), weights.to_list()))
+    out = dict(zip(strata.to_list(), weights.to_list(), strict=True))
     if not sum(out.values()) > 0:
         raise ConfigError(f"{source}: every weight is 0", hint="give each stratum its population share")
     return out

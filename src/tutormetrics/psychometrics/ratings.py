@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -785,7 +785,7 @@ class Ratings:
         return long_to_targets(long, id_col=self.id_col, aggregate=aggregate, source="ratings")
 
 
-RatingsLike = Union[pl.DataFrame, Ratings]
+RatingsLike = pl.DataFrame | Ratings
 
 
 def cleaned_long(

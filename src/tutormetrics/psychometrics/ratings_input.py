@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 from tutormetrics.flags import flag, split_list
 from tutormetrics.ids import IdKey, read_keyed
@@ -52,11 +52,11 @@ class RatingsInput:
     score_col: str = flag("--score", default="score", help="Score column of long ratings.")
     #: ``{from: to}`` applied to the scores right after reading, before anything else (``None``: missing).
     recode: dict[float, float | None] = flag(
-        "--recode", default=None, parse=_parse_recode, cli_type=Optional[list[str]], show_default=False,
+        "--recode", default=None, parse=_parse_recode, cli_type=list[str] | None, show_default=False,
         help="Recode scores FROM=TO right after reading (repeatable; TO empty = missing), e.g. --recode 0.5=0.",
     )
     levels: list[float] | None = flag(
-        "--levels", default=None, parse=parse_levels, cli_type=Optional[str],
+        "--levels", default=None, parse=parse_levels, cli_type=str | None,
         help="The rating scale, e.g. 0,1 or 0,1,2 (default: inferred per criterion and reported).",
     )
     drop_out_of_scale: bool = flag(
@@ -64,7 +64,7 @@ class RatingsInput:
     )
     #: ``"exchangeable"``: the rater labels are anonymous slots (``docs/guide/datasets.md``); ``None``: raters are people.
     raters: str | None = flag(
-        "--raters", default=None, parse=_parse_raters, cli_type=Optional[str], show_default=False,
+        "--raters", default=None, parse=_parse_raters, cli_type=str | None, show_default=False,
         help="exchangeable: the rater labels are anonymous slots, not people (e.g. uptake's slot1-3): θ has no rater "
         "facet and agree keeps only the many-rater columns.",
     )
@@ -87,7 +87,7 @@ class RatingOptions(RatingsInput):
 
     aggregate: str = flag("--aggregate", default="mean", panel="Validity", help="Rater aggregation: mean, per_rater, min or max.")
     targets_from: list[str] | None = flag(
-        "--targets-from", default=None, parse=split_list, cli_type=Optional[list[str]], panel="Targets",
+        "--targets-from", default=None, parse=split_list, cli_type=list[str] | None, panel="Targets",
         help="Criteria (long ratings) or columns (wide) to use as targets, repeatable or comma-separated.",
     )
     id_type: str = flag(

@@ -98,8 +98,8 @@ def resampled_tables(
     """
     g, qq = clusters.n_clusters, q * q
     blocks = []
-    for a, b in pairs:
-        a, b = np.asarray(a), np.asarray(b)
+    for a_codes, b_codes in pairs:
+        a, b = np.asarray(a_codes), np.asarray(b_codes)
         both = (a >= 0) & (b >= 0)
         flat = clusters.codes[both] * qq + a[both] * q + b[both]
         blocks.append(np.bincount(flat, minlength=g * qq).reshape(g, qq).astype(np.float64))

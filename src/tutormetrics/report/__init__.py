@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tutormetrics.report.collect import MAX_EXCHANGES, collect_study
 from tutormetrics.report.html import render_html
@@ -16,7 +17,7 @@ from tutormetrics.report.html import render_html
 __all__ = ["build_report", "collect_study", "facets_figure", "render_html", "report_inputs", "write_report"]
 
 
-def __getattr__(name: str):  # matplotlib only when the facets figure is asked for
+def __getattr__(name: str) -> Callable[..., Any]:  # matplotlib only when the facets figure is asked for
     if name == "facets_figure":
         from tutormetrics.report.facets_plot import facets_figure
 

@@ -63,7 +63,7 @@ def draws_text(table: pl.DataFrame, seed: int = 0) -> str:
 
 def _terms(table: pl.DataFrame) -> tuple[list[tuple[str, str]], list[int]]:
     """The (effect, term) rows in effects order and the positions where a new set of terms starts."""
-    keys = list(dict.fromkeys(zip(table["effect"].to_list(), table["term"].to_list())))
+    keys = list(dict.fromkeys(zip(table["effect"].to_list(), table["term"].to_list(), strict=True)))
     breaks = [i for i in range(1, len(keys)) if keys[i][0] != keys[i - 1][0]]
     return keys, breaks
 
@@ -90,7 +90,7 @@ def delta_p_figure(table: pl.DataFrame, *, seed: int = 0) -> Figure:
     for k, crit in enumerate(criteria):
         ax = axes[k // n_cols, k % n_cols]
         rows = table.filter(pl.col("criterion") == crit)
-        y = np.array([y_of[(e, t)] for e, t in zip(rows["effect"].to_list(), rows["term"].to_list())], dtype=float)
+        y = np.array([y_of[(e, t)] for e, t in zip(rows["effect"].to_list(), rows["term"].to_list(), strict=True)], dtype=float)
         mean, lo, hi = (rows[c].cast(pl.Float64).to_numpy() for c in ("delta_p_mean", "hdi_low", "hdi_high"))
         filled = rows["hdi_excl_zero"].fill_null(False).to_numpy().astype(bool)
         ax.hlines(y, lo, hi, color=_COLOUR, linewidth=1.1)

@@ -186,7 +186,7 @@ def _draw(panels: list[ComparePanel], columns: list[str], note: str, threshold: 
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": [p.r.shape[0] for p in panels]})[:, 0]
     cmap = colormaps["RdBu_r"].with_extremes(bad="#dddddd")
     image = None
-    for ax, p in zip(axes, panels):
+    for ax, p in zip(axes, panels, strict=True):
         image = ax.imshow(np.ma.masked_invalid(p.r), cmap=cmap, norm=Normalize(-1.0, 1.0), aspect="auto", interpolation="nearest")
         ax.set_yticks(range(len(p.rows)), p.rows, fontsize=6.5)
         ax.set_title(p.title, fontsize=7.5, pad=2, loc="left")
@@ -201,7 +201,7 @@ def _draw(panels: list[ComparePanel], columns: list[str], note: str, threshold: 
     cbar.ax.tick_params(labelsize=6, length=2)
     fig.suptitle("\n".join(wrap_to_width(fig, note, width - 0.2, 6.5)), fontsize=6.5, x=0.01, ha="left")
     fig.get_layout_engine().execute(fig)  # type: ignore[union-attr]
-    for ax, p in zip(axes, panels):
+    for ax, p in zip(axes, panels, strict=True):
         cell_w = ax.get_position().width * width / max(1, len(columns))
         _annotate(ax, p, threshold, show_values=cell_w >= VALUE_CELL_IN - 1e-9)
     return fig

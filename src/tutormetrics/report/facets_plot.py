@@ -77,7 +77,7 @@ def facets_figure(result: Any) -> Figure:
     ax0.set_title("θ")
     ax0.set_xlabel("exchanges", fontsize=8)
     ax0.set_ylabel("logit")
-    for ax, (title, rows) in zip(axes[1:], panels):
+    for ax, (title, rows) in zip(axes[1:], panels, strict=True):
         grouped = bool(rows["group"][0])
         x = np.arange(rows.height, dtype=float)
         if grouped:  # gaps between topics/groups

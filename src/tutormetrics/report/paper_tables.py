@@ -112,7 +112,7 @@ def _validate_layout(table: pl.DataFrame, context: Mapping[str, Any]) -> tuple[l
     for r in long.iter_rows(named=True):
         rows.setdefault(str(r["metric"]), {"metric": r["metric"]})[r["_target"]] = number_text(r.get("rho")) + (r.get("stars") or "")
     columns = [Column("metric", _text("metric"), numeric=False)]
-    columns += [Column(str(t), (lambda t: lambda r: r.get(t, ""))(t)) for t in targets]
+    columns += [Column(str(t), lambda r, t=t: r.get(t, "")) for t in targets]
     adjust = _first(table, "adjust", "")
     caption = (f"Spearman ρ between each metric and each target ({_n_range(table)}); stars: p_adj"
                f"{f' ({adjust})' if adjust else ''} < .05, .01, .001.")  # fmt: skip

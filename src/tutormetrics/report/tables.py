@@ -193,7 +193,7 @@ def render_rows(header: Sequence[str], body: Sequence[Sequence[str]], numeric: S
     if fmt == "md":
         lines = ["| " + " | ".join(escape_markdown(h) for h in header) + " |", "|" + "---|" * len(header)]
         for row in body:
-            cells = [c.replace("*", "\\*") if num else escape_markdown(c) for c, num in zip(row, numeric)]
+            cells = [c.replace("*", "\\*") if num else escape_markdown(c) for c, num in zip(row, numeric, strict=True)]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join([*lines, "", f"Table: {escape_markdown_caption(caption)}"])
     if fmt != "tex":
@@ -202,7 +202,7 @@ def render_rows(header: Sequence[str], body: Sequence[Sequence[str]], numeric: S
     lines = [r"\begin{table}[htbp]", r"\centering", rf"\caption{{{escape_latex(caption)}}}", rf"\label{{{label}}}",
              rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(_tex_header(h) for h in header) + r" \\", r"\midrule"]  # fmt: skip
     for row in body:
-        lines.append(" & ".join(_tex_number(c) if num else escape_latex(c) for c, num in zip(row, numeric)) + r" \\")
+        lines.append(" & ".join(_tex_number(c) if num else escape_latex(c) for c, num in zip(row, numeric, strict=True)) + r" \\")
     return "\n".join([*lines, r"\bottomrule", r"\end{tabular}", r"\end{table}"])
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -95,16 +96,16 @@ def _underfit(fit: pl.DataFrame | None, facet: str, levels: list[str]) -> np.nda
     return np.array([lev in flagged for lev in levels], dtype=bool)
 
 
-def _points(ax, x: np.ndarray, y: np.ndarray, flagged: np.ndarray) -> None:
+def _points(ax: Axes, x: np.ndarray, y: np.ndarray, flagged: np.ndarray) -> None:
     ax.plot(x[~flagged], y[~flagged], "o", color=BLUE, markersize=4.5, linestyle="none")
     ax.plot(x[flagged], y[flagged], "o", markerfacecolor="white", markeredgecolor=RED, markeredgewidth=1.3,
             markersize=5.5, linestyle="none")  # fmt: skip
 
 
-def _labels(ax, x_point: np.ndarray, y: np.ndarray, names: list[str], x_text: float, gap: float, ylim: tuple[float, float]) -> None:
+def _labels(ax: Axes, x_point: np.ndarray, y: np.ndarray, names: list[str], x_text: float, gap: float, ylim: tuple[float, float]) -> None:
     """Names to the right at spread positions, each joined to its point by a thin line."""
     pos = spread_labels(y, gap, ylim[0] + gap / 2, ylim[1] - gap / 2)
-    for xp, yp, yl, name in zip(x_point, y, pos, names):
+    for xp, yp, yl, name in zip(x_point, y, pos, names, strict=True):
         ax.plot([xp, x_text - 0.08], [yp, yl], color="#9a9a9a", linewidth=0.5)
         ax.text(x_text, yl, name, fontsize=FONT, va="center", ha="left")
 
@@ -131,7 +132,7 @@ def wright_map_figure(est: Estimates, fit: pl.DataFrame | None = None) -> Figure
     ax_e.set_ylabel("logit (higher: more able, more severe, harder)", fontsize=FONT)
     _rater_column(ax_r, est, fit, gap, ylim)
     _criterion_column(ax_c, est, fit, gap, ylim)
-    for ax, title in zip(axes, ("exchanges", "raters", "criteria")):
+    for ax, title in zip(axes, ("exchanges", "raters", "criteria"), strict=True):
         ax.set_title(title, fontsize=9)
         ax.axhline(0.0, color="#666666", linewidth=0.8, linestyle="--")
         ax.tick_params(labelsize=FONT)
@@ -145,7 +146,7 @@ def wright_map_figure(est: Estimates, fit: pl.DataFrame | None = None) -> Figure
     return fig
 
 
-def _rater_column(ax, est: Estimates, fit: pl.DataFrame | None, gap: float, ylim: tuple[float, float]) -> None:
+def _rater_column(ax: Axes, est: Estimates, fit: pl.DataFrame | None, gap: float, ylim: tuple[float, float]) -> None:
     ax.set_xticks([])
     ax.set_xlim(-0.5, 2.5)
     n = len(est.raters)
@@ -163,7 +164,7 @@ def _rater_column(ax, est: Estimates, fit: pl.DataFrame | None, gap: float, ylim
     _labels(ax, np.zeros(n), est.s, [shorten(r) for r in est.raters], 0.35, gap, ylim)
 
 
-def _criterion_column(ax, est: Estimates, fit: pl.DataFrame | None, gap: float, ylim: tuple[float, float]) -> None:
+def _criterion_column(ax: Axes, est: Estimates, fit: pl.DataFrame | None, gap: float, ylim: tuple[float, float]) -> None:
     n = len(est.criteria)
     flagged = _underfit(fit, "criterion", est.criteria)
     if n > MAX_LABELLED:

@@ -28,7 +28,7 @@ def run_files(formats: Sequence[str] = ("png", "pdf")) -> tuple[str, ...]:
         name
         for prefix in LEVEL_PREFIXES
         for name in (f"{prefix}correlations.csv", f"{prefix}rho_matrix.csv", f"{prefix}rho_matrix_partial.csv",
-                     *(f"{prefix}heatmap{kind}.{fmt}" for kind in ("", "_partial") for fmt in formats))  # fmt: skip
+                     *(f"{prefix}heatmap{kind}.{fmt}" for kind in ("", "_partial") for fmt in formats))
     ]
     return (*FIXED_FILES, *levels, "run.json", "report.html")
 

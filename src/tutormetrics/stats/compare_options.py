@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, metrics_cols_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
@@ -46,14 +46,14 @@ class CompareOptions:
     block_col: str = flag("--block-col", default="conversation_id", help="Pairing column, e.g. conversation_id.")
     metrics_cols: list[str] | None = metrics_cols_flag()
     groups: list[str] | None = flag(
-        "--groups", default=None, parse=split_list, cli_type=Optional[str], help="Groups to compare, a comma list 'A,B[,C]'; default: all."
+        "--groups", default=None, parse=split_list, cli_type=str | None, help="Groups to compare, a comma list 'A,B[,C]'; default: all."
     )
     dimensions: list[str] = flag(
-        "--dimension", default=None, parse=_list, cli_type=Optional[list[str]], show_default=False,
+        "--dimension", default=None, parse=_list, cli_type=list[str] | None, show_default=False,
         help="Run the analysis per value of this column (repeat or comma-separate for several), e.g. a demographic dimension.",
     )
     strata: list[str] = flag(
-        "--strata", default=None, parse=_list, cli_type=Optional[list[str]], show_default=False,
+        "--strata", default=None, parse=_list, cli_type=list[str] | None, show_default=False,
         help="Split the rows by the crossed values of these columns (repeat or comma-separate), e.g. model,domain.",
     )
     adjust: str = flag("--adjust", default="holm", help="Multiplicity adjustment: holm, bonferroni, bh, by or none.")
@@ -69,19 +69,19 @@ class CompareOptions:
     n_resamples: int = n_resamples_flag(9999)
     seed: int = seed_flag()
     by: list[str] | None = flag(
-        "--by", default=None, parse=split_list, cli_type=Optional[list[str]], panel="Summary",
+        "--by", default=None, parse=split_list, cli_type=list[str] | None, panel="Summary",
         help="--summary: one row per these keys, repeat or comma-separate (default metric).",
     )
     cells: list[str] | None = flag(
-        "--cells", default=None, parse=split_list, cli_type=Optional[list[str]], panel="Summary",
+        "--cells", default=None, parse=split_list, cli_type=list[str] | None, panel="Summary",
         help="--summary: cell keys, repeat or comma-separate; must contain --by (default: --by).",
     )
     threshold: float | None = flag(
-        "--threshold", default=None, cli_type=Optional[float], panel="Summary",
+        "--threshold", default=None, cli_type=float | None, panel="Summary",
         help="--summary: |r| at or above which a cell counts (default 0.10).",
     )
     reduce: str | None = flag(
-        "--reduce", default=None, cli_type=Optional[str], panel="Summary",
+        "--reduce", default=None, cli_type=str | None, panel="Summary",
         help="--summary: max or mean of the pairwise |r| of a 3+-level subset (default max).",
     )
 

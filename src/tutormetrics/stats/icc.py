@@ -100,7 +100,10 @@ def icc_forms(y: np.ndarray, alpha: float = 0.05) -> list[dict[str, Any]]:
         lo = n * (ms_r - f_star * ms_e) / (f_star * d + n * ms_r)
         hi = n * (f_2star * ms_r - ms_e) / (d + n * f_2star * ms_r)
         out["ICC2"] = {"icc": icc2, "ci_low": lo, "ci_high": hi, "f": f3, "df1": n - 1, "df2": df_e, "p": p3}
-        sb = lambda b: b * k / (1 + (k - 1) * b)
+
+        def sb(b: float) -> float:  # Spearman-Brown: the interval of one rater's ICC for the mean of k
+            return b * k / (1 + (k - 1) * b)
+
         out["ICC2k"] = {"icc": icc2k, "ci_low": sb(lo), "ci_high": sb(hi), "f": f3, "df1": n - 1, "df2": df_e, "p": p3}
     rows = []
     values = {"ICC1": icc1, "ICC2": icc2, "ICC3": icc3, "ICC1k": icc1k, "ICC2k": icc2k, "ICC3k": icc3k}

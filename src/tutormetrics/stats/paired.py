@@ -424,7 +424,7 @@ def _fill_intervals(
         if d.size >= 2 and mean is None and n_resamples > 0:  # every difference equal: a point interval
             r.update(diff_ci_low=float(d[0]), diff_ci_high=float(d[0]))
         jobs.append((rank, mean))
-    for r, (rank, mean, theta_b) in zip(rows, paired_intervals(jobs, n_resamples, confidence_level, seed)):
+    for r, (rank, mean, theta_b) in zip(rows, paired_intervals(jobs, n_resamples, confidence_level, seed), strict=True):
         if rank is not None:
             r.update(ci_low=rank[0], ci_high=rank[1], _theta_b=theta_b)
             if rank[2]:
@@ -439,7 +439,7 @@ def _adjust_family(fam: list[dict[str, Any]], adjust: str) -> None:
     if not fam:
         return
     p_adj = adjust_pvalues(np.array([r["p"] for r in fam], dtype=float), adjust)
-    for r, pa in zip(fam, p_adj):
+    for r, pa in zip(fam, p_adj, strict=True):
         r.update(p_adj=float(pa), adjust=adjust, stars=significance_stars(float(pa)))
 
 
@@ -524,7 +524,7 @@ def _subsets(
         keys = df.select([pl.col(c).cast(pl.String) for c in strata])
         combos = sorted(set(keys.iter_rows()))
         strat = [
-            (dict(zip(strata, combo)), df.filter(pl.all_horizontal(keys[c] == v for c, v in zip(strata, combo))))
+            (dict(zip(strata, combo, strict=True)), df.filter(pl.all_horizontal(keys[c] == v for c, v in zip(strata, combo, strict=True))))
             for combo in combos
         ]  # fmt: skip
     else:
@@ -632,13 +632,13 @@ def compare_groups(
     wilcoxon_kwargs = {"round_to": round_to, "n_min": n_min, "n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
     done: list[tuple[dict[str, str], list[dict[str, Any]], int]] = []
     skipped: list[str] = []
-    for lead, subset in _subsets(df, strata, dimensions, log):
-        present = subset[group_col].drop_nulls().unique().sort().to_list()
+    for lead, whole in _subsets(df, strata, dimensions, log):
+        present = whole[group_col].drop_nulls().unique().sort().to_list()
         sub_groups = _resolve_groups(present, groups)
         if len(sub_groups) < 2:
             skipped.append(_describe(lead))
             continue
-        subset = subset.filter(pl.col(group_col).is_in(sub_groups))
+        subset = whole.filter(pl.col(group_col).is_in(sub_groups))
         _check_unique(subset, group_col, block_col, _describe(lead) if lead else "")
         done.append((lead, _compare_one(subset, metric_cols, sub_groups, group_col, block_col, wilcoxon_kwargs, directions), len(sub_groups)))
     # every comparison of the table with the same n shares one stream of bootstrap draws

@@ -97,6 +97,16 @@ def _split_exact(d: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[fl
     return (q1, q2), (hi, lo)
 
 
+def _check_pairs(ranked: Sequence[SignedRanks | None], means: Sequence[np.ndarray | None], n: int) -> None:
+    """Raise ``ValueError`` unless every entry of ``ranked`` and ``means`` has ``n`` pairs."""
+    for sr in ranked:
+        if sr is not None and sr.n != n:
+            raise ValueError("every comparison must have n pairs")
+    for m in means:
+        if m is not None and m.size != n:
+            raise ValueError("every comparison must have n pairs")
+
+
 def bootstrap_paired(
     ranked: Sequence[SignedRanks | None],
     means: Sequence[np.ndarray | None],
@@ -116,12 +126,7 @@ def bootstrap_paired(
         n_resamples: length of each distribution; ≤ 0 returns without drawing.
         seed: seed of ``np.random.default_rng``.
     """
-    for sr in ranked:
-        if sr is not None and sr.n != n:
-            raise ValueError("every comparison must have n pairs")
-    for m in means:
-        if m is not None and m.size != n:
-            raise ValueError("every comparison must have n pairs")
+    _check_pairs(ranked, means, n)
     r_out: list[np.ndarray | None] = [None if sr is None else np.zeros(n_resamples) for sr in ranked]
     m_out: list[np.ndarray | None] = [None if m is None else np.empty(n_resamples) for m in means]
     active = [i for i, sr in enumerate(ranked) if sr is not None and sr.n_nonzero > 0]
@@ -259,7 +264,7 @@ def paired_intervals(
             ranked = [None if jobs[i][0] is None else signed_ranks(jobs[i][0]) for i in part]
             means = [jobs[i][1] for i in part]
             rb, mb = bootstrap_paired(ranked, means, n, n_resamples, seed)
-            for i, sr, r, m in zip(part, ranked, rb, mb):
+            for i, sr, r, m in zip(part, ranked, rb, mb, strict=True):
                 rank = None if sr is None or r is None else rank_biserial_interval(sr, r, confidence_level)
                 mean = None if m is None else percentile_interval(m, confidence_level)
                 out[i] = (rank, mean, r)

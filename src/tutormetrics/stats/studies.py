@@ -85,12 +85,12 @@ def bias_summary(
     groups = sorted({tuple(r) for r in wil.select(by).iter_rows()}, key=lambda t: tuple("" if v is None else v for v in t))
     rest = [c for c in cells if c not in by]
     for combo in groups:
-        match = pl.all_horizontal([pl.col(k).eq_missing(v) for k, v in zip(by, combo)])
+        match = pl.all_horizontal([pl.col(k).eq_missing(v) for k, v in zip(by, combo, strict=True)])
         mine = cell_values.filter(match)
         defined = mine.filter(pl.col("value").is_not_null())
         values = defined["value"].to_numpy()
         contrast_rows = wil.filter(match)
-        row: dict[str, object] = dict(zip(by, combo))
+        row: dict[str, object] = dict(zip(by, combo, strict=True))
         n_cells = int(values.size)
         best = int(np.argmax(values)) if n_cells else -1
         n_ge = int((values >= threshold).sum())

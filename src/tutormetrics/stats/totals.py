@@ -127,7 +127,7 @@ def add_total(
         many = np.flatnonzero(present.sum(1) >= 2)
         if many.size:
             i = int(many[0])
-            names = ", ".join(m for m, ok in zip(members, present[i]) if ok)
+            names = ", ".join(m for m, ok in zip(members, present[i], strict=True) if ok)
             raise InputSchemaError(f"row {i + 1}: slot {slot!r} has {int(present[i].sum())} values ({names})", hint="a slot holds exactly one of its criteria per row")
         values[slot] = np.where(present.any(1), np.nansum(np.where(present, mat, 0.0), 1), np.nan)
     terms = []

@@ -315,8 +315,8 @@ def _layout_once(fig: Figure, grid: _Grid, *, width_in: float, title: str | None
             )
         cell_w = heat_w / n_cols
         cell_h = float(min(cell_h_max, np.clip(cell_w * 0.8, 0.19, MAX_CELL_H)))
-        rotated = [w <= (stop - start) * cell_h - 0.02 for w, (_, start, stop) in zip(fam_len, grid.blocks)]
-        wanted = max([fam_h] + [w for w, r in zip(fam_len, rotated) if not r])
+        rotated = [w <= (stop - start) * cell_h - 0.02 for w, (_, start, stop) in zip(fam_len, grid.blocks, strict=True)]
+        wanted = max([fam_h] + [w for w, r in zip(fam_len, rotated, strict=True) if not r])
         if wanted <= fam_w:
             break
         fam_w = wanted
@@ -420,7 +420,7 @@ def _draw_families(ax: Axes, fig: Figure, lay: _Layout, grid: _Grid) -> None:
     label_x = -0.5 - (bracket_in + 0.03 + lay.fam_h / 2) / lay.cell_w
     across_x = -0.5 - (bracket_in + 0.03) / lay.cell_w  # right edge of a label written across its block
     tick = 0.03 / lay.cell_w
-    for k, ((fam, start, stop), along) in enumerate(zip(grid.blocks, lay.fam_rotated)):
+    for k, ((fam, start, stop), along) in enumerate(zip(grid.blocks, lay.fam_rotated, strict=True)):
         if k > 0:
             ax.axhline(start - 0.5, color="black", linewidth=0.9)
         if along:

@@ -147,7 +147,7 @@ def join_targets(
     report = JoinReport(n_metrics_rows=metrics.height, names=names)
     joined = metrics.with_columns(metric_ids.alias("__id"))
     taken = set(metrics.columns)
-    for name, table in zip(names, targets):
+    for name, table in zip(names, targets, strict=True):
         require_columns(table, [id_col], source=name, option="--id")
         ids = _id_series(table, id_col, id_type, name)
         if ids.null_count():

@@ -149,7 +149,10 @@ _SCHEMA = {c: pl.Float64 for c in _BASE + PV_COLUMNS} | {
 }  # fmt: skip
 
 
-def _metric_row(name, key, items, est, obs, grid, u, e, free, n_min, level, tie_digits, draws) -> list[object]:
+def _metric_row(
+    name: str, key: np.ndarray, items: np.ndarray, est: Estimates, obs: Observations, grid: GridLikelihood,
+    u: np.ndarray, e: np.ndarray, free: np.ndarray | None, n_min: int, level: float, tie_digits: int, draws: int,
+) -> list[object]:  # fmt: skip
     """The values of one row in :data:`_SCHEMA`'s order (``p_adj``, ``adjust``, ``stars``, condition filled later)."""
     n = int(items.size)
     empty = [name, "theta_pv", n, _NAN, _NAN, _NAN, _NAN, _NAN, "", "", "", "none", "none", draws] + [_NAN] * 7 + [""]
@@ -202,7 +205,7 @@ def theta_pv_line(table: pl.DataFrame, eap_rho: dict[str, float] | None = None) 
     if ok.height:
         text += f"; median FMI {float(np.median(ok['pv_fmi'].to_numpy())):.2f}"
         if eap_rho:
-            diff = [abs(r) - abs(eap_rho[m]) for m, r in zip(ok["metric"], ok["rho"]) if m in eap_rho and np.isfinite(eap_rho[m])]
+            diff = [abs(r) - abs(eap_rho[m]) for m, r in zip(ok["metric"], ok["rho"], strict=True) if m in eap_rho and np.isfinite(eap_rho[m])]
             if diff:
                 text += f"; median |ρ_pv| − |ρ_eap| {float(np.median(diff)):+.2f}"
     return text

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -619,7 +620,7 @@ def _cluster_labels(cluster: Any, n: int, ci: str, ci_backend: str) -> np.ndarra
     values = cluster.to_list() if isinstance(cluster, pl.Series) else list(cluster)
     if len(values) != n:
         raise ConfigError(f"cluster has {len(values)} labels for {n} rows")
-    empty = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and v != v) or str(v).strip() == ""]
+    empty = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == ""]
     if empty:
         raise InputSchemaError(f"{len(empty):,} row(s) have an empty cluster label (first row {empty[0] + 1})",
                                hint="every row needs its cluster (dialogue) label")  # fmt: skip

@@ -84,9 +84,10 @@ def target_tables(
     tables = [] if ratings is None else [ratings]
     names = [] if ratings is None else ["ratings"]
     taken = {c for t in tables for c in t.columns if c != id_col}
-    for k, table in enumerate(theta):
+    for k, given in enumerate(theta):
+        table = given
         if k:
-            table = table.rename({c: f"{c}{k + 1}" for c in table.columns if c != id_col and c in taken})
+            table = given.rename({c: f"{c}{k + 1}" for c in table.columns if c != id_col and c in taken})
         taken.update(c for c in table.columns if c != id_col)
         tables.append(table)
         names.append("theta" if k == 0 else f"theta{k + 1}")

@@ -23,7 +23,8 @@ def test_parts_are_joined_for_the_text_families():
 
 def test_worker_processes_handle_parts_and_aux():
     aux = {"prev_student": ["on the mat", None, "", "b"] * 3}
-    fam = lambda: ["overlap", DialogueTurnMetrics()]
+    def fam():
+        return ["overlap", DialogueTurnMetrics()]
     one = Scorer(fam(), chunk_size=5, n_jobs=1, progress=False).score(IDS, PARTS, RESP, aux)
     two = Scorer(fam(), chunk_size=5, n_jobs=2, progress=False).score(IDS, PARTS, RESP, aux)
     assert one.equals(two)

@@ -48,9 +48,12 @@ def reference(model_dir, parts: list[str], response: str) -> dict[str, float]:
 
     p_pool, p_content, p_tok = encode(parts)
     r_pool, r_content, r_tok = encode([response])
-    cos = lambda a, b: float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
-    ext = lambda t: np.where(t.max(0) >= np.abs(t.min(0)), t.max(0), t.min(0))
-    unit = lambda t: t / np.linalg.norm(t, axis=1, keepdims=True)
+    def cos(a, b):
+        return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+    def ext(t):
+        return np.where(t.max(0) >= np.abs(t.min(0)), t.max(0), t.min(0))
+    def unit(t):
+        return t / np.linalg.norm(t, axis=1, keepdims=True)
     sim = unit(r_tok) @ unit(p_tok).T
     precision, recall = sim.max(1).mean(), sim.max(0).mean()
     return {

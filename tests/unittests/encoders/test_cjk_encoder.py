@@ -106,7 +106,7 @@ def test_mean_extrema_greedy_and_synchrony_on_cjk_exchanges(tiny_cjk_model_dir: 
     sync = LayerwiseSynchrony().score(batch, art)
     refs = [reference(hf, t, max_seq_length - 2) for t in texts]
     L = enc.n_layers
-    for row, (pi, ri) in enumerate(zip(batch.prompt_idx, batch.response_idx)):
+    for row, (pi, ri) in enumerate(zip(batch.prompt_idx, batch.response_idx, strict=True)):
         p, r = refs[pi], refs[ri]
         s = r["tokens"] @ p["tokens"].T  # S_ij = cos(r_i, p_j)
         precision, recall = s.max(axis=1).mean(), s.max(axis=0).mean()
@@ -149,8 +149,8 @@ def test_bundled_cjk_example_with_every_family(tiny_cjk_model_dir: Path) -> None
     single = ((frame["prompt_windows"] == 1) & (frame["resp_windows"] == 1)).to_numpy()
     assert single.sum() >= 2
     st_model = SentenceTransformer(str(tiny_cjk_model_dir), device="cpu")
-    vp = st_model.encode([p for p, keep in zip(src["prompt"].to_list(), single) if keep])
-    vr = st_model.encode([r for r, keep in zip(src["response"].to_list(), single) if keep])
+    vp = st_model.encode([p for p, keep in zip(src["prompt"].to_list(), single, strict=True) if keep])
+    vr = st_model.encode([r for r, keep in zip(src["response"].to_list(), single, strict=True) if keep])
     expected = (vp * vr).sum(1) / np.linalg.norm(vp, axis=1) / np.linalg.norm(vr, axis=1)
     np.testing.assert_allclose(frame["emb_mean_cos"].to_numpy()[single], expected, atol=1e-5)
     np.testing.assert_allclose(frame["sync_last"].to_numpy()[single], expected, atol=1e-5)

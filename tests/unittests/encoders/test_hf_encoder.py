@@ -72,7 +72,7 @@ def test_shapes_and_fields(encoder: TextEncoder) -> None:
     assert out.pools.shape == (2, L + 1, d) and out.pools.dtype == np.float32
     assert out.pools_content.shape == (2, L + 1, d) and out.extrema.shape == (2, d)
     assert [t.shape for t in out.token_states] == [(3, d), (1, d)]
-    np.testing.assert_allclose([np.linalg.norm(t, axis=1) for t in out.token_states][0], 1.0, atol=1e-6)
+    np.testing.assert_allclose(next(np.linalg.norm(t, axis=1) for t in out.token_states), 1.0, atol=1e-6)
     np.testing.assert_array_equal(out.n_windows, [1, 1])
     np.testing.assert_array_equal(out.n_content_tokens, [3, 1])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+from itertools import pairwise
 
 import numpy as np
 import polars as pl
@@ -49,7 +50,7 @@ def test_spilled_rows_round_trip_exactly_and_pickle_as_arrays():
     assert np.array_equal(np.concatenate([b for _, b in blocks]), x)
     copy = pickle.loads(pickle.dumps(s))
     assert isinstance(copy, np.ndarray) and np.array_equal(copy, x)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cannot write"):
         s.write_rows(999, x[:2])
 
 
@@ -65,11 +66,11 @@ def test_blocked_greedy_equals_the_full_product(monkeypatch, spill):
     monkeypatch.setattr(femb, "GREEDY_BLOCK_ELEMENTS", 64)  # blocks of a few rows
     monkeypatch.setattr(femb, "BLOCK_ROWS", 10)
     rs = []
-    for r in (resp, resp_nan):
+    for dense in (resp, resp_nan):
+        r = dense
         if spill:
-            s = SpilledTokens(*r.shape)
-            s.write_rows(0, r)
-            r = s
+            r = SpilledTokens(*dense.shape)
+            r.write_rows(0, dense)
         rs.append(r)
     p_in = prompt
     if spill:
@@ -129,7 +130,7 @@ def test_segment_starts_cut_before_ascii_after_space():
     text = "word " * 1000 + "ünï " * 10 + "tail"
     starts = segment_starts(text, 100)
     assert starts[0] == 0 and all(text[s - 1] in " \n" and text[s].isascii() and text[s].isalnum() for s in starts[1:])
-    assert all(b - a <= 100 for a, b in zip(starts, starts[1:]))
+    assert all(b - a <= 100 for a, b in pairwise(starts))
     assert segment_starts("x" * 500, 100) == [0]  # no place to cut: one segment
 
 

@@ -94,8 +94,8 @@ def test_lru_order_and_budget():
 def test_delta_round_trip_and_replay(tiny_model_dir, tmp_path):
     s = _scorer(tiny_model_dir)
     cache = s.text_cache
-    _, keys, new_keys, fresh = cache.encode(["the cat", "", "a mat"], lambda t: s.encoder.encode(t))
-    _, keys1, new1, fresh1 = cache.encode(["the cat", "on it"], lambda t: s.encoder.encode(t))
+    _, keys, new_keys, fresh = cache.encode(["the cat", "", "a mat"], s.encoder.encode)
+    _, keys1, new1, fresh1 = cache.encode(["the cat", "on it"], s.encoder.encode)
     save_delta(tmp_path / "d.npz", [(keys, new_keys, fresh), (keys1, new1, fresh1)])
     ops = load_delta(tmp_path / "d.npz")
     (k2, n2, back), (k3, n3, back1) = ops
@@ -103,7 +103,7 @@ def test_delta_round_trip_and_replay(tiny_model_dir, tmp_path):
     assert len(back1) == 1
     for name in ("pools", "extrema", "n_windows", "maxima"):
         np.testing.assert_array_equal(getattr(back, name), getattr(fresh, name), err_msg=name)
-    for a, b in zip(back.token_states, fresh.token_states):
+    for a, b in zip(back.token_states, fresh.token_states, strict=True):
         np.testing.assert_array_equal(a, b)
     other = TextCache(cache.budget_bytes, cache.fingerprint)
     other.replay(ops)

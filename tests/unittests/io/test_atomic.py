@@ -67,12 +67,17 @@ def test_a_guard_record_replaces_a_planted_link(tmp_path):
     assert victim.read_text() == "{}" and not (tmp_path / "m.csv.manifest.json").is_symlink()
 
 
+def _write_half_then_crash(target) -> None:
+    with atomic_output(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+
+
 def test_a_failed_write_keeps_the_old_file_and_no_temporary(tmp_path):
     target = tmp_path / "x.txt"
     target.write_text("old")
-    with pytest.raises(RuntimeError), atomic_output(target) as tmp:
-        tmp.write_text("half")
-        raise RuntimeError("killed")
+    with pytest.raises(RuntimeError, match="killed"):
+        _write_half_then_crash(target)
     assert target.read_text() == "old" and os.listdir(tmp_path) == ["x.txt"]
 
 

@@ -11,7 +11,7 @@ from judges import worked_example as ex
 from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.judge_differences import DIFFERENCE_COLUMNS, differences_table
 
-LABELS = dict(zip(ex.IDS, ex.DIALOGUE))
+LABELS = dict(zip(ex.IDS, ex.DIALOGUE, strict=True))
 
 
 def _pick(t: pl.DataFrame, **where: object) -> dict:

@@ -12,7 +12,7 @@ from tutormetrics.psychometrics.pairwise_agreement import cohen_kappa, gwet_ac, 
 from tutormetrics.psychometrics.resampled_agreement import macro_f1_stacked, table_measures
 from tutormetrics.stats.cluster_resample import ClusterDraws, cluster_codes, percentile_interval, resampled_sums
 
-LABELS = dict(zip(ex.IDS, ex.DIALOGUE))
+LABELS = dict(zip(ex.IDS, ex.DIALOGUE, strict=True))
 
 
 def _row(table, ref="A", judge="J"):
@@ -119,7 +119,7 @@ def test_missing_cluster_label_is_an_error() -> None:
 def test_pattern_weights_sum_the_unit_weights() -> None:
     codes, pattern = np.array([0, 0, 1, 2, 2, 3]), np.array([1, 0, 1, 2, 1, 0])
     draws = ClusterDraws(4, 7, seed=3, criterion=1)
-    for (_, units), (_, patterns) in zip(draws.unit_weights(codes), draws.unit_weights(codes, pattern)):
+    for (_, units), (_, patterns) in zip(draws.unit_weights(codes), draws.unit_weights(codes, pattern), strict=True):
         expected = np.stack([np.bincount(pattern, weights=row, minlength=3) for row in units])
         assert np.array_equal(patterns, expected)
 

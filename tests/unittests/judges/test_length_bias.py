@@ -16,7 +16,7 @@ from tutormetrics.psychometrics.length_bias import LENGTH_BIAS_COLUMNS, length_b
 from tutormetrics.stats.ordinal_logit import fit_ordinal_logit
 from tutormetrics.stats.robust_ols import ols_robust
 
-LABELS = dict(zip(ex.IDS, ex.DIALOGUE))
+LABELS = dict(zip(ex.IDS, ex.DIALOGUE, strict=True))
 
 
 def _example(**kw):
@@ -117,7 +117,7 @@ def _study(seed: int) -> pl.DataFrame:
     from judges.simulate import length_study
 
     long, m = length_study(seed)
-    labels = dict(zip(m["exchange_id"].to_list(), m["conversation_id"].to_list()))
+    labels = dict(zip(m["exchange_id"].to_list(), m["conversation_id"].to_list(), strict=True))
     return length_bias_table(long, ["J", "N"], m, n_resamples=0, cluster_labels=labels).table
 
 

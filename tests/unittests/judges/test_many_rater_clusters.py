@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 from judges import worked_example as ex
 from tutormetrics.psychometrics.agreement import agreement_table
 
-LABELS = dict(zip(ex.IDS, ex.DIALOGUE))
+LABELS = dict(zip(ex.IDS, ex.DIALOGUE, strict=True))
 B = 300
 
 

@@ -13,7 +13,7 @@ from tutormetrics.psychometrics.leniency import symmetry_tests
 from tutormetrics.psychometrics.stability import STABILITY_COLUMNS, parse_stability, stability_table
 from tutormetrics.stats.flip_tests import clustered_mcnemar, flip_design_effect, mcnemar_exact_p, wilson_interval
 
-LABELS = dict(zip(ex.IDS, ex.DIALOGUE))
+LABELS = dict(zip(ex.IDS, ex.DIALOGUE, strict=True))
 
 
 def test_worked_example() -> None:

@@ -20,7 +20,7 @@ CLUSTER = np.repeat(np.arange(12), SIZES)
 def ratings(raters: dict[str, list[int]] | None = None, criterion: str = "c") -> pl.DataFrame:
     """Long ratings of the raters (default A, B, J, K) with a conversation_id column."""
     raters = raters or {"A": A, "B": B, "J": J, "K": K}
-    rows = [(i, d, name, criterion, s) for name, scores in raters.items() for i, d, s in zip(IDS, DIALOGUE, scores)]
+    rows = [(i, d, name, criterion, s) for name, scores in raters.items() for i, d, s in zip(IDS, DIALOGUE, scores, strict=True)]
     return pl.DataFrame(rows, schema=["exchange_id", "conversation_id", "rater", "criterion", "score"], orient="row")
 
 

@@ -4,6 +4,7 @@ cases, one encoder pass shared with the other encoder families, and the sentence
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,7 @@ def _reference(st, text: str, sentences: list[str], window: int = 30, truncate: 
         spans.append((a, a + len(s)))
         cursor = a + len(s)
     sent = [vecs[(starts >= a) & (starts < b)].mean(axis=0) for a, b in spans if ((starts >= a) & (starts < b)).any()]
-    cos = [float(u @ v / np.linalg.norm(u) / np.linalg.norm(v)) for u, v in zip(sent[:-1], sent[1:])]
+    cos = [float(u @ v / np.linalg.norm(u) / np.linalg.norm(v)) for u, v in pairwise(sent)]
     return float(np.mean(cos)) if cos else math.nan
 
 
@@ -91,7 +92,7 @@ def test_no_extra_forward_pass(tiny_model_dir):
 def test_encoder_artifact_offsets_and_norms(tiny_model_dir):
     enc = _encoder(tiny_model_dir).encode([THREE, "", LONG])
     assert enc.token_offsets is not None and enc.token_norms is not None
-    for i, text in enumerate([THREE, "", LONG]):
+    for i in range(3):  # THREE, "", LONG
         assert enc.token_offsets[i].shape == (enc.n_content_tokens[i], 2)
         assert enc.token_norms[i].shape == (enc.n_content_tokens[i],)
     assert [THREE[a:b] for a, b in enc.token_offsets[0][:3]] == ["the", "cat", "sat"]

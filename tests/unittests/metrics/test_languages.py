@@ -61,9 +61,10 @@ def ref_S(x: str, brk: re.Pattern = REF_BREAK) -> list[str]:
     out: list[str] = []
     for line in nfc(x).splitlines():
         segs, merged, carry = brk.split(MARKER.sub("", line, count=1)), [], ""
-        for seg in segs:
+        for piece in segs:
+            seg = piece
             if carry:
-                seg, carry = carry + " " + seg, ""
+                seg, carry = carry + " " + piece, ""
             s = seg.rstrip()
             if s.endswith(".") and s.split() and s.split()[-1].strip(".").lower() in ABBR:
                 carry = s

@@ -220,11 +220,11 @@ def check_frame(scorer: Scorer, frame, ids, prompts, responses) -> None:
     assert frame["resp_empty"].to_list() == [not normalize(r).strip() for r in responses]
 
     rows = list(frame.iter_rows(named=True))
-    for row, p, r in zip(rows, prompts, responses):
+    for row, p, r in zip(rows, prompts, responses, strict=True):
         _check_row(row, p, r)
 
 
-def _check_row(row: dict, p: str, r: str) -> None:
+def _check_row(row: dict, p: str, r: str) -> None:  # noqa: C901 - one flat block of property checks per column family
     tp, tr = tokenize(p), tokenize(r)
     np_chars, nr_chars = len(normalize(p).strip()), len(normalize(r).strip())
     # length: counts are defined everywhere and equal their definitions
@@ -359,7 +359,7 @@ def test_cpu_family_invariant_to_normalisation_form(name, scorers, data):
         [unicodedata.normalize("NFD", p) for p, _ in data],
         [unicodedata.normalize("NFD", r) for _, r in data],
     )
-    for a, b in zip(nfc.iter_rows(named=True), nfd.iter_rows(named=True)):
+    for a, b in zip(nfc.iter_rows(named=True), nfd.iter_rows(named=True), strict=True):
         _same(a, b, 0.0)
 
 
@@ -526,7 +526,7 @@ def test_overlap_symmetry_and_consistency(p, r):
             assert 0.0 <= pr <= 1.0 and 0.0 <= rp <= 1.0
             if not _nan(j):
                 assert j <= min(pr, rp) + 1e-15  # |A∪B| >= max(|A|, |B|)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="direction must be"):
         containment(p, r, 1, direction="sideways")
 
 

@@ -120,8 +120,8 @@ def test_family_params_manifest_and_reasons_in_run_stats():
     assert scorer.stats.nan_counts == {"mtld": 6, "mattr": 3, "hdd": 12}
     assert scorer.stats.nan_reasons == {"mtld": {"all_distinct": 3, "empty": 3}, "mattr": {"empty": 3}, "hdd": {"too_short": 9, "empty": 3}}
     texts = [str(w.message) for w in caught if issubclass(w.category, MostlyNaNWarning)]
-    assert texts == ["hdd is NaN for 12 of 12 exchanges (too_short: 9, empty: 3); the replies are shorter than hdd_draws: "
-                     "lower it, e.g. --metric-param lexical_richness.hdd_draws=10"]
+    assert texts == [("hdd is NaN for 12 of 12 exchanges (too_short: 9, empty: 3); the replies are shorter than hdd_draws: "
+                     "lower it, e.g. --metric-param lexical_richness.hdd_draws=10")]
     assert scorer.manifest()["metrics"]["lexical_richness"]["params"]["mattr_window"] == 3
 
 

@@ -63,5 +63,5 @@ def test_nfc_normalisation_joins_combining_marks():
 def test_ngrams_count_and_no_padding():
     assert ngrams(list("abcd"), 2) == [("a", "b"), ("b", "c"), ("c", "d")]  # SimCTG's loop finds only 2
     assert ngrams(["a"], 3) == []  # Distinct-N raises here
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="n must be >= 1"):
         ngrams(["a"], 0)

@@ -58,7 +58,7 @@ def test_spec_worked_example() -> None:
     ]  # fmt: skip
     assert t["reference"].to_list() == ["A", "B", "C", "majority"]
     assert t["judge"].unique().to_list() == ["J"]
-    for row, expected in zip(t.iter_rows(named=True), SPEC_ROWS):
+    for row, expected in zip(t.iter_rows(named=True), SPEC_ROWS, strict=True):
         ref, n, *values, reason = expected
         assert row["reference"] == ref
         assert row["n"] == n and row["reason"] == reason

@@ -125,10 +125,10 @@ def test_marginal_likelihood_matches_brute_force(full_model_data) -> None:
     _, _, _, loglik = mfrm._neg_log_posterior(x, d, t, logw)
     p = mfrm._unpack(x, d)
     ids = prep.ids.to_list()
-    vmap = dict(zip(truth["exchange_id"], truth["v"]))
+    vmap = dict(zip(truth["exchange_id"], truth["v"], strict=True))
     vals = np.array([vmap[k] for k in ids])  # z-scored over the rated exchanges, as fit_mfrm does
-    vz = dict(zip(ids, (vals - vals.mean()) / vals.std()))
-    gmap = dict(zip(truth["exchange_id"], truth["group"]))
+    vz = dict(zip(ids, (vals - vals.mean()) / vals.std(), strict=True))
+    gmap = dict(zip(truth["exchange_id"], truth["group"], strict=True))
     groups = sorted(set(gmap[k] for k in ids))
     crit_index = {c: j for j, c in enumerate(prep.criteria)}
     rater_index = {r: k for k, r in enumerate(prep.raters)}
@@ -202,8 +202,8 @@ def _grid_posterior(ratings: pl.DataFrame, res: mfrm.MFRMResult) -> tuple[np.nda
     Rasch likelihood ``σ(θ − b_j − s_r)`` at the fitted facets times the N(0, 1) prior on a 4,001-point grid
     (no Gauss–Hermite nodes, no code of the package)."""
     grid = np.linspace(-8.0, 8.0, 4001)
-    b = dict(zip(res.criteria, res.b))
-    s = dict(zip(res.raters, res.s))
+    b = dict(zip(res.criteria, res.b, strict=True))
+    s = dict(zip(res.raters, res.s, strict=True))
     ids = res.exchange_ids.to_list()
     loglik = np.zeros((len(ids), grid.size))
     row = {e: i for i, e in enumerate(ids)}

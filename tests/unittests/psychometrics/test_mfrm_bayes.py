@@ -70,10 +70,10 @@ def test_observations_round_trip() -> None:
             np.asarray(prep.criteria)[obs.crit],
             np.asarray(prep.raters)[obs.rater],
             obs.cat.astype(float),
-            np.round(obs.cov[:, 0], 12),
+            np.round(obs.cov[:, 0], 12), strict=True
         )
     )
-    v = dict(zip(truth["exchange_id"], (truth["v"] - truth["v"].mean()) / truth["v"].std(ddof=0)))
+    v = dict(zip(truth["exchange_id"], (truth["v"] - truth["v"].mean()) / truth["v"].std(ddof=0), strict=True))
     original = sorted(
         (e, c, r, s, round(float(v[e]), 12)) for e, r, c, s in ratings.select("exchange_id", "rater", "criterion", "score").iter_rows()
     )
@@ -111,7 +111,7 @@ def test_missing_extra_raises_config_error(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_option_errors() -> None:
-    ratings, truth = simulate_mfrm(n_items=10, seed=0)
+    ratings, _truth = simulate_mfrm(n_items=10, seed=0)
     with pytest.raises(ConfigError, match="sampler"):
         fit_mfrm_bayes(ratings, sampler="stan")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="target_accept"):
@@ -287,7 +287,7 @@ def test_nuts_topics_named_models_pooled_theta_and_effects() -> None:
     rng = np.random.default_rng(9)
     ratings, truth = simulate_mfrm(n_items=60, seed=9)
     shown = ["zeta", "alpha", "mu", "beta", "omega"]  # first appearance, not sorted
-    ratings = ratings.with_columns(pl.col("criterion").replace(dict(zip(["c1", "c2", "c3", "c4", "c5"], shown))))
+    ratings = ratings.with_columns(pl.col("criterion").replace(dict(zip(["c1", "c2", "c3", "c4", "c5"], shown, strict=True))))
     ids = truth["exchange_id"]
     cov = pl.DataFrame({"exchange_id": ids, "suff": (rng.random(60) < 0.5).astype(int)})
     top = pl.DataFrame({"exchange_id": ids, **{f"t{k}": (rng.random(60) < 0.4).astype(int) for k in range(3)}})

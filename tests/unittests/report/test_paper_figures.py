@@ -57,7 +57,7 @@ def test_delta_p_figure_seed_m3(m3_effects: pl.DataFrame, tmp_path: Path) -> Non
     assert [t.get_text() for t in axes[0].get_yticklabels()] == ["suff", "t1", "t2", "t3", "t4", "t5"]
     lo, hi = axes[0].get_xlim()
     assert lo == -hi and hi >= float(m3_effects.select(pl.col("hdi_low").abs().max(), pl.col("hdi_high").abs().max()).max_horizontal()[0])
-    for ax, crit in zip(axes, ["i1", "i2", "i3", "i4", "i5"]):
+    for ax, crit in zip(axes, ["i1", "i2", "i3", "i4", "i5"], strict=True):
         rows = m3_effects.filter(pl.col("criterion") == crit)
         filled, hollow = ax.lines[0], ax.lines[1]
         assert sorted(filled.get_xdata()) == sorted(rows.filter(pl.col("hdi_excl_zero"))["delta_p_mean"].to_list())
@@ -98,7 +98,7 @@ def test_compare_small_multiples_seed_001(s001_compare: pl.DataFrame, tmp_path: 
     heat = [ax for ax in fig.axes if ax.images and ax.get_label() != "<colorbar>"][:4]
     cell_w = heat[0].get_position().width * 7.0 / 15
     assert 0.30 <= cell_w <= 0.36
-    assert [t.get_text() for t in heat[-1].get_xticklabels()][0] == "deepseek_r1_70b · chemistry"
+    assert next(t.get_text() for t in heat[-1].get_xticklabels()) == "deepseek_r1_70b · chemistry"
     values = [t for t in heat[0].texts]
     assert len(values) == 75 and all(t.get_text().lstrip("−").startswith(".") or t.get_text()[0] == "1" for t in values)
     r = panels[0].r
@@ -129,7 +129,7 @@ def test_compare_figure_outlines_violations_and_splits_above_9_in(tmp_path: Path
     outlined = [p for p in figs[0].axes[0].patches if not p.get_fill()]
     assert len(outlined) == 3 * int(sum(abs((m - 3.5) / 5) > 0.5 for m in range(8)))
     for p in paths:
-        w, h = png_size(p)
+        w, _h = png_size(p)
         assert w <= 350 and border_is_background(p)
 
 

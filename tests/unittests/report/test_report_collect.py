@@ -26,7 +26,7 @@ def test_script_json_is_inert_and_round_trips(text):
 
 
 def test_script_json_refuses_nan():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not JSON compliant"):
         script_json([float("nan")])
 
 
@@ -73,7 +73,7 @@ def test_run_writes_the_report(study, example_dir):
     corr = pl.read_csv(study / "correlations.csv")
     table = data["correlations"][0]["table"]
     assert len(table["rows"]) == corr.height and data["correlations"][0]["control"] == ""
-    rho = dict(zip(zip(corr["metric"], corr["target"]), corr["rho"]))
+    rho = dict(zip(zip(corr["metric"], corr["target"], strict=True), corr["rho"], strict=True))
     got = {(r[table["columns"].index("metric")], r[table["columns"].index("target")]): r[table["columns"].index("rho")] for r in table["rows"]}
     assert all(abs(got[k] - v) < 1e-6 for k, v in rho.items() if v is not None and not math.isnan(v))
     assert data["exchanges"]["ratings"]["mistake_location"][0] in (0, 0.5, 1)
@@ -245,7 +245,7 @@ def test_report_shows_the_ratings_run_correlated_under_levels_and_drop_out_of_sc
         for c in set(expected.columns) - {"exchange_id"}:
             assert both[c].to_list() == both[f"{c}_got"].to_list(), c
     dropped = set(ratings["exchange_id"][changed].to_list())
-    assert all(v in (0.0, 1.0) for i, v in zip(ex["ids"], ex["ratings"]["mistake_location"]) if i in dropped)
+    assert all(v in (0.0, 1.0) for i, v in zip(ex["ids"], ex["ratings"]["mistake_location"], strict=True) if i in dropped)
     corr = pl.read_csv(out / "correlations.csv").filter((pl.col("metric") == "ttr") & (pl.col("target") == "mistake_location"))
     data = pl.read_csv(out / "metrics.csv").join(shown, on="exchange_id", suffix="_r")
     assert corr["rho"][0] == pytest.approx(stats.spearmanr(data["ttr"], data["mistake_location"]).statistic, abs=1e-12)

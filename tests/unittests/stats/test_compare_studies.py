@@ -44,7 +44,7 @@ def test_groups_are_resolved_per_subset_worked_example() -> None:
     assert out.height == 5
     assert out["dimension_value"].to_list() == ["gender", "ses", "ses", "ses", "ses"]
     assert out["test"].to_list() == ["wilcoxon", "friedman", "wilcoxon", "wilcoxon", "wilcoxon"]
-    assert list(zip(out["group_a"], out["group_b"])) == [("female", "male"), (None, None), ("low", "mid"), ("low", "high"), ("mid", "high")]
+    assert list(zip(out["group_a"], out["group_b"], strict=True)) == [("female", "male"), (None, None), ("low", "mid"), ("low", "high"), ("mid", "high")]
     assert out["n"].to_list() == [15, 10, 10, 10, 10]
     fr = out.row(1, named=True)
     assert fr["k"] == 3 and fr["chi2"] == pytest.approx(12.8, abs=1e-9) and fr["kendall_w"] == pytest.approx(0.64, abs=1e-12)
@@ -109,7 +109,7 @@ def test_strata_are_crossed_and_k_of_m() -> None:
     notes: list[str] = []
     out = compare_groups(df, group_col="trial", block_col="item", strata=["model", "domain"], n_resamples=0, log=notes.append)
     assert out.columns[:3] == ["model", "domain", "metric"]
-    assert list(zip(out["model"], out["domain"])) == [("M1", "math"), ("M1", "physics"), ("M2", "math"), ("M2", "physics")]
+    assert list(zip(out["model"], out["domain"], strict=True)) == [("M1", "math"), ("M1", "physics"), ("M2", "math"), ("M2", "physics")]
     assert notes == ["compare: 1 row(s) with a missing --strata value dropped"]
     one = compare_groups(df.filter((pl.col("model") == "M2") & (pl.col("domain") == "math")), metric_cols=["total"],
                          group_col="trial", block_col="item", n_resamples=0)  # fmt: skip
@@ -126,7 +126,7 @@ def test_directions_and_skipped_subsets() -> None:
     assert notes == ["compare: 1 subset(s) with fewer than two groups skipped: dimension_value=age"]
     wil = out.filter(pl.col("test") == "wilcoxon")
     # sorted groups per subset: female/male; high/low/mid
-    assert list(zip(wil["group_a"], wil["group_b"])) == [("female", "male"), ("high", "low"), ("high", "mid"), ("low", "mid")]
+    assert list(zip(wil["group_a"], wil["group_b"], strict=True)) == [("female", "male"), ("high", "low"), ("high", "mid"), ("low", "mid")]
     # lower is desirable: r_rb > 0 (group_a higher) favours group_b
     assert wil["favoured"].to_list() == ["male", "low", "mid", "low"]
     assert run(toy(), directions={"m": "neutral"})["favoured"].is_null().all()
@@ -153,7 +153,7 @@ def summary_example() -> pl.DataFrame:
     rows = [
         ("M", dom, "dimension", dv, metric, "wilcoxon", r, v, r)
         for dom, dv, metric, rs, vs in spec
-        for r, v in zip(rs, vs)
+        for r, v in zip(rs, vs, strict=True)
     ]
     return pl.DataFrame(rows, schema=["model", "domain", "dimension", "dimension_value", "metric", "test", "r_rb", "violation", "mean_diff"], orient="row")
 
@@ -198,7 +198,7 @@ def test_bonferroni_violation_interval() -> None:
     d = np.round(FRIEDMAN[:, 0] - FRIEDMAN[:, 1], 10)
     lo, hi, _ = _bootstrap_ci(d, 999, 1 - 0.05 / 4, 0)
     assert (wil_a["ci_low"][1], wil_a["ci_high"][1]) == (lo, hi)
-    assert wil_a["violation"].to_list() == [bool(a > 0 or b < 0) for a, b in zip(wil_a["ci_low"], wil_a["ci_high"])]
+    assert wil_a["violation"].to_list() == [bool(a > 0 or b < 0) for a, b in zip(wil_a["ci_low"], wil_a["ci_high"], strict=True)]
     assert wil_a["p"].to_list() == wil_p["p"].to_list()
 
 

@@ -91,7 +91,7 @@ def test_rank_biserial_vectorised_matches_definition() -> None:
     batch = np.round(rng.normal(0.3, 1, (50, 20)), 1)
     batch[:, :3] = 0.0
     out = rank_biserial(batch)
-    for row, r in zip(batch, out):
+    for row, r in zip(batch, out, strict=True):
         nz = row[row != 0]
         ranks = stats.rankdata(np.abs(nz))
         t_plus, t_minus = ranks[nz > 0].sum(), ranks[nz < 0].sum()
@@ -150,7 +150,7 @@ def test_friedman_follow_up_with_holm() -> None:
     default = compare_groups(df, metric_cols=["m"], group_col="cond", block_col="block", n_resamples=99)
     assert default["violation"].to_list() == [None, False, False, False]
     assert default["reason"].to_list() == ["", "too_few", "too_few", "too_few"]
-    assert list(zip(out["group_a"], out["group_b"])) == [("c1", "c2"), ("c1", "c3"), ("c2", "c3")]
+    assert list(zip(out["group_a"], out["group_b"], strict=True)) == [("c1", "c2"), ("c1", "c3"), ("c2", "c3")]
     np.testing.assert_allclose(out["p"], [0.02734375, 0.001953125, 0.02734375], atol=1e-12)
     np.testing.assert_allclose(out["p_adj"], [0.0546875, 0.005859375, 0.0546875], atol=1e-12)
     np.testing.assert_allclose(out["r_rb"], [-0.781818, -1.0, -0.781818], atol=1e-6)

@@ -77,7 +77,7 @@ def test_bootstrap_distribution_is_scipys() -> None:
     rng = np.random.default_rng(4)
     ds = [np.round(rng.normal(m, 1, 80), 1) for m in (0.0, 0.4, -0.8)]
     rb, mb = bootstrap_paired([signed_ranks(d) for d in ds], ds, 80, 300, seed=9)
-    for d, r, m in zip(ds, rb, mb):
+    for d, r, m in zip(ds, rb, mb, strict=True):
         res = stats.bootstrap((d,), rank_biserial, method="percentile", n_resamples=300, rng=np.random.default_rng(9), vectorized=True, axis=-1)
         np.testing.assert_array_equal(r, res.bootstrap_distribution)
         means = stats.bootstrap((d,), np.mean, method="percentile", n_resamples=300, rng=np.random.default_rng(9), vectorized=True, axis=-1)

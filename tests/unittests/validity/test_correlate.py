@@ -188,7 +188,7 @@ def test_reason_codes_constant_and_too_few() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ConstantInputWarning may escape
         table = spearman_matrix(df, ["ok", "const", "few", "few_const"], ["y"], ci="bca", n_resamples=199)
-    reasons = dict(zip(table["metric"], table["reason"]))
+    reasons = dict(zip(table["metric"], table["reason"], strict=True))
     assert reasons == {"ok": "", "const": "constant", "few": "too_few", "few_const": "too_few;constant"}
     bad = table.filter(pl.col("metric") != "ok")
     for col in ("rho", "ci_low", "ci_high", "p", "p_adj"):

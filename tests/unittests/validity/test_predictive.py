@@ -7,6 +7,9 @@ import polars as pl
 import pytest
 from scipy import stats
 
+from tutormetrics.validity.folds import group_folds
+from tutormetrics.validity.predictive import PredictOptions, predict_frame
+
 sklearn = pytest.importorskip("sklearn")
 from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 from sklearn.impute import SimpleImputer  # noqa: E402
@@ -15,9 +18,6 @@ from sklearn.metrics import accuracy_score, brier_score_loss, f1_score, log_loss
 from sklearn.model_selection import GroupKFold  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
-
-from tutormetrics.validity.folds import group_folds
-from tutormetrics.validity.predictive import PredictOptions, predict_frame
 
 NAN = float("nan")
 M1 = [12, 30, 25, 8, 40, 22, 15, 35, 18, 27, 9, 33, 21, 14, 38, 11, 26, 19, 31, 16]
@@ -59,7 +59,7 @@ def test_worked_example_folds_and_predictions(example):
 
 
 @pytest.mark.parametrize(
-    "model, measure, value, lo, hi",
+    ("model", "measure", "value", "lo", "hi"),
     [
         ("all", "rho", 0.8187518, 0.6807, 0.9266),
         ("all", "macro_f1", 0.6666667, 0.4722, 0.8237),
@@ -136,12 +136,12 @@ def test_folds_equal_sklearn_group_kfold(seed):
 def test_shuffling_rows_keeps_each_groups_fold():
     rng = np.random.default_rng(3)
     labels = np.repeat([f"c{j}" for j in range(30)], rng.integers(1, 9, 30))
-    base = dict(zip(labels, group_folds(labels, 5)))
+    base = dict(zip(labels, group_folds(labels, 5), strict=True))
     for _ in range(5):
         perm = rng.permutation(labels.size)
         shuffled = labels[perm]
         folds = group_folds(shuffled, 5)
-        assert {g: f for g, f in zip(shuffled, folds)} == base
+        assert {g: f for g, f in zip(shuffled, folds, strict=True)} == base
 
 
 # ---- independent scikit-learn pipeline -----------------------------------------------------------------
@@ -185,7 +185,7 @@ def test_logistic_equals_sklearn_pipeline(n_levels):
     np.testing.assert_allclose(ours, ref, atol=1e-7)
     label = ref.argmax(axis=1)
     t = res.table.filter(pl.col("model") == "all")
-    est = dict(zip(t["measure"], t["estimate"]))
+    est = dict(zip(t["measure"], t["estimate"], strict=True))
     if n_levels == 2:
         score = ref[:, 1]
         assert est["auc"] == pytest.approx(roc_auc_score(codes, score), abs=1e-6)
@@ -233,7 +233,7 @@ def test_ridge_continuous_and_hgb_equal_sklearn():
     pred = res.predictions.filter(pl.col("model") == "all")
     np.testing.assert_allclose(pred["score"].to_numpy(), ref, atol=1e-8)
     t = res.table.filter(pl.col("model") == "all")
-    est = dict(zip(t["measure"], t["estimate"]))
+    est = dict(zip(t["measure"], t["estimate"], strict=True))
     assert est["r2"] == pytest.approx(r2_score(cont, ref), abs=1e-9)
     assert est["pearson_r"] == pytest.approx(stats.pearsonr(cont, ref).statistic, abs=1e-9)
     assert est["rmse"] == pytest.approx(np.sqrt(np.mean((cont - ref) ** 2)), abs=1e-9)
@@ -249,7 +249,7 @@ def test_ridge_continuous_and_hgb_equal_sklearn():
 
 def test_cluster_bootstrap_interval_equals_expanded_resamples():
     """The weighted pass equals scikit-learn / scipy on the expanded resamples (same draws)."""
-    frame, x, y, g = _synthetic(seed=5, n_groups=25, levels=(0.0, 1.0))
+    frame, _x, y, g = _synthetic(seed=5, n_groups=25, levels=(0.0, 1.0))
     b = 300
     res = predict_frame(frame, targets=["y"], features=[f"m{j}" for j in range(5)], group_col="dlg",
                         options=PredictOptions(folds=5, n_resamples=b, seed=7))  # fmt: skip
@@ -270,8 +270,8 @@ def test_cluster_bootstrap_interval_equals_expanded_resamples():
         p = np.column_stack((1 - p1[rows], p1[rows]))
         vals["log_loss"].append(log_loss(yy, p, labels=[0, 1]))
     t = res.table.filter(pl.col("model") == "all")
-    for measure, v in vals.items():
-        v = np.asarray(v)
+    for measure, values in vals.items():
+        v = np.asarray(values)
         v = v[np.isfinite(v)]
         lo, hi = np.quantile(v, [0.025, 0.975])
         row = t.filter(pl.col("measure") == measure).row(0, named=True)
@@ -283,7 +283,7 @@ def test_cluster_bootstrap_interval_equals_expanded_resamples():
 
 def test_test_rows_do_not_reach_the_fit():
     """Changing the targets of one fold's rows, or one test row's features, leaves the other test predictions."""
-    frame, x, y, g = _synthetic(seed=6)
+    frame, x, y, _g = _synthetic(seed=6)
     feats = [f"m{j}" for j in range(5)]
     opts = PredictOptions(folds=5, ci="none")
     base = predict_frame(frame, targets=["y"], features=feats, group_col="dlg", options=opts).predictions
@@ -305,7 +305,7 @@ def test_test_rows_do_not_reach_the_fit():
 
 
 def test_metric_informative_only_in_test_fold_does_not_help():
-    frame, x, y, g = _synthetic(seed=8, levels=(0.0, 1.0))
+    frame, _x, y, g = _synthetic(seed=8, levels=(0.0, 1.0))
     folds = group_folds(g, 5)
     rng = np.random.default_rng(1)
     feats = ["m0", "m2"]
@@ -327,7 +327,7 @@ def test_metric_informative_only_in_test_fold_does_not_help():
 
 
 def test_target_reasons_and_judge():
-    frame, x, y, g = _synthetic(seed=9, levels=(0.0, 1.0))
+    frame, _x, y, _g = _synthetic(seed=9, levels=(0.0, 1.0))
     n = y.size
     judge = y.copy()
     judge[:7] = np.nan
@@ -371,10 +371,10 @@ def test_balanced_logistic_and_ridge_on_levels_equal_sklearn():
 
 
 def test_too_few_groups_and_class_codes():
-    frame, x, y, g = _synthetic(seed=13, n_groups=4)
+    frame, _x, _y, _g = _synthetic(seed=13, n_groups=4)
     res = predict_frame(frame, targets=["y"], features=["m0"], group_col="dlg", options=PredictOptions(ci="none"))
     assert res.table["reason"].to_list() == ["too_few_groups"] and res.table["measure"][0] is None
-    frame, x, y, g = _synthetic(seed=14, levels=(0.0, 1.0))
+    frame, _x, y, _g = _synthetic(seed=14, levels=(0.0, 1.0))
     rare = np.zeros(y.size)
     rare[:2] = 1.0  # one group holds both 1s: every other training fold has both levels, one has a single level
     frame = frame.with_columns(pl.Series("rare", rare))

@@ -257,8 +257,8 @@ def greedy_matching_batch(
     recall = np.full(n, np.nan)
 
     groups: dict[object, list[int]] = {}
-    for i, key in enumerate(prompt_keys):
-        key = key.item() if isinstance(key, np.generic) else key
+    for i, raw in enumerate(prompt_keys):
+        key = raw.item() if isinstance(raw, np.generic) else raw
         groups.setdefault(key, []).append(i)
 
     for members in groups.values():
@@ -301,8 +301,8 @@ def _greedy_blocked(
     col_best = np.full(n_p, -np.inf, dtype=dtype)
     p_rows = min(n_p, BLOCK_ROWS)
     r_rows = max(1, GREEDY_BLOCK_ELEMENTS // p_rows)
-    for r0, rb in row_blocks(resp, r_rows):
-        rb = _unit_rows(rb, dtype, normalized)
+    for r0, block in row_blocks(resp, r_rows):
+        rb = _unit_rows(block, dtype, normalized)
         for p0, pb in row_blocks(prompt, p_rows):
             sim = rb @ _unit_rows(pb, dtype, normalized).T
             rows, cols = row_best[r0 : r0 + len(rb)], col_best[p0 : p0 + len(pb)]

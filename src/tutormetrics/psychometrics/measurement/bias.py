@@ -154,7 +154,7 @@ def _pair_block(
     lev_idx = np.tile(np.arange(n_l), n_j) if criterion_first else np.repeat(np.arange(n_l), n_j)
     reason = list(res.reason)
     if group_reason is not None:  # a group without μ: its cells are extreme (or not converged)
-        reason = [group_reason[lev] or r for r, lev in zip(reason, lev_idx)]
+        reason = [group_reason[lev] or r for r, lev in zip(reason, lev_idx, strict=True)]
     bad = np.array([r != "" for r in reason])
     bias, se = np.where(bad, np.nan, res.bias), np.where(bad, np.nan, res.se)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -171,7 +171,7 @@ def _pair_block(
             "pair": [pair] * crit_idx.size, "level_a": names_a, "level_b": names_b, "n": res.n.astype(np.int64),
             "observed": res.observed, "expected": res.expected,
             "obs_minus_exp": np.where(res.n > 0, (res.observed - res.expected) / np.maximum(res.n, 1), np.nan),
-            "bias": bias, "se": se, "t": t, "df": [None if x else int(v) for x, v in zip(bad, df)], "p": p, "p_adj": p_adj,
+            "bias": bias, "se": se, "t": t, "df": [None if x else int(v) for x, v in zip(bad, df, strict=True)], "p": p, "p_adj": p_adj,
             "adjust": [rule.adjust] * crit_idx.size, "flag": flag.tolist(), "prior_mean": prior[lev_idx], "reason": reason,
         },
         schema=_SCHEMA,

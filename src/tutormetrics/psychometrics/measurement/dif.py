@@ -32,7 +32,7 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.psychometrics.measurement.bias import DifGroups
 from tutormetrics.psychometrics.measurement.estimates import Estimates
 from tutormetrics.psychometrics.measurement.fit import extreme_elements
-from tutormetrics.psychometrics.measurement.interaction import interaction_cells
+from tutormetrics.psychometrics.measurement.interaction import InteractionCells, interaction_cells
 from tutormetrics.psychometrics.measurement.mantel import (
     ets_class,
     ets_ordinal_class,
@@ -160,7 +160,9 @@ def _favours(cls: str, signed: float, none: str) -> str:
     return "focal" if signed > 0 else "reference"
 
 
-def _purified(compute: Callable[[list[set[int]]], list[dict[str, object]]], n_crit: int, flagged: Callable[[dict], bool], max_rounds: int):
+def _purified(
+    compute: Callable[[list[set[int]]], list[dict[str, object]]], n_crit: int, flagged: Callable[[dict], bool], max_rounds: int
+) -> tuple[list[dict[str, object]], list[set[int]], bool]:
     """Run ``compute`` with S_j = all \\ (F \\ {j}) until the flagged set F is stable; (rows, exclusions, stable)."""
     chosen: set[int] = set()
     for _ in range(max_rounds):
@@ -196,7 +198,7 @@ def _rasch_rows(
     return rows
 
 
-def _contrast_row(res, j: int, mu: np.ndarray, mu_reason: list[str]) -> dict[str, object]:
+def _contrast_row(res: InteractionCells, j: int, mu: np.ndarray, mu_reason: list[str]) -> dict[str, object]:
     ref, foc = 2 * j, 2 * j + 1
     reasons = [r for r in (mu_reason[1], mu_reason[0], res.reason[foc], res.reason[ref]) if r]
     row: dict[str, object] = {"prior_mean_focal": float(mu[1]), "prior_mean_reference": float(mu[0])}
@@ -256,7 +258,7 @@ def dif_table(
             rows += [_too_few(c, base) for c in est.criteria]
             continue
 
-        def observed(outs: list[set[int]], used=used, pair=pair) -> list[dict[str, object]]:
+        def observed(outs: list[set[int]], used: np.ndarray = used, pair: np.ndarray = pair) -> list[dict[str, object]]:
             """The observed-score rows of every criterion, the criteria in ``outs[j]`` left out of criterion j's matching score.
 
             Args:

@@ -152,7 +152,7 @@ def fit_flags(infit: np.ndarray, infit_z: np.ndarray, outfit: np.ndarray, outfit
     with np.errstate(invalid="ignore"):
         under = ((infit > rule.hi) & (infit_z >= rule.zstd)) | ((outfit > rule.hi) & (outfit_z >= rule.zstd))
         over = ((infit < rule.lo) & (infit_z <= -rule.zstd)) | ((outfit < rule.lo) & (outfit_z <= -rule.zstd))
-    return ["underfit" if u else "overfit" if o else "" for u, o in zip(under, over)]
+    return ["underfit" if u else "overfit" if o else "" for u, o in zip(under, over, strict=True)]
 
 
 def extreme_elements(key: np.ndarray, cat: np.ndarray, top: np.ndarray, n_keys: int) -> np.ndarray:

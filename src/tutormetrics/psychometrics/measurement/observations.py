@@ -101,7 +101,8 @@ def category_moments(
     Args:
         eta: linear predictors, any shape whose first axis is the rating.
         crit: the criterion (FACETS index) of each row of ``eta``.
-        tau: (J, M_max) thresholds; ``n_steps`` (J,) M_j.
+        tau: (J, M_max) thresholds.
+        n_steps: (J,) M_j, the number of steps of each criterion.
     """
     e, w, c = np.empty_like(eta), np.empty_like(eta), np.empty_like(eta)
     for j in np.unique(crit):

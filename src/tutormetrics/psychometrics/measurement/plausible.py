@@ -314,7 +314,9 @@ class _Ratings:
         return self.sum @ logp, self.sum @ resid, self.sum @ var
 
 
-def _marginal(psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, logw: np.ndarray, hessian: bool = False):
+def _marginal(
+    psi: np.ndarray, data: _Ratings, z: np.ndarray, t: np.ndarray, logw: np.ndarray, hessian: bool = False
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray | None]:
     """Marginal log-likelihood of ψ, its gradient, the per-exchange scores s_i and (optionally) the Hessian."""
     alpha, beta, sigma = psi[0], psi[1], math.exp(psi[2])
     theta = alpha + beta * z[:, None] + sigma * t[None, :]

@@ -53,7 +53,7 @@ def scale_warnings(est: Estimates, obs: Observations) -> list[str]:
     """The stderr warnings: each criterion with a negative item–rest r, naming it and pointing to ``--recode``,
     and each criterion with disordered thresholds."""
     lines = []
-    for crit, r in zip(est.criteria, item_rest_correlations(est, obs)):
+    for crit, r in zip(est.criteria, item_rest_correlations(est, obs), strict=True):
         if np.isfinite(r) and r < 0:
             lines.append(
                 f"warning: criterion {crit!r} runs against the others (item-rest r = {r:.2f}): if a high score means "

@@ -12,6 +12,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 import numpy as np
@@ -297,7 +298,7 @@ def _row_keys(m: sparse.csr_matrix) -> list[tuple[int, ...]]:
     """One hashable, sortable key per row of a canonical CSR matrix: its (column, count) pairs."""
     m.sort_indices()
     ind, dat, ptr = m.indices.tolist(), np.rint(m.data).astype(np.int64).tolist(), m.indptr.tolist()
-    return [tuple(v for pair in zip(ind[a:b], dat[a:b]) for v in pair) for a, b in zip(ptr[:-1], ptr[1:])]
+    return [tuple(v for pair in zip(ind[a:b], dat[a:b], strict=True) for v in pair) for a, b in pairwise(ptr)]
 
 
 def _patterns(counts_cat: sparse.csr_matrix, counts_cell: sparse.csr_matrix, score_total: np.ndarray) -> dict[str, Any]:
@@ -362,7 +363,7 @@ def reference_text(
         'theta=0; s=0 (mean rater); flag=0 (raw); len=212.4 (mean; z); topics=0'
     """
     parts = ["theta=0", "s=0 (mean rater)"]
-    for name, (scale, mean, _sd) in zip(cov_names, cov_scales):
+    for name, (scale, mean, _sd) in zip(cov_names, cov_scales, strict=True):
         parts.append(f"{name}=0 (raw)" if scale == "raw" else f"{name}={short_number(mean)} (mean; z)")
     if topic_names:
         parts.append("topics=0")
@@ -667,7 +668,7 @@ def _covariate_matrix(
         item_cov = joined.select(pl.col(cov_names).cast(pl.Float64)).to_numpy()
     except pl.exceptions.PolarsError as exc:
         raise InputSchemaError(f"covariates: {cov_names} must be numeric") from exc
-    const = [n for n, col in zip(cov_names, item_cov.T) if np.all(col == col[0])]
+    const = [n for n, col in zip(cov_names, item_cov.T, strict=True) if np.all(col == col[0])]
     if const:
         raise InputSchemaError(f"covariates: {', '.join(const)} is constant over the rated exchanges", hint="drop it")
     return cov_names, item_cov
@@ -762,7 +763,7 @@ def topic_matrix(
             raise InputSchemaError(f"topics: column {n!r} has values other than 0/1", hint="topics are 0/1 indicators")
     joined = _per_item_table(topics.with_columns(pl.col(names).cast(pl.Float64)), id_col, ids, names, "topics")
     mat = joined.select(names).to_numpy().astype(float)
-    for n, col in zip(names, mat.T):
+    for n, col in zip(names, mat.T, strict=True):
         if np.all(col == col[0]):
             raise InputSchemaError(
                 f"topics: column {n!r} is all {int(col[0])} over the rated exchanges", hint="drop it: it has no contrast"

@@ -56,7 +56,7 @@ def hdi(values: np.ndarray, prob: float = HDI_PROB) -> tuple[float, float]:
     n = x.size
     if n == 0:
         return float("nan"), float("nan")
-    m = int(math.floor(prob * n))
+    m = math.floor(prob * n)
     if m >= n:
         return float(x[0]), float(x[-1])
     widths = x[m:] - x[: n - m]
@@ -256,7 +256,7 @@ def effects_frame(
             for col, val in zip(
                 EFFECT_COLUMNS,
                 (term.effect, term.term, crit, term.contrast, reference, outcomes[j], p_ref, p_plugin, dp, mean, sd, lo,
-                 hi, pgt, bool(lo > 0 or hi < 0), method, n_draws if term.draws is not None else 0, ";".join(reason)),
+                 hi, pgt, bool(lo > 0 or hi < 0), method, n_draws if term.draws is not None else 0, ";".join(reason)), strict=True
             ):  # fmt: skip
                 rows[col].append(val)
     schema = {c: pl.Float64 for c in EFFECT_COLUMNS}

@@ -122,8 +122,8 @@ def _unpack(x: np.ndarray, d: Design) -> _Params:
         topic = np.zeros((d.n_crit, d.n_topics))
     tau = np.zeros((d.n_crit, d.m_max))
     pos = 0
-    for j, m in enumerate(d.n_steps):
-        m = int(m)
+    for j, steps in enumerate(d.n_steps):
+        m = int(steps)
         if m > 1:
             tau[j, :m] = d.q_steps[j].T @ parts["ztau"][pos : pos + m - 1]
             pos += m - 1
@@ -220,8 +220,8 @@ def _neg_log_posterior(
         g_tau = np.stack(
             [np.bincount(d.cell_j, g_tau_cell[:, h], minlength=d.n_crit) for h in range(d.m_max)], axis=1
         )
-        for j, m in enumerate(d.n_steps):
-            m = int(m)
+        for j, steps in enumerate(d.n_steps):
+            m = int(steps)
             if m > 1:
                 grads.append(d.q_steps[j] @ g_tau[j, :m])
     g = np.concatenate(grads) + gprior
@@ -261,8 +261,8 @@ def _natural_map(d: Design, raters: bool = True) -> tuple[np.ndarray, list[tuple
         blocks.append(block(np.kron(np.eye(d.n_crit), d.q_topic.T), offset))
         labels += [("topic", str(j), str(k)) for j in range(d.n_crit) for k in range(d.n_topics)]
     offset += sizes["ztopic"]
-    for j, m in enumerate(d.n_steps):
-        m = int(m)
+    for j, steps in enumerate(d.n_steps):
+        m = int(steps)
         if m > 1:
             blocks.append(block(d.q_steps[j].T, offset))
             offset += m - 1
@@ -356,7 +356,7 @@ class MFRMResult:
         diag = np.diag(self.covariance) if self.covariance.size else np.zeros(0)
         return np.sqrt(np.where(diag >= 0, diag, np.nan))
 
-    def facets_table(self, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:
+    def facets_table(self, n_draws: int = 4000, seed: int = 0) -> pl.DataFrame:  # noqa: C901 - one flat block per facet, in the order of the table's rows
         """Tidy facet estimates: ``facet, level, estimate, se, lower, upper, reference, plugin``.
 
         Facets: ``criterion`` (b_j), ``rater`` (s_r), ``covariate:<name>`` (γ_j, level = criterion),
@@ -386,7 +386,7 @@ class MFRMResult:
                 ref: The reference column value.
                 plugin: The plug-in estimate; ``None``: none.
             """
-            for key, val in zip(cols, (facet, level, float(est), float(se), float(lo), float(hi), ref, plugin)):
+            for key, val in zip(cols, (facet, level, float(est), float(se), float(lo), float(hi), ref, plugin), strict=True):
                 rows[key].append(val)
 
         index = {lab: i for i, lab in enumerate(self.natural_labels)}

@@ -49,7 +49,7 @@ def planted(
     criterion's category shares; r2 is ``severe`` logits more severe on c5; c3 is ``dif`` logits harder for the
     ``human`` group (40%, θ shifted by ``impact``). Returns (ratings, groups)."""
     rng = np.random.default_rng(seed)
-    n_crit, n_rat = 6, 4
+    n_crit = 6  # and 4 raters: the 4 severities of s below
     human = rng.permutation(np.arange(n) < int(0.4 * n))
     theta = rng.standard_normal(n) + impact * human
     b = np.linspace(-1.0, 1.0, n_crit)

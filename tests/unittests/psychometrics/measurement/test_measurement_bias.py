@@ -67,7 +67,7 @@ def test_against_an_independent_solver(bundled):
         def wbar(beta: float, cell=cell) -> np.ndarray:
             return np.array([pi[r["exchange_id"]] @ (lambda p: p * (1 - p))(expit(t - b[r["criterion"]] - s[r["rater"]] - beta)) for r in cell])
 
-        beta = optimize.brentq(lambda v: float(np.sum(x - ebar(v))), -10, 10, xtol=1e-14)
+        beta = optimize.brentq(lambda v, x=x: float(np.sum(x - ebar(v))), -10, 10, xtol=1e-14)
         se = 1 / np.sqrt(wbar(beta).sum())
         assert row["expected"] == pytest.approx(float(ebar(0.0).sum()), abs=1e-9)
         assert row["bias"] == pytest.approx(beta, abs=1e-8) and row["se"] == pytest.approx(se, abs=1e-8)

@@ -26,9 +26,9 @@ def test_files_equal_the_result(bundled, tmp_path):
 
 def test_offsets_are_the_fit_linear_predictor(bundled):
     """o_n = −b_j − s_r per rating, read off the facets table."""
-    b = dict(zip(bundled.est.criteria, bundled.est.b))
-    s = dict(zip(bundled.est.raters, bundled.est.s))
-    expected = np.array([-b[bundled.est.criteria[j]] - s[bundled.est.raters[r]] for j, r in zip(bundled.obs.crit, bundled.obs.rater)])
+    b = dict(zip(bundled.est.criteria, bundled.est.b, strict=True))
+    s = dict(zip(bundled.est.raters, bundled.est.s, strict=True))
+    expected = np.array([-b[bundled.est.criteria[j]] - s[bundled.est.raters[r]] for j, r in zip(bundled.obs.crit, bundled.obs.rater, strict=True)])
     np.testing.assert_allclose(bundled.obs.offset, expected, atol=1e-15)
     assert bundled.obs.n == bundled.ratings.height
 

@@ -56,7 +56,7 @@ def _spec_draw(loglik: np.ndarray, mean: np.ndarray, sd: float, u: np.ndarray) -
     p = np.exp(logp - logp.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     out = []
-    for row, ui in zip(p, u):
+    for row, ui in zip(p, u, strict=True):
         cdf = np.cumsum(row)
         hits = np.flatnonzero(cdf > ui)
         k = int(hits[0]) if hits.size else row.size - 1
