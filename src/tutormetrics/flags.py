@@ -30,7 +30,7 @@ from typing import Any
 __all__ = [
     "FLAG", "SEED_RANGE", "Flag", "FlagField", "argument", "confidence_flag", "control_flag", "flag", "flag_fields", "flag_of",
     "list_or_none", "metrics_cols_flag", "min_clusters_flag", "n_min_flag", "n_resamples_flag", "ratings_file_flag", "seed_flag", "split_list",
-    "theta_files_flag", "unique_list",
+    "theta_files_flag", "unique_list", "caption_flag", "where_flag", "dpi_flag",
 ]
 
 #: The ``metadata`` key of a field that is a command-line option.

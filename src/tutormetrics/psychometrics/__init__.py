@@ -15,6 +15,15 @@ from typing import Any
 #: Public name → submodule. Imported on first use, so ``tutormetrics.psychometrics.ratings`` (which the
 #: command modules need for option parsing) does not pull in scipy through the Rasch and agreement code.
 _EXPORTS = {
+    "RatingsInput": "ratings_input",
+    "RatingOptions": "ratings_input",
+    "theta_study": "mfrm.study",
+    "ThetaOptions": "theta_options",
+    "agreement_study": "agreement_study",
+    "AgreeOptions": "agree_options",
+    "ppi_study": "ppi_table",
+    "ppi_table": "ppi_table",
+    "ppi_plan_table": "ppi_table",
     "agreement_table": "agreement",
     "judge_table": "judge",
     "MFRMResult": "mfrm",
@@ -29,8 +38,9 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "MFRMResult", "Ratings", "agreement_table", "fit_mfrm", "fit_theta", "judge_table", "ratings_to_targets", "read_ratings",
-    "read_theta", "simulate_mfrm", "wide_ratings_to_targets",
+    "AgreeOptions", "MFRMResult", "RatingOptions", "Ratings", "RatingsInput", "ThetaOptions", "agreement_study",
+    "agreement_table", "fit_mfrm", "fit_theta", "judge_table", "ppi_plan_table", "ppi_study", "ppi_table",
+    "ratings_to_targets", "read_ratings", "read_theta", "simulate_mfrm", "theta_study", "wide_ratings_to_targets",
 ]
 
 

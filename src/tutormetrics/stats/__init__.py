@@ -7,6 +7,36 @@ Example:
     [0.03, 0.04, 0.04]
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, adjust_pvalues, significance_stars
 
-__all__ = ["ADJUST_METHODS", "adjust_pvalues", "significance_stars"]
+#: Names loaded with their module on first use (scipy stays out of the lexical path).
+_EXPORTS = {
+    "compare_study": "compare_study", "CompareOptions": "compare_options", "compare_groups": "paired",
+    "icc_forms": "icc", "trial_variability": "variability", "VariabilityOptions": "variability",
+    "aggregate_rates": "aggregate", "AggregateOptions": "aggregate", "ppi_mean": "ppi", "ppi_mean_clustered": "ppi",
+}
+
+__all__ = [
+    "ADJUST_METHODS", "AggregateOptions", "CompareOptions", "VariabilityOptions", "adjust_pvalues", "aggregate_rates",
+    "compare_groups", "compare_study", "icc_forms", "ppi_mean", "ppi_mean_clustered", "significance_stars",
+    "trial_variability",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``tutormetrics.stats.NAME``: the name from its module, imported on first use."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'tutormetrics.stats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tutormetrics.stats.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names too (for completion and ``help()``)."""
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -14,6 +14,7 @@ from typing import Any
 
 #: Each public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
+    "predict_study": "predict_study", "predict_files": "predict_files", "PredictOptions": "predict_options",
     "ValidityResult": "correlate", "correlate_with_targets": "correlate", "prevalence_ceiling": "correlate",
     "rho_matrix": "correlate", "spearman_matrix": "correlate", "plot_heatmap": "heatmap", "JoinReport": "join",
     "join_targets": "join", "SpearmanOptions": "options", "ValidateOptions": "options", "StudyResult": "study",
@@ -21,6 +22,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "PredictOptions", "predict_files", "predict_study",
     "JoinReport", "SpearmanOptions", "StudyResult", "ValidateOptions", "ValidityResult", "correlate_with_targets",
     "estimate_theta_targets", "join_targets", "plot_heatmap", "prevalence_ceiling", "rho_matrix", "spearman_matrix",
     "validate_metrics",
