@@ -12,11 +12,11 @@ from tutormetrics.psychometrics.ratings import (
     clean_long_ratings,
     is_long_ratings,
     ratings_to_targets,
-    read_ratings,
     read_theta,
     theta_to_targets,
     wide_ratings_to_targets,
 )
+from tutormetrics.psychometrics.ratings_input import read_ratings
 
 
 @pytest.fixture
@@ -184,13 +184,13 @@ def test_read_ratings_detects_layout(tmp_path: Path, long_two_raters: pl.DataFra
     long_path = tmp_path / "long.csv"
     long_two_raters.write_csv(long_path)
     assert is_long_ratings(long_two_raters)
-    assert read_ratings(long_path).columns == ["exchange_id", "tone", "guide"]
-    assert read_ratings(long_path, columns=["guide"]).columns == ["exchange_id", "guide"]
+    assert read_ratings(long_path).targets().columns == ["exchange_id", "tone", "guide"]
+    assert read_ratings(long_path).targets(columns=["guide"]).columns == ["exchange_id", "guide"]
     with pytest.raises(InputSchemaError, match="'humour' not found"):
-        read_ratings(long_path, columns=["humour"])
+        read_ratings(long_path).targets(columns=["humour"])
     wide_path = tmp_path / "wide.parquet"
     pl.DataFrame({"exchange_id": ["a", "b"], "tone@x": [1, 0], "tone@y": [1, 1]}).write_parquet(wide_path)
-    assert read_ratings(wide_path).rows() == [("a", 1.0), ("b", 0.5)]
+    assert read_ratings(wide_path).targets().rows() == [("a", 1.0), ("b", 0.5)]
 
 
 def test_theta_targets_skip_uncertainty_columns(tmp_path: Path) -> None:
@@ -215,12 +215,12 @@ def test_theta_targets_skip_uncertainty_columns(tmp_path: Path) -> None:
 
 @pytest.mark.mrbench
 def test_mrbench_ratings_single_gold_rater(mrbench_dir: Path) -> None:
-    targets = read_ratings(mrbench_dir / "ratings.csv")
+    targets = read_ratings(mrbench_dir / "ratings.csv").targets()
     assert targets.height == 1655
     assert len(targets.columns) == 9
     values = set(targets.drop("exchange_id").unpivot()["value"].to_list())
     assert values <= {0.0, 0.5, 1.0}
-    per = read_ratings(mrbench_dir / "ratings.csv", aggregate="per_rater")
+    per = read_ratings(mrbench_dir / "ratings.csv").targets("per_rater")
     assert all(c.endswith("@gold") for c in per.columns[1:])
     assert per.drop("exchange_id").to_numpy().tolist() == targets.drop("exchange_id").to_numpy().tolist()
 
