@@ -58,8 +58,9 @@ def test_renders_without_errors_or_network(page, study):
     url = (study["out"] / "report.html").as_uri()
     assert page.requests() == [url]  # the document itself, nothing else
     ids = page.evaluate("Array.from(document.querySelectorAll('section.card')).map(s => s.id)")
-    assert ids == ["provenance", "heatmap", "agreement", "theta", "groups", "exchanges"] or \
-        ids == ["provenance", "heatmap", "theta", "groups", "exchanges"]  # agreement needs two raters
+    measured = ["theta", "fit", "separation"]  # run writes fit.csv and separation.csv with an estimated θ (docs/measurement.md)
+    assert ids == ["provenance", "heatmap", "agreement", *measured, "groups", "exchanges"] or \
+        ids == ["provenance", "heatmap", *measured, "groups", "exchanges"], ids  # agreement needs two raters
     refs = page.evaluate("""Array.from(document.querySelectorAll('*')).flatMap(e =>
         ['src', 'href', 'xlink:href', 'action', 'poster', 'data'].map(a => e.getAttribute(a)).filter(v => v !== null))""")
     assert all(r.startswith(("#", "url(#")) for r in refs), refs
