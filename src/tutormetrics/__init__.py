@@ -10,20 +10,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from tutormetrics.lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
-_LAZY = {"Scorer": "tutormetrics.engine.scorer", "score_texts": "tutormetrics.engine.scorer",
-         "score_file": "tutormetrics.engine.file_scoring", "ScoreOptions": "tutormetrics.engine.file_scoring"}
+#: Each public name and the module that defines it, loaded on first use.
+_EXPORTS = {"Scorer": "engine.scorer", "score_texts": "engine.scorer",
+            "score_file": "engine.file_scoring", "ScoreOptions": "engine.file_scoring"}
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'tutormetrics' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = ["ScoreOptions", "Scorer", "__version__", "score_file", "score_texts"]

@@ -12,8 +12,7 @@ Encoder families (``EmbeddingSimilarity``, ``LayerwiseSynchrony``) import torch 
 
 from __future__ import annotations
 
-from typing import Any
-
+from tutormetrics.lazy_exports import lazy_exports
 from tutormetrics.metrics.base import ARTIFACTS, Artifacts, ColumnDescription, ExchangeBatch, Metric
 from tutormetrics.metrics.coherence import Coherence, coherence_texts
 from tutormetrics.metrics.columns import describe_columns, describe_table
@@ -61,20 +60,14 @@ from tutormetrics.metrics.registry import (
 )
 from tutormetrics.metrics.richness import LexicalRichness
 
-_LAZY = {
-    "EmbeddingSimilarity": "tutormetrics.metrics.embedding",
-    "LayerwiseSynchrony": "tutormetrics.metrics.synchrony",
-    "embedding_similarity_texts": "tutormetrics.metrics.embedding",
-    "layerwise_synchrony_texts": "tutormetrics.metrics.synchrony",
+_EXPORTS = {
+    "EmbeddingSimilarity": "embedding",
+    "LayerwiseSynchrony": "synchrony",
+    "embedding_similarity_texts": "embedding",
+    "layerwise_synchrony_texts": "synchrony",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'tutormetrics.metrics' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

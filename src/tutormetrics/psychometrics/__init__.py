@@ -9,8 +9,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tutormetrics.lazy_exports import lazy_exports
 
 #: Public name → submodule. Imported on first use, so ``tutormetrics.psychometrics.ratings`` (which the
 #: command modules need for option parsing) does not pull in scipy through the Rasch and agreement code.
@@ -44,13 +43,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'tutormetrics.psychometrics' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tutormetrics.psychometrics.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

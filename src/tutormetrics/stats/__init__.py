@@ -9,9 +9,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from tutormetrics.lazy_exports import lazy_exports
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, adjust_pvalues, significance_stars
 
 #: Names loaded with their module on first use (scipy stays out of the lexical path).
@@ -28,15 +26,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``tutormetrics.stats.NAME``: the name from its module, imported on first use."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'tutormetrics.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tutormetrics.stats.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names too (for completion and ``help()``)."""
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

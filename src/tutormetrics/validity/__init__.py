@@ -9,8 +9,7 @@ The names below load their module on first use, so importing :mod:`.options` (wh
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tutormetrics.lazy_exports import lazy_exports
 
 #: Each public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
@@ -29,15 +28,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``tutormetrics.validity.NAME``: the name from its module, imported on first use."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'tutormetrics.validity' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tutormetrics.validity.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names too (for completion and ``help()``)."""
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
