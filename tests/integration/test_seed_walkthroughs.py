@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from paper_files import check_paper_file
 
 from tutormetrics.cli import main
 
@@ -35,20 +36,6 @@ def prose_commands(seed: str) -> list[list[str]]:
     """The ``tutormetrics`` commands quoted inline in the section's prose (the preparation steps)."""
     prose = re.sub(r"```bash\n.*?```", "", _section(seed), flags=re.S)
     return [shlex.split(re.sub(r"\s+", " ", c))[1:] for c in re.findall(r"`(tutormetrics [^`]+)`", prose) if "-o" in c]
-
-
-def check_paper_file(path: Path) -> str:
-    """The text of a paper table, checked: a caption, no unescaped ``_ % #`` (tex), no number with more than
-    three decimals, no ``-0.000``."""
-    text = path.read_text(encoding="utf-8")
-    assert "-0.000" not in text and not re.search(r"(?<![\w.])-?\d+\.\d{4,}", text), path
-    if path.suffix == ".tex":
-        assert text.startswith("\\begin{table}[htbp]") and "\\caption{" in text and "\\label{tab:" in text
-        assert "\\toprule" in text and "\\bottomrule" in text and text.rstrip().endswith("\\end{table}")
-        assert not re.search(r"(?<!\\)[_%#]", text), path
-    else:
-        assert text.startswith("|") and "\n\nTable: " in text
-    return text
 
 
 def _run(commands: list[list[str]], where: Path, monkeypatch: pytest.MonkeyPatch) -> None:
