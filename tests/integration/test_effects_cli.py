@@ -137,3 +137,29 @@ def test_agree_recode_and_per_rater(app, runner, study, tmp_path) -> None:
     assert per_t.height == 10 and (per_t["top_score"] == 1.0).all()
     rates = per_t.filter(pl.col("criterion") == "c1")["rate"].to_list()
     assert table["bias_index"][0] == pytest.approx(rates[0] - rates[1], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kind", "columns", "message"),
+    [
+        ("covariates", {"x1": "length", "x2": "length2"}, "covariate 'x2' is a linear function of covariate 'x1'"),
+        ("covariates", {"f1": "suff", "f2": "suff"}, "covariate 'f2' is the same column as covariate 'f1'"),
+        ("topics", {"t1": "t_a", "t2": "t_a", "t3": "t_b"}, "topic 't2' is the same column as topic 't1'"),
+        ("groups", {"g": "exchange_id"}, "every exchange is its own group"),
+        ("groups", {"g": "one"}, "groups: column 'g' has one level ('all')"),
+    ],
+    ids=["collinear", "duplicated-0/1", "identical-topics", "group-per-exchange", "one-level-group"],
+)
+def test_theta_effects_refuse_terms_that_cannot_be_told_apart(app, runner, study, tmp_path, kind, columns, message) -> None:
+    """Issue 35: separate ΔP for terms that cannot be told apart was exit 0; now exit 2 before the fit, naming them,
+    and nothing is written."""
+    cov, top = pl.read_csv(study["cov"]), pl.read_csv(study["topics"])
+    source = cov.join(top, on="exchange_id").with_columns(length2=pl.col("length") * 2 + 3, one=pl.lit("all"))
+    bad = tmp_path / f"{kind}.csv"
+    source.select("exchange_id", *[pl.col(src).alias(dst) for dst, src in columns.items()]).write_csv(bad)
+    out, eff = tmp_path / "o.csv", tmp_path / "e.csv"
+    res = runner.invoke(app, ["theta", str(study["ratings"]), "-o", str(out), f"--{kind}", str(bad), "--effects", str(eff),
+                              "--effect-draws", "200"])  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert message in res.output and "Traceback" not in res.output
+    assert not out.exists() and not eff.exists()

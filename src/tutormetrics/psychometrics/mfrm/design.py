@@ -23,6 +23,7 @@ from scipy.special import logsumexp
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
+from tutormetrics.psychometrics.mfrm.identify import check_identified
 from tutormetrics.psychometrics.ratings import (
     Ratings,
     RatingsLike,
@@ -489,6 +490,8 @@ def prepare_ratings(
     strings and exchanges, criteria and raters are coded in sorted order, so the design does not depend
     on the row order of any input; ``display`` keeps the criteria's first-appearance order for output.
     ``ratings`` may be a :class:`~tutormetrics.psychometrics.ratings.Ratings` (cleaned once; pass its ``columns()``).
+    Covariates, topics, groups and rater sets that cannot be told apart raise here, before any fit
+    (:func:`~tutormetrics.psychometrics.mfrm.identify.check_identified`, ``docs/design/effects.md#identifiability``).
 
     Args:
         ratings: Long ratings (a table, a path or a cleaned ``Ratings``).
@@ -545,6 +548,9 @@ def prepare_ratings(
     item_cov, cov_scales = scale_covariates(cov_raw, cov_names, covariate_scale)
     item_group, group_levels = _group_codes(groups, group_col, id_col=id_col, ids=ids)
     topic_names, item_topic = topic_matrix(topics, topic_cols, id_col=id_col, ids=ids)
+    # terms that cannot be told apart are refused before any fit (docs/design/effects.md#identifiability)
+    check_identified(cov_raw, cov_names, item_topic, topic_names, item_group, group_levels,
+                     rated=(item_codes, rater_codes, len(raters)))
     design = build_design(
         item_codes,
         crit_codes,
@@ -794,4 +800,9 @@ def _group_codes(
         group_col = others[0]
     joined = _per_item_table(groups, id_col, ids, [group_col], "groups")
     item_group, levels = _codes(joined[group_col].cast(pl.String), sort=True)
+    if len(levels) < 2:  # no contrast: no group effect, and --effects would have no group rows
+        raise InputSchemaError(
+            f"groups: column {group_col!r} has one level ({levels[0]!r}) over the rated exchanges: no group contrast",
+            hint="drop --groups, or choose a column with two or more levels (--group-col)",
+        )
     return item_group, [str(g) for g in levels.to_list()]
