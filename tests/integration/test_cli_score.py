@@ -92,13 +92,16 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         "unknown metric": (["score", str(good), "-m", "bleu", "-o", str(tmp_path / "o.csv")], "unknown metric"),
         "bad extension": (["score", str(good), "-o", str(tmp_path / "o.xlsx")], ".xlsx"),
         "unknown encoding": (["score", str(latin), "--encoding", "klingon", "-o", str(tmp_path / "o.csv")], "encoding"),
+        # issue 35: a response scored against itself was exit 0
+        "prompt is the response": (["score", str(good), "--prompt", "response", "-o", str(tmp_path / "o.csv")],
+                                   "--prompt and --response both name the column 'response'"),
     }
 
 
 @pytest.mark.parametrize(
     "case",
     ["missing file", "empty file", "header only", "misspelt column", "duplicate ids", "not utf-8",
-     "unknown metric", "bad extension", "unknown encoding"],
+     "unknown metric", "bad extension", "unknown encoding", "prompt is the response"],
 )
 def test_bad_input_exits_2_with_a_message(tmp_path, capsys, case):
     args, needle = _bad_inputs(tmp_path)[case]

@@ -70,6 +70,7 @@ def test_stdout_and_keep(tmp_path, capsys):
         ("norole.csv", LONG + "c1,7,,again\n", [], "row 5: missing 'role'"),
         ("role.csv", LONG + "c1,7,narrator,again\n", ["--other-role", "error"], "unknown role 'narrator'"),
         ("nocol.csv", LONG.replace("text", "body", 1), [], "missing column 'text'"),
+        ("t.csv", LONG, ["--role-col", "text"], "--role-col and --text-col both name the column 'text'"),  # issue 35: was exit 0
         ("t.csv", LONG, ["--context", "0"], "invalid --context '0'"),
         ("t.csv", LONG, ["--context", "some"], "invalid --context 'some'"),
         ("t.csv", LONG, ["--tutor-role", "x", "--student-role", "X"], "both tutor and student roles"),

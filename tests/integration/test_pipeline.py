@@ -140,3 +140,17 @@ def test_mrbench_score_validate_heatmap(mrbench_dir, tmp_path, capsys):
         assert row["rho"] == pytest.approx(expected.statistic, abs=1e-12)
         assert row["p"] == pytest.approx(expected.pvalue, rel=1e-9)
         assert row["ci_low"] <= row["rho"] <= row["ci_high"]
+
+
+def test_run_group_col_typo_names_the_option_and_close_columns(tmp_path, example_dir, capsys):
+    """Issue 35: ``run --group-col dialogue`` (a typo) said "choose another column with --keep" after reading the
+    ratings; now exit 2 before any scoring, naming --group-col (and close names where there are some), not --keep."""
+    for typo, close in (("dialogue", None), ("Tutor", "'tutor'")):
+        code = main(["run", str(example_dir / "exchanges.csv"), "--ratings", str(example_dir / "ratings.csv"), "--prompt", "query",
+                     "-m", "lexical", "--group-col", typo, "-o", str(tmp_path / "o"), "--no-progress"])  # fmt: skip
+        err = capsys.readouterr().err
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert code == 2 and len(errors) == 1 and f"missing column {typo!r}" in errors[0], err
+        assert "--group-col" in err and "--keep" not in err and "[1/4] scoring" not in err
+        assert close is None or f"did you mean {close}?" in errors[0]
+        assert not (tmp_path / "o").exists()

@@ -64,7 +64,7 @@ def test_predict_writes_both_tables(files):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--group-col", "nope"], "group column 'nope'"),
+        (["--group-col", "nope"], "missing column 'nope'"),
         (["--group-col", "conversation_id", "--folds", "1"], "--folds must be at least 2"),
         (["--group-col", "conversation_id", "--judge", "gpt"], "the judge 'gpt' is not a rater"),
         (["--group-col", "conversation_id", "--judge-col", "missing_col"], "missing_col"),

@@ -317,3 +317,63 @@ def test_summarize_total_with_rating_criteria(tmp_path: Path, capsys: pytest.Cap
     m.with_columns(pl.col("bonus").alias("tone")).write_csv(clash)
     assert main(["summarize", str(clash), "--ratings", str(rp), "--n-resamples", "0", "--total", "total=tone+bonus", "-o", str(out)]) == 2
     assert "both a column and a criterion" in capsys.readouterr().err
+
+
+def _refused(capsys: pytest.CaptureFixture[str], code: int, *fragments: str) -> str:
+    """Exit 2 with one ``error:`` line naming ``fragments``, no exception class name, no traceback."""
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1, err
+    assert all(f in errors[0] for f in fragments), err
+    assert "Error" not in errors[0] and "Traceback" not in err, err
+    return err
+
+
+def test_table_commands_refuse_hostile_tables_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: aggregate's output names and infinite labels, variability's and compare's option clashes."""
+    clash = tmp_path / "clash.csv"
+    clash.write_text("q,n_rows,a,a_n\nq1,1,1,0\nq1,0,0,1\n")
+    out = tmp_path / "o.csv"
+    _refused(capsys, main(["aggregate", str(clash), "--by", "q", "-o", str(out)]), "'n_rows' (the row count and label 'n_rows')", "'a_n'")
+    inf = tmp_path / "inf.csv"
+    inf.write_text("q,lab\nq1,1\nq1,0\nq2,inf\n")
+    _refused(capsys, main(["aggregate", str(inf), "--by", "q", "-o", str(out)]), "row 3", "'lab'", "inf")
+    trials = tmp_path / "trials.csv"
+    trials.write_text("item,trial,grp,x\n1,1,a,1\n1,2,a,2\n2,1,a,3\n2,2,a,5\n")
+    _refused(capsys, main(["variability", str(trials), "--unit-col", "item", "--trial-col", "item", "-o", str(out)]),
+             "--unit-col and --trial-col both name the column 'item'")  # fmt: skip
+    _refused(capsys, main(["compare", str(trials), "--group-col", "grp", "--block-col", "grp", "--n-resamples", "0", "-o", str(out)]),
+             "--group-col and --block-col both name the column 'grp'")  # fmt: skip
+    _refused(capsys, main(["aggregate", str(trials), "--by", "item", "--cols", "x,item", "-o", str(out)]), "--by and --cols")
+    assert not out.exists()
+
+
+def test_table_commands_say_what_they_leave_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: a 0/1 label with R's NA is aggregated (NA missing); one with another spelling is left out with a
+    note; variability counts the rows with an empty trial or group it leaves out."""
+    turns = tmp_path / "turns.csv"
+    turns.write_text("q,lab,odd\nq1,1,1\nq1,NA,n.a.\nq2,0,0\n")
+    rates = tmp_path / "rates.csv"
+    assert main(["aggregate", str(turns), "--by", "q", "-o", str(rates)]) == 0
+    err = capsys.readouterr().err
+    assert pl.read_csv(rates).columns == ["q", "n_rows", "lab", "lab_n", "lab_n_na"]
+    assert "'odd' left out of the default labels: row 2 holds 'n.a.'" in err and "--cols" in err
+    trials = tmp_path / "trials.csv"
+    trials.write_text("item,trial,grp,x\n1,1,a,1\n1,2,a,2\n2,1,a,3\n2,2,a,5\n3,1,,3\n3,,a,4\n")
+    assert main(["variability", str(trials), "--group-col", "grp", "-o", str(tmp_path / "v.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "variability: 2 row(s) with an empty unit, trial or group left out (--trial-col 1, --group-col 1)" in err
+
+
+def test_summarize_counts_the_variables_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: ``summarize --vars resp_words,ttr`` said "24 variables" for a 2-variable table."""
+    metrics = tmp_path / "m.csv"
+    rng = np.random.default_rng(1)
+    pl.DataFrame({"exchange_id": [f"e{i}" for i in range(12)], "tutor": ["A", "B"] * 6,
+                  **{f"v{j}": rng.normal(size=12) for j in range(6)}}).write_csv(metrics)  # fmt: skip
+    out = tmp_path / "s.csv"
+    assert main(["summarize", str(metrics), "--vars", "v2,v0", "--n-resamples", "0", "-o", str(out)]) == 0
+    assert "summarize: 2 groups x 2 variables" in capsys.readouterr().err
+    assert pl.read_csv(out)["variable"].n_unique() == 2
+    assert main(["summarize", str(metrics), "--n-resamples", "0", "-o", str(tmp_path / "s.md")]) == 0
+    assert "summarize: 2 groups x 6 variables" in capsys.readouterr().err

@@ -87,6 +87,7 @@ def run(args: RunArgs) -> None:
     exchanges, ratings, dialogue, prompts = _inputs(args)
     score_options = replace(args.score, prompt_columns=prompts or ["prompt"])
     if not dialogue:  # the cluster and group columns travel with the metrics (kept, never metrics)
+        _require_input_columns(exchanges, score_options, {"--cluster-col": [args.validate.cluster_col], "--group-col": group_columns(args.group_col)})
         extra = [c for c in (args.validate.cluster_col, *group_columns(args.group_col)) if c and c not in score_options.keep_columns]
         score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
     check_named_columns(args.metrics_cols, "--metrics-cols")  # an id or structure column is exit 2 (docs/design/datasets.md#metric-columns)
@@ -111,6 +112,18 @@ def _history(args: RunArgs) -> DialogueOptions | None:
     if args.score.engine != "local":
         raise ConfigError("--history-col runs on the local engine only", hint="drop --engine ray")
     return args.dialogue
+
+
+def _require_input_columns(exchanges: Path, options: ScoreOptions, named: dict[str, list[str | None]]) -> None:
+    """The columns ``run`` carries into the metrics for its own options (``--group-col``, ``--cluster-col``) are in
+    the input: a missing one is exit 2 naming that option and the close column names, before any scoring."""
+    import polars as pl
+
+    from tutormetrics.io.tables import require_columns, scan_table
+
+    header = pl.DataFrame(schema=dict.fromkeys(scan_table(exchanges, options.input_format, encoding=options.encoding).collect_schema().names(), pl.String))
+    for option, cols in named.items():
+        require_columns(header, [c for c in cols if c], source=str(exchanges), option=option)
 
 
 def _inputs(args: RunArgs) -> tuple[Path, Path | None, bool, list[str]]:

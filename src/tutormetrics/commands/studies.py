@@ -66,7 +66,7 @@ def variability(args: VariabilityArgs) -> None:
     ICC(1,1)..ICC(C,k)) with F tests and 95% CIs, the pooled within-unit SD and the mean per-unit SD."""
     check_outputs([args.table], [args.output, args.units_out])
     frame = filter_rows(read_table(args.table, id_columns=args.trials.id_columns), args.where, args.table)
-    result = trial_variability(frame, args.trials)
+    result = trial_variability(frame, args.trials, log=_echo)
     write_result(result.icc, args.output, "variability", args.caption)
     if args.units_out:
         write_data(result.units, args.units_out, "--units-out")

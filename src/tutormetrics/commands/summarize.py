@@ -27,6 +27,7 @@ from tutormetrics.report.group_summary import (
     read_summary_metrics,
     summarize_metrics,
     write_summary,
+    written_variables,
 )
 
 __all__ = ["SummarizeArgs", "register", "summarize"]
@@ -67,10 +68,8 @@ def summarize(args: SummarizeArgs) -> None:
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     table = result.table
-    typer.echo(
-        f"summarize: {table['group'].n_unique()} groups x {table['variable'].n_unique()} variables -> {args.output} ({fmt})",
-        err=True,
-    )
+    shown = written_variables(table, args.layout, fmt)  # what the file holds (--vars, the paper table's set)
+    typer.echo(f"summarize: {table['group'].n_unique()} groups x {len(shown)} variables -> {args.output} ({fmt})", err=True)
 
 
 def register(app: typer.Typer) -> None:

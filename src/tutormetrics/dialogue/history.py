@@ -44,7 +44,7 @@ from tutormetrics.engine.runner import Scored, ScoringJob, run_job
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.ids import input_key
-from tutormetrics.io.tables import infer_format, read_table, require_columns
+from tutormetrics.io.tables import infer_format, read_table, require_columns, require_distinct
 from tutormetrics.metrics.columns import MANIFEST_KEY, ROLES_KEY, column_roles
 from tutormetrics.progress import Log, quiet
 
@@ -81,6 +81,8 @@ def history_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str
         source: the input's name in messages.
     """
     assert opts.history_col is not None
+    require_distinct({"--history-col": opts.history_col, "--response": opts.response_col}, command=source,
+                     hint="the history and the response are two different columns")  # fmt: skip
     require_columns(frame, [opts.history_col], source=source, option="--history-col")
     require_columns(frame, [opts.response_col], source=source, option="--response")
     as_transcript = replace(opts, transcript_col=opts.history_col, history_col=None, response_required=True)

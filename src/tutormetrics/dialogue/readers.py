@@ -30,7 +30,7 @@ from tutormetrics.engine.exchanges import stable_id
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.flags import flag
 from tutormetrics.ids import IdKey, input_key
-from tutormetrics.io.tables import infer_format, read_table, require_columns
+from tutormetrics.io.tables import infer_format, read_table, require_columns, require_distinct
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 
@@ -205,6 +205,7 @@ def long_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: str = 
         "--role-col": opts.role_col,
         "--text-col": opts.text_col,
     }
+    require_distinct(need, command=source, hint="the conversation, turn, role and text are four different columns")
     for option, col in need.items():
         require_columns(frame, [col], source=source, option=option)
     require_columns(frame, opts.keep_columns, source=source, option="--keep")
@@ -415,6 +416,8 @@ def transcript_conversations(frame: pl.DataFrame, opts: ReadOptions, *, source: 
     require_columns(frame, [opts.transcript_col], source=source, option="--transcript-col")
     with_response = opts.response_required or opts.response_col in frame.columns
     if with_response:
+        require_distinct({"--transcript-col": opts.transcript_col, "--response": opts.response_col}, command=source,
+                         hint="the transcript and the response are two different columns")  # fmt: skip
         require_columns(frame, [opts.response_col], source=source, option="--response")
     require_columns(frame, opts.keep_columns, source=source, option="--keep")
     if frame.height == 0:

@@ -34,7 +34,7 @@ from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.flags import flag
 from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
-from tutormetrics.io.tables import infer_format, require_columns, scan_table
+from tutormetrics.io.tables import infer_format, require_columns, require_distinct, scan_table
 from tutormetrics.progress import Log, quiet
 
 # --- command-line values of the score options ---------------------------------------------------------
@@ -251,6 +251,8 @@ def plan_input(path: Path, options: ScoreOptions) -> tuple[pl.LazyFrame, InputPl
         raise InputSchemaError(f"{path}: could not be read: {str(exc).splitlines()[0]}") from exc
     _check_text_columns(lf.collect_schema(), [*options.prompt_columns, options.response_column], path)
     probe = pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
+    require_distinct({"--prompt": list(options.prompt_columns), "--response": options.response_column}, command=str(path),
+                     hint="a response is scored against its prompt: they are different columns")  # fmt: skip
     require_columns(probe, list(options.prompt_columns), source=str(path), option="--prompt")
     require_columns(probe, [options.response_column], source=str(path), option="--response")
     require_columns(probe, list(options.keep_columns), source=str(path), option="--keep")

@@ -14,13 +14,13 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 import polars as pl
 
-from tutormetrics.errors import InputSchemaError
+from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.atomic import atomic_output
 from tutormetrics.io.formula_guard import (
     any_guarded,
@@ -32,7 +32,10 @@ from tutormetrics.io.formula_guard import (
     written_with_guard,
 )
 
-__all__ = ["TableFormat", "csv_separator", "infer_format", "read_table", "require_columns", "scan_table", "write_table"]
+__all__ = [
+    "TableFormat", "close_columns", "csv_separator", "infer_format", "read_table", "require_columns", "require_distinct",
+    "scan_table", "write_table",
+]
 
 TableFormat = Literal["csv", "parquet", "jsonl"]
 _EXTENSIONS: dict[str, TableFormat] = {
@@ -272,28 +275,83 @@ def _refuse_stringified(schema: pl.Schema, nested: dict[str, int], path: Path) -
             )
 
 
-def require_columns(df: pl.DataFrame, columns: list[str], *, source: str, option: str | None = None) -> None:
-    """Raise :class:`InputSchemaError` naming the missing columns and the closest existing ones.
+def close_columns(name: str, columns: Sequence[str], n: int = 3) -> list[str]:
+    """The columns a misspelt ``name`` most likely means: same name in another case first, then
+    :func:`difflib.get_close_matches` (ratio ≥ 0.6), then columns that contain ``name`` or are contained in it.
+
+    Args:
+        name: the column asked for.
+        columns: the table's columns.
+        n: at most this many.
+
+    >>> close_columns("Tutor", ["tutor", "tutors", "conversation_id"])
+    ['tutor', 'tutors']
+    >>> close_columns("dialogue", ["dialogue_id", "turn"]), close_columns("zz", ["turn"])
+    (['dialogue_id'], [])
+    """
+    import difflib
+
+    folded = name.casefold()
+    same_case = [c for c in columns if c.casefold() == folded and c != name]
+    close = difflib.get_close_matches(name, list(columns), n=n, cutoff=0.6)
+    inside = [c for c in columns if len(folded) >= 3 and (folded in c.casefold() or (len(c) >= 3 and c.casefold() in folded))]
+    return list(dict.fromkeys([*same_case, *close, *inside]))[:n]
+
+
+def _names(columns: Sequence[str], limit: int = 12) -> str:
+    """At most ``limit`` column names, then how many more: ``a, b, … (40 in all)``."""
+    shown = ", ".join(columns[:limit])
+    return shown if len(columns) <= limit else f"{shown}, … ({len(columns)} in all)"
+
+
+def require_columns(
+    df: pl.DataFrame, columns: list[str], *, source: str, option: str | None = None, also: str | None = None
+) -> None:
+    """Raise :class:`InputSchemaError` naming the missing columns and the closest existing ones
+    (:func:`close_columns`); the hint names ``option`` and the table's columns (the first 12).
 
     Args:
         df: the table.
         columns: the columns it must have.
         source: its name in the message.
-        option: the option that names another column, for the hint.
+        option: the option that names the column, for the hint.
+        also: another way out, added to the hint (e.g. carrying an input column with ``score --keep``).
     """
-    import difflib
-
-    missing = [c for c in columns if c not in df.columns]
+    present = set(df.columns)  # one set: the check is linear in the number of columns
+    missing = [c for c in columns if c not in present]
     if not missing:
         return
     parts = []
     for col in missing:
-        close = difflib.get_close_matches(col, df.columns, n=1, cutoff=0.6)
-        parts.append(f"{col!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    hint = f"available columns: {', '.join(df.columns)}"
-    if option:
-        hint += f"; choose another column with {option}"
+        close = close_columns(col, df.columns)
+        parts.append(f"{col!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
+    ways = [f"name an existing column with {option}" if option else "", also or ""]
+    hint = "; ".join([w for w in ways if w] + [f"the columns are {_names(df.columns)}"])
     raise InputSchemaError(f"{source}: missing column {', '.join(parts)}", hint=hint)
+
+
+def require_distinct(roles: Mapping[str, str | Sequence[str] | None], *, command: str, hint: str | None = None) -> None:
+    """Exit 2 when two options that need different columns name the same one (``--group-col grp --block-col grp``).
+
+    Args:
+        roles: option → the column(s) it names (``None``: not given); a column named twice by one option is not
+            checked here.
+        command: the command, for the message.
+        hint: the hint (default: each option names its own column).
+
+    >>> require_distinct({"--group-col": "grp", "--block-col": "grp"}, command="compare")
+    Traceback (most recent call last):
+    ...
+    tutormetrics.errors.ConfigError: compare: --group-col and --block-col both name the column 'grp'
+      hint: each of these options names a different column
+    """
+    seen: dict[str, str] = {}
+    for option, cols in roles.items():
+        for col in [cols] if isinstance(cols, str) else list(cols or []):
+            first = seen.setdefault(col, option)
+            if first != option:
+                raise ConfigError(f"{command}: {first} and {option} both name the column {col!r}",
+                                  hint=hint or "each of these options names a different column")  # fmt: skip
 
 
 def _is_utf8(encoding: str) -> bool:

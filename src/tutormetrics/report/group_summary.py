@@ -49,7 +49,7 @@ from tutormetrics.stats.totals import TotalSpec, add_total, parse_slots, parse_t
 
 __all__ = [
     "SummarizeOptions", "SummaryLayout", "SummaryResult", "check_totals", "read_summary_metrics", "summarize",
-    "summarize_metrics", "write_summary",
+    "summarize_metrics", "write_summary", "written_variables",
 ]
 
 
@@ -325,6 +325,20 @@ def _with_group_columns(table: pl.DataFrame, metrics: pl.DataFrame, cols: Sequen
     return out.select([*names[:at], *cols, *names[at:]])
 
 
+def written_variables(table: pl.DataFrame, layout: SummaryLayout, fmt: str) -> list[str]:
+    """The variables :func:`write_summary` writes of the summary ``table`` in format ``fmt`` (``csv``, ``md``,
+    ``tex``): ``--vars`` when given, else every variable (csv) or the paper table's default set (md/tex).
+
+    Args:
+        table: The summary table (``SummaryResult.table``).
+        layout: The ``--vars``, format and orientation.
+        fmt: The format :meth:`SummaryLayout.formats` chose.
+    """
+    if fmt in ("md", "tex") or layout.variables:
+        return paper_variables(table, layout.variables, diagnostics=fmt not in ("md", "tex"))
+    return table["variable"].unique(maintain_order=True).to_list()
+
+
 def write_summary(
     result: SummaryResult, output: str | os.PathLike[str], layout: SummaryLayout | None = None, *, group_col: str = "group",
     total: str | None = None, caption: str | None = None,
@@ -351,7 +365,7 @@ def write_summary(
         return fmt
     table = result.table
     if layout.variables:
-        keep = paper_variables(table, layout.variables, diagnostics=True)
+        keep = written_variables(table, layout, fmt)
         order = pl.col("variable").replace_strict({v: i for i, v in enumerate(keep)}, return_dtype=pl.Int64)
         table = table.filter(pl.col("variable").is_in(keep)).sort(order, "group", maintain_order=True)
     write_table(table, output, kind)

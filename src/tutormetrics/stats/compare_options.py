@@ -16,13 +16,16 @@ from typing import ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag, metrics_cols_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
-from tutormetrics.stats.group_columns import join_group_cols
+from tutormetrics.io.tables import require_distinct
+from tutormetrics.stats.group_columns import group_columns, join_group_cols
 
-__all__ = ["ADJUST", "CompareOptions", "read_directions"]
+__all__ = ["ADJUST", "DISTINCT_HINT", "CompareOptions", "read_directions"]
 
 #: ``--adjust`` of ``compare`` (``docs/statistics.md#paired-group-comparisons``).
 ADJUST = ("holm", "bonferroni", "bh", "by", "none")
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+#: why the group, block, subset and metric columns must differ (``docs/commands/compare.md#options``)
+DISTINCT_HINT = "groups are compared within blocks, per subset, on metric columns: each option names a different column"
 
 
 def _list(values: list[str] | str | None) -> list[str]:
@@ -116,6 +119,8 @@ class CompareOptions:
             bad = [k for k in keys or [] if k not in allowed]
             if bad:
                 raise ConfigError(f"{name}: unknown key(s) {bad}", hint=f"use {', '.join(sorted(allowed))}")
+        require_distinct({"--group-col": group_columns(self.group_col), "--block-col": self.block_col, "--strata": self.strata,
+                          "--dimension": self.dimensions, "--metrics-cols": self.metrics_cols}, command="compare", hint=DISTINCT_HINT)  # fmt: skip
         if figure is not None and os.path.splitext(os.fspath(figure))[1].lower() not in FIGURE_SUFFIXES:
             raise ConfigError(f"{figure}: cannot tell the figure format", hint="name the figure .png, .svg or .pdf")
 

@@ -34,8 +34,9 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
-from tutormetrics.io.tables import require_columns
+from tutormetrics.io.tables import require_columns, require_distinct
 from tutormetrics.progress import Log, quiet
+from tutormetrics.stats.compare_options import DISTINCT_HINT
 from tutormetrics.stats.multiplicity import ADJUST_METHODS, AdjustMethod, adjust_pvalues, significance_stars
 from tutormetrics.stats.paired_bootstrap import (
     bootstrap_paired,
@@ -624,9 +625,8 @@ def compare_groups(
     strata = list(dict.fromkeys(strata or []))
     require_columns(df, strata, source="metrics", option="--strata")
     require_columns(df, dimensions, source="metrics", option="--dimension")
-    overlap = set(strata) & set(dimensions) | {group_col, block_col} & set(strata + dimensions)
-    if overlap:
-        raise ConfigError(f"column(s) {sorted(overlap)} used twice among --group-col/--block-col/--strata/--dimension")
+    require_distinct({"--group-col": group_col, "--block-col": block_col, "--strata": strata, "--dimension": dimensions,
+                      "--metrics-cols": list(metric_cols or [])}, command="compare", hint=DISTINCT_HINT)  # fmt: skip
     metric_cols = _check_input(df.head(0), metric_cols, group_col, block_col, skip=[*strata, *dimensions])
     _check_groups(df, group_col, groups)
     wilcoxon_kwargs = {"round_to": round_to, "n_min": n_min, "n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}

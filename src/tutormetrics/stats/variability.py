@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -22,7 +22,8 @@ import polars as pl
 
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.flags import flag, split_list
-from tutormetrics.io.tables import require_columns
+from tutormetrics.io.tables import require_columns, require_distinct
+from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.group_columns import group_columns, group_order, join_group_cols, with_group_label
 
 __all__ = ["VariabilityOptions", "VariabilityResult", "trial_variability", "variability_table"]
@@ -62,53 +63,118 @@ class VariabilityResult(NamedTuple):
     units: pl.DataFrame
 
 
-def trial_variability(table: pl.DataFrame, options: VariabilityOptions | None = None) -> VariabilityResult:
+def trial_variability(table: pl.DataFrame, options: VariabilityOptions | None = None, log: Log = quiet) -> VariabilityResult:
     """``variability`` from Python: :func:`variability_table` of ``table`` under ``options``
-    (``docs/commands/variability.md``).
+    (``docs/commands/variability.md``); ``log`` receives the note on rows left out (an empty unit, trial or group).
+
+    Args:
+        table: the long table, one row per unit × trial (× group).
+        options: the unit, trial and group columns and the columns analysed.
+        log: where the notes go.
 
     >>> df = pl.DataFrame({"item": [1, 1, 2, 2, 3, 3], "trial": [1, 2] * 3, "total": [10., 11., 14., 14., 8., 9.]})
     >>> round(trial_variability(df).icc["icc"][0], 4)
     0.9579
     """
     o = options or VariabilityOptions()
-    return VariabilityResult(*variability_table(table, unit_col=o.unit_col, trial_col=o.trial_col, group_col=o.group_col, cols=o.cols))
+    return VariabilityResult(*variability_table(table, unit_col=o.unit_col, trial_col=o.trial_col, group_col=o.group_col, cols=o.cols, log=log))
 
 _COLUMNS = ["group", "variable", "form", "mcgraw_wong", "n_units", "n_trials", "icc", "ci_low", "ci_high",
             "f", "df1", "df2", "p", "sd_within", "mean_unit_sd", "reason"]  # fmt: skip
 
 
-def _matrix(sub: pl.DataFrame, unit_col: str, trial_col: str, col: str, trials: list[object]) -> tuple[np.ndarray, list[object]]:
-    """Units × trials matrix (NaN where a unit lacks a trial or a value) and the unit keys (sorted)."""
-    wide = (
-        sub.select(pl.col(unit_col), pl.col(trial_col), pl.col(col).cast(pl.Float64).fill_nan(None))
-        .pivot(on=trial_col, index=unit_col, values=col)
-        .sort(unit_col)
-    )
-    names = [str(t) for t in trials]
-    for nm in names:
-        if nm not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(nm))
-    return wide.select(names).fill_null(np.nan).to_numpy().astype(float), wide[unit_col].to_list()
+#: values per block of columns analysed together (bounds the memory of one block's units × trials × columns array)
+_BLOCK = 1 << 21
+
+
+def _empty_keys(df: pl.DataFrame, options: dict[str, list[str]], log: Log) -> pl.DataFrame:
+    """Rows with an empty (missing or blank) unit, trial or group left out, counted per option on one stderr line."""
+    empty = {opt: pl.any_horizontal(pl.col(c).is_null() | (pl.col(c).cast(pl.String).str.strip_chars() == "") for c in cols)
+             for opt, cols in options.items() if cols}  # fmt: skip
+    flags = df.select(**{opt: e for opt, e in empty.items()})
+    anyone = flags.select(pl.any_horizontal(pl.all())).to_series()
+    if anyone.any():
+        counts = ", ".join(f"{opt} {int(flags[opt].sum())}" for opt in flags.columns if flags[opt].any())
+        log(f"variability: {int(anyone.sum())} row(s) with an empty unit, trial or group left out ({counts})")
+        df = df.filter(~anyone)
+    return df
+
+
+def _block(
+    y: np.ndarray, group: str, names: list[str], unit_keys: list[str], k: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The ICC rows and per-unit rows of one block: ``y`` is columns × units × trials (NaN where missing)."""
+    from tutormetrics.stats.icc import FORMS, icc_arrays  # scipy when the ICCs are computed, not when the CLI starts
+
+    v, u, _ = y.shape
+    out = icc_arrays(y)
+    n = out["n_units"]
+    full = np.isfinite(y).all(2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = np.where(full[:, :, None], y - np.where(full, y.mean(2), 0.0)[:, :, None], 0.0) ** 2
+        ok = (n >= 2) & (k >= 2)
+        sd_within = np.where(ok, np.sqrt(dev.sum((1, 2)) / (n * (k - 1))), np.nan)
+        unit_sd = np.sqrt(dev.sum(2) / (k - 1))
+        mean_unit_sd = np.where(ok, np.where(full, unit_sd, 0.0).sum(1) / n, np.nan)
+    dropped = np.array([f"dropped_{u - m}_incomplete_units" if u - m else "" for m in n.tolist()], dtype=object)
+    reason = np.array([";".join(x for x in (r, d) if x) for r, d in zip(out["reason"].ravel(), np.repeat(dropped, 6), strict=True)], dtype=object)
+    icc = {
+        "group": np.full(v * 6, group, dtype=object), "variable": np.repeat(np.array(names, dtype=object), 6),
+        "form": np.tile(np.array([f for f, _, _ in FORMS], dtype=object), v), "mcgraw_wong": np.tile(np.array([m for _, m, _ in FORMS], dtype=object), v),
+        "n_units": np.repeat(n, 6), "n_trials": np.full(v * 6, k),
+        **{key: out[key].ravel() for key in ("icc", "ci_low", "ci_high", "f", "df1", "df2", "p")},
+        "sd_within": np.repeat(sd_within, 6), "mean_unit_sd": np.repeat(mean_unit_sd, 6), "reason": reason,
+    }  # fmt: skip
+    has = np.isfinite(y)
+    count = has.sum(2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(has, y, 0.0).sum(2) / count
+        sd = np.sqrt(np.where(has, (y - mean[:, :, None]) ** 2, 0.0).sum(2) / (count - 1))
+    keep = (count > 0).ravel()
+    units = {
+        "group": np.full(int(keep.sum()), group, dtype=object), "variable": np.repeat(np.array(names, dtype=object), u)[keep],
+        "unit": np.tile(np.array(unit_keys, dtype=object), v)[keep], "n_trials": count.ravel()[keep],
+        "mean": mean.ravel()[keep], "sd": np.where(count >= 2, sd, np.nan).ravel()[keep],
+        "min": np.where(has, y, np.inf).min(2).ravel()[keep], "max": np.where(has, y, -np.inf).max(2).ravel()[keep],
+    }  # fmt: skip
+    return icc, units
+
+
+def _group_blocks(sub: pl.DataFrame, group: str, unit_col: str, trial_col: str, cols: list[str]) -> Iterator[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """The blocks of one group: its units (sorted) × trials (sorted) × a block of columns, each through :func:`_block`."""
+    codes = sub.select(pl.col(unit_col).rank("dense").cast(pl.Int64) - 1, pl.col(trial_col).rank("dense").cast(pl.Int64) - 1)
+    ui, ti = codes[unit_col].to_numpy(), codes[trial_col].to_numpy()
+    unit_keys = sub[unit_col].unique().sort().to_list()
+    u, k = len(unit_keys), int(ti.max()) + 1 if ti.size else 0
+    step = max(1, _BLOCK // max(1, u * k))
+    for start in range(0, len(cols), step):
+        names = cols[start : start + step]
+        x = sub.select(pl.col(names).cast(pl.Float64).fill_nan(None)).to_numpy().astype(float)  # null -> NaN
+        y = np.full((u, k, len(names)), np.nan)
+        y[ui, ti, :] = x
+        yield _block(np.ascontiguousarray(y.transpose(2, 0, 1)), group, names, unit_keys, k)
 
 
 def variability_table(
-    df: pl.DataFrame, *, unit_col: str, trial_col: str, group_col: str | None = None, cols: Sequence[str] | None = None
+    df: pl.DataFrame, *, unit_col: str, trial_col: str, group_col: str | None = None, cols: Sequence[str] | None = None, log: Log = quiet
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The ICC table (columns ``group, variable, form, mcgraw_wong, n_units, n_trials, icc, ci_low, ci_high,
     f, df1, df2, p, sd_within, mean_unit_sd, reason``) and the per-unit table (``group, variable, unit,
-    n_trials, mean, sd, min, max``).
+    n_trials, mean, sd, min, max``). Rows with an empty unit, trial or group are left out and counted through
+    ``log``; the work is a few array passes per block of columns, linear in rows × columns.
 
     Args:
         df: the long table, one row per unit × trial (× group).
         unit_col: column naming the rated unit (the ICC rows).
         trial_col: column naming the repeated trial (the ICC columns).
-        group_col: column splitting the table into groups analysed apart; ``None``: one group.
+        group_col: column(s) (comma-joined) splitting the table into groups analysed apart; ``None``: one group.
         cols: numeric columns to analyse; ``None`` takes every numeric column but the keys.
+        log: where the note on left-out rows goes.
     """
-    from tutormetrics.stats.icc import icc_forms  # scipy when the ICCs are computed, not when the CLI starts
-
     group_cols = group_columns(group_col)
     keys = [unit_col, trial_col, *group_cols]
+    require_distinct({"--unit-col": unit_col, "--trial-col": trial_col, "--group-col": group_cols, "--cols": list(cols or [])},
+                     command="variability", hint="the unit, the trial, the group and the analysed columns are different columns")  # fmt: skip
     require_columns(df, keys, source="table", option="--unit-col/--trial-col/--group-col")
     if cols is None:
         cols = [c for c, dt in df.schema.items() if (dt.is_integer() or dt.is_float()) and c not in keys]
@@ -116,9 +182,11 @@ def variability_table(
             raise InputSchemaError("table: no numeric column to analyse", hint="name them with --cols")
     cols = list(dict.fromkeys(cols))
     require_columns(df, cols, source="table", option="--cols")
+    schema = df.schema
     for c in cols:
-        if not (df.schema[c].is_numeric() or df.schema[c] in (pl.Boolean, pl.Null)):
+        if not (schema[c].is_numeric() or schema[c] in (pl.Boolean, pl.Null)):
             raise InputSchemaError(f"table: column {c!r} is not numeric", hint="choose numeric columns with --cols")
+    df = _empty_keys(df.select([*keys, *cols]), {"--unit-col": [unit_col], "--trial-col": [trial_col], "--group-col": group_cols}, log)
     df = df.with_columns(pl.col(trial_col).cast(pl.String), pl.col(unit_col).cast(pl.String))
     if not group_cols:
         df = df.with_columns(pl.lit("").alias("__group"))
@@ -133,32 +201,22 @@ def variability_table(
             f"table: {dup.height} (group, unit, trial) combination(s) occur more than once, e.g. unit {r[unit_col]!r} trial {r[trial_col]!r}",
             hint="one row per group, unit and trial (aggregate first)",
         )
-    rows, units = [], []
+    parts = df.with_columns(pl.col(group_col).cast(pl.String)).partition_by(group_col, as_dict=True, maintain_order=True)
+    icc_parts, unit_parts = [], []
     for group in order:
-        sub = df.filter(pl.col(group_col).cast(pl.String) == group)
-        trials = sorted(sub[trial_col].drop_nulls().unique().to_list())
-        for col in cols:
-            y, unit_keys = _matrix(sub.filter(pl.col(trial_col).is_not_null()), unit_col, trial_col, col, trials)
-            has = np.isfinite(y)
-            for key, vals in zip(unit_keys, y, strict=True):
-                v = vals[np.isfinite(vals)]
-                if v.size:
-                    sd = float(v.std(ddof=1)) if v.size >= 2 else float("nan")
-                    units.append({"group": group, "variable": col, "unit": str(key), "n_trials": int(v.size),
-                                  "mean": float(v.mean()), "sd": sd, "min": float(v.min()), "max": float(v.max())})  # fmt: skip
-            complete = y[has.all(1)] if y.size else np.empty((0, len(trials)))
-            incomplete = int(y.shape[0] - complete.shape[0])
-            forms = icc_forms(complete)
-            n, k = complete.shape
-            ok = n >= 2 and k >= 2
-            ms_w = float(((complete - complete.mean(1, keepdims=True)) ** 2).sum() / (n * (k - 1))) if ok else float("nan")
-            mean_unit_sd = float(complete.std(1, ddof=1).mean()) if ok else float("nan")
-            for r in forms:
-                reasons = [x for x in (r["reason"], f"dropped_{incomplete}_incomplete_units" if incomplete else "") if x]
-                rows.append({"group": group, "variable": col, **r, "sd_within": float(np.sqrt(ms_w)), "mean_unit_sd": mean_unit_sd,
-                             "reason": ";".join(reasons)})  # fmt: skip
-    schema = {c: (pl.String if c in ("group", "variable", "form", "mcgraw_wong", "reason") else pl.Int64 if c in ("n_units", "n_trials") else pl.Float64) for c in _COLUMNS}
-    table = pl.DataFrame([{c: r[c] for c in _COLUMNS} for r in rows], schema=schema, orient="row")
+        if (group,) in parts:
+            for icc, units in _group_blocks(parts[(group,)], group, unit_col, trial_col, cols):
+                icc_parts.append(icc)
+                unit_parts.append(units)
+    schema_out = {c: (pl.String if c in ("group", "variable", "form", "mcgraw_wong", "reason") else pl.Int64 if c in ("n_units", "n_trials") else pl.Float64) for c in _COLUMNS}
     unit_schema = {"group": pl.String, "variable": pl.String, "unit": pl.String, "n_trials": pl.Int64, "mean": pl.Float64,
                    "sd": pl.Float64, "min": pl.Float64, "max": pl.Float64}  # fmt: skip
-    return table, pl.DataFrame(units, schema=unit_schema, orient="row")
+    return _frame(icc_parts, schema_out), _frame(unit_parts, unit_schema)
+
+
+def _frame(parts: list[dict[str, np.ndarray]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """The blocks' columns concatenated into one frame of ``schema``."""
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    return pl.DataFrame({c: pl.Series(c, np.concatenate([p[c] for p in parts]).tolist() if dt == pl.String else np.concatenate([p[c] for p in parts]), dtype=dt, strict=False)
+                         for c, dt in schema.items()})  # fmt: skip

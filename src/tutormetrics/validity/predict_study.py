@@ -195,9 +195,7 @@ def predict_study(
     if judge is not None and judge_cols:
         raise ConfigError("--judge and --judge-col exclude each other", hint="name the judge as a rater or as a metrics column")
     require_columns(metrics, [id_col], source="metrics", option="--id")
-    if group_col not in metrics.columns:
-        raise InputSchemaError(f"the group column {group_col!r} is not in the metrics table",
-                               hint="carry it with `score --keep conversation_id`")  # fmt: skip
+    require_columns(metrics, [group_col], source="metrics", option="--group-col", also=f"carry an input column with `score --keep {group_col}`")
     controls = list(dict.fromkeys(c.strip() for c in controls if c.strip()))
     require_columns(metrics, controls, source="metrics", option="--control")
     per_target, bare = parse_judge_cols(judge_cols)

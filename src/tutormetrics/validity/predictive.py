@@ -37,6 +37,7 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.bootstrap import single_threaded_blas
 from tutormetrics.validity import decision_rules
@@ -818,9 +819,7 @@ def predict_frame(
     features, controls = list(features), list(controls)
     if not features:
         raise InputSchemaError("no feature column", hint="pass --metrics-cols or a metrics table with numeric metric columns")
-    if group_col not in frame.columns:
-        raise InputSchemaError(f"the group column {group_col!r} is not in the metrics table",
-                               hint="carry it with `score --keep conversation_id`, or name it with --group-col")  # fmt: skip
+    require_columns(frame, [group_col], source="metrics", option="--group-col", also=f"carry an input column with `score --keep {group_col}`")
     groups_all = frame.get_column(group_col).cast(pl.String)
     empty = groups_all.is_null() | (groups_all.str.strip_chars() == "")
     if empty.any():

@@ -216,3 +216,25 @@ def test_effects_figure_names_interval_direction_and_empty_cells(tmp_path) -> No
     adj = plot_effect_matrix(run(toy(), family="all", n_resamples=199, violation_ci="bonferroni"))
     assert "Bonferroni-adjusted CI" in adj._suptitle.get_text().replace("\n", " ")
     assert (tmp_path / "f.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    ("kw", "named"),
+    [
+        ({"group_col": "level", "block_col": "level"}, "--group-col and --block-col both name the column 'level'"),
+        ({"group_col": "level", "block_col": "question_id", "metric_cols": ["m", "question_id"]}, "--block-col and --metrics-cols"),
+        ({"group_col": "level", "block_col": "question_id", "strata": ["level"]}, "--group-col and --strata"),
+        ({"group_col": "level", "block_col": "question_id", "strata": ["dimension"], "dimensions": ["dimension"]}, "--strata and --dimension"),
+    ],
+)
+def test_compare_option_columns_must_differ(kw: dict[str, object], named: str) -> None:
+    """Issue 35: --group-col grp --block-col grp was a polars DuplicateError; every pair of the pairing, subset and
+    metric options naming one column is exit 2 naming both options, in the Python API and before reading (check)."""
+    from tutormetrics.stats.compare_options import CompareOptions
+
+    with pytest.raises(ConfigError, match=named) as exc:
+        compare_groups(toy(), n_resamples=0, **kw)  # type: ignore[arg-type]
+    assert "\n" not in str(exc.value).split("\n  hint:")[0] and "Error" not in str(exc.value)
+    names = {"group_col": "group_col", "block_col": "block_col", "metric_cols": "metrics_cols", "strata": "strata", "dimensions": "dimensions"}
+    with pytest.raises(ConfigError, match=named):
+        CompareOptions(**{names[k]: v for k, v in kw.items()}).check(summary=False)  # type: ignore[arg-type]
