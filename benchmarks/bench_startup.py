@@ -89,11 +89,19 @@ def run_case(src: Path | None, code: str, args: list[str], cwd: Path, store: str
         env["TUTORMETRICS_ONNX_DIR"] = store
     result = cwd / "result.json"
     result.unlink(missing_ok=True)
-    t0 = time.perf_counter()
+    cpu0, t0 = _children_cpu(), time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code, str(result), *args], check=False, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     info = json.loads(result.read_text()) if result.exists() else {"rc": proc.returncode, "stderr": proc.stderr[-500:]}
-    return {"seconds": wall, **info}
+    return {"seconds": wall, "cpu_seconds": cpu, **info}
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes (less sensitive to other jobs than wall time)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 _NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve".split()
@@ -156,6 +164,11 @@ def summarize(res: dict, runs: list[dict], sides: dict) -> None:
     for r in timed:
         table.setdefault((r["case"], r["side"]), []).append(r["seconds"])
     res["median"] = {f"{c}/{s}": C.median(v) for (c, s), v in table.items()}
+    cpu: dict[str, list[float]] = {}
+    for r in timed:
+        if "cpu_seconds" in r:
+            cpu.setdefault(f"{r['case']}/{r['side']}", []).append(r["cpu_seconds"])
+    res["median_cpu"] = {k: C.median(v) for k, v in cpu.items()}
     res["failed"] = [r for r in timed if r.get("rc") not in (0, None)]
     res["imports"] = {f"{r['case']}/{r['side']}": r.get("mods") for r in timed if r.get("mods") is not None}
     bare, naive = res["median"].get("bare/-"), res["median"].get("naive/-")
@@ -201,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     res["runs"] = runs
     summarize(res, runs, sides)
     C.write_json(args.name, res)
-    keys = ("median", "full_over_bare", "per_round_full_over_bare", "naive_over_peers", "naive_after_imports_over_peers",
+    keys = ("median", "median_cpu", "full_over_bare", "per_round_full_over_bare", "naive_over_peers", "naive_after_imports_over_peers",
             "imports", "failed")
     print(json.dumps({k: res.get(k) for k in keys}, indent=1, default=str))
     return 0

@@ -15,13 +15,37 @@ from collections.abc import Sequence
 import typer
 
 from tutormetrics import __version__
+from tutormetrics.commands.lazy import LazyCommand, lazy_group
 from tutormetrics.encoders.config import ensure_offline
 from tutormetrics.errors import TutorMetricsError
 
 EXIT_OK, EXIT_GATE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 INTERRUPTED = "interrupted; rerun the same command to resume (finished chunks are kept and verified)"
 
+#: Every command, in ``--help`` order: the module under ``tutormetrics.commands`` whose ``register`` adds it, and the
+#: function (or ``typer.Typer``) whose help it shows. A module is imported only when one of its commands runs or
+#: shows its own ``--help``; ``tutormetrics --help`` reads the help from the source (``docs/development.md#command-loading``).
+COMMANDS = {
+    "score": LazyCommand("score", "score"),
+    "metrics": LazyCommand("metrics", "metrics"),
+    "validate": LazyCommand("validity", "validate"),
+    "heatmap": LazyCommand("validity", "heatmap"),
+    "theta": LazyCommand("theta", "theta"),
+    "agree": LazyCommand("agree", "agree"),
+    "compare": LazyCommand("compare", "compare"),
+    "summarize": LazyCommand("summarize", "summarize"),
+    "aggregate": LazyCommand("studies", "aggregate"),
+    "variability": LazyCommand("studies", "variability"),
+    "run": LazyCommand("run", "run"),
+    "report": LazyCommand("report", "report"),
+    "convert": LazyCommand("convert", "convert"),
+    "predict": LazyCommand("predict", "predict"),
+    "ppi": LazyCommand("ppi", "ppi"),
+    "encoder": LazyCommand("encoder", "encoder_app"),
+}
+
 app = typer.Typer(
+    cls=lazy_group(COMMANDS),
     name="tutormetrics",
     help="Reference-free metrics for LLM tutor replies, validated against expert rubric ratings and Rasch theta.",
     no_args_is_help=True,
@@ -43,32 +67,6 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
 ) -> None:
     """Score exchanges, validate metrics against ratings and theta, and draw heatmaps."""
-
-
-def _register_commands() -> None:
-    """Every command, explicitly: each command module's ``register`` adds its commands (``--help`` lists them in
-    this order)."""
-    from tutormetrics.commands import (
-        agree,
-        compare,
-        convert,
-        encoder,
-        ppi,
-        predict,
-        report,
-        run,
-        score,
-        studies,
-        summarize,
-        theta,
-        validity,
-    )
-
-    for module in (score, validity, theta, agree, compare, summarize, studies, run, report, convert, encoder, predict, ppi):
-        module.register(app)
-
-
-_register_commands()
 
 
 def _dispatch(args: list[str]) -> None:

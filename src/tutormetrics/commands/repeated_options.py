@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tutormetrics.errors import ConfigError
@@ -28,7 +28,7 @@ _COUNT = {2: "twice", 3: "three times"}
 
 
 def _is_group(command: Any) -> bool:
-    return isinstance(getattr(command, "commands", None), dict)
+    return isinstance(getattr(command, "commands", None), Mapping)  # the root's is lazy (commands/lazy.py), not a dict
 
 
 def _subcommand(group: Any, args: Sequence[str]) -> tuple[Any, list[str]] | None:

@@ -1,4 +1,4 @@
-"""``tutormetrics score`` and ``tutormetrics metrics``: thin commands over :mod:`tutormetrics.engine.file_scoring`
+"""``tutormetrics score``: a thin command over :mod:`tutormetrics.engine.file_scoring`
 (``docs/commands/score.md``).
 
 Example:
@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
@@ -28,7 +27,6 @@ __all__ = ["ScoreArgs", "check_score_form", "prompt_given", "register", "score"]
 
 def register(app: typer.Typer) -> None:
     command(app, "score", score, outputs=("output", "conversations", "embeddings"))
-    app.command("metrics")(list_metrics_command)
 
 
 @dataclass(kw_only=True)
@@ -145,40 +143,3 @@ def _to_stdout(frame, csv_formula_guard: bool) -> None:  # noqa: ANN001 - a pola
 
             frame = guard_formulas(frame)
         frame.write_csv(sys.stdout)
-
-
-def list_metrics_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-) -> None:
-    """List every registered metric family with its description, output columns and direction."""
-    import json
-
-    from tutormetrics.metrics.registry import REGISTRY
-
-    rows = []
-    for name in REGISTRY.names():
-        cls = REGISTRY.get_class(name)
-        metric = cls()
-        n_layers = 6 if "encoder" in cls.requires else None  # the bundled MiniLM-L6; real runs read the model
-        directions = metric.column_directions(n_layers)
-        rows.append(
-            {
-                "name": name,
-                "description": cls.description,
-                "requires": sorted(cls.requires),
-                "columns": {c: directions.get(c) for c in metric.columns(n_layers)},
-                "params": metric.get_params(),
-            }
-        )
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2))
-        return
-    arrow = {True: "↑ higher is better", False: "↓ lower is better", None: "· no direction"}
-    for row in rows:
-        typer.echo(f"{row['name']}  [{', '.join(row['requires']) or 'text'}]")
-        typer.echo(f"    {row['description']}")
-        if row["params"]:
-            typer.echo("    params: " + ", ".join(f"{row['name']}.{k}={v!r}" for k, v in row["params"].items()))
-        for col, direction in row["columns"].items():
-            typer.echo(f"      {col:<26} {arrow[direction]}")
-    typer.echo("\nGroups for --metrics: all, lexical (no encoder), encoder. sync_lNN columns follow the model's layer count.")

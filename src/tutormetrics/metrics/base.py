@@ -9,16 +9,17 @@ read-only :class:`Artifacts` to every family.
 from __future__ import annotations
 
 import inspect
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
 from tutormetrics.text import detect_language
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # annotations only: listing the registry imports no numpy (docs/development.md#command-loading)
+
     from tutormetrics.encoders.artifacts import EncodedTexts
 
 #: Artifact names a metric may require. "tokens": T(x) per text; "sentences": S(x) counts;
@@ -198,7 +199,7 @@ class Metric(ABC):
 
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
         """Documented closed range ``(low, high)`` of each column's defined values (NaN aside)."""
-        return {c: (-np.inf, np.inf) for c in self.columns(n_layers)}
+        return {c: (-math.inf, math.inf) for c in self.columns(n_layers)}
 
     def nan_reasons(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, int]]:
         """Optional: per column, how many exchanges of ``batch`` are NaN and why (``{column: {reason: count}}``).

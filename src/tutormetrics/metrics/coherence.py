@@ -8,22 +8,16 @@ and the long-text (window / truncate) case.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
-
-from tutormetrics.encoders.spill import is_spilled, row_blocks
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
-from tutormetrics.metrics.functional.coherence import (
-    consecutive_cosine,
-    response_coherence,
-    sentence_spans,
-    sentence_token_ranges,
-)
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from tutormetrics.encoders.artifacts import EncodedTexts
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 
@@ -54,12 +48,16 @@ class Coherence(Metric):
         return {"resp_coherence": (-1.0, 1.0)}
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
         enc = _encoded(art)
         cache = {i: _coherence(enc, art.texts[i], i) for i in set(batch.response_idx.tolist())}
         return {"resp_coherence": np.array([cache[i] for i in batch.response_idx], dtype=np.float64)}
 
     def nan_reasons(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, dict[str, int]]:
         """``empty`` (no encoded token), ``no_offsets`` (slow tokenizer), ``one_sentence`` (fewer than two)."""
+        from tutormetrics.metrics.functional.coherence import sentence_spans
+
         enc = art.encoded
         if enc is None:
             return {}
@@ -69,7 +67,7 @@ class Coherence(Metric):
                 why[i] = "empty"
             elif enc.token_offsets is None or enc.token_norms is None:
                 why[i] = "no_offsets"
-            elif np.isnan(_coherence(enc, art.texts[i], i)):
+            elif math.isnan(_coherence(enc, art.texts[i], i)):
                 why[i] = "one_sentence" if len(sentence_spans(art.texts[i])) < 2 else "undefined"
             else:
                 why[i] = ""
@@ -85,6 +83,16 @@ def _encoded(art: Artifacts) -> EncodedTexts:
 
 
 def _coherence(enc: EncodedTexts, text: str, i: int) -> float:
+    import numpy as np
+
+    from tutormetrics.encoders.spill import is_spilled, row_blocks
+    from tutormetrics.metrics.functional.coherence import (
+        consecutive_cosine,
+        response_coherence,
+        sentence_spans,
+        sentence_token_ranges,
+    )
+
     if enc.token_offsets is None or enc.token_norms is None or enc.n_content_tokens[i] == 0:
         return float("nan")
     states, norms = enc.token_states[i], enc.token_norms[i].astype(np.float64)

@@ -7,15 +7,16 @@ none), which ``score --dialogue`` passes with every tutor turn; on plain exchang
 
 from __future__ import annotations
 
+import math
 import re
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
-from tutormetrics.metrics.functional.embedding import cosine_rows
 from tutormetrics.metrics.functional.overlap import jaccard
 from tutormetrics.text import split_sentences, tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 #: The aux text this family reads: the most recent earlier student turn.
 PREV_STUDENT = "prev_student"
@@ -64,10 +65,14 @@ class DialogueTurnMetrics(Metric):
         return cols if self.encoder else [c for c in cols if not c.startswith("emb_")]
 
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
-        ranges = {"prev_student_jaccard_1": (0.0, 1.0), "emb_prev_student_cos": (-1.0, 1.0), "resp_questions": (0.0, np.inf)}
+        ranges = {"prev_student_jaccard_1": (0.0, 1.0), "emb_prev_student_cos": (-1.0, 1.0), "resp_questions": (0.0, math.inf)}
         return {c: ranges[c] for c in self.columns(n_layers)}
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        from tutormetrics.metrics.functional.embedding import cosine_rows
+
         n = len(batch)
         prev = np.asarray(batch.aux_idx.get(PREV_STUDENT, np.full(n, -1)), dtype=np.int64)
         ri = np.asarray(batch.response_idx, dtype=np.int64)

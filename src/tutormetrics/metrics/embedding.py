@@ -11,12 +11,12 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
-
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
-from tutormetrics.metrics.functional.embedding import EMBEDDING_COLUMNS, embedding_similarity_batch
+from tutormetrics.metrics.functional.names import EMBEDDING_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from tutormetrics.encoders.artifacts import EncodedTexts
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 
@@ -57,6 +57,10 @@ class EmbeddingSimilarity(Metric):
         return {} if n_layers is None else {"emb_mean_cos": pooled_cosine_key(n_layers, exclude_special=False)}
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        from tutormetrics.metrics.functional.embedding import embedding_similarity_batch
+
         enc = _encoded(art, self.name)
         pi = np.asarray(batch.prompt_idx, dtype=np.int64)
         ri = np.asarray(batch.response_idx, dtype=np.int64)
@@ -93,6 +97,8 @@ def window_diagnostics(
         prompt_idx: index into ``encoded`` of each exchange's prompt.
         response_idx: index into ``encoded`` of each exchange's response.
     """
+    import numpy as np
+
     pi = np.asarray(prompt_idx, dtype=np.int64)
     ri = np.asarray(response_idx, dtype=np.int64)
     return {
@@ -134,6 +140,8 @@ def score_texts(
         encoder: a :class:`TextEncoder`, an :class:`EncoderConfig`, or ``None`` for the bundled all-MiniLM-L6-v2.
         progress: ``True`` bars, ``False`` nothing, ``None`` by whether stderr is a terminal.
     """
+    import numpy as np
+
     prompts, responses = list(prompts), list(responses)
     if len(prompts) != len(responses):
         raise ValueError(f"expected as many prompts as responses, got {len(prompts)} and {len(responses)}")

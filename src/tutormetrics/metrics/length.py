@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from typing import TYPE_CHECKING
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
@@ -15,6 +16,9 @@ from tutormetrics.metrics.functional.length import (
 )
 from tutormetrics.metrics.functional.readability import textstat_sentences
 from tutormetrics.text import split_sentences
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 LENGTH_COLUMNS = [
     "resp_chars",
@@ -63,6 +67,8 @@ class LengthStructure(Metric):
         return list(LENGTH_COLUMNS)
 
     def _sentences(self, art: Artifacts, indices: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         if self.sentence_mode not in ("spec", "textstat"):
             raise ConfigError(f"sentence_mode must be spec or textstat, got {self.sentence_mode!r}")
         if self.sentence_mode == "spec" and not self.strip_code_fences:
@@ -79,8 +85,8 @@ class LengthStructure(Metric):
         return np.array([count[i] for i in indices], dtype=np.float64)
 
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
-        ranges = dict.fromkeys(LENGTH_COLUMNS, (0.0, np.inf))
-        ranges["resp_mean_word_len"] = (1.0, np.inf)
+        ranges = dict.fromkeys(LENGTH_COLUMNS, (0.0, math.inf))
+        ranges["resp_mean_word_len"] = (1.0, math.inf)
         ranges["concision_band"] = (0.0, 2.0)
         return ranges
 
@@ -88,6 +94,8 @@ class LengthStructure(Metric):
         return {c: (True if c == "concision_band" else None) for c in LENGTH_COLUMNS}  # band 2 = concise
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
         assert art.tokens is not None and art.sentences is not None
         cps, bands = check_concision(self.chars_per_sentence, self.concision_bands)
         chars = np.array([len(art.texts[i].strip()) for i in range(len(art.texts))], dtype=np.float64)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from typing import TYPE_CHECKING
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional.lexical import lexical_diversity
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 DIVERSITY_COLUMNS = ["ttr", "distinct_1", "distinct_2", "distinct_3", "entropy_1", "entropy_2", "rep_1", "rep_2"]
 VARIANT_COLUMNS = [
@@ -43,10 +47,12 @@ class LexicalDiversity(Metric):
         ranges = dict.fromkeys(self.columns(), (0.0, 1.0))
         for c in ("entropy_1_nats", "entropy_2_nats", "distinct_2_li", "distinct_3_li"):
             if c in ranges:
-                ranges[c] = (0.0, np.inf)
+                ranges[c] = (0.0, math.inf)
         return ranges
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
         assert art.tokens is not None
         cache: dict[int, dict[str, float]] = {}
         for i in set(batch.response_idx.tolist()):

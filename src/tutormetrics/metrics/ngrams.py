@@ -12,14 +12,15 @@ the canonical n = 1, 2 (3) columns.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional.lexical import distinct_n, ngram_entropy, repetition_n
 from tutormetrics.metrics.functional.overlap import containment, jaccard
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 class _NGramMetric(Metric):
@@ -40,6 +41,8 @@ class _NGramMetric(Metric):
         return dict.fromkeys(self.columns(), (0.0, 1.0))
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
         self._check()
         assert art.tokens is not None
         if self.pair:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional.overlap import OVERLAP_COLUMNS, ngram_sets, overlap_from_sets
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 class PromptOverlap(Metric):
@@ -23,6 +26,8 @@ class PromptOverlap(Metric):
         return dict.fromkeys(OVERLAP_COLUMNS, (0.0, 1.0))
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
         assert art.tokens is not None
         sets = {i: ngram_sets(art.tokens[i]) for i in {*batch.prompt_idx.tolist(), *batch.response_idx.tolist()}}
         rows = [overlap_from_sets(sets[p], sets[r]) for p, r in zip(batch.prompt_idx.tolist(), batch.response_idx.tolist(), strict=True)]

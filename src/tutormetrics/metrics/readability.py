@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from typing import TYPE_CHECKING
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional._util import NAN
@@ -14,6 +15,9 @@ from tutormetrics.metrics.functional.readability import (
     textstat_words,
 )
 from tutormetrics.text import normalize
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 READABILITY_COLUMNS = ["flesch_reading_ease", "flesch_kincaid_grade"]
 
@@ -57,9 +61,11 @@ class Readability(Metric):
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
         # 121.22 / -3.40 assume >= 1 syllable per word; CMUdict's few vowel-less entries ("hmm", "shh")
         # count 0 syllables, which can push a text up to 206.835 - 1.015 (FRE) or down to -15.2 (FKGL).
-        return {"flesch_reading_ease": (-np.inf, 206.835 - 1.015), "flesch_kincaid_grade": (0.39 - 15.59, np.inf)}
+        return {"flesch_reading_ease": (-math.inf, 206.835 - 1.015), "flesch_kincaid_grade": (0.39 - 15.59, math.inf)}
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
         counter = self.syllable_counter()
         responses = set(batch.response_idx.tolist())
         if len(responses) <= 8:  # a few replies: CMUdict searched word by word unless they hold many distinct words

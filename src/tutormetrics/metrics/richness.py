@@ -8,10 +8,9 @@ values used. Why a value is NaN is counted per column by :meth:`LexicalRichness.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.functional.richness import (
@@ -24,6 +23,9 @@ from tutormetrics.metrics.functional.richness import (
     richness_reasons,
 )
 from tutormetrics.text import tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 class LexicalRichness(Metric):
@@ -64,9 +66,11 @@ class LexicalRichness(Metric):
         return list(RICHNESS_COLUMNS)
 
     def column_ranges(self, n_layers: int | None = None) -> dict[str, tuple[float, float]]:
-        return {"mtld": (0.0, np.inf), "mattr": (0.0, 1.0), "hdd": (0.0, 1.0)}
+        return {"mtld": (0.0, math.inf), "mattr": (0.0, 1.0), "hdd": (0.0, 1.0)}
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
         check_richness_params(self.mtld_threshold, self.mattr_window, self.hdd_draws)
         tokens = _response_tokens(batch, art)
         cache = {

@@ -8,17 +8,18 @@ the content tokens only. Invariant: ``sync_last == emb_mean_cos``.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
-
-import numpy as np
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.base import Artifacts, ExchangeBatch, Metric
 from tutormetrics.metrics.embedding import _encoded, pooled_cosine_key, score_texts
-from tutormetrics.metrics.functional.synchrony import layerwise_synchrony_batch, synchrony_columns
+from tutormetrics.metrics.functional.names import synchrony_columns
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
 
 
@@ -55,7 +56,7 @@ class LayerwiseSynchrony(Metric):
 
     def columns(self, n_layers: int | None = None) -> list[str]:
         n = self.DEFAULT_N_LAYERS if n_layers is None else n_layers
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
             raise ConfigError(f"n_layers must be a positive integer (the encoder's block count), got {n_layers!r}")
         return synchrony_columns(int(n))
 
@@ -71,6 +72,10 @@ class LayerwiseSynchrony(Metric):
         return key
 
     def score(self, batch: ExchangeBatch, art: Artifacts) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        from tutormetrics.metrics.functional.synchrony import layerwise_synchrony_batch
+
         enc = _encoded(art, self.name)
         if not isinstance(self.exclude_special, bool):
             raise ConfigError(f"exclude_special must be True or False, got {self.exclude_special!r}")

@@ -16,16 +16,7 @@ import numpy as np
 
 from tutormetrics.encoders.reductions import extrema_rule
 from tutormetrics.encoders.spill import BLOCK_ROWS, SpilledTokens, is_spilled, row_blocks
-
-#: The six embedding columns, in canonical order.
-EMBEDDING_COLUMNS: tuple[str, ...] = (
-    "emb_mean_cos",
-    "emb_extrema_cos",
-    "emb_greedy",
-    "emb_greedy_precision",
-    "emb_greedy_recall",
-    "emb_greedy_f1",
-)
+from tutormetrics.metrics.functional.names import EMBEDDING_COLUMNS as EMBEDDING_COLUMNS  # defined where numpy is not
 
 
 def _finite_or_nan(x: np.ndarray) -> np.ndarray:

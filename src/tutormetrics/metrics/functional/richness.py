@@ -25,13 +25,16 @@ Examples (``docs/metrics.md#richness-examples``):
 from __future__ import annotations
 
 import math
+import numbers
 from collections import Counter
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.functional._util import NAN, as_tokens
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 #: Literature defaults (docs/metrics.md#lexical-richness): MTLD factor threshold, MATTR window (TAALED), HD-D draws.
 MTLD_THRESHOLD = 0.72
@@ -55,7 +58,7 @@ def check_richness_params(mtld_threshold: float, mattr_window: int, hdd_draws: i
     if isinstance(mtld_threshold, bool) or not isinstance(mtld_threshold, (int, float)) or not 0.0 < mtld_threshold < 1.0:
         raise ConfigError(f"mtld_threshold must lie strictly between 0 and 1, got {mtld_threshold!r}", hint="the literature uses 0.72")
     for name, value in (("mattr_window", mattr_window), ("hdd_draws", hdd_draws)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ConfigError(f"{name} must be a positive integer, got {value!r}")
 
 
@@ -134,6 +137,8 @@ def hdd(text_or_tokens: str | Sequence[str], draws: int = HDD_DRAWS) -> float:
     >>> round(hdd("a rose is a rose is a rose", draws=4), 7)
     0.6607143
     """
+    import numpy as np
+
     check_richness_params(MTLD_THRESHOLD, 1, draws)
     tokens = as_tokens(text_or_tokens)
     n = len(tokens)
@@ -202,5 +207,7 @@ def defined_share(n_tokens: Sequence[int] | np.ndarray, size: int) -> float:
     >>> defined_share([10, 60, 45, 80], 50)
     0.5
     """
+    import numpy as np
+
     arr = np.asarray(n_tokens)
     return float(np.mean(arr >= size)) if arr.size else math.nan

@@ -14,20 +14,8 @@ import warnings
 import numpy as np
 
 from tutormetrics.metrics.functional.embedding import cosine_rows
-
-SUMMARY_COLUMNS: tuple[str, ...] = ("sync_min", "sync_mean", "sync_max", "sync_mid", "sync_last")
-
-
-def synchrony_columns(n_layers: int) -> list[str]:
-    """Column names for an encoder with ``n_layers`` blocks: ``sync_l00..sync_lLL`` and the summaries.
-
-    Example:
-        >>> synchrony_columns(2)
-        ['sync_l00', 'sync_l01', 'sync_l02', 'sync_min', 'sync_mean', 'sync_max', 'sync_mid', 'sync_last']
-    """
-    if int(n_layers) < 1:
-        raise ValueError(f"n_layers must be >= 1, got {n_layers}")
-    return [f"sync_l{i:02d}" for i in range(int(n_layers) + 1)] + list(SUMMARY_COLUMNS)
+from tutormetrics.metrics.functional.names import SUMMARY_COLUMNS as SUMMARY_COLUMNS  # defined where numpy is not
+from tutormetrics.metrics.functional.names import synchrony_columns as synchrony_columns
 
 
 def layerwise_synchrony_batch(prompt_pools: np.ndarray, resp_pools: np.ndarray) -> dict[str, np.ndarray]:
