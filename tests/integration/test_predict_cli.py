@@ -109,3 +109,18 @@ def test_run_group_col_writes_predictive_and_report_section(tmp_path):
     assert [p["file"] for p in data["predictive"]] == ["predictive.csv"]
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "Predictive validity: the metrics together" in html
+
+
+@pytest.mark.parametrize("other_group", [True, False])
+def test_a_rated_exchange_twice_in_the_metrics_exits_2(files, capsys, other_group):
+    """Issue 35: a copy of a rated exchange (here in another conversation) made n = rows + 1 and could put one rating in
+    a training and a test fold; refused as validate refuses it (docs/commands/predict.md#one-row-per-id)."""
+    m = pl.read_csv(files / "m.csv")
+    copy = m.head(1).with_columns(pl.lit("c29" if other_group else m["conversation_id"][0]).alias("conversation_id"))
+    pl.concat([m, copy]).write_csv(files / "dup.csv")
+    code = main(["predict", str(files / "dup.csv"), "--ratings", str(files / "r.csv"), "--group-col", "conversation_id",
+                 "-o", str(files / "p.csv")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and not (files / "p.csv").exists()
+    assert f"predict: {m.height + 1} metric rows share {m.height} ids of the targets ('exchange_id'), e.g. 'e000'" in err
+    assert "Traceback" not in err and "hint: keep one metrics row per rated id" in err

@@ -131,9 +131,26 @@ def _summarize_one(table: pl.DataFrame, top: int) -> str:
         if row["ci_low"] is not None and np.isfinite(row["ci_low"]):
             ci = f" [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
         p_adj = row["p_adj"]  # empty for inherited ratings (validity.level)
-        p_text = f"p_adj = {p_adj:.2g} {row['stars']}" if p_adj is not None and np.isfinite(p_adj) else "no p"
+        p_text = f"p_adj {p_shown(p_adj)} {row['stars']}" if p_adj is not None and np.isfinite(p_adj) else "no p"
         lines.append(f"  {row['metric']} ~ {row['target']}: ρ = {_fmt(row['rho'])}{ci}, n = {row['n']:,}, {p_text}".rstrip())
     return "\n".join(lines)
+
+
+#: The smallest p a summary line writes as a number; below it (a float underflows to 0 near 1e-308) ``< 1e-300``.
+P_FLOOR = 1e-300
+
+
+def p_shown(p: float) -> str:
+    """A p value as the stderr summaries write it: ``= `` and two significant digits, or ``< 1e-300`` below
+    :data:`P_FLOOR`, never ``= 0`` (``docs/commands/validate.md#worked-example``).
+
+    Args:
+        p: The p value (finite).
+
+    >>> p_shown(0.0067), p_shown(6e-28), p_shown(0.0)
+    ('= 0.0067', '= 6e-28', '< 1e-300')
+    """
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"= {p:.2g}"
 
 
 def _fmt(v: float) -> str:

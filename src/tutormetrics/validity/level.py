@@ -88,6 +88,34 @@ def check_shared_ids(
     return True
 
 
+def check_one_row_per_id(metrics: pl.DataFrame, id_col: str, target_ids: Iterable[str], *, command: str = "predict",
+                         source: str = "ratings") -> None:  # fmt: skip
+    """Exit 2 when several metric rows carry one target id: ``predict`` folds rows, so a copy of a rated exchange in
+    another group would put one rating in a training and a test fold (``docs/commands/predict.md#one-row-per-id``).
+
+    Args:
+        metrics: The metrics table (ids as text).
+        id_col: Its id column.
+        target_ids: The target ids (text).
+        command: The command named in the message.
+        source: The targets' name in the message.
+
+    >>> check_one_row_per_id(pl.DataFrame({"exchange_id": ["a", "b"]}), "exchange_id", ["a", "b"])
+    """
+    shared = shared_ids(metrics, id_col, target_ids)
+    if not shared.any:
+        return
+    ids = metrics.get_column(id_col).cast(pl.String)
+    first = ids.filter(ids.is_duplicated() & ids.is_in(pl.Series(list(target_ids), dtype=pl.String).implode()))[0]
+    raise ConfigError(
+        f"{command}: {shared.n_rows:,} metric rows share {shared.n_ids:,} ids of the {source} ({id_col!r}), e.g. "
+        f"{first!r}: one rating would count once per row, and a copy in another group would sit in a training and a "
+        "test fold",
+        hint="keep one metrics row per rated id (drop the copies, or score with --dedupe); for conversation ratings "
+        "predict the CONV table (score --dialogue --conversations)",
+    )
+
+
 def check_nested(metrics: pl.DataFrame, id_col: str, cluster_col: str) -> None:
     """Each value of ``id_col`` lies in one cluster of ``cluster_col`` (labels as text), else exit 2.
 

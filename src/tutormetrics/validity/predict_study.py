@@ -142,6 +142,16 @@ def _join_judge(joined: pl.DataFrame, judge_table: pl.DataFrame, judge: str | No
     return joined, judge_map
 
 
+def _check_one_row_per_id(metrics: pl.DataFrame, tables: Sequence[pl.DataFrame], id_col: str, id_type: str) -> None:
+    """Several metric rows per target id (a copy of an exchange) are exit 2, ids compared as the join compares them."""
+    from tutormetrics.validity.join import _id_series
+    from tutormetrics.validity.level import check_one_row_per_id
+
+    ids = {v for t in tables for v in _id_series(t, id_col, id_type, "targets").to_list() if v is not None}
+    keyed = metrics.select(_id_series(metrics, id_col, id_type, "metrics").alias(id_col))
+    check_one_row_per_id(keyed, id_col, ids, command="predict", source="targets")
+
+
 def predict_study(
     metrics: pl.DataFrame,
     *,
@@ -213,6 +223,7 @@ def predict_study(
     if unknown:
         raise InputSchemaError(f"--judge-col names unknown target(s) {', '.join(map(repr, unknown))}",
                                hint=f"targets: {', '.join(target_cols)}")  # fmt: skip
+    _check_one_row_per_id(metrics, tables, id_col, ro.id_type)
     features = _features(metrics, id_col, metrics_cols, {group_col, *controls, *jcols})
     frame = metrics.select(id_col, *dict.fromkeys([group_col, *features, *controls, *jcols]))
     joined, report = join_targets(frame, *tables, id_col=id_col, names=names, id_type=ro.id_type)

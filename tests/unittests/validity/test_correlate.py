@@ -360,3 +360,13 @@ def test_mrbench_response_length_vs_criteria(mrbench_dir: Path) -> None:
     mi = table.filter(pl.col("target") == "mistake_identification").row(0, named=True)
     assert mi["rho"] == pytest.approx(0.1787, abs=5e-4)
     assert mi["stars"] == "***"
+
+
+def test_summary_never_prints_p_adj_zero() -> None:
+    """Issue 35: CIMA printed ``p_adj = 0`` (a p below the float's range); the line says ``< 1e-300``."""
+    t = pl.DataFrame({"metric": ["a", "b"], "target": ["y", "y"], "n": [245, 245], "rho": [0.9, 0.5],
+                      "ci_low": [0.8, 0.4], "ci_high": [0.95, 0.6], "p": [0.0, 1e-20], "p_adj": [0.0, 2e-20],
+                      "adjust": ["bh", "bh"], "stars": ["***", "***"], "reason": ["", ""]})  # fmt: skip
+    lines = summarize_correlations(t).splitlines()
+    assert lines[1] == "  a ~ y: ρ = .90 [.80, .95], n = 245, p_adj < 1e-300 ***"
+    assert lines[2].endswith("p_adj = 2e-20 ***") and "p_adj = 0 " not in "\n".join(lines)

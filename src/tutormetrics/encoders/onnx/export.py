@@ -134,18 +134,38 @@ def export_model(
         meta["seconds"] = round(time.perf_counter() - t0, 2)
         _write_meta(work, meta)
         work.chmod(0o755)  # mkdtemp makes it private; an export is read by every user of the model
-        old = None
-        if target.exists():
-            old = target.with_name(target.name + f".old-{os.getpid()}")
-            target.rename(old)
-        work.rename(target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _swap_in(work, target)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
     log(f"export: done in {time.perf_counter() - t0:.1f} s")
     return target
+
+
+def _swap_in(work: Path, target: Path) -> None:
+    """Rename the finished export ``work`` to ``target``. What stands at ``target`` (an old export, or a link planted
+    there, dangling or not) is first renamed into a fresh hidden folder and removed with it: a link is moved and
+    removed itself, never followed, so nothing outside the store is created or deleted. A failed rename puts the
+    old export back (``docs/commands/encoder.md#the-export-store``).
+
+    Args:
+        work: The complete export (a fresh folder beside ``target``).
+        target: The export's place in the store.
+    """
+    trash = Path(tempfile.mkdtemp(prefix=".export-old-", dir=target.parent))
+    old = trash / "old"
+    try:
+        moved = os.path.lexists(target)
+        if moved:
+            target.rename(old)  # rename(2) moves a link, not what it points to
+        try:
+            work.rename(target)
+        except BaseException:
+            if moved and not os.path.lexists(target):
+                old.rename(target)
+            raise
+    finally:
+        shutil.rmtree(trash, ignore_errors=True)  # rmtree removes links inside without following them
 
 
 def _write_meta(work: Path, meta: dict[str, Any]) -> None:
