@@ -95,7 +95,8 @@ def aggregate_rates(turns: pl.DataFrame, options: AggregateOptions) -> Aggregate
 #: Text cells read as a missing label (case and surrounding spaces ignored): empty, and R's and pandas' spellings
 #: (``docs/design/studies.md#aggregate``).
 MISSING_TEXT: tuple[str, ...] = ("", "na", "n/a", "nan", "null", "none", "<na>", "#n/a")
-_MISSING_SHOWN = "empty, NA, N/A, NaN, null, None"
+#: The same spellings as the messages show them.
+_MISSING_SHOWN = "empty, NA, N/A, NaN, null, None, <NA>, #N/A"
 
 
 def _text_value(cols: Sequence[str]) -> pl.Expr:

@@ -264,3 +264,10 @@ def test_icc_arrays_equal_icc_forms_per_matrix() -> None:
             assert out["reason"][v, j] == r["reason"] and out["n_units"][v] == r["n_units"]
             for key in ("icc", "ci_low", "ci_high", "f", "df1", "df2", "p"):
                 np.testing.assert_allclose(out[key][v, j], r[key], rtol=1e-12, atol=1e-14, err_msg=f"{v} {j} {key}")
+
+
+def test_the_missing_spellings_shown_are_those_read():
+    from tutormetrics.stats.aggregate import _MISSING_SHOWN, MISSING_TEXT
+
+    shown = [t.lower() for t in _MISSING_SHOWN.split(", ")]
+    assert shown == ["empty", *MISSING_TEXT[1:]]
