@@ -42,8 +42,8 @@ def _mentions_frame(func: Callable[..., Any], annotation: object) -> bool:
     if "DataFrame" in text or "LazyFrame" in text:
         return True
     try:
-        resolved = eval(text, inspect.unwrap(func).__globals__)  # noqa: S307 - the package's own annotations
-    except Exception:  # a name imported only for type checking
+        resolved = eval(text, inspect.unwrap(func).__globals__)
+    except (NameError, AttributeError, TypeError, SyntaxError):  # a name imported only for type checking
         return False
     return "DataFrame" in repr(resolved)
 
@@ -55,6 +55,8 @@ def _public_callables() -> dict[str, Callable[..., Any]]:
         module = importlib.import_module(package)
         for name in module.__all__:
             obj = getattr(module, name)
+            if inspect.ismodule(obj):  # a submodule of the export's name, imported since (ppi_table): the export
+                obj = getattr(importlib.import_module(f"{package}.{module._EXPORTS[name]}"), name)
             if inspect.isclass(obj):
                 for klass in obj.__mro__:
                     if not klass.__module__.startswith("tutormetrics"):
@@ -149,8 +151,11 @@ def _judged() -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def _case(key: str) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
     """``(callable, args, kwargs)``: a small valid call of ``key`` with polars frames."""
-    from tutormetrics import engine, psychometrics as ps, runs, stats, validity
+    from tutormetrics import engine, runs, stats, validity
+    from tutormetrics import psychometrics as ps
     from tutormetrics.dialogue import score_dialogues
+    from tutormetrics.psychometrics.ppi_table import ppi_table  # the package's attribute may be the module (see above)
+    from tutormetrics.validity.predict_study import predict_study
 
     long, truth = _ratings()
     cov = truth.select("exchange_id", "v")
@@ -166,6 +171,10 @@ def _case(key: str) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]
         "tutormetrics.validity.join_targets": lambda: (
             validity.join_targets, (_metrics(), _targets(), _targets().rename({"y": "z"})), {}),
         "tutormetrics.validity.plot_heatmap": lambda: (validity.plot_heatmap, (_table(),), {}),
+        "tutormetrics.validity.predict_study": lambda: (
+            predict_study, (_metrics().with_columns((pl.int_range(24) // 3).cast(pl.String).alias("conversation_id")),),
+            {"group_col": "conversation_id", "ratings": long, "theta": [truth.select("exchange_id", "theta")],
+             "options": validity.PredictOptions(folds=2, ci="none", n_min=3)}),
         "tutormetrics.validity.rho_matrix": lambda: (validity.rho_matrix, (_table(),), {}),
         "tutormetrics.validity.spearman_matrix": lambda: (
             validity.spearman_matrix, (_metrics().join(_targets(), on="exchange_id"), ["resp_words"], ["y"]),
@@ -182,6 +191,7 @@ def _case(key: str) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]
         "tutormetrics.psychometrics.agreement_table": lambda: (ps.agreement_table, (long,), {"n_resamples": 50}),
         "tutormetrics.psychometrics.judge_table": lambda: (
             ps.judge_table, (long.with_columns(pl.col("rater").replace({"r1": "J"})), "J"), {"n_resamples": 50}),
+        "tutormetrics.psychometrics.ppi_table": lambda: (ppi_table, _judged(), {}),
         "tutormetrics.psychometrics.ppi_plan_table": lambda: (ps.ppi_plan_table, _judged(), {"half_width": 0.2}),
         "tutormetrics.psychometrics.fit_mfrm": lambda: (ps.fit_mfrm, (long,), {"covariates": cov}),
         "tutormetrics.psychometrics.fit_theta": lambda: (ps.fit_theta, (long,), {}),

@@ -31,6 +31,7 @@ from tutormetrics.dialogue.turns import (
 from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics
 from tutormetrics.metrics.registry import REGISTRY
 
@@ -202,6 +203,7 @@ def mean_columns(scorer: Scorer) -> list[str]:
     return scorer.metric_columns()
 
 
+@frame_inputs(data=(str, Path, list, tuple))
 def score_dialogues(
     data: str | Path | pl.DataFrame | Sequence[Conversation],
     *,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.agree_options import AgreeOptions
 from tutormetrics.psychometrics.agreement import agreement_table, clean_ratings
@@ -60,6 +61,7 @@ class AgreementStudy:
     warnings: tuple[str, ...] = ()
 
 
+@frame_inputs("metrics")
 def agreement_study(
     ratings: Ratings,
     options: AgreeOptions | None = None,

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import read_table, require_columns
 from tutormetrics.progress import Log, quiet
 
@@ -142,6 +143,7 @@ def clean_long_ratings(
     return long
 
 
+@frame_inputs("ratings")
 def ratings_to_targets(
     ratings: pl.DataFrame,
     *,
@@ -226,6 +228,7 @@ def long_to_targets(long: pl.DataFrame, *, id_col: str, aggregate: Aggregate = "
     )
 
 
+@frame_inputs("df")
 def wide_ratings_to_targets(
     df: pl.DataFrame,
     *,
@@ -686,6 +689,7 @@ class Ratings:
     recoded: tuple[Mapping[str, object], ...] = ()
 
     @classmethod
+    @frame_inputs("frame")
     def clean(
         cls,
         frame: pl.DataFrame,

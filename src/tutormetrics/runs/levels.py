@@ -15,6 +15,7 @@ import polars as pl
 
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log
 from tutormetrics.runs.record import RunRecord
 from tutormetrics.validity.study import ValidateOptions
@@ -213,6 +214,7 @@ def dialogue_levels(
     return [_with_turn_clusters(conv, turns, vo.cluster_col), *levels[1:]], conv_vo, summary
 
 
+@frame_inputs("ratings")
 def dialogue_ratings_key(ratings: pl.DataFrame, id_col: str, source: str) -> str:
     """The id a dialogue run's ratings are keyed by: ``id_col`` (default ``exchange_id``, one tutor turn) when
     present, else ``conversation_id``.

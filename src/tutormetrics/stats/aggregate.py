@@ -22,6 +22,7 @@ import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.flags import flag, split_list
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns, require_distinct
 
 __all__ = ["MISSING_TEXT", "SKIP_COLUMNS", "AggregateOptions", "AggregateResult", "aggregate_labels", "aggregate_rates", "parse_codes"]
@@ -81,6 +82,7 @@ class AggregateOptions:
     )
 
 
+@frame_inputs("turns")
 def aggregate_rates(turns: pl.DataFrame, options: AggregateOptions) -> AggregateResult:
     """``aggregate`` from Python: :func:`aggregate_labels` of ``turns`` under ``options``
     (``docs/commands/aggregate.md``).

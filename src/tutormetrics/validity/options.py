@@ -26,6 +26,7 @@ from tutormetrics.flags import (
     n_resamples_flag,
     seed_flag,
 )
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.ratings_input import RatingOptions
@@ -125,6 +126,7 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
          help='--theta-pv: draw the PVs conditioned on each metric (metric) or unconditioned (none).')
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
+    @frame_inputs(ratings=Ratings)
     def clean_ratings(
         self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet, command: str = "validate"
     ) -> Ratings:

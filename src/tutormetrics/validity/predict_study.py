@@ -14,6 +14,7 @@ from dataclasses import replace
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
@@ -152,6 +153,7 @@ def _check_one_row_per_id(metrics: pl.DataFrame, tables: Sequence[pl.DataFrame],
     check_one_row_per_id(keyed, id_col, ids, command="predict", source="targets")
 
 
+@frame_inputs("metrics", "theta", ratings=Ratings)
 def predict_study(
     metrics: pl.DataFrame,
     *,

@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.validity.correlate import ValidityResult, correlate_with_targets
@@ -94,6 +95,7 @@ def target_tables(
     return tables, names
 
 
+@frame_inputs(ratings=Ratings)
 def estimate_theta_targets(
     ratings: pl.DataFrame | Ratings,
     *,
@@ -195,6 +197,7 @@ def _inherited_targets(metrics: pl.DataFrame, tables: Sequence[pl.DataFrame], id
     return check_shared_ids(keyed, id_col, ids, vo.cluster_col)
 
 
+@frame_inputs("metrics", "theta", "fit_tables", ratings=Ratings)
 def validate_metrics(
     metrics: pl.DataFrame,
     *,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.exchangeable import theta_ratings
 from tutormetrics.psychometrics.mfrm import fit_theta
@@ -73,6 +74,7 @@ def _covariate_names(covariates: pl.DataFrame | None, options: ThetaOptions, id_
     return [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
 
 
+@frame_inputs("covariates", "groups", "topics")
 def theta_study(
     ratings: Ratings,
     options: ThetaOptions | None = None,
