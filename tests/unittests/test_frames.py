@@ -318,3 +318,18 @@ def test_a_single_frame_where_a_list_goes_is_named() -> None:
     with pytest.raises(TypeError, match=r"correlate_with_targets: targets must be a list of polars, pandas or "
                                         r"pyarrow data frames, got pandas.DataFrame"):
         correlate_with_targets(_metrics(), _targets().to_pandas())
+
+
+def test_the_guide_validates_from_pandas_frames() -> None:
+    """The ``docs/guide/python.md#data-frames`` example runs: pandas in, polars out."""
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "python.md").read_text(encoding="utf8")
+    section = guide.split("## Data frames", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/guide/python.md", "exec"), namespace)  # the guide's own example
+    assert isinstance(namespace["metrics"], pd.DataFrame) and isinstance(namespace["ratings"], pd.DataFrame)
+    table = namespace["study"].validity.table
+    assert isinstance(table, pl.DataFrame) and table.height > 0
+    assert isinstance(table.to_pandas(), pd.DataFrame)
