@@ -159,11 +159,12 @@ def frame_inputs(*names: str, **also: type | tuple[type, ...]) -> Callable[[F], 
         params = [_frame_param(sig, n, (), func.__qualname__) for n in names] + [
             _frame_param(sig, n, t if isinstance(t, tuple) else (t,), func.__qualname__) for n, t in also.items()]
 
+        wheres = [f"{func.__qualname__}: {p.name}" for p in params]
+
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             args_list: list[Any] | None = None
-            for p in params:
-                where = f"{func.__qualname__}: {p.name}"
+            for p, where in zip(params, wheres, strict=True):
                 if p.name in kwargs:
                     kwargs[p.name] = p.convert(kwargs[p.name], where)
                 elif p.position is not None and p.position < len(args):
