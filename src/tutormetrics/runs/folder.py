@@ -23,6 +23,7 @@ from tutormetrics.runs.layout import run_files
 from tutormetrics.runs.levels import Level, dialogue_levels, dialogue_ratings_key, level_metric_cols, score_levels
 from tutormetrics.runs.outputs import write_agreement, write_level, write_measurement, write_predictive, write_theta
 from tutormetrics.runs.record import RunRecord, close_run
+from tutormetrics.stats.group_columns import group_columns
 from tutormetrics.validity.study import StudyResult, ValidateOptions, validate_metrics
 
 
@@ -167,7 +168,7 @@ def run_pipeline(
     levels = score_levels(record, dialogue, id_col, log, history)
     first_vo = vo
     if dialogue is not None:  # the level of validation
-        levels, first_vo, level_summary = dialogue_levels(levels, id_col, vo, log)
+        levels, first_vo, level_summary = dialogue_levels(levels, id_col, vo, log, group_columns(group_col))
         record.head.update(level_summary)
     study, theta_tables = _validate_levels(record, levels, rated, id_col, first_vo, metric_cols, log)
     write_measurement(record, study, rated, levels[0].frame, group_col, log)
