@@ -12,7 +12,7 @@ from statsmodels.stats.contingency_tables import SquareTable
 from tutormetrics.errors import ConfigError
 from tutormetrics.psychometrics.judge import judge_table
 from tutormetrics.psychometrics.leniency import POOLED, symmetry_tests
-from tutormetrics.psychometrics.na_codes import (
+from tutormetrics.na_codes import (
     drop_na_codes,
     negative_category_warnings,
 )
