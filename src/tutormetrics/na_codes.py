@@ -103,8 +103,8 @@ def negative_category_warnings(ratings: pl.DataFrame, *, criterion_col: str = "c
         criterion_col: The criterion column.
         score_col: The score column.
 
-    >>> negative_category_warnings(pl.DataFrame({"criterion": ["c"] * 3, "score": [1, 0, -1]}))[0][:49]
-    "warning: ratings: criterion 'c': score -1 (1 ratings)"
+    >>> print(negative_category_warnings(pl.DataFrame({"criterion": ["c"] * 3, "score": [1, 0, -1]}))[0])
+    warning: ratings: criterion 'c': score -1 (1 ratings) is a category; if it means "not applicable", pass --na -1
     """
     if criterion_col not in ratings.columns or score_col not in ratings.columns:
         return []

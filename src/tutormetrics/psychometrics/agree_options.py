@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import flag, min_clusters_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.flags import flag, min_clusters_flag, n_min_flag, n_resamples_flag, seed_flag
 from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE
 from tutormetrics.psychometrics.ratings_input import RatingsInput
 

@@ -20,7 +20,7 @@ from functools import reduce
 
 import polars as pl
 
-from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.errors import InputSchemaError
 from tutormetrics.flags import flag, split_list
 from tutormetrics.io.tables import require_columns, require_distinct
 from tutormetrics.na_codes import na_flag
