@@ -63,6 +63,11 @@ def _score(score_col: str) -> pl.Expr:
 def split_na_codes(ratings: pl.DataFrame, codes: Sequence[float], *, score_col: str = "score") -> tuple[pl.DataFrame, dict[float, int]]:
     """``ratings`` without the rows whose score is one of ``codes`` (numeric match), and the count per code.
 
+    Args:
+        ratings: Long ratings.
+        codes: The "not applicable" scores (``--na``).
+        score_col: The score column.
+
     >>> kept, counts = split_na_codes(pl.DataFrame({"score": ["1", "-1", "NA"]}), [-1.0, -9.0])
     >>> kept["score"].to_list(), counts
     (['1', 'NA'], {-1.0: 1, -9.0: 0})
