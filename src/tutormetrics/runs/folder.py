@@ -148,7 +148,8 @@ def run_pipeline(
             per exchange in ``metrics.csv``.
 
     Returns:
-        ``run.json``'s dict; its ``warnings`` are the scoring run's and θ's (``run --strict`` exits 1 on them).
+        ``run.json``'s dict; its ``warnings`` are the ratings', the scoring run's and θ's (``run --strict`` exits 1 on
+        them).
     """
     from tutormetrics.ids import IdKey, read_keyed
 
@@ -164,6 +165,7 @@ def run_pipeline(
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
     rated = vo.clean_ratings(raw_ratings, id_col=id_col, source=str(ratings), log=log, command="run")  # once: θ, agreement, targets
     record.head["recode"] = [dict(r) for r in rated.recoded]  # docs/guide/paper.md#recode
+    record.warnings.extend(rated.warnings)  # a negative score that is a category (docs/design/studies.md#na-codes)
     log("[1/4] scoring")
     levels = score_levels(record, dialogue, id_col, log, history)
     first_vo = vo
