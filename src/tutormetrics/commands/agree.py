@@ -81,7 +81,7 @@ def agree(args: AgreeArgs) -> None:
     from tutormetrics.psychometrics.agreement_study import agreement_study
     from tutormetrics.psychometrics.judge_tables import check_agree_options
 
-    check_agree(args.reading, args.agreement, judges=args.judge, confusion=args.confusion is not None,
+    check_agree(args.reading, judges=args.judge, confusion=args.confusion is not None,
                 per_rater=args.per_rater is not None)  # fmt: skip
     pair = check_agree_options(judges=args.judge, raters=args.reading.raters, metrics=args.metrics_table is not None,
                                length_bias=args.length_bias is not None, differences=args.differences is not None,
@@ -92,7 +92,7 @@ def agree(args: AgreeArgs) -> None:
         levels=None if args.reading.levels is None else tuple(args.reading.levels),
         length_bias=args.length_bias is not None, differences=args.differences is not None,
     )  # fmt: skip
-    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na, where=args.where)
+    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, where=args.where)
     metrics = read_keyed(args.metrics_table, args.ids.key, id_columns=[args.ids.key.column], drop_parts=True) if args.metrics_table else None
     study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None,
                             metrics=metrics, stability=pair, log=log)  # fmt: skip

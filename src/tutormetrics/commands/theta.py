@@ -137,7 +137,7 @@ def theta(args: ThetaArgs) -> None:
     _write_measures(a, study)
     for line in study.report:
         log(line)
-    strict_gate(args.strict, study.warnings)  # the θ warnings and docs/guide/datasets.md's slot warnings
+    strict_gate(args.strict, [*ratings.warnings, *study.warnings])  # the ratings', θ's and docs/guide/datasets.md's slot warnings
 
 
 def _write_tables(a: ThetaArgs, study: Any) -> None:

@@ -23,6 +23,7 @@ from tutormetrics.runs.layout import run_files
 from tutormetrics.runs.levels import Level, dialogue_levels, dialogue_ratings_key, level_metric_cols, score_levels
 from tutormetrics.runs.outputs import write_agreement, write_level, write_measurement, write_predictive, write_theta
 from tutormetrics.runs.record import RunRecord, close_run
+from tutormetrics.stats.group_columns import group_columns
 from tutormetrics.validity.study import StudyResult, ValidateOptions, validate_metrics
 
 
@@ -147,7 +148,8 @@ def run_pipeline(
             per exchange in ``metrics.csv``.
 
     Returns:
-        ``run.json``'s dict; its ``warnings`` are the scoring run's and θ's (``run --strict`` exits 1 on them).
+        ``run.json``'s dict; its ``warnings`` are the ratings', the scoring run's and θ's (``run --strict`` exits 1 on
+        them).
     """
     from tutormetrics.ids import IdKey, read_keyed
 
@@ -163,11 +165,12 @@ def run_pipeline(
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
     rated = vo.clean_ratings(raw_ratings, id_col=id_col, source=str(ratings), log=log, command="run")  # once: θ, agreement, targets
     record.head["recode"] = [dict(r) for r in rated.recoded]  # docs/guide/paper.md#recode
+    record.warnings.extend(rated.warnings)  # a negative score that is a category (docs/design/studies.md#na-codes)
     log("[1/4] scoring")
     levels = score_levels(record, dialogue, id_col, log, history)
     first_vo = vo
     if dialogue is not None:  # the level of validation
-        levels, first_vo, level_summary = dialogue_levels(levels, id_col, vo, log)
+        levels, first_vo, level_summary = dialogue_levels(levels, id_col, vo, log, group_columns(group_col))
         record.head.update(level_summary)
     study, theta_tables = _validate_levels(record, levels, rated, id_col, first_vo, metric_cols, log)
     write_measurement(record, study, rated, levels[0].frame, group_col, log)

@@ -18,7 +18,7 @@ from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
-from tutormetrics.psychometrics.ratings_input import RatingOptions
+from tutormetrics.psychometrics.ratings_input import RatingOptions, clean_ratings_frame
 from tutormetrics.validity.join import metric_columns, refuse_control_targets
 from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
 from tutormetrics.validity.representation import RepresentationSource, check_features
@@ -82,13 +82,11 @@ def _split_judge(rated: Ratings, judge: str) -> tuple[Ratings, Ratings]:
 
 def _rated(ratings: pl.DataFrame | Ratings, ro: RatingOptions, id_col: str, source: str, log: Log) -> Ratings:
     """``ratings`` as :class:`~tutormetrics.psychometrics.ratings.Ratings`: as given when already read with
-    :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`, else cleaned once under ``ro``."""
+    :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`, else cleaned once under ``ro``
+    (:func:`~tutormetrics.psychometrics.ratings_input.clean_ratings_frame`: ``--na``, ``--recode``, the scale)."""
     if isinstance(ratings, Ratings):
         return ratings
-    return Ratings.clean(
-        ratings, id_col=id_col, rater_col=ro.rater_col, criterion_col=ro.criterion_col, score_col=ro.score_col,
-        levels=ro.levels, drop_out_of_scale=ro.drop_out_of_scale, source=source, log=log, exchangeable=ro.exchangeable,
-    )  # fmt: skip
+    return clean_ratings_frame(ratings, ro, id_col=id_col, source=source, log=log)
 
 
 def _rating_targets(rated: Ratings, judge: str | None, ro: RatingOptions) -> tuple[pl.DataFrame, pl.DataFrame | None]:
