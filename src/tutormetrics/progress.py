@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, ClassVar
+from typing import IO, Any, ClassVar, Protocol
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.flags import flag
@@ -41,6 +41,19 @@ Log = Callable[[str], None]
 
 def quiet(_message: str) -> None:
     """The default logger: says nothing."""
+
+
+class Progress(Protocol):
+    """What a library function reports its steps into (:func:`step_progress`; :class:`NoProgress` shows nothing)."""
+
+    def update(self, n: int = 1) -> None:
+        """``n`` more steps done."""
+
+    def detail(self, text: str) -> None:
+        """What is running now."""
+
+    def set_total(self, total: int | None) -> None:
+        """The count to reach."""
 
 
 #: Seconds between progress lines off a terminal (``--progress-every``; 0 = none).

@@ -78,7 +78,7 @@ def test_run_dialogue_prints_lines_within_its_steps(tmp_path, fake_clock, capsys
     lines = _lines(capsys)
     assert any(re.match(r"progress: score [\d,]+/[\d,]+ tutor turns", ln) for ln in lines), lines
     steps = [ln.partition("; now: ")[2] for ln in lines if ln.startswith("progress: run, ")]
-    for step in ("θ: MFRM fit (MML)", "correlations: ", "agreement", "tables and heatmaps", "report"):
+    for step in ("θ: MFRM fit (MML, ", "correlations: ", "agreement", "tables and heatmaps", "report"):
         assert any(s.startswith(step) for s in steps), (step, steps)
 
 
@@ -88,9 +88,10 @@ def test_theta_validate_and_agree_name_their_step(example_dir, tmp_path, fake_cl
     assert any(re.match(r"progress: theta, \S+ elapsed; now: MFRM fit \(MML", ln) for ln in _lines(capsys))
     assert main(["agree", str(ratings), "--progress-every", "30", "-o", str(tmp_path / "a.csv")]) == 0
     assert any(re.match(r"progress: agree, \S+ elapsed; now: agreement of \d+ criteria", ln) for ln in _lines(capsys))
-    assert main(["score", str(example_dir / "exchanges.csv"), "-m", "lexical", "--progress-every", "0", "-o", str(metrics)]) == 0
+    assert main(["score", str(example_dir / "exchanges.csv"), "--prompt", "query", "-m", "lexical", "--progress-every", "0",
+                 "-o", str(metrics)]) == 0  # fmt: skip
     capsys.readouterr()
-    assert main(["validate", str(metrics), "--ratings", str(ratings), "--n-resamples", "50", "--progress-every", "30",
+    assert main(["validate", str(metrics), "--ratings", str(ratings), "--estimate-theta", "--n-resamples", "50", "--progress-every", "30",
                  "-o", str(tmp_path / "v.csv")]) == 0  # fmt: skip
     steps = [ln.partition("; now: ")[2] for ln in _lines(capsys) if ln.startswith("progress: validate, ")]
     assert any(s.startswith("θ: MFRM fit (MML") for s in steps) and any(s.startswith("correlations: ") for s in steps), steps
