@@ -23,8 +23,8 @@ from tutormetrics.commands.table_output import check_table_path, write_data, wri
 from tutormetrics.commands.terminal import log
 from tutormetrics.flags import argument, caption_flag, flag, ratings_file_flag, theta_files_flag
 from tutormetrics.ids import TableIds
-from tutormetrics.progress import ProgressOptions, step_progress
 from tutormetrics.io.paths import check_outputs
+from tutormetrics.progress import ProgressOptions, step_progress
 from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.validity.predict_options import PredictColumns, PredictOptions
 
