@@ -17,7 +17,7 @@ import polars as pl
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.progress import Log, Progress, quiet, step_progress
+from tutormetrics.progress import Log, NoProgress, Progress, RunProgress, quiet, step_progress
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.runs.layout import run_files
 from tutormetrics.runs.levels import Level, dialogue_levels, dialogue_ratings_key, level_metric_cols, score_levels
@@ -67,7 +67,7 @@ def _scores_only(record: RunRecord, dialogue: Any, log: Log, history: Any) -> di
         return close_run(record, log)
 
 
-def _steps(options: ScoreOptions) -> Progress:
+def _steps(options: ScoreOptions) -> RunProgress | NoProgress:
     """The progress of the steps after scoring (θ, correlations, agreement, tables, report), shown as the scoring
     run's is (``--progress``, ``--progress-every``; ``docs/design/scoring.md#progress``)."""
     return step_progress("run", progress=options.progress, every=options.progress_every)
