@@ -338,7 +338,10 @@ class RunProgress:
         self.close()
 
     def _beat_until_closed(self) -> None:
-        while not self._stop.wait(self.every):
+        # lines: a look four times per interval, so a line written off the beat (a new detail) delays the next one by
+        # at most a quarter interval; a terminal bar: one refresh per interval
+        tick = self.every / 4 if isinstance(self.bar, ProgressLines) else self.every
+        while not self._stop.wait(tick):
             self.beat()
 
 
