@@ -245,7 +245,13 @@ class NoProgress:
         self.total = total
 
     def child(self, total: int | None, stage: str, unit: str) -> NoProgress:
-        """A disabled bar for a step (:meth:`RunProgress.child`)."""
+        """A disabled bar for a step (:meth:`RunProgress.child`).
+
+        Args:
+            total: the step's total.
+            stage: its name (unused).
+            unit: what it counts (unused).
+        """
         return NoProgress(total)
 
     def __enter__(self) -> NoProgress:
