@@ -82,16 +82,20 @@ def test_run_dialogue_prints_lines_within_its_steps(tmp_path, fake_clock, capsys
         assert any(s.startswith(step) for s in steps), (step, steps)
 
 
-def test_theta_validate_and_agree_name_their_step(example_dir, tmp_path, fake_clock, capsys):
+def test_theta_validate_agree_and_compare_name_their_step(example_dir, tmp_path, fake_clock, capsys):
     ratings, metrics = example_dir / "ratings.csv", tmp_path / "m.csv"
     assert main(["theta", str(ratings), "--progress-every", "30", "-o", str(tmp_path / "t.csv")]) == 0
     assert any(re.match(r"progress: theta, \S+ elapsed; now: MFRM fit \(MML", ln) for ln in _lines(capsys))
     assert main(["agree", str(ratings), "--progress-every", "30", "-o", str(tmp_path / "a.csv")]) == 0
     assert any(re.match(r"progress: agree, \S+ elapsed; now: agreement of \d+ criteria", ln) for ln in _lines(capsys))
-    assert main(["score", str(example_dir / "exchanges.csv"), "--prompt", "query", "-m", "lexical", "--progress-every", "0",
-                 "-o", str(metrics)]) == 0  # fmt: skip
+    assert main(["score", str(example_dir / "exchanges.csv"), "--prompt", "query", "-m", "lexical", "--keep", "tutor",
+                 "--keep", "conversation_id", "--progress-every", "0", "-o", str(metrics)]) == 0  # fmt: skip
     capsys.readouterr()
     assert main(["validate", str(metrics), "--ratings", str(ratings), "--estimate-theta", "--n-resamples", "50", "--progress-every", "30",
                  "-o", str(tmp_path / "v.csv")]) == 0  # fmt: skip
     steps = [ln.partition("; now: ")[2] for ln in _lines(capsys) if ln.startswith("progress: validate, ")]
     assert any(s.startswith("θ: MFRM fit (MML") for s in steps) and any(s.startswith("correlations: ") for s in steps), steps
+    assert main(["compare", str(metrics), "--group-col", "tutor", "--block-col", "conversation_id", "--n-resamples", "50",
+                 "--progress-every", "30", "-o", str(tmp_path / "c.csv")]) == 0  # fmt: skip
+    assert any(re.match(r"progress: compare, \S+ elapsed; now: paired comparisons of tutor within conversation_id", ln)
+               for ln in _lines(capsys))  # fmt: skip
