@@ -16,7 +16,7 @@ import polars as pl
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
-from tutormetrics.progress import Log, quiet
+from tutormetrics.progress import Log, Progress, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.ratings_input import RatingOptions, clean_ratings_frame
 from tutormetrics.validity.join import metric_columns, refuse_control_targets
@@ -169,6 +169,7 @@ def predict_study(
     ratings_source: str = "ratings",
     log: Log = quiet,
     representation: RepresentationSource | None = None,
+    progress: Progress | None = None,
 ) -> PredictResult:
     """Targets (criteria after ``aggregate``, then θ, in ``validate``'s order), features, controls and judge →
     :func:`predict_frame` (``docs/commands/predict.md``).
@@ -192,6 +193,7 @@ def predict_study(
         log: Where the join summary and notes go.
         representation: The embeddings side file for ``options.features`` ``embedding``/``both``
             (:func:`~tutormetrics.validity.representation.load_representation`).
+        progress: Where the folds fitted are counted (:func:`~tutormetrics.validity.predictive.predict_frame`).
     """
     from tutormetrics.validity.join import join_targets
     from tutormetrics.validity.study import target_tables
@@ -243,5 +245,5 @@ def predict_study(
             "components in each training fold)")  # fmt: skip
     return predict_frame(
         joined, targets=target_cols, features=features, group_col=group_col, controls=controls,
-        judge_cols=judge_map, families=fam, id_col=id_col, options=opts, log=log, representation=block,
+        judge_cols=judge_map, families=fam, id_col=id_col, options=opts, log=log, representation=block, progress=progress,
     )  # fmt: skip
