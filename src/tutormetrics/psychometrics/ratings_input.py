@@ -50,6 +50,7 @@ class RatingsInput:
     Traceback (most recent call last):
     ...
     tutormetrics.errors.ConfigError: score -1 is given to both --na and --recode
+      hint: a score is either not applicable or recoded
     """
 
     PANEL: ClassVar[str] = "Ratings"
