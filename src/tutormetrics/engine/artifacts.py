@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -61,7 +62,7 @@ def text_tokens(
     for i, text in enumerate(texts):
         rjieba = bool(segmented[i]) if segmented is not None else False  # Chinese rows under --segmenter rjieba
         parts = pieces[i] if pieces is not None else None
-        out.append(tokens_of(text, rjieba) if parts is None else [t for p in parts for t in tokens_of(p, rjieba)])
+        out.append(tokens_of(text, rjieba) if parts is None else list(chain.from_iterable(tokens_of(p, rjieba) for p in parts)))
     return out
 
 
