@@ -19,6 +19,7 @@ from tutormetrics.dialogue import Conversation
 from tutormetrics.dialogue.conversation_measures import self_jaccard
 from tutormetrics.dialogue.score import conversation_chunks, dialogue_scorer, score_dialogues, turn_items
 from tutormetrics.engine import Scorer
+from tutormetrics.engine.prompt_parts import JoinedParts
 from tutormetrics.metrics.dialogue_turn import PREV_STUDENT
 from tutormetrics.metrics.functional.overlap import jaccard
 from tutormetrics.metrics.ngrams import Containment, Jaccard
@@ -168,3 +169,25 @@ def test_self_jaccard_equals_the_pairwise_definition():
         if values:
             terms.append(max(values))
     assert self_jaccard(turns) == pytest.approx(float(np.mean(terms)), abs=1e-12)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_joined_parts_are_their_joined_text_on_every_path(n_jobs):
+    """A :class:`JoinedParts` prompt scores as its joined string, in worker processes too."""
+    ids, parts, responses, aux = flattened(CONVERSATIONS[:2], 4, as_parts=True)
+    joined = [JoinedParts(p) for p in parts]
+    got = dialogue_scorer(Scorer(TEXT_FAMILIES, chunk_size=5, n_jobs=n_jobs, progress=False)).score(ids, joined, responses, aux)
+    want = reference(TEXT_FAMILIES, CONVERSATIONS[:2], 4, as_parts=False)
+    assert_same(got, want)
+
+
+def test_joined_parts_beside_the_encoder_in_a_worker_process(tiny_model_dir):
+    from tutormetrics.encoders.hf import EncoderConfig, TextEncoder
+
+    enc = TextEncoder(EncoderConfig(model_name_or_path=str(tiny_model_dir), device="cpu")).load()
+    families = ["overlap", "length", "embedding_similarity"]
+    ids, parts, responses, _ = flattened(CONVERSATIONS[1:2], "full", as_parts=True)
+    scorer = Scorer(families, encoder=enc, cpu_overlap="process", progress=False, cache_mb=0)
+    got = scorer.score(ids, [JoinedParts(p) for p in parts], responses)
+    want = Scorer(families, encoder=enc, progress=False, cache_mb=0).score(ids, ["\n".join(p) for p in parts], responses)
+    assert_same(got, want)
