@@ -191,3 +191,26 @@ def test_joined_parts_beside_the_encoder_in_a_worker_process(tiny_model_dir):
     got = scorer.score(ids, [JoinedParts(p) for p in parts], responses)
     want = Scorer(families, encoder=enc, progress=False, cache_mb=0).score(ids, ["\n".join(p) for p in parts], responses)
     assert_same(got, want)
+
+
+def test_a_pooled_context_shares_its_turns_token_states():
+    """``--context-encoding turns``: a context's greedy token set is a view over its turns' matrices (no copy per
+    context, which made a chunk hold O(rows × T) token states), concatenated only when read."""
+    from tutormetrics.encoders.artifacts import EncodedTexts
+    from tutormetrics.encoders.compose import pool_parts
+    from tutormetrics.encoders.spill import StackedTokens, row_blocks
+
+    rng = np.random.default_rng(0)
+    states = [rng.normal(size=(k, 4)).astype(np.float32) for k in (3, 0, 2, 5)]
+    enc = EncodedTexts.empty_like(1, 4, len(states))
+    for i, s in enumerate(states):
+        enc.token_states[i] = s
+        enc.n_content_tokens[i], enc.n_windows[i] = len(s), int(len(s) > 0)
+        if len(s):
+            enc.maxima[i], enc.minima[i] = s.max(0), s.min(0)
+    out = pool_parts(enc, [[0, 1, 2, 3], [2], [0, 3]], n_special=2)
+    stacked = out.token_states[0]
+    assert isinstance(stacked, StackedTokens) and all(np.shares_memory(a, b) for a, b in zip(stacked.parts, [states[0], states[2], states[3]]))
+    assert np.array_equal(np.asarray(stacked), np.concatenate(states))
+    assert np.array_equal(np.concatenate([b for _, b in row_blocks(stacked, 4)]), np.concatenate(states))
+    assert out.token_states[1] is states[2]
