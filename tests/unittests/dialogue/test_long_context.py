@@ -210,7 +210,7 @@ def test_a_pooled_context_shares_its_turns_token_states():
             enc.maxima[i], enc.minima[i] = s.max(0), s.min(0)
     out = pool_parts(enc, [[0, 1, 2, 3], [2], [0, 3]], n_special=2)
     stacked = out.token_states[0]
-    assert isinstance(stacked, StackedTokens) and all(np.shares_memory(a, b) for a, b in zip(stacked.parts, [states[0], states[2], states[3]]))
+    assert isinstance(stacked, StackedTokens) and all(np.shares_memory(a, b) for a, b in zip(stacked.parts, [states[0], states[2], states[3]], strict=True))
     assert np.array_equal(np.asarray(stacked), np.concatenate(states))
     assert np.array_equal(np.concatenate([b for _, b in row_blocks(stacked, 4)]), np.concatenate(states))
     assert out.token_states[1] is states[2]
