@@ -84,6 +84,29 @@ def test_run_dialogue_another_cluster_must_hold_conversations(tmp_path, capsys):
     assert turns["p"].is_null().all()
 
 
+def test_run_dialogue_group_col_is_carried_to_the_conversations(tmp_path, capsys):
+    """Issue 35: ``run --dialogue --group-col model`` stopped after scoring with "missing column" and a --keep hint
+    that could not help (the conversations never carried a kept column). The column is now checked in the input
+    before any scoring, kept on the turns and carried onto the conversations (one value each, else exit 2)."""
+    paths = dialogue_example_paths()
+    long = pl.read_csv(paths["dialogues"], infer_schema=False)
+    convs = sorted(set(long["conversation_id"]))
+    good = long.with_columns(pl.col("conversation_id").replace({c: f"m{i % 4}" for i, c in enumerate(convs)}).alias("model"))
+    good.write_csv(tmp_path / "good.csv")
+    good.with_columns(pl.col("turn").alias("model")).write_csv(tmp_path / "bad.csv")
+    base = ["-m", "lexical", "--n-resamples", "99", "--no-progress", "--ratings", str(paths["ratings"]), "--dialogue"]
+    assert main(["run", str(tmp_path / "good.csv"), "-o", str(tmp_path / "typo"), *base, "--group-col", "modle"]) == 2
+    err = capsys.readouterr().err
+    assert "missing column 'modle'" in err and "model" in err and "--keep" not in err
+    assert not (tmp_path / "typo" / "turns.csv").exists()  # found before scoring
+    assert main(["run", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "bad"), *base, "--group-col", "model"]) == 2
+    assert "--group-col model" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "good.csv"), "-o", str(tmp_path / "ok"), *base, "--group-col", "model"]) == 0
+    capsys.readouterr()
+    predictive = pl.read_csv(tmp_path / "ok" / "predictive.csv")
+    assert set(predictive["n_groups"]) == {4} and set(predictive["n"]) == {len(convs)}
+
+
 @pytest.mark.model
 @pytest.mark.slow
 def test_run_example_dialogue_all_metrics(tmp_path, capsys):

@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "tutormetrics"
 
 #: Floor of each room; a module may import its own room or a lower floor.
 FLOORS = {
-    "errors": 0, "flags": 0, "text": 0, "io": 0, "examples": 0, "progress": 0, "ids": 0, "plotting": 0, "row_filter": 0, "lazy_exports": 0,
+    "errors": 0, "frames": 0, "flags": 0, "na_codes": 0, "text": 0, "io": 0, "examples": 0, "progress": 0, "ids": 0, "plotting": 0, "row_filter": 0, "lazy_exports": 0,
     "datasets": 1,
     "encoders": 1,
     "metrics": 2,

@@ -47,3 +47,40 @@ def test_every_zero_and_no_progress_print_nothing():
 
 def test_duration():
     assert [duration(s) for s in (0, 59.6, 60, 250, 3600, 3725)] == ["0s", "1m0s", "1m0s", "4m10s", "1h0m", "1h2m"]
+
+
+def test_a_step_without_a_count_names_itself_and_a_child_counts_inside_it():
+    from tutormetrics.progress import RunProgress
+
+    out = io.StringIO()
+    steps = RunProgress(ProgressLines(None, "run", "", 30, file=out, clock=_clock([0, 31, 40, 62, 93, 124]), label="now"),
+                        every=30, heartbeat=False)  # fmt: skip
+    steps.detail("θ: MFRM fit (MML, 72 ratings)")  # 31 s: due
+    steps.detail("agreement")  # 40 s: not due
+    fits = steps.child(None, "predict", "fits")
+    fits.set_total(12)
+    fits.detail("clear: model all, fold 1/3")  # 62 s
+    fits.update(1)  # 93 s
+    fits.detail("clear: model all, fold 2/3")  # 124 s
+    assert out.getvalue().splitlines() == [
+        "progress: run, 31s elapsed; now: θ: MFRM fit (MML, 72 ratings)",
+        "progress: run, 1m2s elapsed; now: predict 0/12 fits: clear: model all, fold 1/3",
+        "progress: run, 1m33s elapsed; now: predict 1/12 fits",
+        "progress: run, 2m4s elapsed; now: predict 1/12 fits: clear: model all, fold 2/3",
+    ]
+
+
+def test_set_total_gives_the_share_and_the_estimate():
+    from tutormetrics.progress import RunProgress
+
+    out = io.StringIO()
+    fits = RunProgress(ProgressLines(None, "predict", "fits", 30, file=out, clock=_clock([0, 31, 62]), label="now"),
+                       every=30, heartbeat=False)  # fmt: skip
+    fits.detail("reading")
+    fits.set_total(60)
+    fits.update(12)
+    assert out.getvalue().splitlines() == [
+        "progress: predict 0/? fits (0%), 31s elapsed; now: reading",
+        "progress: predict 12/60 fits (20%), 1m2s elapsed, about 4m8s left",
+    ]
+    assert LINE.match(out.getvalue().splitlines()[1])

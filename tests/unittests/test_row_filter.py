@@ -131,8 +131,8 @@ def test_s001_annotators_alpha_without_the_judge(paper_data: Path) -> None:
     """paper.md §8: `agree calibration.csv --where "rater != judge" --na -1`: α step_scaffolded 0.605972 (0.600402
     with the judge), actionability 0.724068 (0.654462); krippendorff computes the same."""
     krippendorff = pytest.importorskip("krippendorff")
+    from tutormetrics.na_codes import drop_na_codes
     from tutormetrics.psychometrics.agreement import agreement_table
-    from tutormetrics.psychometrics.na_codes import drop_na_codes
 
     calib = pl.read_csv(paper_data / "s001" / "calibration.csv")
     lines: list[str] = []

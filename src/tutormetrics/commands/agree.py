@@ -23,7 +23,9 @@ from tutormetrics.commands.terminal import log, renamed, strict_gate
 from tutormetrics.flags import argument, caption_flag, flag, split_list, where_flag
 from tutormetrics.ids import TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
+from tutormetrics.progress import ProgressOptions, step_progress
 from tutormetrics.psychometrics.agree_options import AgreeOptions, AgreeRatingsInput, check_agree
+from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.ratings_input import read_ratings
 
 __all__ = ["AgreeArgs", "agree", "register"]
@@ -70,6 +72,7 @@ class AgreeArgs(Gate):
     ids: TableIds = field(default_factory=TableIds)
     reading: AgreeRatingsInput = field(default_factory=AgreeRatingsInput)
     agreement: AgreeOptions = field(default_factory=AgreeOptions)
+    shown: ProgressOptions = field(default_factory=ProgressOptions)
 
 
 def agree(args: AgreeArgs) -> None:
@@ -81,7 +84,7 @@ def agree(args: AgreeArgs) -> None:
     from tutormetrics.psychometrics.agreement_study import agreement_study
     from tutormetrics.psychometrics.judge_tables import check_agree_options
 
-    check_agree(args.reading, args.agreement, judges=args.judge, confusion=args.confusion is not None,
+    check_agree(args.reading, judges=args.judge, confusion=args.confusion is not None,
                 per_rater=args.per_rater is not None)  # fmt: skip
     pair = check_agree_options(judges=args.judge, raters=args.reading.raters, metrics=args.metrics_table is not None,
                                length_bias=args.length_bias is not None, differences=args.differences is not None,
@@ -92,10 +95,12 @@ def agree(args: AgreeArgs) -> None:
         levels=None if args.reading.levels is None else tuple(args.reading.levels),
         length_bias=args.length_bias is not None, differences=args.differences is not None,
     )  # fmt: skip
-    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, na=options.na, where=args.where)
+    ratings = read_ratings(args.ratings, args.reading, args.ids.key, log=log, require_long=True, where=args.where)
     metrics = read_keyed(args.metrics_table, args.ids.key, id_columns=[args.ids.key.column], drop_parts=True) if args.metrics_table else None
-    study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None,
-                            metrics=metrics, stability=pair, log=log)  # fmt: skip
+    with step_progress("agree", progress=args.shown.progress, every=args.shown.progress_every) as steps:
+        steps.detail(_agreeing(ratings, options.n_resamples, args.judge))
+        study = agreement_study(ratings, options, judges=args.judge, raters=args.reading.pair, per_rater=args.per_rater is not None,
+                                metrics=metrics, stability=pair, log=log)  # fmt: skip
     if args.per_rater is not None and study.per_rater is not None:
         write_result(study.per_rater, args.per_rater, "per_rater")
         log(f"per-rater endorsement: {study.per_rater.height} rows -> {args.per_rater}")
@@ -109,6 +114,19 @@ def agree(args: AgreeArgs) -> None:
         log(line)
     log(f"{study.headline} -> {args.output}")
     strict_gate(args.strict, list(study.warnings))  # an inferred leniency scale or a warning: exit 1 after writing
+
+
+def _agreeing(ratings: Ratings, n_resamples: int, judges: list[str] | None) -> str:
+    """The agreement step as a progress detail.
+
+    >>> import polars as pl
+    >>> r = Ratings.clean(pl.DataFrame({"exchange_id": ["a", "a"], "rater": ["x", "y"], "criterion": ["c", "c"], "score": [1, 0]}))
+    >>> _agreeing(r, 2000, None)
+    'agreement of 1 criteria (2 ratings, 2,000 resamples)'
+    """
+    n = ratings.long.height if ratings.long is not None else ratings.frame.height
+    what = f"judge tables of {len(judges)} judge(s)" if judges else "agreement"
+    return f"{what} of {len(ratings.levels)} criteria ({n:,} ratings" + (f", {n_resamples:,} resamples)" if n_resamples else ")")
 
 
 def register(app: typer.Typer) -> None:

@@ -25,6 +25,7 @@ from tutormetrics.commands.terminal import log, renamed
 from tutormetrics.flags import argument, caption_flag, dpi_flag, flag, where_flag
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table
+from tutormetrics.progress import ProgressOptions, step_progress
 from tutormetrics.stats.compare_options import CompareOptions, read_directions
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class CompareArgs:
     dpi: int = dpi_flag()
     min_pairs: int | None = flag("--min-pairs", default=None, hidden=True, min=1, help="Old spelling of --n-min.")
     comparison: CompareOptions = field(default_factory=CompareOptions)
+    shown: ProgressOptions = field(default_factory=ProgressOptions)
 
 
 def compare(args: CompareArgs) -> None:
@@ -69,8 +71,11 @@ def compare(args: CompareArgs) -> None:
     options = replace(args.comparison, n_min=renamed(args.comparison.n_min, args.min_pairs, "--min-pairs", "--n-min"))
     frame = read_table(args.metrics, id_columns=("exchange_id", "conversation_id", options.group_col, options.block_col))
     frame = filter_rows(frame, args.where, args.metrics)
-    study = compare_study(frame, options, source=args.metrics, directions=directions, directions_source=str(args.directions),
-                          summary=args.summary is not None, log=log)  # fmt: skip
+    with step_progress("compare", progress=args.shown.progress, every=args.shown.progress_every) as steps:
+        steps.detail(f"paired comparisons of {options.group_col} within {options.block_col} on {frame.height:,} rows "
+                     f"({options.n_resamples:,} resamples)")  # fmt: skip
+        study = compare_study(frame, options, source=args.metrics, directions=directions, directions_source=str(args.directions),
+                              summary=args.summary is not None, log=log)  # fmt: skip
     write_result(study.table, args.output, "compare", args.caption)
     for line in study.k_of_m:
         log(line)

@@ -24,6 +24,7 @@ from tutormetrics.commands.terminal import log
 from tutormetrics.flags import argument, caption_flag, flag, ratings_file_flag, theta_files_flag
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
+from tutormetrics.progress import ProgressOptions, step_progress
 from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.validity.predict_options import PredictColumns, PredictOptions
 
@@ -51,6 +52,7 @@ class PredictArgs:
     rating: RatingOptions = field(default_factory=RatingOptions)
     columns: PredictColumns = field(default_factory=lambda: PredictColumns(group_col=""))
     fit: PredictOptions = field(default_factory=PredictOptions)
+    shown: ProgressOptions = field(default_factory=ProgressOptions)
     caption: str | None = caption_flag()
 
 
@@ -75,10 +77,11 @@ def predict(args: PredictArgs) -> None:
     args.fit.check()  # a bad option stops before any table is read
     key = args.ids.key  # --id (repeatable: a composite exchange_id, docs/guide/datasets.md)
     ratings = read_ratings(args.ratings, args.rating, key, log=log) if args.ratings is not None else None
-    result = predict_files(
-        args.metrics, columns=args.columns, ratings=ratings, theta=args.theta or [], embeddings=args.embeddings,
-        key=key, rating_options=args.rating, options=args.fit, log=log,
-    )  # fmt: skip
+    with step_progress("predict", unit="fits", progress=args.shown.progress, every=args.shown.progress_every) as fits:
+        result = predict_files(
+            args.metrics, columns=args.columns, ratings=ratings, theta=args.theta or [], embeddings=args.embeddings,
+            key=key, rating_options=args.rating, options=args.fit, log=log, progress=fits,
+        )  # fmt: skip
     write_result(result.table, args.output, "predict", args.caption)
     if args.predictions is not None:
         write_data(result.predictions, args.predictions, "--predictions")

@@ -86,10 +86,17 @@ def run(args: RunArgs) -> None:
     check_ratings_path(args.ratings, args.example)
     exchanges, ratings, dialogue, prompts = _inputs(args)
     score_options = replace(args.score, prompt_columns=prompts or ["prompt"])
-    if not dialogue:  # the cluster and group columns travel with the metrics (kept, never metrics)
-        _require_input_columns(exchanges, score_options, {"--cluster-col": [args.validate.cluster_col], "--group-col": group_columns(args.group_col)})
-        extra = [c for c in (args.validate.cluster_col, *group_columns(args.group_col)) if c and c not in score_options.keep_columns]
-        score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
+    # the cluster and group columns travel with the metrics (kept, never metrics), checked before any scoring; a
+    # dialogue's turns carry them and its conversations take their one value each (runs.levels.dialogue_levels)
+    named = {"--cluster-col": [args.validate.cluster_col], "--group-col": group_columns(args.group_col)}
+    if dialogue:
+        from tutormetrics.dialogue.turns import ID_COLUMNS
+
+        named = {option: [c for c in cols if c not in ID_COLUMNS] for option, cols in named.items()}
+    if any(c for cols in named.values() for c in cols):
+        _require_input_columns(exchanges, score_options, named)
+    extra = [c for cols in named.values() for c in cols if c and c not in score_options.keep_columns]
+    score_options = replace(score_options, keep_columns=[*score_options.keep_columns, *dict.fromkeys(extra)])
     check_named_columns(args.metrics_cols, "--metrics-cols")  # an id or structure column is exit 2 (docs/design/datasets.md#metric-columns)
     summary = run_pipeline(
         exchanges, ratings, args.output, score_options=score_options, validate_options=args.validate, theta=args.theta,

@@ -20,10 +20,10 @@ from tutormetrics.flags import argument, caption_flag, flag, where_flag
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table, write_table
 from tutormetrics.progress import Log
-from tutormetrics.stats.aggregate import AggregateOptions, aggregate_rates, parse_codes
+from tutormetrics.stats.aggregate import AggregateOptions, aggregate_rates
 from tutormetrics.stats.variability import VariabilityOptions, trial_variability
 
-__all__ = ["AggregateArgs", "VariabilityArgs", "aggregate", "parse_codes", "register", "variability"]
+__all__ = ["AggregateArgs", "VariabilityArgs", "aggregate", "register", "variability"]
 
 
 @dataclass(kw_only=True)

@@ -26,6 +26,7 @@ from tutormetrics.errors import ConfigError
 from tutormetrics.flags import argument, dpi_flag, flag
 from tutormetrics.ids import IdKey, TableIds, read_keyed
 from tutormetrics.io.paths import check_outputs
+from tutormetrics.progress import ProgressOptions, step_progress
 from tutormetrics.psychometrics.ratings_input import RatingsInput, read_ratings
 from tutormetrics.psychometrics.theta_options import MeasurementFlags, ThetaOptions
 
@@ -84,6 +85,7 @@ class ThetaArgs(Gate):
     reading: RatingsInput = field(default_factory=RatingsInput)
     fit: ThetaOptions = field(default_factory=ThetaOptions)
     measure: MeasurementFlags = field(default_factory=MeasurementFlags)
+    shown: ProgressOptions = field(default_factory=ProgressOptions)
 
     @property
     def tables(self) -> dict[str, Path]:
@@ -128,8 +130,9 @@ def theta(args: ThetaArgs) -> None:
         set(a.tables) | ({"fit"} if a.wright_map else set()), seed=a.fit.seed, dif_groups=_read(a.dif_groups, key),
         model_group_col=a.fit.group_col, exchangeable=ratings.exchangeable, pv_path=str(a.pv_out),
     ) if measuring else None  # fmt: skip
-    study = theta_study(ratings, a.fit, covariates=_read(a.covariates, key), groups=_read(a.groups, key),
-                        topics=_read(a.topics, key), measurement=measurement, log=log, **asked)  # fmt: skip
+    with step_progress("theta", progress=a.shown.progress, every=a.shown.progress_every) as steps:
+        study = theta_study(ratings, a.fit, covariates=_read(a.covariates, key), groups=_read(a.groups, key),
+                            topics=_read(a.topics, key), measurement=measurement, log=log, progress=steps, **asked)  # fmt: skip
     _write_tables(a, study)
     if a.diagnostics is not None and study.diagnostics is not None:
         write_data(study.diagnostics, a.diagnostics, "the diagnostics")
@@ -137,7 +140,7 @@ def theta(args: ThetaArgs) -> None:
     _write_measures(a, study)
     for line in study.report:
         log(line)
-    strict_gate(args.strict, study.warnings)  # the θ warnings and docs/guide/datasets.md's slot warnings
+    strict_gate(args.strict, [*ratings.warnings, *study.warnings])  # the ratings', θ's and docs/guide/datasets.md's slot warnings
 
 
 def _write_tables(a: ThetaArgs, study: Any) -> None:

@@ -28,6 +28,7 @@ from tutormetrics.flags import argument, caption_flag, flag, metrics_cols_flag, 
 from tutormetrics.ids import TableIds
 from tutormetrics.io.paths import check_outputs
 from tutormetrics.io.tables import read_table, write_table
+from tutormetrics.progress import ProgressOptions, step_progress
 from tutormetrics.validity.options import ValidateOptions
 
 __all__ = ["HeatmapArgs", "ValidateArgs", "register", "validate", "heatmap"]
@@ -63,6 +64,7 @@ class ValidateArgs(Targets):
     where: list[str] | None = where_flag()
     ids: TableIds = field(default_factory=TableIds)
     validate: ValidateStudyOptions = field(default_factory=ValidateStudyOptions)
+    shown: ProgressOptions = field(default_factory=ProgressOptions)
 
     def side_file(self, suffix: str) -> Path:
         """``<output stem><suffix>`` beside the output: ``_rho_matrix.csv``, ``_rho_matrix_partial.csv``, ``_theta.csv``."""
@@ -100,17 +102,19 @@ def validate(args: ValidateArgs) -> None:
          args.side_file("_theta.csv") if options.estimate_theta and not args.theta else None],
     )  # fmt: skip
     metrics_df, id_col, metric_cols = _metrics_table(args)
-    study = validate_metrics(
-        metrics_df,
-        ratings=read_keyed(ratings, key, id_columns=ID_COLUMNS + (id_col,), drop_parts=True) if ratings is not None else None,
-        theta=[theta_to_targets(read_keyed(path, key, drop_parts=True), id_col=id_col) for path in args.theta],
-        options=options,
-        id_col=id_col,
-        metric_cols=metric_cols,
-        ratings_source=str(ratings),
-        fit_tables=_fit_tables(args),
-        log=log,
-    )
+    with step_progress("validate", progress=args.shown.progress, every=args.shown.progress_every) as steps:
+        study = validate_metrics(
+            metrics_df,
+            ratings=read_keyed(ratings, key, id_columns=ID_COLUMNS + (id_col,), drop_parts=True) if ratings is not None else None,
+            theta=[theta_to_targets(read_keyed(path, key, drop_parts=True), id_col=id_col) for path in args.theta],
+            options=options,
+            id_col=id_col,
+            metric_cols=metric_cols,
+            ratings_source=str(ratings),
+            fit_tables=_fit_tables(args),
+            log=log,
+            progress=steps,
+        )
     _write_study(args, study)
 
 

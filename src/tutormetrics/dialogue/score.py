@@ -33,6 +33,7 @@ from tutormetrics.dialogue.turns import (
 from tutormetrics.engine.chunk_run import ChunkRun
 from tutormetrics.engine.scorer import Scorer
 from tutormetrics.errors import ConfigError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.metrics.dialogue_turn import DialogueTurnMetrics
 from tutormetrics.metrics.registry import REGISTRY
 
@@ -226,6 +227,7 @@ def mean_columns(scorer: Scorer) -> list[str]:
     return scorer.metric_columns()
 
 
+@frame_inputs(data=(str, Path, list, tuple))
 def score_dialogues(
     data: str | Path | pl.DataFrame | Sequence[Conversation],
     *,
@@ -246,7 +248,7 @@ def score_dialogues(
 
     Args:
         data: a file (long table, chat JSONL, or an exchange table with ``transcript_col``), a long
-            polars frame (``conversation_id, turn, role, text``), or a list of :class:`Conversation`.
+            polars, pandas or pyarrow frame (``conversation_id, turn, role, text``), or a list of :class:`Conversation`.
         metrics: families as for :class:`~tutormetrics.engine.scorer.Scorer` (default: ``"lexical"``).
         context: ``"full"``, ``"last"`` or N (``docs/guide/dialogues.md``).
         context_encoding: how the encoder families see a context of several turns: ``"joined"``
@@ -295,7 +297,7 @@ def score_dialogues(
     else:
         conversations = list(data)
         if not all(isinstance(c, Conversation) for c in conversations):
-            raise ConfigError("data must be a path, a polars DataFrame or a list of Conversation")
+            raise ConfigError("data must be a path, a polars, pandas or pyarrow data frame or a list of Conversation")
     _check_unique_ids(conversations)
     scorer = dialogue_scorer(Scorer(metrics, encoder=encoder, chunk_size=chunk_size, progress=progress))
     dtype = turn_column_dtype(conversations)

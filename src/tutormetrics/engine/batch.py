@@ -27,6 +27,7 @@ import polars as pl
 from tutormetrics.engine.exchanges import exchange_rows
 from tutormetrics.engine.file_scoring import ScoreOptions, build_scorer
 from tutormetrics.errors import InputSchemaError
+from tutormetrics.frames import frame_inputs, frame_kind, to_polars
 
 
 class ScoreBatch:
@@ -56,6 +57,7 @@ class ScoreBatch:
         out = self.score_frame(frame)
         return _from_polars(out, kind)
 
+    @frame_inputs("frame")
     def score_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
         """The scored polars frame of one batch (passthrough columns, id, metric and diagnostic columns)."""
         o = self.options
@@ -70,17 +72,14 @@ class ScoreBatch:
 
 
 def _to_polars(batch: Any) -> tuple[pl.DataFrame, str]:
-    if isinstance(batch, pl.DataFrame):
-        return batch, "polars"
+    """The batch as a polars frame (:func:`~tutormetrics.frames.to_polars`, or a dict of arrays) and its kind."""
     if isinstance(batch, Mapping):
         return pl.DataFrame({k: list(v) if isinstance(v, np.ndarray) and v.dtype == object else v for k, v in batch.items()}), "numpy"
-    module = type(batch).__module__.split(".")[0]
-    if module == "pyarrow":
-        return pl.from_arrow(batch), "pyarrow"  # type: ignore[return-value]
-    if module == "pandas":
-        return pl.from_pandas(batch), "pandas"
-    raise InputSchemaError(f"ScoreBatch cannot read a batch of type {type(batch).__name__}",
-                           hint="pass a pandas DataFrame, pyarrow Table, polars DataFrame or dict of arrays")
+    kind = frame_kind(batch)
+    if kind is None:
+        raise InputSchemaError(f"ScoreBatch cannot read a batch of type {type(batch).__name__}",
+                               hint="pass a pandas DataFrame, pyarrow Table, polars DataFrame or dict of arrays")
+    return to_polars(batch, "ScoreBatch: batch"), "polars" if kind == "lazy" else kind
 
 
 def _from_polars(frame: pl.DataFrame, kind: str) -> Any:

@@ -35,7 +35,7 @@ from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.flags import flag
 from tutormetrics.ids import COMPOSITE_ID, IdKey, check_input_columns, check_part_types, joined_ids
 from tutormetrics.io.tables import infer_format, require_columns, require_distinct, scan_table
-from tutormetrics.progress import Log, quiet
+from tutormetrics.progress import Log, progress_every_flag, progress_flag, quiet
 
 # --- command-line values of the score options ---------------------------------------------------------
 
@@ -68,13 +68,6 @@ def parse_metric_params(values: list[str] | None) -> dict[str, dict[str, str]]:
             raise ConfigError(f"--metric-param {item!r} is not family.name=value", hint="e.g. --metric-param length.sentence_mode=textstat")
         out.setdefault(family, {})[name] = value
     return out
-
-
-def parse_progress_every(value: float) -> float:
-    """``--progress-every``: 0 (no lines) or at least 0.1 seconds."""
-    if value != 0 and value < 0.1:
-        raise ConfigError(f"--progress-every {value:g}: use 0 (no progress lines) or at least 0.1 seconds")
-    return float(value)
 
 
 @dataclass
@@ -135,11 +128,9 @@ class ScoreOptions:
          help='Concision: FULL,PARTIAL sentence-equivalents; concision_band is 2 up to FULL, 1 up to PARTIAL, else 0.')
     chunk_size: int = flag('--chunk-size', default=2048, panel='Engine', min=1,
          help='Exchanges per chunk; bounds memory.')
-    progress: bool | None = flag('--progress/--no-progress', default=None, panel='Engine', show_default=False,
-         help='Progress bars on stderr (default: on a terminal; elsewhere one line every --progress-every seconds).')
+    progress: bool | None = progress_flag(panel='Engine')
     # seconds between progress lines off a terminal (0 = none)
-    progress_every: float = flag('--progress-every', default=30.0, parse=parse_progress_every, cli_type=float, panel='Engine', min=0,
-         help='Seconds between progress lines when stderr is not a terminal (at least 0.1; 0 = none).')
+    progress_every: float = progress_every_flag(panel='Engine')
     write_manifest: bool = flag('--manifest/--no-manifest', default=True, panel='Output',
          help='Write <output>.manifest.json with versions and parameters.')
     dedupe: bool = flag('--dedupe', default=False, panel='Input',

@@ -1,10 +1,11 @@
 """The options of ``agree`` (``docs/commands/agree.md``), light enough for the command line to import at start:
 :class:`JudgeOptions` (the resamples, seed and ``n_min`` every agreement table takes, plus the judge-only
-knobs of :func:`~tutormetrics.psychometrics.judge_tables.judge_tables`), :class:`AgreeOptions` (adds ``--na``),
-the ``--raters A,B`` field of :class:`AgreeRatingsInput` and the cross-option rules (:func:`check_agree`).
+knobs of :func:`~tutormetrics.psychometrics.judge_tables.judge_tables`), :class:`AgreeOptions` (``agree``'s),
+the ``--raters A,B`` field of :class:`AgreeRatingsInput` and the cross-option rules (:func:`check_agree`). ``--na`` is
+the ratings' (:class:`~tutormetrics.psychometrics.ratings_input.RatingsInput`), as in every command that reads them.
 
 Example:
-    >>> AgreeOptions().n_resamples, AgreeOptions(na=(-1.0,)).na, AgreeRatingsInput(raters="a, b").pair
+    >>> AgreeOptions().n_resamples, AgreeRatingsInput(na=(-1.0,)).na, AgreeRatingsInput(raters="a, b").pair
     (2000, (-1.0,), ('a', 'b'))
     >>> from tutormetrics.stats.cluster_resample import MIN_CLUSTERS
     >>> JudgeOptions().min_clusters == MIN_CLUSTERS
@@ -18,11 +19,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.flags import flag, min_clusters_flag, n_min_flag, n_resamples_flag, seed_flag, split_list
+from tutormetrics.flags import flag, min_clusters_flag, n_min_flag, n_resamples_flag, seed_flag
 from tutormetrics.psychometrics.exchangeable import EXCHANGEABLE
 from tutormetrics.psychometrics.ratings_input import RatingsInput
 
-__all__ = ["AgreeOptions", "AgreeRatingsInput", "JudgeOptions", "check_agree", "parse_na", "parse_pair"]
+__all__ = ["AgreeOptions", "AgreeRatingsInput", "JudgeOptions", "check_agree", "parse_pair"]
 
 #: ``--raters`` of ``agree``: also the pair of the two-rater columns.
 RATERS_HELP = (
@@ -30,21 +31,6 @@ RATERS_HELP = (
     "anonymous slots (e.g. uptake's slot1-3), so only the many-rater columns are filled (reason exchangeable_raters; "
     "the rater column may be absent; with --judge the reference is the human majority only)."
 )
-
-
-def parse_na(values: Sequence[str] | str | None) -> tuple[float, ...] | None:
-    """``--na -1,-9`` (repeatable) as numbers, ``None`` when not given; a non-number is exit 2.
-
-    >>> parse_na(["-1,-9"]), parse_na(None)
-    ((-1.0, -9.0), None)
-    """
-    out = []
-    for v in split_list(values) or []:
-        try:
-            out.append(float(v))
-        except ValueError:
-            raise ConfigError(f"--na: {v!r} is not a number", hint="e.g. --na -1 or --na -1,-9") from None
-    return tuple(out) or None
 
 
 def parse_pair(raters: str | None) -> tuple[str, str] | None:
@@ -108,28 +94,22 @@ class JudgeOptions:
 
 @dataclass(frozen=True)
 class AgreeOptions(JudgeOptions):
-    """``agree``'s options (``docs/commands/agree.md``): :class:`JudgeOptions` and ``--na``, the scores that mean
-    "not applicable" (dropped, and counted, before ``--recode``)."""
-
-    na: tuple[float, ...] | None = flag(
-        "--na", default=None, parse=parse_na, cli_type=list[str] | None, show_default=False,
-        help="Scores meaning 'not applicable' (e.g. -1; repeat or comma-separate): those ratings are missing, dropped and counted.",
-    )
+    """``agree``'s options (``docs/commands/agree.md``): :class:`JudgeOptions`; the "not applicable" codes (``--na``)
+    are how the ratings are read (:class:`~tutormetrics.psychometrics.ratings_input.RatingsInput`)."""
 
 
 def check_agree(
-    reading: RatingsInput, options: AgreeOptions, *, judges: Sequence[str] = (), confusion: bool = False, per_rater: bool = False
+    reading: RatingsInput, *, judges: Sequence[str] = (), confusion: bool = False, per_rater: bool = False
 ) -> None:
     """The option rules of ``agree`` (``docs/commands/agree.md``), before anything is read; a broken one is exit 2.
 
     Args:
-        reading: How the ratings are read (``--raters``, ``--recode``).
-        options: The agreement options (``--na``).
+        reading: How the ratings are read (``--raters``).
         judges: The ``--judge`` raters.
         confusion: ``--confusion`` was given (it needs a judge).
         per_rater: ``--per-rater`` was given (it needs named raters).
 
-    >>> check_agree(AgreeRatingsInput(raters="a,b"), AgreeOptions(), confusion=True)
+    >>> check_agree(AgreeRatingsInput(raters="a,b"), confusion=True)
     Traceback (most recent call last):
     ...
     tutormetrics.errors.ConfigError: --confusion needs --judge
@@ -143,6 +123,3 @@ def check_agree(
             "--per-rater needs named raters, but --raters exchangeable says the labels are anonymous slots",
             hint="drop --per-rater, or drop --raters exchangeable if the labels are people",
         )
-    both = sorted(set(options.na or ()) & set(reading.recode or {}))
-    if both:
-        raise ConfigError(f"score {both[0]:g} is given to both --na and --recode", hint="a score is either not applicable or recoded")

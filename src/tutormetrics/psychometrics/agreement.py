@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
 from tutormetrics.psychometrics.kappa_paradox import PARADOX_COLUMNS
 from tutormetrics.psychometrics.multirater_agreement import (
@@ -311,6 +312,7 @@ def join_reasons(codes: list[str]) -> str:
     return ";".join(dict.fromkeys(c for c in codes if c))
 
 
+@frame_inputs(ratings=Ratings)
 def agreement_table(
     ratings: RatingsLike,
     *,

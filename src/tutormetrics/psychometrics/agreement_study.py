@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.agree_options import AgreeOptions
 from tutormetrics.psychometrics.agreement import agreement_table, clean_ratings
@@ -33,7 +34,6 @@ from tutormetrics.psychometrics.exchange_labels import independence_note
 from tutormetrics.psychometrics.exchangeable import slot_warning
 from tutormetrics.psychometrics.judge_tables import cluster_labels, judge_tables
 from tutormetrics.psychometrics.kappa_paradox import per_rater_table
-from tutormetrics.psychometrics.na_codes import negative_category_warnings
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.psychometrics.stability import stability_table
 
@@ -60,6 +60,7 @@ class AgreementStudy:
     warnings: tuple[str, ...] = ()
 
 
+@frame_inputs("metrics")
 def agreement_study(
     ratings: Ratings,
     options: AgreeOptions | None = None,
@@ -78,8 +79,9 @@ def agreement_study(
     only, else the many-rater columns plus the two-rater block of ``raters``; ``options.cluster_col`` makes every
     interval resample dialogues (``docs/guide/judges.md#many-raters``).
 
-    Before the tables, warnings go to ``log``: labels that look like anonymous slots (named raters), and negative
-    scores that sit in a criterion's categories (without ``options.levels``; ``--na`` drops them).
+    Before the tables, warnings go to ``log``: labels that look like anonymous slots (named raters). The warnings of
+    ``ratings`` (negative scores that sit in a criterion's categories, said by :meth:`Ratings.clean`; ``--na`` drops
+    them) count among the study's (``--strict``).
 
     Args:
         ratings: Long ratings from :func:`~tutormetrics.psychometrics.ratings_input.read_ratings` (``--na`` there).
@@ -102,16 +104,12 @@ def agreement_study(
         raise ConfigError("--length-bias and --differences need --judge", hint="they compare a judge with the humans")
     columns = ratings.columns()
     levels = list(options.levels) if options.levels is not None else None
-    warned: list[str] = []
+    warned = list(ratings.warnings)  # said when the ratings were cleaned: a negative score that is a category
     if not exchangeable and ratings.long is not None:
         slot = slot_warning(ratings.long, exclude=list(judges))
         if slot:
             log(slot)
             warned.append(slot)
-    if levels is None:
-        for line in negative_category_warnings(ratings.frame, criterion_col=ratings.criterion_col, score_col=ratings.score_col):
-            log(line)
-            warned.append(line)
     per = per_rater_table(clean_ratings(ratings, **columns), levels=levels) if per_rater else None
     if judges:
         tables = judge_tables(ratings, list(judges), replace(options, exchangeable=exchangeable), metrics=metrics, **columns)

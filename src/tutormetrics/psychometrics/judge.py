@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.psychometrics.agreement import _Criterion, clean_ratings, join_reasons, split_criteria
 from tutormetrics.psychometrics.leniency import LENIENCY_COLUMNS, POOLED, leniency_columns, pooled_leniency
 from tutormetrics.psychometrics.level_scale import LevelScale, as_level_scale, inferred_scale_note
@@ -40,7 +41,7 @@ from tutormetrics.psychometrics.pairwise_agreement import (
     gwet_ac,
     krippendorff_alpha,
 )
-from tutormetrics.psychometrics.ratings import RatingsLike
+from tutormetrics.psychometrics.ratings import Ratings, RatingsLike
 from tutormetrics.psychometrics.resampled_agreement import (
     pair_clusters,
     resampled_tables,
@@ -403,6 +404,7 @@ def _schema(clustered: bool) -> dict[str, Any]:
     return schema
 
 
+@frame_inputs(ratings=Ratings)
 def judge_table(
     ratings: RatingsLike,
     judge: str | Sequence[str],

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.exchange_labels import LABEL, exchange_labels, independence_note
 from tutormetrics.psychometrics.ppi_options import AGGREGATES, PPIOptions, parse_lambda
@@ -229,6 +230,7 @@ def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pl.DataFrame
     return pl.DataFrame([{c: r.get(c) for c in columns} for r in rows], schema=schema, orient="row")
 
 
+@frame_inputs(judge_labels=Ratings, human_labels=Ratings)
 def ppi_table(
     judge_labels: RatingsLike,
     human_labels: RatingsLike,
@@ -312,6 +314,7 @@ def _plan_row(crit: str, group: str, part: pl.DataFrame, half_width: float, conf
     return {**out, "criterion": crit, "group": group, "reason": ";".join(plan.reasons)}
 
 
+@frame_inputs(judge_labels=Ratings, human_labels=Ratings)
 def ppi_plan_table(
     judge_labels: RatingsLike,
     human_labels: RatingsLike,

@@ -23,7 +23,9 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import read_table, require_columns
+from tutormetrics.na_codes import negative_category_warnings
 from tutormetrics.progress import Log, quiet
 
 Aggregate = Literal["mean", "per_rater", "min", "max"]
@@ -142,6 +144,7 @@ def clean_long_ratings(
     return long
 
 
+@frame_inputs("ratings")
 def ratings_to_targets(
     ratings: pl.DataFrame,
     *,
@@ -226,6 +229,7 @@ def long_to_targets(long: pl.DataFrame, *, id_col: str, aggregate: Aggregate = "
     )
 
 
+@frame_inputs("df")
 def wide_ratings_to_targets(
     df: pl.DataFrame,
     *,
@@ -682,10 +686,15 @@ class Ratings:
     dropped: tuple[str, ...] = ()
     source: str = "ratings"
     exchangeable: bool = False
-    #: What ``--recode`` did before cleaning: ``[{"from": 0.5, "to": 0.0, "ratings": 413}]`` (run.json's ``recode``).
+    #: What ``--na`` and ``--recode`` did before cleaning: ``[{"from": 0.5, "to": 0.0, "ratings": 413}]`` (run.json's
+    #: ``recode``; an ``--na`` code has ``"to": None``).
     recoded: tuple[Mapping[str, object], ...] = ()
+    #: The warnings said when the ratings were cleaned (a negative score that is a category, ``docs/design/studies.md#na-codes``);
+    #: ``--strict`` counts them.
+    warnings: tuple[str, ...] = ()
 
     @classmethod
+    @frame_inputs("frame")
     def clean(
         cls,
         frame: pl.DataFrame,
@@ -702,7 +711,9 @@ class Ratings:
     ) -> Ratings:
         """Long ratings (a criterion and a score column) cleaned and checked against their scale
         (:func:`check_scale`); wide ones kept as they are (each target column is parsed when it is made).
-        ``exchangeable``: the rater labels are anonymous slots (a label may repeat within a unit).
+        ``exchangeable``: the rater labels are anonymous slots (a label may repeat within a unit). Without
+        ``levels``, a criterion whose scores hold a negative value next to non-negative ones is warned of (to
+        ``log`` and in :attr:`warnings`): that value would be a category (``docs/design/studies.md#na-codes``).
 
         Args:
             frame: The ratings table (long or wide).
@@ -720,13 +731,16 @@ class Ratings:
         if not is_long_ratings(frame, criterion_col=criterion_col, score_col=score_col):
             return cls(frame, None, **names, source=source, exchangeable=exchangeable)
         long = clean_long_ratings(frame, **names, source=source, repeats=exchangeable)
+        warned = () if levels is not None else tuple(negative_category_warnings(long, criterion_col="_crit", score_col="_score"))
+        for line in warned:
+            log(line)
         keep, scales, dropped = scale_filter(
             long.get_column("_crit"), long.get_column("_score"), long.get_column("_id"),
             levels=levels, drop=drop_out_of_scale, source=source, log=log,
         )  # fmt: skip
         if keep is not None:
             frame, long = frame.filter(keep), long.filter(keep)
-        return cls(frame, long, **names, levels=scales, dropped=dropped, source=source, exchangeable=exchangeable)
+        return cls(frame, long, **names, levels=scales, dropped=dropped, source=source, exchangeable=exchangeable, warnings=warned)
 
     @property
     def is_long(self) -> bool:

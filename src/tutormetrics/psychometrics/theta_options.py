@@ -107,6 +107,16 @@ class ThetaOptions:
         """The fit's model name of ``--model`` (``partial-credit`` → ``partial_credit``)."""
         return MODELS[self.model]
 
+    def fit_text(self) -> str:
+        """The fit as a progress detail names it.
+
+        >>> ThetaOptions().fit_text(), ThetaOptions(method="nuts", chains=2).fit_text()
+        ('MML', 'NUTS, nutpie: 2 chains x (1,000 tune + 1,000 draws)')
+        """
+        if self.method != "nuts":
+            return "MML"
+        return f"NUTS, {self.sampler}: {self.chains} chains x ({self.tune:,} tune + {self.draws:,} draws)"
+
     def nuts_options(self) -> dict[str, Any]:
         """The sampler settings the NUTS fit takes (none for MML)."""
         if self.method != "nuts":

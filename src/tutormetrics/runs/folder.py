@@ -17,12 +17,13 @@ import polars as pl
 from tutormetrics.engine.file_scoring import ScoreOptions
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.paths import check_outputs
-from tutormetrics.progress import Log, quiet
+from tutormetrics.progress import Log, NoProgress, Progress, RunProgress, quiet, step_progress
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.runs.layout import run_files
 from tutormetrics.runs.levels import Level, dialogue_levels, dialogue_ratings_key, level_metric_cols, score_levels
 from tutormetrics.runs.outputs import write_agreement, write_level, write_measurement, write_predictive, write_theta
 from tutormetrics.runs.record import RunRecord, close_run
+from tutormetrics.stats.group_columns import group_columns
 from tutormetrics.validity.study import StudyResult, ValidateOptions, validate_metrics
 
 
@@ -62,14 +63,23 @@ def _scores_only(record: RunRecord, dialogue: Any, log: Log, history: Any) -> di
     score_levels(record, dialogue, record.score_options.id_column, log, history)
     log("[2/2] writing the report")
     record.head["validated"] = False
-    return close_run(record, log)
+    with _steps(record.score_options) as steps:
+        steps.detail("report")
+        return close_run(record, log)
+
+
+def _steps(options: ScoreOptions) -> RunProgress | NoProgress:
+    """The progress of the steps after scoring (θ, correlations, agreement, tables, report), shown as the scoring
+    run's is (``--progress``, ``--progress-every``; ``docs/design/scoring.md#progress``)."""
+    return step_progress("run", progress=options.progress, every=options.progress_every)
 
 
 def _validate_levels(
     record: RunRecord, levels: list[Level], rated: Ratings, id_col: str, first_vo: ValidateOptions,
-    metric_cols: Sequence[str] | None, log: Log,
+    metric_cols: Sequence[str] | None, log: Log, steps: Progress,
 ) -> tuple[StudyResult, list[pl.DataFrame]]:  # fmt: skip
-    """θ, agreement, the targets and every level's tables; returns the first level's study and its θ targets."""
+    """θ, agreement, the targets and every level's tables (each step named in ``steps`` while it runs); returns the
+    first level's study and its θ targets."""
     from tutormetrics.ids import read_keyed
     from tutormetrics.psychometrics.ratings import theta_to_targets
 
@@ -80,24 +90,27 @@ def _validate_levels(
     study = validate_metrics(
         first.frame, ratings=rated, theta=given, options=first_vo, id_col=id_col,
         metric_cols=level_metric_cols(metric_cols, first.frame, record.head) or first.metric_cols,
-        ratings_source=str(record.ratings), log=log,
+        ratings_source=str(record.ratings), log=log, progress=steps,
     )  # fmt: skip
     theta_tables = write_theta(record, study, rated, given)
     record.warnings.extend(study.warnings)
+    steps.detail("agreement")
     write_agreement(record, rated, study, log)
     if study.targets is not None:  # what the report shows per exchange: the targets as correlated
         record.write("targets", study.targets)
     result = study.validity
     log("[3/4] correlating metrics with ratings" + (" and θ" if "theta" in result.target_cols else ""))
     log("[4/4] writing the tables and drawing the heatmap" + ("s (raw and controlled)" if vo.control else ""))
+    steps.detail("tables and heatmaps")
     write_level(record, result, "", first_vo, first.columns, log)
     for level in levels[1:]:  # the turn level of conversation ratings
         log(f"      {level.prefix.rstrip('_')} level (each turn inherits its conversation's rating; intervals over {vo.cluster_col})")
         turns = validate_metrics(
             level.frame, ratings=rated, theta=theta_tables, options=_no_theta(vo), id_col=id_col,
             metric_cols=[c for c in metric_cols or () if c in level.frame.columns] or level.metric_cols,
-            ratings_source=str(record.ratings), log=log,
+            ratings_source=str(record.ratings), log=log, progress=steps,
         )  # fmt: skip
+        steps.detail(f"tables and heatmaps ({level.prefix.rstrip('_')} level)")
         write_level(record, turns.validity, level.prefix, vo, level.columns, log)
     return study, theta_tables
 
@@ -147,7 +160,8 @@ def run_pipeline(
             per exchange in ``metrics.csv``.
 
     Returns:
-        ``run.json``'s dict; its ``warnings`` are the scoring run's and θ's (``run --strict`` exits 1 on them).
+        ``run.json``'s dict; its ``warnings`` are the ratings', the scoring run's and θ's (``run --strict`` exits 1 on
+        them).
     """
     from tutormetrics.ids import IdKey, read_keyed
 
@@ -163,24 +177,29 @@ def run_pipeline(
         id_col = dialogue_ratings_key(raw_ratings, id_col, str(ratings))
     rated = vo.clean_ratings(raw_ratings, id_col=id_col, source=str(ratings), log=log, command="run")  # once: θ, agreement, targets
     record.head["recode"] = [dict(r) for r in rated.recoded]  # docs/guide/paper.md#recode
+    record.warnings.extend(rated.warnings)  # a negative score that is a category (docs/design/studies.md#na-codes)
     log("[1/4] scoring")
     levels = score_levels(record, dialogue, id_col, log, history)
     first_vo = vo
     if dialogue is not None:  # the level of validation
-        levels, first_vo, level_summary = dialogue_levels(levels, id_col, vo, log)
+        levels, first_vo, level_summary = dialogue_levels(levels, id_col, vo, log, group_columns(group_col))
         record.head.update(level_summary)
-    study, theta_tables = _validate_levels(record, levels, rated, id_col, first_vo, metric_cols, log)
-    write_measurement(record, study, rated, levels[0].frame, group_col, log)
-    if study.theta_pv is not None:  # docs/measurement.md#theta-pv
-        record.head["theta_pv"] = {"draws": vo.theta_pv, "seed": vo.seed, "condition": vo.pv_condition,
-                                   "n_metrics": study.theta_pv.height}  # fmt: skip
-    if group_col is not None:  # grouped cross-validated predictive validity
-        log(f"      predictive validity, grouped by {group_col}")
-        write_predictive(record, levels[0].frame, rated, theta_tables, group_col, id_col, first_vo, levels[0].columns, log)
-    result = study.validity
-    if top:
-        from tutormetrics.validity.correlate import summarize_correlations
+    with _steps(score_options) as steps:  # after scoring: its own progress lines are done
+        study, theta_tables = _validate_levels(record, levels, rated, id_col, first_vo, metric_cols, log, steps)
+        steps.detail("measurement tables")
+        write_measurement(record, study, rated, levels[0].frame, group_col, log)
+        if study.theta_pv is not None:  # docs/measurement.md#theta-pv
+            record.head["theta_pv"] = {"draws": vo.theta_pv, "seed": vo.seed, "condition": vo.pv_condition,
+                                       "n_metrics": study.theta_pv.height}  # fmt: skip
+        if group_col is not None:  # grouped cross-validated predictive validity
+            log(f"      predictive validity, grouped by {group_col}")
+            write_predictive(record, levels[0].frame, rated, theta_tables, group_col, id_col, first_vo, levels[0].columns, log,
+                             steps.child(None, "predict", "fits"))  # fmt: skip
+        result = study.validity
+        if top:
+            from tutormetrics.validity.correlate import summarize_correlations
 
-        log(summarize_correlations(result.table, top=top))
-    validity = {"join": result.report.summary(), "n_metrics": len(result.metric_cols), "targets": result.target_cols}
-    return close_run(record, log, validity)
+            log(summarize_correlations(result.table, top=top))
+        validity = {"join": result.report.summary(), "n_metrics": len(result.metric_cols), "targets": result.target_cols}
+        steps.detail("report")
+        return close_run(record, log, validity)

@@ -15,6 +15,7 @@ import polars as pl
 
 from tutormetrics.engine.file_scoring import ScoreOptions, score_file
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log
 from tutormetrics.runs.record import RunRecord
 from tutormetrics.validity.study import ValidateOptions
@@ -158,38 +159,47 @@ def conversation_controls(vo: ValidateOptions, conv: pl.DataFrame, log: Log) -> 
     return replace(vo, control=mapped) if mapped != vo.control else vo
 
 
-def _with_turn_clusters(conv: Level, turns: pl.DataFrame, cluster_col: str) -> Level:
-    """The conversations with the cluster label of their turns (a column that holds each conversation whole)."""
+def _with_turn_labels(conv: Level, turns: pl.DataFrame, cols: Sequence[str], option: str) -> Level:
+    """The conversations with the labels ``cols`` of their turns (columns that hold each conversation whole, as
+    text); a column missing from the turns, or with two values in one conversation, is exit 2 naming ``option``."""
     from tutormetrics.io.tables import require_columns
     from tutormetrics.validity.level import check_nested
 
-    require_columns(turns, [cluster_col], source="turns", option="--cluster-col")
-    check_nested(turns, "conversation_id", cluster_col)
-    labels = turns.select(pl.col("conversation_id").cast(pl.String), pl.col(cluster_col).cast(pl.String)).unique()
+    cols = [c for c in dict.fromkeys(cols) if c not in conv.frame.columns]
+    if not cols:
+        return conv
+    require_columns(turns, cols, source="turns", option=option)
+    for col in cols:
+        check_nested(turns, "conversation_id", col, option)
+    labels = turns.select(pl.col("conversation_id").cast(pl.String), *(pl.col(c).cast(pl.String) for c in cols)).unique()
     frame = conv.frame.with_columns(pl.col("conversation_id").cast(pl.String))
     return replace(conv, frame=frame.join(labels, on="conversation_id", how="left", maintain_order="left"))
 
 
 def dialogue_levels(
-    levels: list[Level], id_col: str, vo: ValidateOptions, log: Log
+    levels: list[Level], id_col: str, vo: ValidateOptions, log: Log, group_cols: Sequence[str] = ()
 ) -> tuple[list[Level], ValidateOptions, dict[str, Any]]:
     """Which levels a dialogue run validates, the options of the first, and what ``run.json`` records.
 
     Conversation-keyed ratings: the CONV table first (``correlations.csv``, the headline); the turns (``turns_*``,
     ratings inherited, no p) only with ``--cluster-col``: ``conversation_id``, or a column that holds each
-    conversation whole (the CONV rows then resample it too). Turn-keyed ratings: the turns.
+    conversation whole (the CONV rows then resample it too). Turn-keyed ratings: the turns. The ``--group-col``
+    columns are carried from the turns onto the conversations (one value per conversation, else exit 2).
 
     Args:
         levels: The scored levels (:func:`score_levels`).
         id_col: The id the ratings are keyed by.
         vo: The run's validation options.
         log: Where notes go.
+        group_cols: ``--group-col``'s columns (kept on the turns).
     """
     if id_col != "conversation_id":
         if vo.cluster_col is None:
             log("note: turns are nested in conversations; --cluster-col conversation_id gives intervals over conversations")
         return levels, vo, {"level": "turn"}
     conv, turns = levels[0], levels[1].frame
+    conv = _with_turn_labels(conv, turns, [c for c in group_cols if c != "conversation_id"], "--group-col")
+    levels = [conv, *levels[1:]]
     n = conv.frame.height
     conv_vo = conversation_controls(vo, conv.frame, log)
     summary: dict[str, Any] = {"level": "conversation", "n_conversations": n}
@@ -210,9 +220,10 @@ def dialogue_levels(
     summary["turn_level"] = "turns_correlations.csv"
     if vo.cluster_col == "conversation_id":  # one CONV row per cluster: the row bootstrap
         return levels, replace(conv_vo, cluster_col=None), summary
-    return [_with_turn_clusters(conv, turns, vo.cluster_col), *levels[1:]], conv_vo, summary
+    return [_with_turn_labels(conv, turns, [vo.cluster_col], "--cluster-col"), *levels[1:]], conv_vo, summary
 
 
+@frame_inputs("ratings")
 def dialogue_ratings_key(ratings: pl.DataFrame, id_col: str, source: str) -> str:
     """The id a dialogue run's ratings are keyed by: ``id_col`` (default ``exchange_id``, one tutor turn) when
     present, else ``conversation_id``.

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from tutormetrics.progress import Log
+from tutormetrics.progress import Log, Progress
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.runs.record import RunRecord
 from tutormetrics.validity.correlate import ValidityResult
@@ -122,7 +122,7 @@ def write_level(
 
 def write_predictive(
     record: RunRecord, frame: pl.DataFrame, ratings: Ratings, theta: Sequence[pl.DataFrame], group_col: str,
-    id_col: str, vo: ValidateOptions, columns: Sequence[Any], log: Log,
+    id_col: str, vo: ValidateOptions, columns: Sequence[Any], log: Log, progress: Progress | None = None,
 ) -> None:  # fmt: skip
     """``predictive.csv``: ``predict`` with the study's ratings, θ, controls and seed (defaults otherwise).
 
@@ -136,6 +136,7 @@ def write_predictive(
         vo: The first level's options (ratings columns and scale, ``control``, ``seed``, ``n_min``).
         columns: The Scorer's column descriptions (their families).
         log: Where notes go.
+        progress: Where the folds fitted are counted (the run's steps).
     """
     from tutormetrics.metrics.columns import column_families
     from tutormetrics.stats.group_columns import group_columns, with_group_label
@@ -150,7 +151,7 @@ def write_predictive(
     result = predict_study(
         frame, group_col=group_col, ratings=ratings, theta=theta, id_col=id_col, metrics_cols=metric_cols,
         controls=vo.control, rating_options=vo, options=PredictOptions(seed=vo.seed, n_min=vo.n_min),
-        families=dict(families), ratings_source="ratings", log=log,
+        families=dict(families), ratings_source="ratings", log=log, progress=progress,
     )  # fmt: skip
     record.write("predictive", result.table)
 

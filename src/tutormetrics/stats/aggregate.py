@@ -20,11 +20,13 @@ from functools import reduce
 
 import polars as pl
 
-from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.errors import InputSchemaError
 from tutormetrics.flags import flag, split_list
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns, require_distinct
+from tutormetrics.na_codes import na_flag
 
-__all__ = ["MISSING_TEXT", "SKIP_COLUMNS", "AggregateOptions", "AggregateResult", "aggregate_labels", "aggregate_rates", "parse_codes"]
+__all__ = ["MISSING_TEXT", "SKIP_COLUMNS", "AggregateOptions", "AggregateResult", "aggregate_labels", "aggregate_rates"]
 
 #: dialogue structure columns never aggregated by default
 SKIP_COLUMNS: tuple[str, ...] = ("turn", "tutor_turn", "ctx_turns")
@@ -36,21 +38,6 @@ class AggregateResult:
 
     result: pl.DataFrame
     notes: list[str] = field(default_factory=list)
-
-
-def parse_codes(values: Sequence[str] | str | None, option: str = "--na") -> list[float]:
-    """``--na -1,-9`` (repeatable) as numbers; a non-number is exit 2.
-
-    >>> parse_codes(["-1,-9"]), parse_codes(None)
-    ([-1.0, -9.0], [])
-    """
-    out = []
-    for v in split_list(values) or []:
-        try:
-            out.append(float(v))
-        except ValueError:
-            raise ConfigError(f"{option}: {v!r} is not a number", hint=f"e.g. {option} -1 or {option} -1,-9") from None
-    return out
 
 
 def _keys(values: Sequence[str] | str | None) -> list[str]:
@@ -75,12 +62,11 @@ class AggregateOptions:
         "--cols", default=None, parse=split_list, cli_type=list[str] | None,
         help="Label columns, repeat or comma-separate (default: every numeric column but the keys and turn columns).",
     )
-    na: list[float] = flag(
-        "--na", default=None, parse=parse_codes, cli_type=list[str] | None,
-        help="Codes meaning 'not applicable' (missing), repeat or comma-separate, e.g. -1 or -1,-9.",
-    )
+    #: ``--na`` (:func:`tutormetrics.na_codes.na_flag`, declared once for ``aggregate`` and every ratings reader).
+    na: tuple[float, ...] = na_flag()
 
 
+@frame_inputs("turns")
 def aggregate_rates(turns: pl.DataFrame, options: AggregateOptions) -> AggregateResult:
     """``aggregate`` from Python: :func:`aggregate_labels` of ``turns`` under ``options``
     (``docs/commands/aggregate.md``).

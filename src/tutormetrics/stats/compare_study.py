@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
+from tutormetrics.frames import frame_inputs
 from tutormetrics.metrics.columns import NOT_METRICS, ColumnDescription, describe_frame, metric_names
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.compare_options import CompareOptions
@@ -55,6 +56,7 @@ def metric_columns(frame: pl.DataFrame, options: CompareOptions, described: list
     return [c for c in metric_names(described) if c not in skip] or None
 
 
+@frame_inputs("frame")
 def compare_study(
     frame: pl.DataFrame,
     options: CompareOptions | None = None,

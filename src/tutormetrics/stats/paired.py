@@ -34,6 +34,7 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns, require_distinct
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.compare_options import DISTINCT_HINT
@@ -545,6 +546,7 @@ def _describe(lead: dict[str, str]) -> str:
     return ";".join(f"{k}={v}" for k, v in lead.items() if k != "dimension") or "all rows"
 
 
+@frame_inputs("df")
 def compare_groups(
     df: pl.DataFrame,
     *,

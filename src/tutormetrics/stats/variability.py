@@ -22,6 +22,7 @@ import polars as pl
 
 from tutormetrics.errors import InputSchemaError
 from tutormetrics.flags import flag, split_list
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns, require_distinct
 from tutormetrics.progress import Log, quiet
 from tutormetrics.stats.group_columns import group_columns, group_order, join_group_cols, with_group_label
@@ -63,6 +64,7 @@ class VariabilityResult(NamedTuple):
     units: pl.DataFrame
 
 
+@frame_inputs("table")
 def trial_variability(table: pl.DataFrame, options: VariabilityOptions | None = None, log: Log = quiet) -> VariabilityResult:
     """``variability`` from Python: :func:`variability_table` of ``table`` under ``options``
     (``docs/commands/variability.md``); ``log`` receives the note on rows left out (an empty unit, trial or group).

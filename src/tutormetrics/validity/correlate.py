@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from tutormetrics.errors import InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
 from tutormetrics.validity.join import JoinReport, join_targets, metric_columns, refuse_control_targets
 from tutormetrics.validity.spearman import (
@@ -62,6 +63,7 @@ def prevalence_ceiling(y: Sequence[float] | np.ndarray | pl.Series) -> float:
     return float(math.sqrt(max(0.0, 1.0 - float(np.sum(props**3)))))
 
 
+@frame_inputs("table")
 def rho_matrix(table: pl.DataFrame, value: str = "rho") -> pl.DataFrame:
     """Pivot a :func:`spearman_matrix` table to wide form: a ``metric`` column, then one column per target.
 
@@ -168,6 +170,7 @@ class ValidityResult:
     target_cols: list[str]
 
 
+@frame_inputs("metrics", "targets")
 def correlate_with_targets(
     metrics: pl.DataFrame,
     targets: Sequence[pl.DataFrame],

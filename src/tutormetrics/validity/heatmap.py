@@ -23,6 +23,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
 from tutormetrics.metrics.columns import OTHER, ColumnDescription, aliases, describe_table, family_labels
 from tutormetrics.plotting import MAX_WIDTH_IN, MIN_FONT_PT, literal_text, save_paper_figure, text_extent, wrap_to_width
@@ -457,6 +458,7 @@ def _draw_title_and_note(fig: Figure, lay: _Layout, title: str | None) -> None:
 
 
 @literal_text
+@frame_inputs("table")
 def plot_heatmap(
     table: pl.DataFrame,
     output: str | Path | None = None,

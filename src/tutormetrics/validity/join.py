@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
 
 #: How many unmatched ids :meth:`JoinReport.summary` prints per side and table.
@@ -108,6 +109,7 @@ def _whole_number(text: str) -> str | None:
     return str(int(number))
 
 
+@frame_inputs("metrics", "targets")
 def join_targets(
     metrics: pl.DataFrame,
     *targets: pl.DataFrame,

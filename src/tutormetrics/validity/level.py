@@ -116,13 +116,14 @@ def check_one_row_per_id(metrics: pl.DataFrame, id_col: str, target_ids: Iterabl
     )
 
 
-def check_nested(metrics: pl.DataFrame, id_col: str, cluster_col: str) -> None:
+def check_nested(metrics: pl.DataFrame, id_col: str, cluster_col: str, option: str = "--cluster-col") -> None:
     """Each value of ``id_col`` lies in one cluster of ``cluster_col`` (labels as text), else exit 2.
 
     Args:
         metrics: The metrics table.
         id_col: The rated id column.
         cluster_col: The cluster column.
+        option: The option that named it, in the message (``--cluster-col``, ``--group-col``).
 
     >>> check_nested(pl.DataFrame({"conversation_id": ["c1", "c1"], "school": ["s", "s"]}), "conversation_id", "school")
     """
@@ -131,9 +132,9 @@ def check_nested(metrics: pl.DataFrame, id_col: str, cluster_col: str) -> None:
     if split.height:
         first = split.get_column(id_col)[0]
         raise ConfigError(
-            f"--cluster-col {cluster_col}: {split.height:,} rated {id_col} value(s) lie in several clusters, "
+            f"{option} {cluster_col}: {split.height:,} rated {id_col} value(s) lie in several clusters, "
             f"e.g. {first!r} in {int(split.get_column('len')[0])}",
-            hint=f"the clusters must hold each rated unit whole: pass --cluster-col {id_col}, or a column constant "
+            hint=f"the clusters must hold each rated unit whole: pass {option} {id_col}, or a column constant "
             f"within each {id_col}",
         )
 

@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -26,9 +26,10 @@ from tutormetrics.flags import (
     n_resamples_flag,
     seed_flag,
 )
+from tutormetrics.frames import frame_inputs
 from tutormetrics.progress import Log, quiet
 from tutormetrics.psychometrics.ratings import Ratings
-from tutormetrics.psychometrics.ratings_input import RatingOptions
+from tutormetrics.psychometrics.ratings_input import RatingOptions, clean_ratings_frame
 from tutormetrics.stats.multiplicity import ADJUST_METHODS
 from tutormetrics.stats.ranks import DEFAULT_TIE_DIGITS
 
@@ -125,11 +126,13 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
          help='--theta-pv: draw the PVs conditioned on each metric (metric) or unconditioned (none).')
     figure_formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
 
+    @frame_inputs(ratings=Ratings)
     def clean_ratings(
         self, ratings: pl.DataFrame | Ratings, *, id_col: str, source: str, log: Log = quiet, command: str = "validate"
     ) -> Ratings:
-        """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns, recoding and
-        scale (``--recode``, ``--levels``, ``--drop-out-of-scale``, ``--raters``), in the order of
+        """The :class:`~tutormetrics.psychometrics.ratings.Ratings` of a ratings frame under these columns, codes,
+        recoding and scale (``--na``, ``--recode``, ``--levels``, ``--drop-out-of-scale``, ``--raters``):
+        :func:`~tutormetrics.psychometrics.ratings_input.clean_ratings_frame`, the cleaning of
         :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`; one already cleaned is returned as it is.
 
         Args:
@@ -141,20 +144,4 @@ class ValidateOptions(SpearmanOptions, RatingOptions):
         """
         if isinstance(ratings, Ratings):
             return ratings
-        from tutormetrics.psychometrics.recode import apply_recode, recode_message
-        from tutormetrics.psychometrics.recode_report import non_integer_note, recode_record
-
-        counts: dict[float, int] = {}
-        if self.recode and self.score_col in ratings.columns:  # --recode first, as read_ratings does
-            ratings, counts = apply_recode(ratings, self.score_col, self.recode, id_col=id_col, source=source)
-            log(recode_message(self.recode, counts))
-        elif {self.criterion_col, self.score_col} <= set(ratings.columns):
-            note = non_integer_note(ratings, command, criterion_col=self.criterion_col, score_col=self.score_col)
-            if note:
-                log(note)
-        cleaned = Ratings.clean(
-            ratings, id_col=id_col, rater_col=self.rater_col, criterion_col=self.criterion_col, score_col=self.score_col,
-            levels=self.levels, drop_out_of_scale=self.drop_out_of_scale, source=source, log=log,
-            exchangeable=self.exchangeable,
-        )  # fmt: skip
-        return replace(cleaned, recoded=tuple(recode_record(self.recode, counts)))
+        return clean_ratings_frame(ratings, self, id_col=id_col, source=source, log=log, command=command)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from tutormetrics.errors import ConfigError
 from tutormetrics.ids import IdKey, read_keyed
-from tutormetrics.progress import Log, quiet
+from tutormetrics.progress import Log, Progress, quiet
 from tutormetrics.psychometrics.ratings import Ratings, theta_to_targets
 from tutormetrics.psychometrics.ratings_input import RatingOptions
 from tutormetrics.stats.group_columns import group_columns, with_group_label
@@ -42,6 +42,7 @@ def predict_files(
     rating_options: RatingOptions | None = None,
     options: PredictOptions | None = None,
     log: Log = quiet,
+    progress: Progress | None = None,
 ) -> PredictResult:
     """Grouped cross-validated prediction of the ratings' criteria and the θ tables' columns from a metrics table.
 
@@ -60,6 +61,8 @@ def predict_files(
         rating_options: How the ratings become targets (aggregate, ``targets_from``, id type).
         options: The models, folds, intervals and features.
         log: Where notes and the join summary go.
+        progress: Where the folds fitted are counted and the fold under way is named
+            (:func:`~tutormetrics.progress.step_progress`); ``None``: nowhere.
     """
     from tutormetrics.metrics.columns import describe_frame, metric_names
     from tutormetrics.validity.representation import check_features, load_representation
@@ -88,5 +91,5 @@ def predict_files(
         judge=columns.judge, judge_cols=columns.judge_cols, rating_options=rating_options, options=opts,
         ratings_source=ratings.source if ratings is not None else "ratings",
         families={d.name: d.family for d in described if d.family != "other"},  # an unknown column: its own family
-        log=log, representation=source,
+        log=log, representation=source, progress=progress,
     )  # fmt: skip

@@ -14,10 +14,11 @@ from dataclasses import replace
 import polars as pl
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
-from tutormetrics.progress import Log, quiet
+from tutormetrics.progress import Log, Progress, quiet
 from tutormetrics.psychometrics.ratings import Ratings
-from tutormetrics.psychometrics.ratings_input import RatingOptions
+from tutormetrics.psychometrics.ratings_input import RatingOptions, clean_ratings_frame
 from tutormetrics.validity.join import metric_columns, refuse_control_targets
 from tutormetrics.validity.predictive import PredictOptions, PredictResult, predict_frame
 from tutormetrics.validity.representation import RepresentationSource, check_features
@@ -81,13 +82,11 @@ def _split_judge(rated: Ratings, judge: str) -> tuple[Ratings, Ratings]:
 
 def _rated(ratings: pl.DataFrame | Ratings, ro: RatingOptions, id_col: str, source: str, log: Log) -> Ratings:
     """``ratings`` as :class:`~tutormetrics.psychometrics.ratings.Ratings`: as given when already read with
-    :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`, else cleaned once under ``ro``."""
+    :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`, else cleaned once under ``ro``
+    (:func:`~tutormetrics.psychometrics.ratings_input.clean_ratings_frame`: ``--na``, ``--recode``, the scale)."""
     if isinstance(ratings, Ratings):
         return ratings
-    return Ratings.clean(
-        ratings, id_col=id_col, rater_col=ro.rater_col, criterion_col=ro.criterion_col, score_col=ro.score_col,
-        levels=ro.levels, drop_out_of_scale=ro.drop_out_of_scale, source=source, log=log, exchangeable=ro.exchangeable,
-    )  # fmt: skip
+    return clean_ratings_frame(ratings, ro, id_col=id_col, source=source, log=log)
 
 
 def _rating_targets(rated: Ratings, judge: str | None, ro: RatingOptions) -> tuple[pl.DataFrame, pl.DataFrame | None]:
@@ -152,6 +151,7 @@ def _check_one_row_per_id(metrics: pl.DataFrame, tables: Sequence[pl.DataFrame],
     check_one_row_per_id(keyed, id_col, ids, command="predict", source="targets")
 
 
+@frame_inputs("metrics", "theta", ratings=Ratings)
 def predict_study(
     metrics: pl.DataFrame,
     *,
@@ -169,6 +169,7 @@ def predict_study(
     ratings_source: str = "ratings",
     log: Log = quiet,
     representation: RepresentationSource | None = None,
+    progress: Progress | None = None,
 ) -> PredictResult:
     """Targets (criteria after ``aggregate``, then θ, in ``validate``'s order), features, controls and judge →
     :func:`predict_frame` (``docs/commands/predict.md``).
@@ -192,6 +193,7 @@ def predict_study(
         log: Where the join summary and notes go.
         representation: The embeddings side file for ``options.features`` ``embedding``/``both``
             (:func:`~tutormetrics.validity.representation.load_representation`).
+        progress: Where the folds fitted are counted (:func:`~tutormetrics.validity.predictive.predict_frame`).
     """
     from tutormetrics.validity.join import join_targets
     from tutormetrics.validity.study import target_tables
@@ -243,5 +245,5 @@ def predict_study(
             "components in each training fold)")  # fmt: skip
     return predict_frame(
         joined, targets=target_cols, features=features, group_col=group_col, controls=controls,
-        judge_cols=judge_map, families=fam, id_col=id_col, options=opts, log=log, representation=block,
+        judge_cols=judge_map, families=fam, id_col=id_col, options=opts, log=log, representation=block, progress=progress,
     )  # fmt: skip

@@ -38,7 +38,7 @@ from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
 from tutormetrics.io.tables import require_columns
-from tutormetrics.progress import Log, quiet
+from tutormetrics.progress import Log, NoProgress, Progress, quiet
 from tutormetrics.stats.bootstrap import single_threaded_blas
 from tutormetrics.validity import decision_rules
 from tutormetrics.validity import predict_measures as pm
@@ -354,7 +354,8 @@ def _inner_thresholds(t: _Target, train: np.ndarray, spec: _Spec, cols: list[int
     return decision_rules.tune_thresholds(oof, codes, levels.size)
 
 
-def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spec: _Spec, opts: PredictOptions) -> _ModelOut:
+def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spec: _Spec, opts: PredictOptions,
+               progress: Progress, name: str) -> _ModelOut:  # fmt: skip
     n = t.y.size
     n_levels = levels.size
     score = np.empty(n)
@@ -365,6 +366,7 @@ def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spe
     chosen: list[str] = []
     cuts: list[np.ndarray | None] = []
     for f in range(opts.folds):
+        progress.detail(f"{t.name}: model {name}, fold {f + 1}/{opts.folds}")
         te = np.flatnonzero(folds == f)
         tr = np.flatnonzero(folds != f)
         if spec.cols is None:
@@ -399,6 +401,7 @@ def _cross_fit(t: _Target, folds: np.ndarray, kind: str, levels: np.ndarray, spe
             elif code not in seen:
                 seen.add(code)
                 codes[code] = codes.get(code, 0) + 1
+        progress.update(1)
     return _ModelOut("", None, score, label, proba, folds, codes, ";".join(chosen), thresholds=cuts)
 
 
@@ -557,15 +560,15 @@ def _target_reasons(t: _Target, levels: np.ndarray, n_groups: int, opts: Predict
 
 def _fit_models(
     t: _Target, features: list[str], families: Mapping[str, str], folds: np.ndarray, kind: str, levels: np.ndarray,
-    opts: PredictOptions,
+    opts: PredictOptions, progress: Progress,
 ) -> list[_ModelOut]:  # fmt: skip
-    """Every model of :func:`_model_specs`, cross-fitted over the folds."""
+    """Every model of :func:`_model_specs`, cross-fitted over the folds (one step of ``progress`` per fold fitted)."""
     n_ctrl = t.c.shape[1]
     models: list[_ModelOut] = []
     n_rep = 0 if t.representation is None else min(opts.components, t.representation.block.shape[1])
     for name, spec in _model_specs(features, families, n_ctrl, opts):
         with single_threaded_blas():  # small products: BLAS threads wait more than they work (16× on a busy 2-core box)
-            m = _cross_fit(t, folds, kind, levels, spec, opts)
+            m = _cross_fit(t, folds, kind, levels, spec, opts, progress, name)
         m.name = name
         if spec.cols is None:
             m.n_features = 1 + n_ctrl
@@ -694,9 +697,11 @@ def _difference_rows(
 
 
 def _predict_target(
-    t: _Target, features: list[str], families: Mapping[str, str], opts: PredictOptions, log: Log
+    t: _Target, features: list[str], families: Mapping[str, str], opts: PredictOptions, log: Log, progress: Progress,
+    n_fits: int,
 ) -> tuple[list[dict[str, Any]], list[pl.DataFrame], list[dict[str, Any]]]:
-    """The PRED rows, out-of-sample predictions and ordinal cuts of one target (``docs/commands/predict.md``)."""
+    """The PRED rows, out-of-sample predictions and ordinal cuts of one target (``docs/commands/predict.md``); its
+    ``n_fits`` folds count in ``progress`` whether fitted or not (a target that cannot be predicted)."""
     n = t.y.size
     levels = np.unique(t.y)
     uniq, gcode = group_codes(t.groups)
@@ -707,14 +712,17 @@ def _predict_target(
     if target_codes:
         row = {**base, "model": "all", "measure": None, "estimate": None, "ci_low": None, "ci_high": None,
                "n": n, "n_groups": n_groups, "n_features": None, "selected": None, "reason": ";".join(target_codes)}  # fmt: skip
+        progress.update(n_fits)
         return [row], [], []
     if kind != "continuous" and np.bincount(np.searchsorted(levels, t.y)).min() < opts.folds:
         target_codes.append("class_lt_folds")
     folds = group_folds(t.groups, opts.folds)
-    models = _fit_models(t, features, families, folds, kind, levels, opts)
+    models = _fit_models(t, features, families, folds, kind, levels, opts, progress)
     rng = np.random.default_rng([opts.seed, t.index]) if opts.ci != "none" else None
     shared: dict[str, Any] = {}
     sets = [(m.name, _measure_fns(kind, t.y, levels, m, np.arange(n), shared=shared, group=gcode)) for m in models]
+    if rng is not None:
+        progress.detail(f"{t.name}: intervals ({opts.n_resamples:,} resamples over {n_groups:,} groups)")
     with single_threaded_blas():
         results = _evaluate(sets, gcode, rng, opts.n_resamples)
     judge = _judge(t, models[0], folds, kind, levels, opts, rng is not None) if t.judge is not None else None
@@ -786,6 +794,7 @@ def predict_frame(
     options: PredictOptions | None = None,
     log: Log = quiet,
     representation: np.ndarray | None = None,
+    progress: Progress | None = None,
 ) -> PredictResult:
     """Grouped K-fold predictions of every target from ``features`` (+ ``controls``) of ``frame``.
 
@@ -807,6 +816,8 @@ def predict_frame(
         options: Model, folds, resamples, seed, ...; ``None``: the defaults.
         log: Where the notes go.
         representation: The representation block, one row per frame row; ``None``: metrics only.
+        progress: Where each fold fitted is counted (targets × models × folds) and the fold under way is named
+            (:func:`~tutormetrics.progress.step_progress`); ``None``: nowhere.
     """
     opts = options or PredictOptions()
     opts.check()
@@ -835,6 +846,9 @@ def predict_frame(
     rows: list[dict[str, Any]] = []
     preds: list[pl.DataFrame] = []
     cuts: list[dict[str, Any]] = []
+    steps = progress if progress is not None else NoProgress()
+    n_fits = len(_model_specs(features, families or {}, len(controls), opts)) * opts.folds  # per target
+    steps.set_total(n_fits * len(targets))
     for ti, name in enumerate(targets):
         y = _numeric(frame, [name], "target")[:, 0]
         sel = np.isfinite(y)
@@ -842,7 +856,7 @@ def predict_frame(
         judge = _numeric(frame, [jcol], "judge")[sel, 0] if jcol else None
         t = _Target(name, ti, ids[sel], groups_np[sel], y[sel], x[sel], c[sel], judge, np.flatnonzero(sel), reducer)
         log(f"      {name}: {int(sel.sum()):,} rows, {np.unique(t.groups.astype(str)).size:,} groups")
-        r, p, k = _predict_target(t, features, families or {}, opts, log)
+        r, p, k = _predict_target(t, features, families or {}, opts, log, steps, n_fits)
         rows.extend(r)
         preds.extend(p)
         cuts.extend(k)

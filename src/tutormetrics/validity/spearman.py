@@ -37,6 +37,7 @@ import polars as pl
 from scipy import stats
 
 from tutormetrics.errors import ConfigError, InputSchemaError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.io.tables import require_columns
 from tutormetrics.stats.bootstrap import (
     bca_levels,
@@ -652,6 +653,7 @@ def _inputs(
 # --------------------------------------------------------------------------------------------------
 
 
+@frame_inputs("data")
 def spearman_matrix(
     data: pl.DataFrame,
     metrics: list[str],

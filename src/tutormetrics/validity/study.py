@@ -25,7 +25,8 @@ from typing import Any
 import polars as pl
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.progress import Log, quiet
+from tutormetrics.frames import frame_inputs
+from tutormetrics.progress import Log, NoProgress, Progress, quiet
 from tutormetrics.psychometrics.ratings import Ratings
 from tutormetrics.validity.correlate import ValidityResult, correlate_with_targets
 from tutormetrics.validity.options import ValidateOptions
@@ -94,6 +95,7 @@ def target_tables(
     return tables, names
 
 
+@frame_inputs(ratings=Ratings)
 def estimate_theta_targets(
     ratings: pl.DataFrame | Ratings,
     *,
@@ -128,9 +130,9 @@ def estimate_theta_targets(
     return theta_to_targets(fit.theta_table(), id_col=id_col), fit
 
 
-def _estimated_theta(rated: Ratings, log: Log) -> tuple[pl.DataFrame | None, Any | None, list[str], Ratings | None]:
+def _estimated_theta(rated: Ratings, log: Log, progress: Progress) -> tuple[pl.DataFrame | None, Any | None, list[str], Ratings | None]:
     """θ estimated from the ratings (long ones only), with the fit, θ's warnings and the ratings fitted; each said on
-    ``log``."""
+    ``log``, the fit named in ``progress`` while it runs."""
     if not rated.is_long:
         log("θ: not estimated (the ratings are wide; the MFRM needs long ratings)")
         return None, None, [], None
@@ -140,6 +142,7 @@ def _estimated_theta(rated: Ratings, log: Log) -> tuple[pl.DataFrame | None, Any
     fitted, notes, warned = theta_ratings(rated)
     for line in [*notes, *warned]:
         log(line)
+    progress.detail(f"θ: MFRM fit (MML, {fitted.frame.height:,} ratings)")
     table, fit = estimate_theta_targets(fitted)
     log(f"      {fit.summary()}")
     return table, fit, warned, fitted
@@ -147,7 +150,7 @@ def _estimated_theta(rated: Ratings, log: Log) -> tuple[pl.DataFrame | None, Any
 
 def study_targets(
     rated: Ratings | None, theta: Sequence[pl.DataFrame], options: ValidateOptions, *, id_col: str = "exchange_id",
-    log: Log = quiet,
+    log: Log = quiet, progress: Progress | None = None,
 ) -> StudyTargets:
     """The targets of a study, built once: the rating targets (``--aggregate``, ``--targets-from``), then the θ tables
     given, or θ estimated from long ratings when none is given and ``options.estimate_theta`` asks for it.
@@ -158,11 +161,12 @@ def study_targets(
         options: The study's options.
         id_col: The id column of every table.
         log: Where notes go.
+        progress: Where the θ fit is named while it runs (:func:`~tutormetrics.progress.step_progress`).
     """
     rating_targets = rated.targets(options.aggregate, options.targets_from, log=log) if rated is not None else None  # type: ignore[arg-type]
     fit, warned, thetas, fitted = None, [], list(theta), None
     if rated is not None and not thetas and options.estimate_theta:
-        estimated, fit, warned, fitted = _estimated_theta(rated, log)
+        estimated, fit, warned, fitted = _estimated_theta(rated, log, progress if progress is not None else NoProgress())
         thetas = [estimated] if estimated is not None else []
     tables, names = target_tables(rating_targets, thetas, id_col)
     return StudyTargets(tables, names, rating_targets, fit, warned, fitted)
@@ -195,6 +199,7 @@ def _inherited_targets(metrics: pl.DataFrame, tables: Sequence[pl.DataFrame], id
     return check_shared_ids(keyed, id_col, ids, vo.cluster_col)
 
 
+@frame_inputs("metrics", "theta", "fit_tables", ratings=Ratings)
 def validate_metrics(
     metrics: pl.DataFrame,
     *,
@@ -206,6 +211,7 @@ def validate_metrics(
     ratings_source: str = "ratings",
     fit_tables: tuple[pl.DataFrame, pl.DataFrame] | None = None,
     log: Log = quiet,
+    progress: Progress | None = None,
 ) -> StudyResult:
     """Every metric column against every target of the ratings and θ tables (``docs/statistics.md#spearman-tables-validate``).
 
@@ -225,15 +231,19 @@ def validate_metrics(
         fit_tables: ``--theta-pv`` with ``--theta``: THETA and FACETS of the first θ table (the fit the PVs are
             drawn from; ``docs/measurement.md#theta-pv``).
         log: Where notes and the θ fit's summary go.
+        progress: Where the step under way is named (θ fit, correlations, plausible values;
+            :func:`~tutormetrics.progress.step_progress`); ``None``: nowhere.
 
     Returns:
         The :class:`StudyResult`.
     """
     vo = options or ValidateOptions()
+    steps = progress if progress is not None else NoProgress()
     rated = vo.clean_ratings(ratings, id_col=id_col, source=ratings_source, log=log) if ratings is not None else None
     _check_study(rated, theta, vo, fit_tables)
-    targets = study_targets(rated, theta, vo, id_col=id_col, log=log)
+    targets = study_targets(rated, theta, vo, id_col=id_col, log=log, progress=steps)
     inherited = _inherited_targets(metrics, targets.tables, id_col, vo)
+    steps.detail(_correlating(targets, vo, id_col, metrics.height))
     result = correlate_with_targets(
         metrics, targets.tables, vo, names=targets.names, id_col=id_col, metrics_cols=metric_cols, id_type=vo.id_type,
         control=vo.control or None, cluster_col=vo.cluster_col,
@@ -246,7 +256,20 @@ def validate_metrics(
     if vo.theta_pv and rated is not None:  # docs/measurement.md#theta-pv: the theta_pv rows after the theta rows
         from tutormetrics.validity.theta_pv import theta_pv_rows
 
+        steps.detail(f"θ plausible values ({vo.theta_pv:,} draws)")
         pv = theta_pv_rows(metrics, result, rated, targets, vo, fit_tables, log)
         result = replace(result, table=pv[1])
     long = rated is not None and rated.is_long
     return StudyResult(result, targets.fit, long, rated, targets.warnings, targets.ratings, pv[0] if pv else None)
+
+
+def _correlating(targets: StudyTargets, vo: ValidateOptions, id_col: str, n_rows: int) -> str:
+    """The correlation step as a progress detail.
+
+    >>> t = StudyTargets([pl.DataFrame({"exchange_id": ["a"], "clear": [1.0], "kind": [0.0]})], ["ratings"])
+    >>> _correlating(t, ValidateOptions(n_resamples=2000), "exchange_id", 1655)
+    'correlations: 2 targets, 1,655 rows, bca intervals of 2,000 resamples'
+    """
+    n_targets = sum(len(t.columns) - (id_col in t.columns) for t in targets.tables)
+    text = f"correlations: {n_targets:,} targets, {n_rows:,} rows"
+    return text + (f", {vo.ci} intervals of {vo.n_resamples:,} resamples" if vo.ci in ("bca", "percentile") else "")

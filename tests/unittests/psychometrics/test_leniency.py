@@ -10,12 +10,12 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import SquareTable
 
 from tutormetrics.errors import ConfigError
-from tutormetrics.psychometrics.judge import judge_table
-from tutormetrics.psychometrics.leniency import POOLED, symmetry_tests
-from tutormetrics.psychometrics.na_codes import (
+from tutormetrics.na_codes import (
     drop_na_codes,
     negative_category_warnings,
 )
+from tutormetrics.psychometrics.judge import judge_table
+from tutormetrics.psychometrics.leniency import POOLED, symmetry_tests
 
 WIDE = {
     "A": [2, 2, 1, 0, 2, 1, 0, 2, 1, 2],

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.psychometrics.mfrm.mml import MFRMResult, fit_mfrm, simulate_mfrm
+from tutormetrics.psychometrics.ratings import Ratings
 
 if TYPE_CHECKING:  # pragma: no cover
     from tutormetrics.psychometrics.mfrm.bayes import BayesMFRMResult
@@ -19,8 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 THETA_METHODS: tuple[str, ...] = ("mml", "nuts")
 
 
+@frame_inputs(ratings=Ratings)
 def fit_theta(
-    ratings: pl.DataFrame, *, method: Literal["mml", "nuts"] = "mml", **options: Any
+    ratings: pl.DataFrame | Ratings, *, method: Literal["mml", "nuts"] = "mml", **options: Any
 ) -> MFRMResult | BayesMFRMResult:
     """Fit the MFRM with ``method`` (``"mml"``: :func:`fit_mfrm`; ``"nuts"``:
     :func:`~tutormetrics.psychometrics.mfrm.bayes.fit_mfrm_bayes`); both results have

@@ -52,6 +52,7 @@ from scipy import optimize
 from scipy.special import expit
 
 from tutormetrics.errors import ConfigError
+from tutormetrics.frames import frame_inputs
 from tutormetrics.psychometrics.mfrm.design import (
     ABSENT_CATEGORY,
     DENSE_BASIS_MAX,
@@ -73,6 +74,7 @@ from tutormetrics.psychometrics.mfrm.design import (
     summary_report,
     zero_sum_basis,
 )
+from tutormetrics.psychometrics.ratings import Ratings
 
 __all__ = [
     "Z94",
@@ -466,8 +468,9 @@ class MFRMResult:
 
 
 
+@frame_inputs("covariates", "groups", "topics", ratings=Ratings)
 def fit_mfrm(
-    ratings: pl.DataFrame,
+    ratings: pl.DataFrame | Ratings,
     *,
     id_col: str = "exchange_id",
     rater_col: str = "rater",

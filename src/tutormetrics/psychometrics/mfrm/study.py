@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from tutormetrics.progress import Log, quiet
+from tutormetrics.frames import frame_inputs
+from tutormetrics.progress import Log, NoProgress, Progress, quiet
 from tutormetrics.psychometrics.exchangeable import theta_ratings
 from tutormetrics.psychometrics.mfrm import fit_theta
 from tutormetrics.psychometrics.mfrm.study_lines import effects_with_line, fit_lines, loo_line, scale_lines
@@ -73,6 +74,7 @@ def _covariate_names(covariates: pl.DataFrame | None, options: ThetaOptions, id_
     return [c for c, dt in covariates.schema.items() if c != id_col and dt.is_numeric()]
 
 
+@frame_inputs("covariates", "groups", "topics")
 def theta_study(
     ratings: Ratings,
     options: ThetaOptions | None = None,
@@ -84,6 +86,7 @@ def theta_study(
     compare_models: bool = False,
     measurement: MeasurementOptions | None = None,
     log: Log = quiet,
+    progress: Progress | None = None,
 ) -> ThetaStudy:
     """Fit θ on ``ratings`` (from :func:`~tutormetrics.psychometrics.ratings_input.read_ratings`) under ``options``
     (``docs/statistics.md#many-facet-rasch-model-theta``); bad option combinations are exit 2 before the fit.
@@ -99,6 +102,8 @@ def theta_study(
         measurement: Also the measurement tables these options ask for, with their stderr lines and the scale
             warnings (``docs/measurement.md#commands``); ``None``: none.
         log: Where notes, warnings and the scale and effect lines go (the closing lines are in ``report``).
+        progress: Where the step under way is named (the fit, Δp, the model comparison, the measurement tables;
+            :func:`~tutormetrics.progress.step_progress`); ``None``: nowhere.
 
     Example:
         >>> import polars as pl
@@ -128,14 +133,19 @@ def theta_study(
         "groups": groups, "group_col": group_col, "topics": topics, "topic_cols": options.topic_col,
         "model": options.fit_model, **options.nuts_options(), **fitted.columns(),
     }  # fmt: skip
+    steps = progress if progress is not None else NoProgress()
+    steps.detail(f"MFRM fit ({options.fit_text()}, {fitted.frame.height:,} ratings)")
     result = fit_theta(fitted, method=options.method, **terms)  # type: ignore[arg-type]
     for line in scale_lines(result):
         log(line)
     study = ThetaStudy(result, exchangeable=ratings.exchangeable, warnings=warned)
     if effects:
+        steps.detail(f"effects (Δp, {options.effect_draws:,} draws)" if options.method == "mml" else "effects (Δp)")
         study.effects = effects_with_line(result, options, log)
     if compare_models:
         from tutormetrics.psychometrics.mfrm.bayes import compare_models as loo_comparison
+
+        steps.detail(f"model comparison (PSIS-LOO, one {options.fit_text()} fit per model)")
 
         study.loo = loo_comparison(fitted, specs=specs, **terms)
         study.report.append(loo_line(study.loo))
@@ -144,6 +154,7 @@ def theta_study(
     if warning:
         study.warnings.append(warning)
     if measurement is not None:
+        steps.detail("measurement tables")
         _measure(study, fitted, terms, measurement)
     return study
 
