@@ -11,7 +11,7 @@ import polars as pl
 from tutormetrics.dialogue.model import Conversation
 from tutormetrics.metrics.columns import ColumnDescription, conversation_mean, conversation_means
 from tutormetrics.metrics.dialogue_turn import count_questions
-from tutormetrics.metrics.functional.overlap import jaccard
+from tutormetrics.metrics.functional._util import ratio
 from tutormetrics.text import tokenize
 
 CONV_COLUMNS = (
@@ -34,9 +34,11 @@ def self_jaccard(tutor_tokens: Sequence[Sequence[str]]) -> float:
     >>> round(self_jaccard([["hi", "what", "is"], ["what", "is", "it"], ["yes"]]), 6)
     0.25
     """
+    sets = [set(t) for t in tutor_tokens]  # jaccard_1 on unigram sets built once per turn, not once per pair
     terms = []
-    for k in range(1, len(tutor_tokens)):
-        values = [jaccard(tutor_tokens[j], tutor_tokens[k]) for j in range(k)]
+    for k in range(1, len(sets)):
+        b = sets[k]
+        values = [ratio(inter, len(a) + len(b) - inter) for a in sets[:k] for inter in (len(a & b),)]
         values = [v for v in values if not math.isnan(v)]
         if values:
             terms.append(max(values))

@@ -2,7 +2,8 @@
 
 The engine does the metric work: each tutor turn is an exchange whose prompt is the list of its
 context turns, so every distinct turn is encoded once per chunk and a context's encoder values are
-pooled over its turns (``docs/guide/dialogues.md`` for that split). Chunks hold whole conversations.
+pooled over its turns (``docs/guide/dialogues.md`` for that split). Chunks hold whole conversations; one of more
+than ``--chunk-size`` tutor turns is cut into pieces of that many (``docs/design/dialogue.md#context-memory``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tutormetrics.dialogue.readers import (
 )
 from tutormetrics.dialogue.turns import (
     ID_COLUMNS,
+    ConversationPiece,
     Exchanges,
     build_exchanges,
     check_context_encoding,
@@ -55,24 +57,44 @@ def dialogue_scorer(scorer: Scorer) -> Scorer:
     return scorer
 
 
-def conversation_chunks(conversations: Sequence[Conversation], size: int) -> Iterator[list[Conversation]]:
-    """Whole conversations, about ``size`` tutor turns per chunk (a long conversation is never split).
+def conversation_chunks(conversations: Sequence[Conversation], size: int) -> Iterator[list[ConversationPiece]]:
+    """Whole conversations, about ``size`` tutor turns per chunk; a conversation of more than ``size`` tutor turns is
+    cut into pieces of ``size`` tutor turns (``docs/design/dialogue.md#context-memory``), so that no chunk holds more
+    than ``size`` exchanges however long one conversation is.
 
     >>> cs = [Conversation.from_lists(str(i), ["tutor"] * 3, ["a"] * 3) for i in range(5)]
     >>> [len(c) for c in conversation_chunks(cs, 6)]
     [2, 2, 1]
+    >>> [[(p.start, p.stop) for p in c] for c in conversation_chunks(cs[:2], 2)]
+    [[(0, 2)], [(2, 3)], [(0, 2)], [(2, 3)]]
     """
-    chunk: list[Conversation] = []
+    chunk: list[ConversationPiece] = []
     n = 0
-    for conv in conversations:
-        k = conv.n_tutor_turns
+    for piece in conversation_pieces(conversations, size):
+        k = piece.n_tutor_turns
         if chunk and n + k > size:
             yield chunk
             chunk, n = [], 0
-        chunk.append(conv)
+        chunk.append(piece)
         n += k
     if chunk:
         yield chunk
+
+
+def conversation_pieces(conversations: Sequence[Conversation], size: int) -> Iterator[ConversationPiece]:
+    """Each conversation whole when it has at most ``size`` tutor turns, else in pieces of ``size`` tutor turns.
+
+    >>> c = Conversation.from_lists("c", ["tutor"] * 5, ["a"] * 5)
+    >>> [(p.start, p.stop) for p in conversation_pieces([c], 2)]
+    [(0, 2), (2, 4), (4, 5)]
+    """
+    for conv in conversations:
+        k = conv.n_tutor_turns
+        if k <= size:
+            yield ConversationPiece(conv, 0, k)
+            continue
+        for start in range(0, k, size):
+            yield ConversationPiece(conv, start, min(start + size, k))
 
 
 def turn_rows(scorer: Scorer, turn_dtype: pl.DataType) -> Callable[[pl.DataFrame, Exchanges], pl.DataFrame]:
@@ -100,8 +122,10 @@ def turn_items(
     keep_columns: Sequence[str] = (),
     context_encoding: str = "joined",
 ) -> Iterator[tuple[tuple[Any, ...], Exchanges]]:
-    """The chunks of whole conversations (:func:`conversation_chunks`, about ``scorer.chunk_size`` tutor turns each)
-    as ``(chunk, exchanges)`` items: what the scorer takes, and what :func:`turn_rows` builds the TURNS rows from.
+    """The chunks of whole conversations, or pieces of a longer one (:func:`conversation_chunks`, at most
+    ``scorer.chunk_size`` tutor turns each) as ``(chunk, exchanges)`` items: what the scorer takes, and what
+    :func:`turn_rows` builds the TURNS rows from. Each chunk's exchanges are built when it is reached, so only one
+    chunk's contexts exist at a time.
 
     Args:
         conversations: the conversations, in order.
@@ -125,8 +149,8 @@ def score_turns(
     context_encoding: str = "joined",
     turn_dtype: pl.DataType | None = None,
 ) -> pl.DataFrame:
-    """TURNS of every tutor turn, in memory, scored in chunks of whole conversations through the engine's chunk
-    pipeline (files are scored by :mod:`tutormetrics.dialogue.file_scoring`, with checkpoints).
+    """TURNS of every tutor turn, in memory, scored in chunks of whole conversations (or pieces of a long one) through
+    the engine's chunk pipeline (files are scored by :mod:`tutormetrics.dialogue.file_scoring`, with checkpoints).
 
     Args:
         conversations: the conversations, in order.

@@ -1,8 +1,8 @@
 """TURNS: one exchange per tutor turn, and the dialogue columns (``docs/design/dialogue.md#turns``).
 
-:func:`build_exchanges` turns conversations into the engine's input: ids, prompts as lists of context
-turns (joined with "\\n" for the text families, pooled over turns for the encoder), responses, and the
-previous student turn as an ``aux`` text, which the ``dialogue_turn`` family
+:func:`build_exchanges` turns conversations, or :class:`ConversationPiece` runs of their tutor turns, into the
+engine's input: ids, prompts as lists of context turns (joined with "\\n" for the text families, pooled over turns
+for the encoder), responses, and the previous student turn as an ``aux`` text, which the ``dialogue_turn`` family
 (:class:`tutormetrics.metrics.dialogue_turn.DialogueTurnMetrics`) reads in the same pass.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from tutormetrics.dialogue.context import Context, context_indices
 from tutormetrics.dialogue.model import Conversation
+from tutormetrics.engine.prompt_parts import JoinedParts
 from tutormetrics.errors import ConfigError
 from tutormetrics.metrics.dialogue_turn import PREV_STUDENT
 
@@ -34,6 +35,27 @@ def check_context_encoding(value: str) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class ConversationPiece:
+    """The tutor turns ``start`` to ``stop - 1`` (0-based among the conversation's tutor turns; ``stop=None``: to the
+    end) of a conversation: what one chunk scores of a conversation longer than the chunk
+    (``docs/design/dialogue.md#context-memory``). Their contexts still reach back into the whole conversation.
+
+    >>> c = Conversation.from_lists("c", ["tutor", "student", "tutor", "tutor"], list("abcd"))
+    >>> ConversationPiece(c, 1).n_tutor_turns, ConversationPiece(c, 0, 2).n_tutor_turns
+    (2, 2)
+    """
+
+    conversation: Conversation
+    start: int = 0
+    stop: int | None = None
+
+    @property
+    def n_tutor_turns(self) -> int:
+        n = self.conversation.n_tutor_turns
+        return max(0, min(n, n if self.stop is None else self.stop) - self.start)
+
+
 @dataclass
 class Exchanges:
     """Engine input for the tutor turns of some conversations, plus their id columns."""
@@ -51,20 +73,21 @@ class Exchanges:
     def chunk(self, context_encoding: str = "joined") -> tuple[Any, ...]:
         """``(ids, prompts, responses, aux)`` for :meth:`Scorer.iter_scores`.
 
-        ``joined``: each prompt is its context text (turns joined with "\n"), encoded like any text;
+        ``joined``: each prompt is its context text (turns joined with "\\n", handed over as
+        :class:`~tutormetrics.engine.prompt_parts.JoinedParts`), encoded like any text;
         ``turns``: each prompt is its list of turns, encoded turn by turn and pooled (O(T)).
         """
-        prompts = self.prompts if context_encoding == "turns" else ["\n".join(p) for p in self.prompts]
+        prompts = self.prompts if context_encoding == "turns" else [JoinedParts(p) for p in self.prompts]
         return self.ids, prompts, self.responses, {PREV_STUDENT: self.prev_student}
 
 
 def build_exchanges(
-    conversations: Sequence[Conversation], context: Context = "full", keep_columns: Sequence[str] = ()
+    conversations: Sequence[Conversation | ConversationPiece], context: Context = "full", keep_columns: Sequence[str] = ()
 ) -> Exchanges:
     """One exchange per tutor turn: prompt = the context's texts (docs/design/dialogue.md#context), aux = the previous student turn.
 
     Args:
-        conversations: the conversations.
+        conversations: the conversations, or pieces of them (only the piece's tutor turns become exchanges).
         context: the prompt's context: ``"full"``, ``"last"`` or a number of earlier turns.
         keep_columns: per-turn input columns carried onto each exchange.
 
@@ -72,14 +95,22 @@ def build_exchanges(
     >>> ex = build_exchanges([c])
     >>> ex.ids, ex.prompts, ex.prev_student, ex.id_columns["ctx_turns"]
     (['c1:0', 'c1:2'], [[], ['Hi', 'Is it 9?']], [None, 'Is it 9?'], [0, 2])
+    >>> build_exchanges([ConversationPiece(c, 1)]).ids
+    ['c1:2']
     """
     out = Exchanges(keep={c: [] for c in keep_columns})
-    for conv in conversations:
+    for item in conversations:
+        piece = item if isinstance(item, ConversationPiece) else ConversationPiece(item)
+        conv, stop = piece.conversation, piece.stop
         tutor_turn = 0
         last_student: str | None = None
         for i, t in enumerate(conv.turns):
             if t.kind == "tutor":
                 tutor_turn += 1
+                if stop is not None and tutor_turn > stop:
+                    break
+                if tutor_turn <= piece.start:
+                    continue
                 ctx = context_indices(conv.turns, i, context)
                 out.ids.append(f"{conv.conversation_id}:{t.turn}")
                 out.prompts.append([conv.turns[j].text for j in ctx])

@@ -30,7 +30,10 @@ class EncodedTexts:
         extrema: ``(U, d)`` float32, last-layer vector extrema over content tokens (Liu rule).
         token_states: per text, ``(n_content, d)`` float32 last-layer content-token states with
             L2-normalised rows, all windows concatenated (``(0, d)`` when empty). Stored in float32,
-            not float16: half precision moves cosines by ~1e-3, beyond the 1e-5 tolerance.
+            not float16: half precision moves cosines by ~1e-3, beyond the 1e-5 tolerance. A very long text's
+            matrix may be a :class:`~tutormetrics.encoders.spill.SpilledTokens` on disk, a context pooled over its
+            turns a :class:`~tutormetrics.encoders.spill.StackedTokens` view over theirs: read with ``np.asarray``
+            or :func:`~tutormetrics.encoders.spill.row_blocks`.
         n_content_tokens: ``(U,)`` int, content word pieces that were encoded (rows of ``token_states``;
             in truncate mode at most ``max_seq_length − 2``).
         n_windows: ``(U,)`` int, encoder windows per text (0 = no content tokens, 1 = fitted).

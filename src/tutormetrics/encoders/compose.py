@@ -7,7 +7,8 @@ into those windows:
 * mean pools (every layer, with and without CLS/SEP): ``Σ_t n_t · pool_t / Σ_t n_t`` with ``n_t`` the
   tokens pooled for part ``t`` (content tokens, plus the special tokens of each of its windows);
 * extrema: the Liu rule on the per-dimension max / min over all parts' content tokens;
-* greedy token set: all parts' content-token states, concatenated in order;
+* greedy token set: all parts' content-token states, in order (a :class:`~tutormetrics.encoders.spill.StackedTokens`
+  view over the parts' matrices, concatenated only when read);
 * windows and content tokens add up; ``truncated`` if any part was truncated.
 
 Parts without content tokens contribute nothing; a text whose parts are all empty is empty (NaN).
@@ -23,7 +24,7 @@ import numpy as np
 
 from tutormetrics.encoders.artifacts import EncodedTexts
 from tutormetrics.encoders.reductions import extrema_rule
-from tutormetrics.encoders.spill import SpilledTokens, is_spilled, row_blocks
+from tutormetrics.encoders.spill import SpilledTokens, StackedTokens, is_spilled, row_blocks
 
 #: Parts combined per vectorised block (bounds the float64 working memory).
 _BLOCK = 4096
@@ -98,10 +99,11 @@ def pool_parts(enc: EncodedTexts, parts: Sequence[Sequence[int]], n_special: int
     return out
 
 
-def _stack_rows(parts: Sequence[np.ndarray | SpilledTokens]) -> np.ndarray | SpilledTokens:
-    """Rows of every part, in order: in memory, or on disk when a part already was."""
+def _stack_rows(parts: Sequence[np.ndarray | SpilledTokens]) -> StackedTokens | SpilledTokens:
+    """Rows of every part, in order: a view over the parts in memory (no copy per context:
+    ``docs/design/dialogue.md#context-memory``), or on disk when a part already was."""
     if not any(is_spilled(p) for p in parts):
-        return np.concatenate(parts, axis=0)
+        return StackedTokens(parts)  # type: ignore[arg-type]
     out = SpilledTokens(sum(len(p) for p in parts), parts[0].shape[1])
     row = 0
     for part in parts:

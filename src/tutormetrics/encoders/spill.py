@@ -7,7 +7,8 @@ OS when it is closed or the process ends; ``TMPDIR`` chooses the folder; the lon
 pass share one file) — and the consumers (greedy
 matching, coherence) read it back in blocks of :data:`BLOCK_ROWS` rows with :func:`row_blocks`. The file is
 written and read with ``os.pwrite``/``os.pread`` (no memory map, so no resident file pages are charged to
-the process). Values round-trip exactly (float32 bytes).
+the process). Values round-trip exactly (float32 bytes). A :class:`StackedTokens` is the other matrix that is not
+one array: the rows of several in-memory matrices in order, read the same ways.
 
 Example:
     >>> s = SpilledTokens(3, 2)
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,7 +103,58 @@ class SpilledTokens:
         return (np.asarray, (self.read_rows(0, self.shape[0]),))
 
 
-def row_blocks(tokens: np.ndarray | SpilledTokens, max_rows: int = BLOCK_ROWS) -> Iterator[tuple[int, np.ndarray]]:
+class StackedTokens:
+    """The rows of several in-memory ``(n_i, d)`` matrices one after the other, without copying them: the greedy token
+    set of a dialogue context pooled over its turns (:func:`tutormetrics.encoders.compose.pool_parts`), which shares
+    its turns' matrices with every other context holding them (``docs/design/dialogue.md#context-memory``).
+    ``np.asarray(s)`` (what greedy matching reads, one context at a time) and pickling give the concatenation.
+
+    Example:
+        >>> s = StackedTokens([np.ones((2, 2), np.float32), np.zeros((1, 2), np.float32)])
+        >>> len(s), s.read_rows(1, 3).tolist(), np.asarray(s).shape
+        (3, [[1.0, 1.0], [0.0, 0.0]], (3, 2))
+    """
+
+    ndim = 2
+    #: Bytes held by this object itself (the rows belong to the parts).
+    nbytes = 0
+
+    def __init__(self, parts: Sequence[np.ndarray]) -> None:
+        self.parts = tuple(parts)
+        self.dtype = np.result_type(*(p.dtype for p in self.parts))
+        self._starts = np.cumsum([0, *(len(p) for p in self.parts)])
+        self.shape = (int(self._starts[-1]), int(self.parts[0].shape[1]))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"StackedTokens(shape={self.shape}, parts={len(self.parts)})"
+
+    def read_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``[start, stop)`` as a new array."""
+        start, stop = max(0, start), min(self.shape[0], stop)
+        first = int(np.searchsorted(self._starts, start, side="right")) - 1
+        blocks = []
+        for k in range(max(first, 0), len(self.parts)):
+            lo = int(self._starts[k])
+            if lo >= stop:
+                break
+            blocks.append(self.parts[k][max(start - lo, 0) : stop - lo])
+        return np.concatenate(blocks, axis=0) if blocks else np.empty((0, self.shape[1]), dtype=self.dtype)
+
+    def astype(self, dtype: Any) -> np.ndarray:
+        return np.asarray(self).astype(dtype)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = np.concatenate(self.parts, axis=0)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (np.asarray, (np.asarray(self),))
+
+
+def row_blocks(tokens: np.ndarray | SpilledTokens | StackedTokens, max_rows: int = BLOCK_ROWS) -> Iterator[tuple[int, np.ndarray]]:
     """``(first_row, block)`` over the rows of an array or a :class:`SpilledTokens`, ``max_rows`` at a time.
 
     Example:
@@ -111,7 +163,7 @@ def row_blocks(tokens: np.ndarray | SpilledTokens, max_rows: int = BLOCK_ROWS) -
     """
     n = len(tokens)
     for start in range(0, n, max_rows):
-        if isinstance(tokens, SpilledTokens):
+        if isinstance(tokens, SpilledTokens | StackedTokens):
             yield start, tokens.read_rows(start, start + max_rows)
         else:
             yield start, tokens[start : start + max_rows]

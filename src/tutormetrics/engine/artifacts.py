@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -30,15 +31,39 @@ def add_text_artifacts(art: Artifacts, requires: frozenset[str], response_idx: n
         response_idx: index into ``art.texts`` of each exchange's response.
     """
     if "tokens" in requires:
-        if art.segmented is None:
-            art.tokens = [tokenize(t) for t in art.texts]
-        else:  # Chinese rows under --segmenter rjieba
-            art.tokens = [tokenize(t, "rjieba" if s else "char") for t, s in zip(art.texts, art.segmented, strict=True)]
+        art.tokens = text_tokens(art.texts, art.segmented, art.pieces)
     if "sentences" in requires:
         sentences = np.zeros(len(art.texts), dtype=np.int64)
         for i in set(response_idx.tolist()):
             sentences[i] = len(split_sentences(art.texts[i]))
         art.sentences = sentences
+
+
+def text_tokens(
+    texts: Sequence[str], segmented: Sequence[bool] | None = None, pieces: Sequence[tuple[str, ...] | None] | None = None
+) -> list[list[str]]:
+    """``T(x)`` of every text (rjieba for those marked ``segmented``); a text with ``pieces`` (the parts it is the
+    ``"\\n"``-join of: a dialogue context) gets its pieces' tokens one after the other. ``T(x)`` never crosses a
+    ``"\\n"``, so that is ``T`` of the joined text, but each distinct piece is tokenised once and every context
+    holding it shares its token strings (``docs/design/dialogue.md#context-memory``).
+
+    >>> text_tokens(["Hi there.", "Hi there.\\nWhy?"], pieces=[None, ("Hi there.", "Why?")])
+    [['hi', 'there'], ['hi', 'there', 'why']]
+    """
+    seen: dict[tuple[str, bool], list[str]] = {}
+
+    def tokens_of(text: str, rjieba: bool) -> list[str]:
+        got = seen.get((text, rjieba))
+        if got is None:
+            got = seen[(text, rjieba)] = tokenize(text, "rjieba" if rjieba else "char")
+        return got
+
+    out: list[list[str]] = []
+    for i, text in enumerate(texts):
+        rjieba = bool(segmented[i]) if segmented is not None else False  # Chinese rows under --segmenter rjieba
+        parts = pieces[i] if pieces is not None else None
+        out.append(tokens_of(text, rjieba) if parts is None else list(chain.from_iterable(tokens_of(p, rjieba) for p in parts)))
+    return out
 
 
 def score_text_families(

@@ -10,6 +10,8 @@
 5. A prompt may be a list of parts (a dialogue's context turns): the text families see the parts joined
    with ``"\n"``, the encoder encodes each part once and pools the prompt over its parts
    (:func:`tutormetrics.encoders.compose.pool_parts`, ``docs/guide/dialogues.md`` for the split at turn boundaries).
+   A :class:`~tutormetrics.engine.prompt_parts.JoinedParts` prompt is its joined text for every family, the encoder
+   included; either way ``T(x)`` of the prompt is built from its parts' tokens (``docs/design/dialogue.md#context-memory``).
 6. ``aux`` texts (e.g. a dialogue's previous student turn) join the same pass; families read their
    indices from ``ExchangeBatch.aux_idx``.
 """
@@ -26,6 +28,7 @@ import polars as pl
 
 from tutormetrics.engine.artifacts import score_text_families
 from tutormetrics.engine.concurrency import parallel_map, worker_process
+from tutormetrics.engine.prompt_parts import PART_SEPARATOR, JoinedParts
 from tutormetrics.engine.run_stats import ScoreStats, merge_counts
 from tutormetrics.engine.run_warnings import (
     MostlyNaNWarning,
@@ -48,7 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_CHUNK_SIZE = 2048
 
-#: A prompt: one text, or a list of parts (joined with "\n" for the text families, pooled for the encoder).
+#: A prompt: one text, or a list of parts (joined with "\n" for the text families, pooled for the encoder; a
+#: :class:`JoinedParts` is its joined text for the encoder too).
 Prompt = str | None | Sequence[str]
 
 
@@ -385,6 +389,7 @@ class Scorer:
         texts: list[str] = []
         flags: list[bool] = []  # per text: segmented (rjieba) tokens rather than character tokens
         parts: list[tuple[str, ...] | None] = []  # per text: its parts when it is a joined prompt
+        pieces: list[tuple[str, ...] | None] = []  # per text: the parts it joins (a list or JoinedParts prompt)
         index: dict[tuple[str | tuple[str, ...], bool], int] = {}
         langs: dict[str, str] = {}
 
@@ -396,8 +401,12 @@ class Scorer:
 
         def intern(t: Prompt, segmented: bool) -> int:
             key: str | tuple[str, ...]
+            joined: tuple[str, ...] | None = None  # the parts of a JoinedParts prompt (its tokens are theirs)
             if isinstance(t, str) or t is None:
                 key = normalize(t)
+            elif isinstance(t, JoinedParts):  # scored as the joined text; only T(x) is built from the parts
+                key = normalize(t.text())
+                joined = tuple(normalize(x) for x in t) if len(t) > 1 else None
             else:
                 key = tuple(normalize(x) for x in t)
                 if len(key) <= 1:  # one part is that text; no parts is the empty text
@@ -405,8 +414,9 @@ class Scorer:
             i = index.get((key, segmented))
             if i is None:
                 i = index[(key, segmented)] = len(texts)
-                texts.append(key if isinstance(key, str) else "\n".join(key))
+                texts.append(key if isinstance(key, str) else PART_SEPARATOR.join(key))
                 parts.append(None if isinstance(key, str) else key)
+                pieces.append(joined if isinstance(key, str) else key)
                 flags.append(segmented)
             return i
 
@@ -421,7 +431,8 @@ class Scorer:
             for name, values in (aux or {}).items()
         }
         batch = ExchangeBatch(tuple(str(i) for i in ids), p_idx, r_idx, aux_idx)
-        art = Artifacts(texts=texts, langs=[lang_of(t) for t in texts], segmented=flags if seg else None)
+        art = Artifacts(texts=texts, langs=[lang_of(t) for t in texts], segmented=flags if seg else None,
+                        pieces=pieces if any(p is not None for p in pieces) else None)  # fmt: skip
         return batch, art, parts, row_langs
 
     def _family_outputs(
@@ -438,7 +449,7 @@ class Scorer:
         # passes: in a thread on CPU (torch releases the GIL), in a worker process on a GPU,
         # where the encoder loop itself is Python-bound and a thread would contend for the GIL.
         if cpu_families and self._cpu_in_process():
-            texts_only = Artifacts(texts=texts, langs=art.langs, segmented=art.segmented)  # not art: it gets the encoder values
+            texts_only = Artifacts(texts=texts, langs=art.langs, segmented=art.segmented, pieces=art.pieces)  # not art: it gets the encoder values
             cpu_future = self._cpu_pool().submit(score_text_families, cpu_families, batch, texts_only)
             art.encoded, atoms = self._encode(texts, parts)
             outputs = {f.name: f.score(batch, art) for f in encoder_families}
@@ -541,6 +552,8 @@ class Scorer:
             for p in prompts:
                 if p is None or isinstance(p, str):
                     atoms[normalize(p)] = None
+                elif isinstance(p, JoinedParts):
+                    atoms[normalize(p.text())] = None
                 else:
                     parts = [normalize(x) for x in p]
                     atoms.update(dict.fromkeys(parts or [""]))

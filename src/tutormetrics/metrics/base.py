@@ -106,6 +106,8 @@ class Artifacts:
     ``langs[i]`` is the ``lang`` (docs/design/languages.md#lang) of rows whose response is ``texts[i]``; ``None``
     means "apply the auto rule to the text". ``segmented[i]`` asks for rjieba word segmentation of
     ``texts[i]`` (a Chinese row under ``--segmenter rjieba``); ``None`` means characters throughout.
+    ``pieces[i]``, when not ``None``, are the parts ``texts[i]`` is the ``"\\n"``-join of (a dialogue context), so
+    its tokens are theirs one after the other (``docs/design/dialogue.md#context-memory``); ``None``: no text is.
     """
 
     texts: list[str]
@@ -114,6 +116,7 @@ class Artifacts:
     encoded: EncodedTexts | None = None
     langs: list[str] | None = None
     segmented: list[bool] | None = None
+    pieces: list[tuple[str, ...] | None] | None = None
 
     def lang(self, i: int) -> str:
         """``lang`` of text ``i``: the recorded one, else the auto rule."""

@@ -29,6 +29,15 @@ class PromptOverlap(Metric):
         import numpy as np
 
         assert art.tokens is not None
-        sets = {i: ngram_sets(art.tokens[i]) for i in {*batch.prompt_idx.tolist(), *batch.response_idx.tolist()}}
-        rows = [overlap_from_sets(sets[p], sets[r]) for p, r in zip(batch.prompt_idx.tolist(), batch.response_idx.tolist(), strict=True)]
-        return {c: np.array([row[c] for row in rows], dtype=np.float64) for c in OVERLAP_COLUMNS}
+        responses = batch.response_idx.tolist()
+        sets = {i: ngram_sets(art.tokens[i]) for i in set(responses)}
+        rows_of: dict[int, list[int]] = {}  # prompt -> its rows
+        for row, p in enumerate(batch.prompt_idx.tolist()):
+            rows_of.setdefault(p, []).append(row)
+        out = {c: np.empty(len(batch), dtype=np.float64) for c in OVERLAP_COLUMNS}
+        for p, rows in rows_of.items():  # one prompt's sets at a time: a chunk of long dialogue contexts never holds them all
+            prompt_sets = sets.get(p) or ngram_sets(art.tokens[p])
+            for row in rows:
+                for c, v in overlap_from_sets(prompt_sets, sets[responses[row]]).items():
+                    out[c][row] = v
+        return out

@@ -81,7 +81,9 @@ def test_resumed_dialogue_run_reports_what_an_uninterrupted_one_does(tmp_path, m
     with pytest.raises(KeyboardInterrupt):
         _score_dialogues(src, tmp_path / "o.csv")
     chunks = json.loads((tmp_path / "o.csv.partial" / "chunks.json").read_text())["chunks"]
-    assert [e["stats"]["n_exchanges"] for e in chunks.values()] == [2, 1]  # a chunk's counts are saved with it
+    # a chunk's counts are saved with it; --chunk-size 1 cuts the 2-tutor-turn conversation into pieces of one
+    # (docs/design/dialogue.md#context-memory)
+    assert [e["stats"]["n_exchanges"] for e in chunks.values()] == [1, 1]
     monkeypatch.setattr(Checkpoint, "save", real_save)
     resumed_manifest = _score_dialogues(src, tmp_path / "o.csv")
     assert (tmp_path / "o.csv").read_bytes() == (tmp_path / "fresh.csv").read_bytes()
