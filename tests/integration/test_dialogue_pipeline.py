@@ -65,14 +65,21 @@ def test_run_example_dialogue_turn_level_needs_clusters(tmp_path, capsys):
     assert json.loads((out / "run.json").read_text())["turn_level"] == "turns_correlations.csv"
 
 
-def test_run_dialogue_another_cluster_must_hold_conversations(tmp_path, capsys):
-    """--cluster-col other than conversation_id: exit 2 unless each conversation lies in one cluster."""
+def _with_label_column(tmp_path, name: str) -> tuple[dict, list[str]]:
+    """The bundled dialogues with a column ``name``: ``good.csv`` (4 labels, one per conversation) and ``bad.csv``
+    (the turn number: many per conversation); the example's paths and its conversation ids."""
     paths = dialogue_example_paths()
     long = pl.read_csv(paths["dialogues"], infer_schema=False)
     convs = sorted(set(long["conversation_id"]))
-    good = long.with_columns(pl.col("conversation_id").replace({c: f"s{i % 4}" for i, c in enumerate(convs)}).alias("school"))
+    good = long.with_columns(pl.col("conversation_id").replace({c: f"g{i % 4}" for i, c in enumerate(convs)}).alias(name))
     good.write_csv(tmp_path / "good.csv")
-    good.with_columns(pl.col("turn").alias("school")).write_csv(tmp_path / "bad.csv")
+    good.with_columns(pl.col("turn").alias(name)).write_csv(tmp_path / "bad.csv")
+    return paths, convs
+
+
+def test_run_dialogue_another_cluster_must_hold_conversations(tmp_path, capsys):
+    """--cluster-col other than conversation_id: exit 2 unless each conversation lies in one cluster."""
+    paths, _ = _with_label_column(tmp_path, "school")
     base = ["-m", "lexical", "--n-resamples", "99", "--no-progress", "--cluster-col", "school", "--keep", "school",
             "--ratings", str(paths["ratings"]), "--dialogue", "--min-clusters", "2"]  # fmt: skip
     assert main(["run", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "o1"), *base]) == 2
@@ -88,12 +95,7 @@ def test_run_dialogue_group_col_is_carried_to_the_conversations(tmp_path, capsys
     """Issue 35: ``run --dialogue --group-col model`` stopped after scoring with "missing column" and a --keep hint
     that could not help (the conversations never carried a kept column). The column is now checked in the input
     before any scoring, kept on the turns and carried onto the conversations (one value each, else exit 2)."""
-    paths = dialogue_example_paths()
-    long = pl.read_csv(paths["dialogues"], infer_schema=False)
-    convs = sorted(set(long["conversation_id"]))
-    good = long.with_columns(pl.col("conversation_id").replace({c: f"m{i % 4}" for i, c in enumerate(convs)}).alias("model"))
-    good.write_csv(tmp_path / "good.csv")
-    good.with_columns(pl.col("turn").alias("model")).write_csv(tmp_path / "bad.csv")
+    paths, convs = _with_label_column(tmp_path, "model")
     base = ["-m", "lexical", "--n-resamples", "99", "--no-progress", "--ratings", str(paths["ratings"]), "--dialogue"]
     assert main(["run", str(tmp_path / "good.csv"), "-o", str(tmp_path / "typo"), *base, "--group-col", "modle"]) == 2
     err = capsys.readouterr().err
