@@ -47,6 +47,11 @@ def text_tokens(
     ``"\\n"``, so that is ``T`` of the joined text, but each distinct piece is tokenised once and every context
     holding it shares its token strings (``docs/design/dialogue.md#context-memory``).
 
+    Args:
+        texts: The distinct texts of a chunk.
+        segmented: Per text, whether it is tokenised by rjieba (Chinese under ``--segmenter rjieba``).
+        pieces: Per text, the parts it joins (``None``: a plain text).
+
     >>> text_tokens(["Hi there.", "Hi there.\\nWhy?"], pieces=[None, ("Hi there.", "Why?")])
     [['hi', 'there'], ['hi', 'there', 'why']]
     """
